@@ -1,0 +1,198 @@
+/* Strict JSON reading with typed, key-naming getters (json-c stays behind this) */
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/cni/error.h"
+#include "common/cni/json.h"
+
+DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
+
+int cjson_parse(const char *buf, size_t len, const char *what, struct json_object **ret,
+		struct cni_err *err)
+{
+	_cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+	struct json_object *o;
+	enum json_tokener_error jerr;
+	size_t used;
+
+	if (len > CNI_JSON_MAX_BYTES)
+		return cni_err_set(err, CNI_ERR_DECODE, -E2BIG, "error unmarshall %s: larger than %u bytes",
+				   what, CNI_JSON_MAX_BYTES);
+	if (len == 0)
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "error unmarshall %s: empty input", what);
+	if (memchr(buf, '\0', len))
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "error unmarshall %s: NUL byte in input",
+				   what);
+	tok = json_tokener_new_ex(CNI_JSON_MAX_DEPTH);
+	if (!tok)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	jerr = json_tokener_get_error(tok);
+	if (!o || jerr != json_tokener_success) {
+		json_object_put(o);
+		if (jerr == json_tokener_continue)
+			return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
+					   "error unmarshall %s: unexpected end of JSON input", what);
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "error unmarshall %s: %s at offset %zu",
+				   what, json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
+	}
+	used = json_tokener_get_parse_end(tok);
+	while (used < len && strchr(" \t\r\n", buf[used]))
+		used++;
+	if (used != len) {
+		json_object_put(o);
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
+				   "error unmarshall %s: invalid character after top-level value at offset %zu",
+				   what, used);
+	}
+	*ret = o;
+	return 0;
+}
+
+struct json_object *cjson_get(struct json_object *obj, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!obj || !json_object_is_type(obj, json_type_object))
+		return NULL;
+	if (!json_object_object_get_ex(obj, key, &v)) {
+		json_object_object_foreach(obj, k, val) {
+			if (strcasecmp(k, key) == 0) {
+				v = val;
+				break;
+			}
+		}
+	}
+	if (v && json_object_is_type(v, json_type_null))
+		return NULL;
+	return v;
+}
+
+const char *cjson_type_name(struct json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_null:
+		return "null";
+	case json_type_boolean:
+		return "boolean";
+	case json_type_double:
+	case json_type_int:
+		return "number";
+	case json_type_object:
+		return "object";
+	case json_type_array:
+		return "array";
+	case json_type_string:
+		return "string";
+	}
+	return "unknown";
+}
+
+static int wrong_type(struct cni_err *err, const char *key, const char *want, struct json_object *v)
+{
+	return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "field \"%s\": expected %s, got %s", key, want,
+			   cjson_type_name(v));
+}
+
+int cjson_get_typed(struct json_object *obj, const char *key, enum json_type type,
+		    struct json_object **ret, struct cni_err *err)
+{
+	struct json_object *v = cjson_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, type))
+		return wrong_type(err, key, json_type_to_name(type), v);
+	*ret = v;
+	return 1;
+}
+
+int cjson_get_str(struct json_object *obj, const char *key, const char **ret,
+		  struct cni_err *err)
+{
+	struct json_object *v = cjson_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return wrong_type(err, key, "a string", v);
+	*ret = json_object_get_string(v);
+	return 1;
+}
+
+int cjson_get_bool(struct json_object *obj, const char *key, bool *ret, struct cni_err *err)
+{
+	struct json_object *v = cjson_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean))
+		return wrong_type(err, key, "a boolean", v);
+	*ret = json_object_get_boolean(v);
+	return 1;
+}
+
+int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t max,
+		  int64_t *ret, struct cni_err *err)
+{
+	struct json_object *v = cjson_get(obj, key);
+	int64_t x;
+
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_int))
+		return wrong_type(err, key, "an integer", v);
+	errno = 0;
+	x = json_object_get_int64(v);
+	/* json-c saturates out-of-range numbers and reports it through errno. */
+	if (errno == ERANGE || x < min || x > max)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
+				   "field \"%s\": %s out of range [%lld, %lld]", key,
+				   json_object_get_string(v), (long long)min, (long long)max);
+	*ret = x;
+	return 1;
+}
+
+void cjson_strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, size_t *ret_n,
+			struct cni_err *err)
+{
+	struct json_object *arr = NULL;
+	char **v;
+	size_t n;
+	int r;
+
+	r = cjson_get_typed(obj, key, json_type_array, &arr, err);
+	if (r <= 0)
+		return r;
+	n = json_object_array_length(arr);
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(e, json_type_string)) {
+			cjson_strv_free(v, i);
+			return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
+					   "field \"%s[%zu]\": expected a string, got %s", key, i,
+					   cjson_type_name(e));
+		}
+		v[i] = strdup(json_object_get_string(e));
+		if (!v[i]) {
+			cjson_strv_free(v, i);
+			return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		}
+	}
+	*ret = v;
+	*ret_n = n;
+	return 1;
+}

@@ -1,0 +1,265 @@
+/* Command dispatch: the one place that prints results and CNI errors */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cni/error.h"
+#include "common/cni/ipam.h"
+#include "common/cni/json.h"
+#include "common/cni/plugin.h"
+#include "common/cni/result.h"
+#include "common/cni/version.h"
+#include "common/util/cleanup.h"
+#include "common/util/log.h"
+
+static void print_usage(const struct cni_plugin *p, FILE *out)
+{
+	char list[128];
+
+	fprintf(out,
+		"Usage: %s [--help|--version]\n"
+		"\n"
+		"%s\n"
+		"\n"
+		"A CNI plugin: run by a container runtime (or Multus, cnitool) with the network\n"
+		"config on stdin and these environment variables:\n"
+		"  CNI_COMMAND      ADD, DEL, CHECK, STATUS, GC or VERSION\n"
+		"  CNI_CONTAINERID  container ID (ADD, DEL, CHECK)\n"
+		"  CNI_NETNS        path of the pod network namespace (ADD, CHECK; optional for DEL)\n"
+		"  CNI_IFNAME       interface name inside the pod (ADD, DEL, CHECK)\n"
+		"  CNI_ARGS         extra K=V;K=V arguments\n"
+		"  CNI_PATH         ':'-separated directories searched for the IPAM plugin\n"
+		"The result (or a CNI error) is printed on stdout; diagnostics go to stderr.\n"
+		"CNI spec versions: %s\n",
+		p->name, p->summary, cni_version_list(list, sizeof(list)));
+}
+
+static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *ret_exit)
+{
+	char list[128];
+
+	if (argc < 2)
+		return 0;
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		print_usage(p, stdout);
+		*ret_exit = 0;
+	} else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0) {
+		printf("%s %s (CNI spec versions %s)\n", p->name, PROJECT_VERSION,
+		       cni_version_list(list, sizeof(list)));
+		*ret_exit = 0;
+	} else {
+		fprintf(stderr, "%s: unknown argument \"%s\"\n\n", p->name, argv[1]);
+		print_usage(p, stderr);
+		*ret_exit = 2;
+	}
+	return 1;
+}
+
+static int read_stdin(char **ret, size_t *ret_len, struct cni_err *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	/* Reading stops one byte past the bound so the parser can name the excess. */
+	while (len <= CNI_JSON_MAX_BYTES) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 16384;
+			nb = realloc(buf, cap + 1);
+			if (!nb)
+				return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+			buf = nb;
+		}
+		n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return cni_err_set(err, CNI_ERR_IO, -errno, "error reading from stdin: %s",
+					   strerror(errno));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (!buf && !(buf = calloc(1, 1)))
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+static void print_version(void)
+{
+	char list[128];
+
+	printf("{\"cniVersion\":\"%s\",\"supportedVersions\":%s}\n", CNI_VERSION_CURRENT,
+	       cni_version_list(list, sizeof(list)));
+}
+
+static int check_command_version(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	const char *need = NULL;
+
+	switch (ctx->env.command) {
+	case CNI_CMD_CHECK:
+		need = "0.4.0";
+		break;
+	case CNI_CMD_STATUS:
+	case CNI_CMD_GC:
+		need = "1.1.0";
+		break;
+	case CNI_CMD_NONE:
+	case CNI_CMD_ADD:
+	case CNI_CMD_DEL:
+	case CNI_CMD_VERSION:
+	case CNI_CMD_UNKNOWN:
+		break;
+	}
+	if (need && cni_version_cmp(ctx->conf.cni_version, need) < 0)
+		return cni_err_set(err, CNI_ERR_INCOMPATIBLE_VERSION, -EINVAL,
+				   "config version does not allow %s", ctx->env.command_name);
+	return 0;
+}
+
+/* Skel's guard against configuring the runtime's own netns, run before acting. */
+static int check_netns_not_own(const struct cni_env *env, struct cni_err *err)
+{
+	struct stat own, target;
+
+	if (env->netns_override || !*env->netns)
+		return 0;
+	if (stat("/proc/self/ns/net", &own) < 0 || stat(env->netns, &target) < 0)
+		return 0;
+	if (own.st_dev == target.st_dev && own.st_ino == target.st_ino)
+		return cni_err_set(err, CNI_ERR_INVALID_NETNS, -EINVAL,
+				   "plugin's netns and netns from CNI_NETNS should not be the same");
+	return 0;
+}
+
+int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	if (!ctx->conf.ipam_type || !*ctx->conf.ipam_type)
+		return 0;
+	return cni_ipam_exec(&ctx->env, &ctx->conf, ctx->env.command, NULL, err);
+}
+
+static void setup_logging(const struct cni_plugin *p, const struct cni_conf *conf)
+{
+	enum log_level level = LOG_LEVEL_INFO;
+
+	if (conf->log_level && log_level_parse(conf->log_level, &level) < 0)
+		level = LOG_LEVEL_INFO;
+	if (log_setup(p->name, level, conf->log_file) < 0)
+		log_warning("cannot open logFile \"%s\"; logging to stderr only", conf->log_file);
+}
+
+static int run(const struct cni_plugin *p, struct cni_ctx *ctx, char **ret_out, struct cni_err *err)
+{
+	_cleanup_free_ char *input = NULL;
+	struct cni_result res = { 0 };
+	size_t input_len = 0;
+	int r;
+
+	r = read_stdin(&input, &input_len, err);
+	if (r < 0)
+		return r;
+	r = cni_conf_parse(input, input_len, &ctx->conf, err);
+	if (r < 0)
+		return r;
+	/* conf keeps pointers into input for IPAM delegation. */
+	ctx->conf.raw = input;
+	setup_logging(p, &ctx->conf);
+	if ((r = check_command_version(ctx, err)) < 0)
+		goto out;
+	if (ctx->env.command == CNI_CMD_ADD || ctx->env.command == CNI_CMD_DEL)
+		if ((r = check_netns_not_own(&ctx->env, err)) < 0)
+			goto out;
+	if ((r = cni_args_parse(ctx->env.args, &ctx->args, err)) < 0)
+		goto out;
+
+	log_debug("%s container=%s netns=%s ifname=%s network=%s version=%s",
+		  ctx->env.command_name, ctx->env.container_id, ctx->env.netns, ctx->env.ifname,
+		  ctx->conf.name, ctx->conf.cni_version);
+	switch (ctx->env.command) {
+	case CNI_CMD_ADD:
+		r = p->add(ctx, &res, err);
+		if (r >= 0) {
+			snprintf(res.cni_version, sizeof(res.cni_version), "%s", ctx->conf.cni_version);
+			r = cni_result_to_json(&res, ctx->conf.cni_version, ret_out, err);
+		}
+		cni_result_free(&res);
+		break;
+	case CNI_CMD_DEL:
+		r = p->del(ctx, err);
+		break;
+	case CNI_CMD_CHECK:
+		r = p->check(ctx, err);
+		break;
+	case CNI_CMD_STATUS:
+		r = p->status ? p->status(ctx, err) : cni_plugin_forward_ipam(ctx, err);
+		break;
+	case CNI_CMD_GC:
+		r = p->gc ? p->gc(ctx, err) : cni_plugin_forward_ipam(ctx, err);
+		break;
+	case CNI_CMD_NONE:
+	case CNI_CMD_VERSION:
+	case CNI_CMD_UNKNOWN:
+		r = cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "unknown CNI_COMMAND: %s",
+				ctx->env.command_name);
+		break;
+	}
+out:
+	ctx->conf.raw = NULL;
+	return r;
+}
+
+int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
+{
+	struct cni_ctx ctx = { 0 };
+	struct cni_err err = { 0 };
+	_cleanup_free_ char *out = NULL;
+	char list[128];
+	int exit_code;
+	int r;
+
+	if (handle_argv(p, argc, argv, &exit_code))
+		return exit_code;
+	log_setup(p->name, LOG_LEVEL_INFO, NULL);
+
+	r = cni_env_load(&ctx.env, &err);
+	if (r >= 0 && ctx.env.command == CNI_CMD_NONE) {
+		fprintf(stderr, "%s: %s\nCNI protocol versions supported: %s\n", p->name, p->summary,
+			cni_version_list(list, sizeof(list)));
+		return 0;
+	}
+	if (r >= 0 && ctx.env.command == CNI_CMD_VERSION) {
+		print_version();
+		return 0;
+	}
+	if (r >= 0)
+		r = run(p, &ctx, &out, &err);
+
+	if (r < 0) {
+		log_error("%s failed (container %s, ifname %s, network %s): %s%s%s",
+			  ctx.env.command_name, ctx.env.container_id, ctx.env.ifname,
+			  ctx.conf.name ? ctx.conf.name : "?", err.msg, err.details[0] ? ": " : "",
+			  err.details);
+		cni_err_print(&err, ctx.conf.cni_version, stdout);
+		exit_code = 1;
+	} else {
+		if (out)
+			printf("%s\n", out);
+		exit_code = 0;
+	}
+	fflush(stdout);
+	cni_args_free(&ctx.args);
+	cni_conf_free(&ctx.conf);
+	return exit_code;
+}

@@ -1,0 +1,49 @@
+/* Command dispatch: the one place that prints results and CNI errors */
+#pragma once
+
+#include "common/cni/args.h"
+#include "common/cni/conf.h"
+#include "common/cni/env.h"
+
+struct cni_err;
+struct cni_result;
+
+struct cni_ctx {
+	struct cni_env env;
+	struct cni_conf conf;
+	struct cni_args args;
+};
+
+struct cni_plugin {
+	const char *name;        /* binary name, e.g. "macvlan" */
+	const char *summary;     /* one line for --help and the about line */
+	const char *const *known_args; /* CNI_ARGS keys accepted besides IgnoreUnknown */
+	int (*add)(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err);
+	int (*del)(const struct cni_ctx *ctx, struct cni_err *err);
+	int (*check)(const struct cni_ctx *ctx, struct cni_err *err);
+	/* NULL: forwarded to IPAM when there is one, success otherwise. */
+	int (*status)(const struct cni_ctx *ctx, struct cni_err *err);
+	int (*gc)(const struct cni_ctx *ctx, struct cni_err *err);
+};
+
+/**
+ * cni_plugin_main() - run one CNI command as described by the environment
+ * @plugin: the plugin's callbacks
+ * @argc: from main
+ * @argv: from main (--help, --version)
+ *
+ * Reads and validates the environment and stdin, calls the callback, and
+ * prints the result or the error JSON on stdout.
+ *
+ * Return: the process exit status.
+ */
+int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
+
+/**
+ * cni_plugin_forward_ipam() - run the command on the IPAM plugin, if the config has one
+ * @ctx: context
+ * @err: the IPAM error
+ *
+ * Return: 0 on success or when there is no IPAM, negative errno on failure.
+ */
+int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err);

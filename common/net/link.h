@@ -1,0 +1,197 @@
+/* Links: the only code that talks rtnetlink about links */
+#pragma once
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NET_HWADDR_MAX 32 /* IPoIB uses 20 */
+
+struct net_link {
+	int ifindex;
+	char name[IFNAMSIZ];
+	char kind[32];            /* IFLA_INFO_KIND, "" when none (e.g. a NIC) */
+	unsigned int mtu;
+	unsigned int flags;       /* IFF_* */
+	unsigned short type;      /* ARPHRD_* */
+	uint8_t hwaddr[NET_HWADDR_MAX];
+	size_t hwaddr_len;
+	int link_ifindex;         /* IFLA_LINK, 0 when none */
+	char alias[256];          /* IFLA_IFALIAS, "" when none */
+	uint32_t macvlan_mode;    /* MACVLAN_MODE_*, when kind is "macvlan" */
+	uint16_t ipoib_pkey;      /* when kind is "ipoib" */
+	uint16_t ipoib_mode;
+	uint16_t ipoib_umcast;
+};
+
+enum net_child_kind {
+	NET_CHILD_MACVLAN,
+	NET_CHILD_IPOIB,
+};
+
+/* A child link created off a master (macvlan, IPoIB). */
+struct net_child {
+	enum net_child_kind kind;
+	const char *name;       /* name given at creation */
+	int master_ifindex;     /* IFLA_LINK */
+	int netns_fd;           /* IFLA_NET_NS_FD: create directly there; -1 for the current netns */
+	unsigned int mtu;       /* 0: inherit */
+	const uint8_t *hwaddr;  /* NULL: the kernel picks */
+	size_t hwaddr_len;
+	union {
+		struct {
+			uint32_t mode;         /* MACVLAN_MODE_* */
+			uint32_t bc_queue_len; /* sent only when > 0 */
+		} macvlan;
+		struct {
+			uint16_t pkey;
+			uint16_t mode;   /* IPOIB_MODE_DATAGRAM / _CONNECTED */
+			uint16_t umcast;
+		} ipoib;
+	};
+};
+
+/**
+ * net_ack_last() - the kernel's extended-ack text of the last failed request
+ *
+ * Return: the text, "" when the kernel gave none. Valid until the next request.
+ */
+const char *net_ack_last(void);
+
+/**
+ * net_link_get_by_name() - look up a link in the current netns
+ * @name: interface name
+ * @ret: link, written only on success
+ *
+ * Return: 0 on success, -ENODEV when there is no such link, negative errno otherwise.
+ */
+int net_link_get_by_name(const char *name, struct net_link *ret);
+
+/**
+ * net_link_get_by_index() - look up a link in the current netns
+ * @ifindex: interface index
+ * @ret: link, written only on success
+ *
+ * Return: 0 on success, -ENODEV when there is no such link, negative errno otherwise.
+ */
+int net_link_get_by_index(int ifindex, struct net_link *ret);
+
+/**
+ * net_link_get_by_hwaddr() - the first link with a hardware address
+ * @hwaddr: address bytes
+ * @len: number of bytes
+ * @ret: link, written only on success
+ *
+ * Return: 0 on success, -ENODEV when none matches, negative errno otherwise.
+ */
+int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *ret);
+
+/**
+ * net_link_get_by_alias() - the first link with an alias
+ * @alias: IFLA_IFALIAS text
+ * @ret: link, written only on success
+ *
+ * Return: 0 on success, -ENODEV when none matches, negative errno otherwise.
+ */
+int net_link_get_by_alias(const char *alias, struct net_link *ret);
+
+/**
+ * net_link_create() - create a child link (RTM_NEWLINK, NLM_F_CREATE|NLM_F_EXCL)
+ * @child: what to create
+ *
+ * Return: 0 on success, negative errno (e.g. -EEXIST) on failure.
+ */
+int net_link_create(const struct net_child *child);
+
+/**
+ * net_link_delete() - delete a link in the current netns
+ * @ifindex: interface index
+ *
+ * Return: 0 on success, -ENODEV when it is already gone, negative errno otherwise.
+ */
+int net_link_delete(int ifindex);
+
+/**
+ * net_link_set_netns() - move a link into the netns behind a file descriptor
+ * @ifindex: interface index in the current netns
+ * @netns_fd: target netns
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_link_set_netns(int ifindex, int netns_fd);
+
+/**
+ * net_link_set_name() - rename a link (it must be down)
+ * @ifindex: interface index
+ * @name: new name
+ *
+ * Return: 0 on success, -EEXIST when the name is taken, negative errno otherwise.
+ */
+int net_link_set_name(int ifindex, const char *name);
+
+/**
+ * net_link_set_up() - set or clear IFF_UP
+ * @ifindex: interface index
+ * @up: true for up
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_link_set_up(int ifindex, bool up);
+
+/**
+ * net_link_set_mtu() - set the MTU
+ * @ifindex: interface index
+ * @mtu: new MTU
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_link_set_mtu(int ifindex, unsigned int mtu);
+
+/**
+ * net_link_set_hwaddr() - set the hardware address
+ * @ifindex: interface index
+ * @hwaddr: address bytes
+ * @len: number of bytes
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len);
+
+/**
+ * net_link_set_alias() - set IFLA_IFALIAS ("" clears it)
+ * @ifindex: interface index
+ * @alias: text
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_link_set_alias(int ifindex, const char *alias);
+
+/**
+ * net_default_route_ifindex() - the link of the first default route (any family)
+ * @ret_ifindex: interface index, written only on success
+ *
+ * Return: 0 on success, -ENOENT when there is no default route, negative errno otherwise.
+ */
+int net_default_route_ifindex(int *ret_ifindex);
+
+/**
+ * net_hwaddr_format() - colon-separated lowercase hex text of an address
+ * @hwaddr: bytes
+ * @len: number of bytes
+ * @buf: output
+ * @size: size of @buf (3 * @len bytes suffice)
+ *
+ * Return: @buf.
+ */
+const char *net_hwaddr_format(const uint8_t *hwaddr, size_t len, char *buf, size_t size);
+
+/**
+ * net_hwaddr_parse() - parse colon-separated hex (6 or 20 octets)
+ * @s: text
+ * @ret: output bytes (NET_HWADDR_MAX)
+ * @ret_len: number of bytes, written only on success
+ *
+ * Return: 0 on success, -EINVAL on malformed text.
+ */
+int net_hwaddr_parse(const char *s, uint8_t *ret, size_t *ret_len);

@@ -1,0 +1,35 @@
+/* Network namespaces: open, validate, enter and always return */
+#pragma once
+
+#include <stdbool.h>
+
+/**
+ * netns_open() - open and validate a netns path (nsfs or procfs)
+ * @path: e.g. /var/run/netns/x or /proc/<pid>/ns/net
+ * @ret_fd: descriptor, written only on success
+ *
+ * Return: 0 on success, -ENOENT when the path is gone, -EINVAL when it is not
+ * a netns, negative errno otherwise.
+ */
+int netns_open(const char *path, int *ret_fd);
+
+/**
+ * netns_is_current() - whether a netns descriptor is the caller's netns
+ * @fd: netns descriptor
+ *
+ * Return: 1 when it is, 0 when not, negative errno on failure.
+ */
+int netns_is_current(int fd);
+
+/**
+ * netns_run() - run a function inside a netns and come back
+ * @fd: target netns
+ * @fn: function to run; its return value is passed through
+ * @userdata: argument for @fn
+ *
+ * The caller is back in its original netns when this returns, whatever @fn
+ * returned. A failure to return is fatal for a CNI plugin and aborts.
+ *
+ * Return: what @fn returned, or negative errno when the netns cannot be entered.
+ */
+int netns_run(int fd, int (*fn)(void *userdata), void *userdata);

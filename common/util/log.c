@@ -1,0 +1,90 @@
+/* Logging to stderr and an optional log file; stdout stays the protocol channel */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util/log.h"
+
+/* One process-wide sink: a plugin is a short-lived single-threaded process. */
+static struct {
+	const char *prog;
+	enum log_level level;
+	int fd;
+} log_state = { "cni", LOG_LEVEL_INFO, -1 };
+
+static const char *const level_names[] = {
+	[LOG_LEVEL_ERROR] = "error",
+	[LOG_LEVEL_WARNING] = "warning",
+	[LOG_LEVEL_INFO] = "info",
+	[LOG_LEVEL_DEBUG] = "debug",
+};
+
+int log_setup(const char *prog, enum log_level level, const char *file)
+{
+	int fd;
+
+	log_state.prog = prog;
+	log_state.level = level;
+	if (!file || !*file)
+		return 0;
+	if (file[0] != '/')
+		return -EINVAL;
+	fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (log_state.fd >= 0)
+		close(log_state.fd);
+	log_state.fd = fd;
+	return 0;
+}
+
+int log_level_parse(const char *s, enum log_level *ret)
+{
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (strcasecmp(s, level_names[i]) == 0) {
+			*ret = (enum log_level)i;
+			return 0;
+		}
+	}
+	/* nv-ipam's spelling of the most detailed level. */
+	if (strcasecmp(s, "verbose") == 0) {
+		*ret = LOG_LEVEL_DEBUG;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	char line[2048];
+	char stamp[40];
+	struct timespec ts;
+	struct tm tm;
+	va_list ap;
+	int n, m;
+
+	if (level > log_state.level)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	n = snprintf(line, sizeof(line), "%s.%03ldZ %s[%d] %s: ", stamp, ts.tv_nsec / 1000000,
+		     log_state.prog, (int)getpid(), level_names[level]);
+	va_start(ap, fmt);
+	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		return;
+	n += m;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)!write(STDERR_FILENO, line, (size_t)n);
+	if (log_state.fd >= 0)
+		(void)!write(log_state.fd, line, (size_t)n);
+}

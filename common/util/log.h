@@ -1,0 +1,41 @@
+/* Logging to stderr and an optional log file; stdout stays the protocol channel */
+#pragma once
+
+enum log_level {
+	LOG_LEVEL_ERROR,
+	LOG_LEVEL_WARNING,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_DEBUG,
+};
+
+/**
+ * log_setup() - set the program name, threshold and optional log file
+ * @prog: prefix for every line
+ * @level: lines above this level are dropped
+ * @file: absolute path to append to, NULL for stderr only
+ *
+ * Return: 0 on success, negative errno when the file cannot be opened (logging
+ * to stderr still works).
+ */
+int log_setup(const char *prog, enum log_level level, const char *file);
+
+/**
+ * log_level_parse() - parse "error", "warning", "info", "debug" (and "verbose")
+ * @s: text
+ * @ret: level, written only on success
+ *
+ * Return: 0 on success, -EINVAL for an unknown level.
+ */
+int log_level_parse(const char *s, enum log_level *ret);
+
+/**
+ * log_msg() - write one line at a level
+ * @level: level
+ * @fmt: message
+ */
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_warning(...) log_msg(LOG_LEVEL_WARNING, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
