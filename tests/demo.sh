@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Demo: attach a throwaway pod netns to a macvlan network exactly as a container
+# runtime would (environment + config on stdin), show the result and the pod's
+# addresses, run CHECK and DEL, and leave nothing behind. Needs root.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/tests/install-deps.sh" demo
+
+build=${BUILD_DIR:-$top/build-demo}
+[ -d "$build" ] || meson setup "$build" "$top" -Dunit_tests=disabled -Dnetns_tests=disabled \
+	-De2e_tests=disabled -Dbench=disabled >/dev/null
+ninja -C "$build" >/dev/null
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "demo: creating network namespaces needs root; run it with sudo" >&2
+	exit 1
+fi
+
+id=$$
+pod=cni-demo-$id
+master=demo-m$id
+peer=demo-p$id
+state=$(mktemp -d)
+cleanup() {
+	ip netns del "$pod" 2>/dev/null || true
+	ip link del "$master" 2>/dev/null || true
+	rm -rf "$state"
+}
+trap cleanup EXIT
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+ip netns add "$pod"
+ip link add "$master" type veth peer name "$peer"
+ip link set "$master" up
+ip link set "$peer" up
+
+# host-local stands in as IPAM until nv-ipam lands; its store is a temp dir.
+conf=$(cat <<JSON
+{
+  "cniVersion": "1.0.0",
+  "name": "demo-macvlan",
+  "type": "macvlan",
+  "master": "$master",
+  "mode": "bridge",
+  "ipam": {
+    "type": "host-local",
+    "subnet": "192.168.5.0/24",
+    "gateway": "192.168.5.1",
+    "routes": [{ "dst": "0.0.0.0/0" }],
+    "dataDir": "$state/ipam"
+  }
+}
+JSON
+)
+
+run() {
+	CNI_COMMAND=$1 CNI_CONTAINERID=demo-$id CNI_NETNS=/var/run/netns/$pod CNI_IFNAME=net1 \
+	CNI_PATH=/usr/lib/cni "$build/plugins/macvlan/macvlan"
+}
+
+step "Network config (stdin)"
+echo "$conf"
+step "ADD: CNI_COMMAND=ADD CNI_NETNS=/var/run/netns/$pod CNI_IFNAME=net1 macvlan < config"
+result=$(run ADD <<<"$conf")
+echo "$result"
+step "Inside the pod: ip addr; ip route"
+ip -n "$pod" addr show net1
+ip -n "$pod" route
+step "CHECK (prevResult = the ADD result)"
+jq --argjson prev "$result" '. + {prevResult: $prev}' <<<"$conf" | run CHECK && echo "CHECK passed"
+step "DEL, then DEL again (idempotent)"
+run DEL <<<"$conf" && run DEL <<<"$conf" && echo "DEL passed twice"
+step "After DEL"
+ip -n "$pod" -br link
+left=$(ip -n "$pod" -o link | grep -cv ' lo:' || true)
+reserved=$(find "$state/ipam" -type f -name '192.168.*' | wc -l)
+echo "links left in the pod besides lo: $left; addresses still reserved: $reserved"
+[ "$left" -eq 0 ] && [ "$reserved" -eq 0 ]
+step "Done: the netns and the veth master are removed on exit"

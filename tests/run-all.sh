@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds and runs every test suite: unit, netns and e2e; the unit and netns
+# suites again under ASan+UBSan; the unit suite under valgrind; the fuzzers for
+# a bounded time. Needs root for the netns and e2e suites (CI runs as root).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+tests/install-deps.sh test
+
+out=${TEST_BUILD_ROOT:-$top/build-tests}
+fuzz_seconds=${FUZZ_SECONDS:-60}
+passed=0 failed=0 skipped=0
+status=0
+
+count() {
+	local log=$1/meson-logs/testlog.json
+	[ -f "$log" ] || return 0
+	passed=$((passed + $(jq -s '[.[] | select(.result == "OK")] | length' "$log")))
+	failed=$((failed + $(jq -s '[.[] | select(.result == "FAIL" or .result == "TIMEOUT" or .result == "ERROR")] | length' "$log")))
+	skipped=$((skipped + $(jq -s '[.[] | select(.result == "SKIP")] | length' "$log")))
+}
+
+section() { printf '\n===== %s =====\n' "$*"; }
+
+suites=(-Dunit_tests=enabled -Dnetns_tests=enabled -De2e_tests=enabled)
+
+section "build and run unit, netns, e2e"
+rm -rf "$out"
+mkdir -p "$out"
+meson setup "$out/main" "${suites[@]}" >/dev/null
+ninja -C "$out/main"
+meson test -C "$out/main" --print-errorlogs --no-suite fuzz || status=1
+count "$out/main"
+
+section "unit and netns under ASan+UBSan"
+meson setup "$out/asan" "${suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false \
+	-Dbuildtype=debug >/dev/null
+ninja -C "$out/asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C "$out/asan" --print-errorlogs --suite unit --suite netns || status=1
+count "$out/asan"
+
+section "unit under valgrind"
+meson test -C "$out/main" --print-errorlogs --suite unit --no-rebuild \
+	--wrap='valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --trace-children=no' \
+	|| status=1
+count "$out/main"
+
+section "fuzzers, ${fuzz_seconds}s each"
+CC=clang meson setup "$out/fuzz" -Dfuzz=enabled -Dunit_tests=disabled -Dnetns_tests=disabled \
+	-De2e_tests=disabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false \
+	-Dc_args=-fsanitize=fuzzer-no-link >/dev/null
+ninja -C "$out/fuzz"
+FUZZ_SECONDS=$fuzz_seconds meson test -C "$out/fuzz" --print-errorlogs --suite fuzz \
+	--timeout-multiplier 4 || status=1
+count "$out/fuzz"
+
+section "summary"
+echo "$passed passed, $failed failed, $skipped skipped"
+if [ "$(id -u)" -eq 0 ] && [ "$skipped" -gt 0 ]; then
+	echo "tests were skipped although running as root" >&2
+	status=1
+fi
+exit $status

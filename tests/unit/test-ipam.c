@@ -1,0 +1,182 @@
+/* Unit tests: IPAM delegation against fake IPAM plugins (scripts in a temp dir) */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/cni/conf.h"
+#include "common/cni/error.h"
+#include "common/cni/ipam.h"
+#include "common/cni/result.h"
+
+static char dir[] = "/tmp/cni-ipam-test-XXXXXX";
+
+static void write_plugin(const char *name, const char *body)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s\n", body);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+static int setup(void **state)
+{
+	char body[512];
+
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(body, sizeof(body),
+		 "cat > %s/stdin.seen; echo \"$CNI_COMMAND $CNI_CONTAINERID\" > %s/env.seen\n"
+		 "echo '{\"cniVersion\":\"0.4.0\",\"ips\":[{\"version\":\"4\",\"address\":\"10.9.0.7/24\","
+		 "\"gateway\":\"10.9.0.1\"}],\"routes\":[{\"dst\":\"0.0.0.0/0\"}],\"dns\":{}}'",
+		 dir, dir);
+	write_plugin("goodipam", body);
+	write_plugin("failipam", "echo '{\"code\":11,\"msg\":\"pool busy\",\"details\":\"retry\"}'; exit 1");
+	write_plugin("crashipam", "echo 'panic: oops'; exit 2");
+	write_plugin("garbageipam", "echo 'not json'");
+	write_plugin("earlyexit", "exit 0");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int run(const char *type, enum cni_command cmd, struct cni_result *res, struct cni_err *err)
+{
+	char json[256];
+	struct cni_conf conf = { 0 };
+	struct cni_env env = { .container_id = "ctr1", .path = dir };
+	int r;
+
+	setenv("CNI_COMMAND", "ADD", 1);
+	setenv("CNI_CONTAINERID", "ctr1", 1);
+	snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"ipam\":{\"type\":\"%s\"}}",
+		 type);
+	r = cni_conf_parse(json, strlen(json), &conf, err);
+	assert_int_equal(r, 0);
+	r = cni_ipam_exec(&env, &conf, cmd, res, err);
+	cni_conf_free(&conf);
+	return r;
+}
+
+static void test_add_result_and_stdin(void **state)
+{
+	struct cni_result res = { 0 };
+	struct cni_err err = { 0 };
+	char path[256], seen[256] = "";
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(run("goodipam", CNI_CMD_ADD, &res, &err), 0);
+	assert_int_equal(res.n_ips, 1);
+	assert_int_equal(res.n_routes, 1);
+	assert_true(res.ips[0].has_gateway);
+	assert_string_equal(res.cni_version, "0.4.0");
+	cni_result_free(&res);
+
+	snprintf(path, sizeof(path), "%s/stdin.seen", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(seen, sizeof(seen), f));
+	fclose(f);
+	assert_string_equal(seen, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"ipam\":{\"type\":\"goodipam\"}}");
+
+	assert_int_equal(run("goodipam", CNI_CMD_DEL, NULL, &err), 0);
+	snprintf(path, sizeof(path), "%s/env.seen", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(seen, sizeof(seen), f));
+	fclose(f);
+	assert_string_equal(seen, "DEL ctr1\n");
+}
+
+static void test_error_passed_through(void **state)
+{
+	struct cni_result res = { 0 };
+	struct cni_err err = { 0 };
+
+	(void)state;
+	assert_true(run("failipam", CNI_CMD_ADD, &res, &err) < 0);
+	assert_int_equal(err.code, 11);
+	assert_string_equal(err.msg, "pool busy");
+	assert_string_equal(err.details, "retry");
+}
+
+static void test_broken_plugins(void **state)
+{
+	struct cni_result res = { 0 };
+	struct cni_err err = { 0 };
+
+	(void)state;
+	assert_true(run("crashipam", CNI_CMD_ADD, &res, &err) < 0);
+	assert_int_equal(err.code, CNI_ERR_IPAM);
+	assert_non_null(strstr(err.msg, "exit status 2"));
+	assert_non_null(strstr(err.details, "panic: oops"));
+
+	err = (struct cni_err){ 0 };
+	assert_true(run("garbageipam", CNI_CMD_ADD, &res, &err) < 0);
+	assert_int_equal(err.code, CNI_ERR_IPAM);
+	assert_non_null(strstr(err.msg, "unusable result"));
+
+	err = (struct cni_err){ 0 };
+	assert_true(run("earlyexit", CNI_CMD_ADD, &res, &err) < 0);
+	assert_int_equal(err.code, CNI_ERR_IPAM);
+	err = (struct cni_err){ 0 };
+	assert_int_equal(run("earlyexit", CNI_CMD_DEL, NULL, &err), 0);
+}
+
+static void test_find(void **state)
+{
+	struct cni_err err = { 0 };
+	char *path = NULL;
+	char list[300];
+
+	(void)state;
+	snprintf(list, sizeof(list), "/nonexistent::%s", dir);
+	assert_int_equal(cni_ipam_find("goodipam", list, &path, &err), 0);
+	assert_non_null(strstr(path, "/goodipam"));
+	free(path);
+	assert_int_equal(cni_ipam_find("missing", list, &path, &err), -ENOENT);
+	assert_int_equal(err.code, CNI_ERR_IPAM);
+	assert_non_null(strstr(err.msg, "failed to find plugin \"missing\""));
+	static const char *const bad[] = { "../goodipam", "a/b", "..", "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = (struct cni_err){ 0 };
+		assert_int_equal(cni_ipam_find(bad[i], list, &path, &err), -EINVAL);
+		assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	}
+	/* A directory of that name is not a plugin. */
+	err = (struct cni_err){ 0 };
+	assert_int_equal(cni_ipam_find("tmp", "/", &path, &err), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_result_and_stdin),
+		cmocka_unit_test(test_error_passed_through),
+		cmocka_unit_test(test_broken_plugins),
+		cmocka_unit_test(test_find),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
