@@ -507,7 +507,8 @@ static struct json_object *dns_json(const struct cni_dns *d)
 	return o;
 }
 
-static struct json_object *route_json(const struct cni_route *rt)
+/* 0.1.0/0.2.0 routes carry only dst and gw. */
+static struct json_object *route_json(const struct cni_route *rt, enum result_shape shape)
 {
 	struct json_object *o = json_object_new_object();
 	char buf[IP_PREFIX_STRLEN];
@@ -518,6 +519,8 @@ static struct json_object *route_json(const struct cni_route *rt)
 	r = add_str(o, "dst", ip_prefix_format(&rt->dst, buf, sizeof(buf)));
 	if (!r && rt->has_gw)
 		r = add_str(o, "gw", ip_addr_format(&rt->gw, buf, sizeof(buf)));
+	if (!r && shape == SHAPE_020)
+		return o;
 	if (!r && rt->mtu)
 		r = add_int(o, "mtu", rt->mtu);
 	if (!r && rt->advmss)
@@ -556,7 +559,7 @@ static struct json_object *ipconfig_020(const struct cni_result *res, int family
 	routes = json_object_new_array();
 	for (size_t i = 0; !r && routes && i < res->n_routes; i++)
 		if (res->routes[i].dst.addr.family == family)
-			r = add_to_array(routes, route_json(&res->routes[i]));
+			r = add_to_array(routes, route_json(&res->routes[i], SHAPE_020));
 	if (!routes)
 		r = -ENOMEM;
 	else if (!r && json_object_array_length(routes))
@@ -660,7 +663,7 @@ static int render_current(const struct cni_result *res, enum result_shape shape,
 	if (!r && res->n_routes) {
 		arr = json_object_new_array();
 		for (size_t i = 0; !r && arr && i < res->n_routes; i++)
-			r = add_to_array(arr, route_json(&res->routes[i]));
+			r = add_to_array(arr, route_json(&res->routes[i], shape));
 		r = r ? (json_object_put(arr), r) : add_obj(o, "routes", arr);
 	}
 	/* 0.3.x/0.4.0 always carry dns; 1.x drops it when empty. */

@@ -1,4 +1,5 @@
 /* Unit tests: CNI_ARGS parsing */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

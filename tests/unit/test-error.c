@@ -1,4 +1,5 @@
 /* Unit tests: CNI error JSON */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,5 @@
 /* Unit tests: IP address parsing and arithmetic */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,5 @@
 /* Unit tests: IPAM delegation against fake IPAM plugins (scripts in a temp dir) */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

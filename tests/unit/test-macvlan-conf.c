@@ -1,4 +1,5 @@
 /* Unit tests: macvlan config fields, precedence and refusals (no kernel involved) */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,330 @@
+/* Applying an IPAM result to an interface inside the pod netns, and checking it */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <linux/rtnetlink.h>
+
+#include "common/cni/error.h"
+#include "common/cni/result.h"
+#include "common/net/addr.h"
+#include "common/net/iface.h"
+#include "common/net/link.h"
+#include "common/net/sysctl.h"
+#include "common/util/cleanup.h"
+
+#define DAD_POLL_NS (50L * 1000 * 1000)
+#define DAD_TIMEOUT_S 5
+
+/*
+ * Records a failure; with @ack, the kernel's extended-ack text of the request
+ * that just failed goes into the details. The first failure wins, so details
+ * are only written when this call recorded the message.
+ */
+__attribute__((format(printf, 5, 6)))
+static int fail(struct cni_err *err, int code, int r, bool ack, const char *fmt, ...)
+{
+	char msg[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err || err->code != CNI_OK)
+		return r;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cni_err_set(err, code, r, "%s", msg);
+	if (ack && *net_ack_last())
+		cni_err_details(err, "%s", net_ack_last());
+	return r;
+}
+
+/* Whether an IP of the result is for @ifname: no interface index, or one naming it. */
+static bool ip_for_iface(const struct cni_result *res, const struct cni_ip *ip, const char *ifname)
+{
+	if (ip->iface < 0)
+		return true;
+	return (size_t)ip->iface < res->n_ifaces && res->ifaces[ip->iface].name &&
+	       strcmp(res->ifaces[ip->iface].name, ifname) == 0;
+}
+
+/* net/<proto>/conf/<ifname>/<key> = value, errors ignored. */
+static void sysctl_if(const char *proto, const char *ifname, const char *key, const char *value)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "net/%s/conf/%s/%s", proto, ifname, key);
+	(void)sysctl_write(path, value);
+}
+
+/* Before the first IPv6 address: IPv6 on for lo and the link, addresses kept across down. */
+static int enable_ipv6(const char *ifname, struct cni_err *err)
+{
+	const char *names[] = { "lo", ifname };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		char path[128], value[16];
+		int r;
+
+		snprintf(path, sizeof(path), "net/ipv6/conf/%s/disable_ipv6", names[i]);
+		/* Unreadable (e.g. IPv6 compiled out): leave it, the address add will tell. */
+		if (sysctl_read(path, value, sizeof(value)) < 0 || strcmp(value, "0") == 0)
+			continue;
+		r = sysctl_write(path, "0");
+		if (r < 0)
+			return fail(err, CNI_ERR_KERNEL, r, false,
+				    "failed to enable IPv6 for interface \"%s\" (%s=%s): %s", names[i],
+				    path, value, strerror(-r));
+	}
+	sysctl_if("ipv6", ifname, "keep_addr_on_down", "1");
+	return 0;
+}
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Waits until no address of the link is tentative, as the reference does before routes. */
+static int settle_addresses(const char *ifname, int ifindex, struct cni_err *err)
+{
+	long long deadline = now_ns() + DAD_TIMEOUT_S * 1000000000LL;
+	struct net_link link;
+	int r;
+
+	for (;;) {
+		_cleanup_free_ struct net_addr *addrs = NULL;
+		bool tentative = false;
+		size_t n = 0;
+
+		r = net_addr_list(ifindex, AF_UNSPEC, &addrs, &n);
+		if (r < 0)
+			return fail(err, CNI_ERR_KERNEL, r, true,
+				    "failed to settle addresses for \"%s\": %s", ifname, strerror(-r));
+		for (size_t i = 0; i < n; i++) {
+			char a[IP_PREFIX_STRLEN];
+
+			if (addrs[i].dadfailed)
+				return fail(err, CNI_ERR_KERNEL, -EADDRINUSE, false,
+					    "link %s has address %s in DADFAILED state", ifname,
+					    ip_addr_format(&addrs[i].prefix.addr, a, sizeof(a)));
+			tentative = tentative || addrs[i].tentative;
+		}
+		if (!tentative)
+			return 0;
+		if (now_ns() >= deadline)
+			break;
+		sleep_ns(DAD_POLL_NS);
+	}
+	/*
+	 * Without carrier DAD never starts, so addresses stay tentative for as
+	 * long as the link is not operationally up; that is not a failure.
+	 * IFF_RUNNING is the kernel's operational-up bit.
+	 */
+	r = net_link_get_by_index(ifindex, &link);
+	if (r < 0)
+		return fail(err, CNI_ERR_KERNEL, r, true, "failed to lookup \"%s\": %s", ifname,
+			    strerror(-r));
+	if (!(link.flags & IFF_RUNNING))
+		return 0;
+	return fail(err, CNI_ERR_KERNEL, -ETIMEDOUT, false,
+		    "link %s still has tentative addresses after %d seconds", ifname, DAD_TIMEOUT_S);
+}
+
+static int add_route(const char *ifname, int ifindex, const struct cni_route *cr,
+		     const struct ip_addr *v4gw, const struct ip_addr *v6gw, struct cni_err *err)
+{
+	struct net_route rt = {
+		.ifindex = ifindex,
+		.dst = cr->dst,
+		.has_gw = cr->has_gw,
+		.gw = cr->gw,
+		.mtu = cr->mtu > 0 ? (unsigned int)cr->mtu : 0,
+		.advmss = cr->advmss > 0 ? (unsigned int)cr->advmss : 0,
+		.priority = cr->priority > 0 ? (unsigned int)cr->priority : 0,
+		.table = cr->table > 0 ? (unsigned int)cr->table : 0,
+		.scope = cr->scope,
+	};
+	char dst[IP_PREFIX_STRLEN], gw[IP_PREFIX_STRLEN];
+	int r;
+
+	if (!rt.has_gw) {
+		const struct ip_addr *fam = cr->dst.addr.family == AF_INET ? v4gw : v6gw;
+
+		if (fam->family) {
+			rt.has_gw = true;
+			rt.gw = *fam;
+		}
+	}
+	r = net_route_add(&rt);
+	if (r < 0)
+		return fail(err, CNI_ERR_KERNEL, r, true,
+			    "failed to add route '%s via %s dev %s metric %u (Scope: %d, Table: %u)': %s",
+			    ip_prefix_format(&cr->dst, dst, sizeof(dst)),
+			    rt.has_gw ? ip_addr_format(&rt.gw, gw, sizeof(gw)) : "<nil>", ifname,
+			    rt.priority, rt.scope >= 0 ? rt.scope : RT_SCOPE_UNIVERSE, rt.table,
+			    strerror(-r));
+	return 0;
+}
+
+int iface_configure(const char *ifname, const struct cni_result *res, struct cni_err *err)
+{
+	struct ip_addr v4gw = { 0 }, v6gw = { 0 };
+	bool ipv6_enabled = false;
+	struct net_link link;
+	char a[IP_PREFIX_STRLEN];
+	int r;
+
+	r = net_link_get_by_name(ifname, &link);
+	if (r < 0)
+		return fail(err, CNI_ERR_KERNEL, r, true, "failed to lookup \"%s\": %s", ifname,
+			    strerror(-r));
+	/* Checked before any change, so a bad result leaves the link untouched. */
+	for (size_t i = 0; i < res->n_ips; i++) {
+		if (!ip_for_iface(res, &res->ips[i], ifname))
+			return fail(err, CNI_ERR_KERNEL, -EINVAL, false,
+				    "failed to add IP addr %s to \"%s\": invalid interface index",
+				    ip_prefix_format(&res->ips[i].address, a, sizeof(a)), ifname);
+	}
+	/* Announce the new addresses on link up; the reference ignores failures too. */
+	sysctl_if("ipv4", ifname, "arp_notify", "1");
+	sysctl_if("ipv6", ifname, "ndisc_notify", "1");
+
+	for (size_t i = 0; i < res->n_ips; i++) {
+		const struct cni_ip *ip = &res->ips[i];
+
+		if (ip->address.addr.family == AF_INET6 && !ipv6_enabled) {
+			r = enable_ipv6(ifname, err);
+			if (r < 0)
+				return r;
+			ipv6_enabled = true;
+		}
+		r = net_addr_add(link.ifindex, &ip->address);
+		if (r < 0)
+			return fail(err, CNI_ERR_KERNEL, r, true, "failed to add IP addr %s to \"%s\": %s",
+				    ip_prefix_format(&ip->address, a, sizeof(a)), ifname,
+				    strerror(-r));
+		if (!ip->has_gateway)
+			continue;
+		if (ip->gateway.family == AF_INET && !v4gw.family)
+			v4gw = ip->gateway;
+		else if (ip->gateway.family == AF_INET6 && !v6gw.family)
+			v6gw = ip->gateway;
+	}
+
+	r = net_link_set_up(link.ifindex, true);
+	if (r < 0)
+		return fail(err, CNI_ERR_KERNEL, r, true, "failed to set \"%s\" UP: %s", ifname,
+			    strerror(-r));
+
+	if (v6gw.family) {
+		r = settle_addresses(ifname, link.ifindex, err);
+		if (r < 0)
+			return r;
+	}
+
+	for (size_t i = 0; i < res->n_routes; i++) {
+		r = add_route(ifname, link.ifindex, &res->routes[i], &v4gw, &v6gw, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool addr_present(const struct net_addr *addrs, size_t n, const struct ip_prefix *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i].prefix.len == p->len && ip_addr_equal(&addrs[i].prefix.addr, &p->addr))
+			return true;
+	return false;
+}
+
+static bool prefix_same_network(const struct ip_prefix *a, const struct ip_prefix *b)
+{
+	struct ip_prefix na, nb;
+
+	if (a->len != b->len || a->addr.family != b->addr.family)
+		return false;
+	na = ip_prefix_network(a);
+	nb = ip_prefix_network(b);
+	return ip_addr_equal(&na.addr, &nb.addr);
+}
+
+static bool route_present(const struct net_route *routes, size_t n, const struct cni_route *cr)
+{
+	unsigned int table = cr->table > 0 ? (unsigned int)cr->table : RT_TABLE_MAIN;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct net_route *rt = &routes[i];
+
+		if (rt->table != table || !prefix_same_network(&rt->dst, &cr->dst))
+			continue;
+		/* Without a gw in the result, any gateway will do (the family's was used). */
+		if (cr->has_gw && !(rt->has_gw && ip_addr_equal(&rt->gw, &cr->gw)))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+int iface_check(const char *ifname, const struct cni_result *res, struct cni_err *err)
+{
+	_cleanup_free_ struct net_addr *addrs = NULL;
+	_cleanup_free_ struct net_route *routes = NULL;
+	size_t n_addrs = 0, n_routes = 0;
+	struct net_link link;
+	char a[IP_PREFIX_STRLEN], g[IP_PREFIX_STRLEN];
+	int r;
+
+	r = net_link_get_by_name(ifname, &link);
+	if (r < 0)
+		return fail(err, CNI_ERR_KERNEL, r, true, "Cannot find container link %s: %s", ifname,
+			    strerror(-r));
+	r = net_addr_list(link.ifindex, AF_UNSPEC, &addrs, &n_addrs);
+	if (r < 0)
+		return fail(err, CNI_ERR_KERNEL, r, true, "Cannot obtain List of IP Addresses: %s",
+			    strerror(-r));
+	for (size_t i = 0; i < res->n_ips; i++) {
+		const struct cni_ip *ip = &res->ips[i];
+
+		if (!ip_for_iface(res, ip, ifname))
+			continue; /* an address of another interface of the result */
+		if (!addr_present(addrs, n_addrs, &ip->address))
+			return fail(err, CNI_ERR_CHECK_FAILED, -ENOENT, false,
+				    "Failed to match addr %s on interface %s",
+				    ip_prefix_format(&ip->address, a, sizeof(a)), ifname);
+	}
+	r = net_route_list(link.ifindex, AF_UNSPEC, &routes, &n_routes);
+	if (r < 0)
+		return fail(err, CNI_ERR_KERNEL, r, true, "Cannot obtain List of routes: %s",
+			    strerror(-r));
+	for (size_t i = 0; i < res->n_routes; i++) {
+		const struct cni_route *cr = &res->routes[i];
+
+		if (!route_present(routes, n_routes, cr)) {
+			char what[2 * IP_PREFIX_STRLEN + 8];
+
+			snprintf(what, sizeof(what), "%s via %s",
+				 ip_prefix_format(&cr->dst, a, sizeof(a)),
+				 cr->has_gw ? ip_addr_format(&cr->gw, g, sizeof(g)) : "<nil>");
+			return fail(err, CNI_ERR_CHECK_FAILED, -ENOENT, false,
+				    "Expected Route %s not found in routing table", what);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,460 @@
+/* Links: the only code that talks rtnetlink about links */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netlink/addr.h>
+#include <netlink/msg.h>
+#include <netlink/object.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/macvlan.h>
+
+#include "common/net/link.h"
+#include "common/net/nlsock.h"
+#include "common/util/cleanup.h"
+
+DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free)
+
+/* IFLA_INFO_DATA of an IPoIB link; libnl has no object for it. */
+static void ipoib_parse(const struct nlattr *data, struct net_link *l)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each_nested(a, data) {
+		if (mnl_attr_validate(a, MNL_TYPE_U16) < 0)
+			continue;
+		switch (mnl_attr_get_type(a)) {
+		case IFLA_IPOIB_PKEY:
+			l->ipoib_pkey = mnl_attr_get_u16(a);
+			break;
+		case IFLA_IPOIB_MODE:
+			l->ipoib_mode = mnl_attr_get_u16(a);
+			break;
+		case IFLA_IPOIB_UMCAST:
+			l->ipoib_umcast = mnl_attr_get_u16(a);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void ipoib_from_msg(const struct nlmsghdr *nlh, struct net_link *l)
+{
+	const struct nlattr *a, *info;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
+		return;
+	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg)) {
+		if (mnl_attr_get_type(a) != IFLA_LINKINFO || mnl_attr_validate(a, MNL_TYPE_NESTED) < 0)
+			continue;
+		mnl_attr_for_each_nested(info, a) {
+			if (mnl_attr_get_type(info) == IFLA_INFO_DATA &&
+			    mnl_attr_validate(info, MNL_TYPE_NESTED) >= 0)
+				ipoib_parse(info, l);
+		}
+	}
+}
+
+static int link_from_object(struct nl_object *obj, const struct nlmsghdr *nlh,
+			    struct net_link *ret)
+{
+	struct rtnl_link *rl = (struct rtnl_link *)obj;
+	struct net_link l = { 0 };
+	struct nl_addr *hw;
+	const char *s;
+
+	if (strcmp(nl_object_get_type(obj), "route/link") != 0)
+		return -EPROTO;
+	l.ifindex = rtnl_link_get_ifindex(rl);
+	s = rtnl_link_get_name(rl);
+	snprintf(l.name, sizeof(l.name), "%s", s ? s : "");
+	s = rtnl_link_get_type(rl);
+	snprintf(l.kind, sizeof(l.kind), "%s", s ? s : "");
+	l.mtu = rtnl_link_get_mtu(rl);
+	l.flags = rtnl_link_get_flags(rl);
+	l.type = (unsigned short)rtnl_link_get_arptype(rl);
+	hw = rtnl_link_get_addr(rl);
+	if (hw) {
+		l.hwaddr_len = nl_addr_get_len(hw);
+		if (l.hwaddr_len > sizeof(l.hwaddr))
+			l.hwaddr_len = sizeof(l.hwaddr);
+		memcpy(l.hwaddr, nl_addr_get_binary_addr(hw), l.hwaddr_len);
+	}
+	l.link_ifindex = rtnl_link_get_link(rl);
+	s = rtnl_link_get_ifalias(rl);
+	snprintf(l.alias, sizeof(l.alias), "%s", s ? s : "");
+	if (strcmp(l.kind, "macvlan") == 0)
+		l.macvlan_mode = rtnl_link_macvlan_get_mode(rl);
+	else if (strcmp(l.kind, "ipoib") == 0)
+		ipoib_from_msg(nlh, &l);
+	*ret = l;
+	return 0;
+}
+
+/* What a lookup looks for; the first link that matches is kept. */
+struct link_match {
+	const uint8_t *hwaddr;
+	size_t hwaddr_len;
+	const char *alias;
+	bool found;
+	struct net_link link;
+};
+
+static int link_match_cb(struct nl_object *obj, const struct nlmsghdr *nlh, void *data)
+{
+	struct link_match *m = data;
+	struct net_link l;
+	int r;
+
+	if (m->found)
+		return 0;
+	r = link_from_object(obj, nlh, &l);
+	if (r < 0)
+		return r;
+	if (m->hwaddr && (l.hwaddr_len != m->hwaddr_len || memcmp(l.hwaddr, m->hwaddr, l.hwaddr_len)))
+		return 0;
+	if (m->alias && strcmp(l.alias, m->alias) != 0)
+		return 0;
+	m->link = l;
+	m->found = true;
+	return 0;
+}
+
+static void link_match_reset(void *data)
+{
+	struct link_match *m = data;
+
+	m->found = false;
+}
+
+static int link_get(int ifindex, const char *name, struct net_link *ret)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct link_match m = { 0 };
+	int r;
+
+	r = rtnl_link_build_get_request(ifindex, name, &msg);
+	if (r < 0)
+		return nlsock_nle_errno(r);
+	r = nlsock_nl_query(msg, link_match_cb, link_match_reset, &m);
+	if (r < 0)
+		return r;
+	if (!m.found)
+		return -ENODEV;
+	*ret = m.link;
+	return 0;
+}
+
+static int link_find(struct link_match *m, struct net_link *ret)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	int r;
+
+	msg = nlmsg_alloc_simple(RTM_GETLINK, NLM_F_DUMP);
+	if (!msg)
+		return -ENOMEM;
+	r = nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+	if (r < 0)
+		return nlsock_nle_errno(r);
+	r = nlsock_nl_query(msg, link_match_cb, link_match_reset, m);
+	if (r < 0)
+		return r;
+	if (!m->found)
+		return -ENODEV;
+	*ret = m->link;
+	return 0;
+}
+
+int net_link_get_by_name(const char *name, struct net_link *ret)
+{
+	if (!name || !*name || strlen(name) >= IFNAMSIZ)
+		return -EINVAL;
+	return link_get(0, name, ret);
+}
+
+int net_link_get_by_index(int ifindex, struct net_link *ret)
+{
+	if (ifindex <= 0)
+		return -EINVAL;
+	return link_get(ifindex, NULL, ret);
+}
+
+int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *ret)
+{
+	struct link_match m = { .hwaddr = hwaddr, .hwaddr_len = len };
+
+	if (!hwaddr || len == 0 || len > NET_HWADDR_MAX)
+		return -EINVAL;
+	return link_find(&m, ret);
+}
+
+int net_link_get_by_alias(const char *alias, struct net_link *ret)
+{
+	struct link_match m = { .alias = alias };
+
+	if (!alias || !*alias)
+		return -EINVAL;
+	return link_find(&m, ret);
+}
+
+/* Requests that change a link */
+
+static struct nlmsghdr *link_msg(void *buf, size_t size, uint16_t type, uint16_t flags,
+				 int ifindex)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
+
+	return nlsock_msg_init(buf, size, type, flags, &ifi, sizeof(ifi));
+}
+
+static int macvlan_fill_data(struct nlmsghdr *nlh, size_t size, const struct net_child *c)
+{
+	if (!mnl_attr_put_u32_check(nlh, size, IFLA_MACVLAN_MODE, c->macvlan.mode))
+		return -EMSGSIZE;
+	if (c->macvlan.bc_queue_len > 0 &&
+	    !mnl_attr_put_u32_check(nlh, size, IFLA_MACVLAN_BC_QUEUE_LEN, c->macvlan.bc_queue_len))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* All three, u16, in this order: what iproute2 and vishvananda/netlink send. */
+static int ipoib_fill_data(struct nlmsghdr *nlh, size_t size, const struct net_child *c)
+{
+	if (!mnl_attr_put_u16_check(nlh, size, IFLA_IPOIB_PKEY, c->ipoib.pkey) ||
+	    !mnl_attr_put_u16_check(nlh, size, IFLA_IPOIB_MODE, c->ipoib.mode) ||
+	    !mnl_attr_put_u16_check(nlh, size, IFLA_IPOIB_UMCAST, c->ipoib.umcast))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int child_linkinfo(struct nlmsghdr *nlh, size_t size, const struct net_child *c)
+{
+	int (*fill)(struct nlmsghdr *, size_t, const struct net_child *) = NULL;
+	const char *kind = NULL;
+	struct nlattr *info, *data;
+	int r;
+
+	switch (c->kind) {
+	case NET_CHILD_MACVLAN:
+		kind = "macvlan";
+		fill = macvlan_fill_data;
+		break;
+	case NET_CHILD_IPOIB:
+		kind = "ipoib";
+		fill = ipoib_fill_data;
+		break;
+	}
+	if (!kind)
+		return -EINVAL;
+	info = mnl_attr_nest_start_check(nlh, size, IFLA_LINKINFO);
+	if (!info || !mnl_attr_put_strz_check(nlh, size, IFLA_INFO_KIND, kind))
+		return -EMSGSIZE;
+	data = mnl_attr_nest_start_check(nlh, size, IFLA_INFO_DATA);
+	if (!data)
+		return -EMSGSIZE;
+	r = fill(nlh, size, c);
+	if (r < 0)
+		return r;
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+	return 0;
+}
+
+int net_link_build_create(const struct net_child *c, void *buf, size_t size)
+{
+	struct nlmsghdr *nlh;
+	int r;
+
+	if (!c || !c->name || !*c->name || strlen(c->name) >= IFNAMSIZ || c->master_ifindex <= 0)
+		return -EINVAL;
+	if (c->hwaddr && (c->hwaddr_len == 0 || c->hwaddr_len > NET_HWADDR_MAX))
+		return -EINVAL;
+	nlh = link_msg(buf, size, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, 0);
+	if (!nlh)
+		return -EMSGSIZE;
+	if (!mnl_attr_put_strz_check(nlh, size, IFLA_IFNAME, c->name) ||
+	    !mnl_attr_put_u32_check(nlh, size, IFLA_LINK, (uint32_t)c->master_ifindex))
+		return -EMSGSIZE;
+	if (c->netns_fd >= 0 &&
+	    !mnl_attr_put_u32_check(nlh, size, IFLA_NET_NS_FD, (uint32_t)c->netns_fd))
+		return -EMSGSIZE;
+	if (c->mtu > 0 && !mnl_attr_put_u32_check(nlh, size, IFLA_MTU, c->mtu))
+		return -EMSGSIZE;
+	if (c->hwaddr &&
+	    !mnl_attr_put_check(nlh, size, IFLA_ADDRESS, c->hwaddr_len, c->hwaddr))
+		return -EMSGSIZE;
+	r = child_linkinfo(nlh, size, c);
+	if (r < 0)
+		return r;
+	return (int)nlh->nlmsg_len;
+}
+
+int net_link_create(const struct net_child *child)
+{
+	struct nlsock_buf b;
+	int r;
+
+	nlsock_ack_clear();
+	r = net_link_build_create(child, b.data, sizeof(b.data));
+	if (r < 0)
+		return r;
+	return nlsock_rtnl_request((struct nlmsghdr *)b.data);
+}
+
+int net_link_delete(int ifindex)
+{
+	struct nlsock_buf b;
+	struct nlmsghdr *nlh;
+
+	nlsock_ack_clear();
+	if (ifindex <= 0)
+		return -EINVAL;
+	nlh = link_msg(b.data, sizeof(b.data), RTM_DELLINK, NLM_F_ACK, ifindex);
+	if (!nlh)
+		return -EMSGSIZE;
+	return nlsock_rtnl_request(nlh);
+}
+
+/* RTM_NEWLINK on an existing link with one attribute. */
+static int link_set_attr(int ifindex, uint16_t type, size_t len, const void *data)
+{
+	struct nlsock_buf b;
+	struct nlmsghdr *nlh;
+
+	nlsock_ack_clear();
+	if (ifindex <= 0)
+		return -EINVAL;
+	nlh = link_msg(b.data, sizeof(b.data), RTM_NEWLINK, NLM_F_ACK, ifindex);
+	if (!nlh || !mnl_attr_put_check(nlh, sizeof(b.data), type, len, data))
+		return -EMSGSIZE;
+	return nlsock_rtnl_request(nlh);
+}
+
+int net_link_set_netns(int ifindex, int netns_fd)
+{
+	uint32_t fd = (uint32_t)netns_fd;
+
+	if (netns_fd < 0)
+		return -EBADF;
+	return link_set_attr(ifindex, IFLA_NET_NS_FD, sizeof(fd), &fd);
+}
+
+int net_link_set_name(int ifindex, const char *name)
+{
+	if (!name || !*name || strlen(name) >= IFNAMSIZ)
+		return -EINVAL;
+	return link_set_attr(ifindex, IFLA_IFNAME, strlen(name) + 1, name);
+}
+
+int net_link_set_up(int ifindex, bool up)
+{
+	struct nlsock_buf b;
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+
+	nlsock_ack_clear();
+	if (ifindex <= 0)
+		return -EINVAL;
+	nlh = link_msg(b.data, sizeof(b.data), RTM_NEWLINK, NLM_F_ACK, ifindex);
+	if (!nlh)
+		return -EMSGSIZE;
+	ifi = mnl_nlmsg_get_payload(nlh);
+	ifi->ifi_change = IFF_UP;
+	ifi->ifi_flags = up ? IFF_UP : 0;
+	return nlsock_rtnl_request(nlh);
+}
+
+int net_link_set_mtu(int ifindex, unsigned int mtu)
+{
+	uint32_t v = mtu;
+
+	return link_set_attr(ifindex, IFLA_MTU, sizeof(v), &v);
+}
+
+int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
+{
+	if (!hwaddr || len == 0 || len > NET_HWADDR_MAX)
+		return -EINVAL;
+	return link_set_attr(ifindex, IFLA_ADDRESS, len, hwaddr);
+}
+
+int net_link_set_alias(int ifindex, const char *alias)
+{
+	size_t len;
+
+	if (!alias)
+		return -EINVAL;
+	len = strlen(alias);
+	/* Sent without the terminator, as iproute2 does: an empty payload clears the alias. */
+	if (len >= sizeof(((struct net_link *)NULL)->alias))
+		return -EINVAL;
+	return link_set_attr(ifindex, IFLA_IFALIAS, len, alias);
+}
+
+const char *net_hwaddr_format(const uint8_t *hwaddr, size_t len, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < len; i++) {
+		size_t n = i ? 3 : 2; /* colon and two digits */
+
+		if (off + n + 1 > size)
+			break;
+		snprintf(buf + off, size - off, i ? ":%02x" : "%02x", hwaddr[i]);
+		off += n;
+	}
+	return buf;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int net_hwaddr_parse(const char *s, uint8_t *ret, size_t *ret_len)
+{
+	uint8_t out[NET_HWADDR_MAX];
+	size_t n = 0;
+
+	if (!s)
+		return -EINVAL;
+	for (;;) {
+		int hi, lo;
+
+		if (n == sizeof(out))
+			return -EINVAL;
+		hi = hex_digit(s[0]);
+		lo = hi < 0 ? -1 : hex_digit(s[1]);
+		if (lo < 0)
+			return -EINVAL;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+		if (*s == '\0')
+			break;
+		if (*s != ':')
+			return -EINVAL;
+		s++;
+	}
+	if (n != 6 && n != 20)
+		return -EINVAL;
+	memcpy(ret, out, n);
+	*ret_len = n;
+	return 0;
+}

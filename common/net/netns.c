@@ -1,0 +1,74 @@
+/* Network namespaces: open, validate, enter and always return */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <linux/magic.h>
+
+#include "common/net/netns.h"
+#include "common/util/cleanup.h"
+
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
+#endif
+
+/* The netns of the calling thread; setns() changes the thread, not the process. */
+#define NETNS_SELF "/proc/thread-self/ns/net"
+
+int netns_open(const char *path, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+	struct statfs sfs;
+
+	if (!path || !*path)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	/* nsfs for bind mounts and /proc/<pid>/ns/net; procfs on kernels before nsfs. */
+	if ((unsigned long)sfs.f_type != NSFS_MAGIC && (unsigned long)sfs.f_type != PROC_SUPER_MAGIC)
+		return -EINVAL;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int netns_is_current(int fd)
+{
+	struct stat self, other;
+
+	if (fd < 0)
+		return -EBADF;
+	if (fstat(fd, &other) < 0)
+		return -errno;
+	if (stat(NETNS_SELF, &self) < 0)
+		return -errno;
+	return self.st_dev == other.st_dev && self.st_ino == other.st_ino;
+}
+
+int netns_run(int fd, int (*fn)(void *userdata), void *userdata)
+{
+	_cleanup_close_ int orig = -1;
+	int r;
+
+	if (fd < 0 || !fn)
+		return -EINVAL;
+	orig = open(NETNS_SELF, O_RDONLY | O_CLOEXEC);
+	if (orig < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET) < 0)
+		return -errno;
+	r = fn(userdata);
+	/*
+	 * Going on in the wrong netns would apply every later step of the plugin
+	 * to the wrong links and addresses, in the pod or in the host. Nothing
+	 * can be undone safely from there, so this is the one place that aborts.
+	 */
+	if (setns(orig, CLONE_NEWNET) < 0)
+		abort();
+	return r;
+}
