@@ -196,7 +196,7 @@ static int kernel_err(struct cni_err *err, int r, const char *what, const char *
 {
 	cni_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
 	if (*net_ack_last())
-		cni_err_details(err, "kernel: %s", net_ack_last());
+		cni_err_details(err, "%s", net_ack_last());
 	return r;
 }
 

@@ -1,0 +1,311 @@
+# Shared helpers for the real-kernel ("netns") test scripts. Source it from a
+# bash script:  . "$(dirname "$0")/lib.sh"
+#
+# What it gives:
+#   t_init                 skip (exit 77) only when network namespaces cannot be
+#                          created; create the work dir $T_DIR; install the
+#                          cleanup trap
+#   t_defer CMD...         register a cleanup command (run last-in first-out
+#                          by t_cleanup and on exit; errors ignored)
+#   t_name VAR PREFIX      unique short name (<= 15 chars with a prefix of <= 4)
+#   t_netns VAR            new netns (ip netns add), deleted on cleanup;
+#                          VAR gets its name, ${VAR}_path the /var/run path
+#   t_veth A B [NSA] [NSB] new veth pair A<->B (names given), each end moved to
+#                          its netns if given, both set up
+#   t_cni CMD CONF [VAR=VALUE | -VAR]...
+#                          run $T_PLUGIN (prefixed by the array T_WRAP) as a
+#                          runtime would: CNI_* variables from T_ENV_* defaults
+#                          plus the overrides (-VAR unsets), CONF on stdin.
+#                          Sets T_RC, T_OUT (stdout), T_ERR (stderr)
+#   t_links [NS]           "ifindex name kind" lines, sorted, of a netns (in
+#                          the root netns without other programs' veths)
+#   t_link_names [NS]      sorted link names, space separated
+#   t_link_json NS IFNAME  `ip -d -j link show` object of one link, or ""
+#   t_store_ips DIR        IP files of a host-local store dir (no lock,
+#                          no last_reserved_ip.*), sorted, space separated
+#   assertions (each counts one pass or one failure and prints expected/got):
+#     t_eq DESC EXPECTED GOT        t_ne DESC UNEXPECTED GOT
+#     t_contains DESC NEEDLE HAY    t_match DESC ERE GOT
+#     t_jq DESC JSON FILTER EXPECTED   (jq -r FILTER output == EXPECTED)
+#     t_jq_true DESC JSON FILTER       (jq -e FILTER succeeds)
+#     t_ok DESC                 last t_cni exited 0
+#     t_err DESC CODE [MSG]     last t_cni exited non-zero with error JSON on
+#                               stdout whose code is CODE ("" = any) and whose
+#                               msg contains MSG
+#   t_summary              print "N passed, M failed"; exit 1 if M > 0
+
+T_PASS=0
+T_FAIL=0
+T_NUM=0
+T_SEQ=0
+T_CLEANUPS=()
+T_WRAP=()
+T_PLUGIN=${T_PLUGIN:-}
+T_ENV_COMMAND_LINE=
+# 4 hex digits that make this run's names unique on the machine.
+T_TOK=$(printf '%04x' $(( (RANDOM ^ $$) & 0xffff )))
+
+T_ENV_CONTAINERID=${T_ENV_CONTAINERID:-cnitest}
+T_ENV_NETNS=${T_ENV_NETNS:-}
+T_ENV_IFNAME=${T_ENV_IFNAME:-net1}
+T_ENV_ARGS=${T_ENV_ARGS:-}
+T_ENV_PATH=${T_ENV_PATH:-}
+
+t_log() { printf '%s\n' "$*"; }
+
+t_defer() { T_CLEANUPS+=("$*"); }
+
+t_cleanup() {
+	local i
+	for ((i = ${#T_CLEANUPS[@]} - 1; i >= 0; i--)); do
+		eval "${T_CLEANUPS[i]}" >/dev/null 2>&1 || true
+	done
+	T_CLEANUPS=()
+}
+
+t_on_exit() {
+	local rc=$?
+	t_cleanup
+	[ -n "${T_DIR:-}" ] && rm -rf "$T_DIR"
+	exit "$rc"
+}
+
+t_init() {
+	local probe err
+	T_DIR=$(mktemp -d /tmp/cni-netns-test.XXXXXX) || { echo "FAIL: mktemp"; exit 1; }
+	trap t_on_exit EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	probe="cnit-probe-$T_TOK-$$"
+	if ! err=$(ip netns add "$probe" 2>&1); then
+		if [ "$(id -u)" != 0 ]; then
+			echo "FAIL: the netns tests need root (ip netns add: $err)"
+			exit 1
+		fi
+		echo "SKIP: network namespaces cannot be created here (ip netns add: $err)"
+		exit 77
+	fi
+	ip netns del "$probe"
+	for tool in jq ip timeout; do
+		command -v "$tool" >/dev/null || { echo "FAIL: $tool not found"; exit 1; }
+	done
+}
+
+# t_name VAR PREFIX: a name unique to this run, PREFIX + token + sequence.
+t_name() {
+	T_SEQ=$((T_SEQ + 1))
+	printf -v "$1" '%s%s%x' "$2" "$T_TOK" "$T_SEQ"
+}
+
+t_netns() {
+	local name
+	t_name name "cnit-"
+	name="$name-$$"
+	if ! ip netns add "$name"; then
+		echo "FAIL: ip netns add $name"
+		exit 1
+	fi
+	t_defer "ip netns del '$name'"
+	printf -v "$1" '%s' "$name"
+	printf -v "${1}_path" '%s' "/var/run/netns/$name"
+}
+
+# t_veth A B [NSA] [NSB]
+t_veth() {
+	local a=$1 b=$2 nsa=${3:-} nsb=${4:-}
+	if ! ip link add "$a" type veth peer name "$b"; then
+		echo "FAIL: ip link add $a type veth peer name $b"
+		exit 1
+	fi
+	t_defer "ip link del '$a'"
+	t_defer "ip link del '$b'"
+	if [ -n "$nsa" ]; then
+		ip link set "$a" netns "$nsa" || exit 1
+		t_defer "ip -n '$nsa' link del '$a'"
+	fi
+	if [ -n "$nsb" ]; then
+		ip link set "$b" netns "$nsb" || exit 1
+		t_defer "ip -n '$nsb' link del '$b'"
+	fi
+	t_ip "$nsa" link set "$a" up
+	t_ip "$nsb" link set "$b" up
+}
+
+# t_ip NS ARGS...: ip in a netns, or in the root netns when NS is empty.
+t_ip() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then ip -n "$ns" "$@"; else ip "$@"; fi
+}
+
+# In the root netns, veth links whose name lacks this run's token belong to
+# other programs on the machine (other test suites, benchmarks) and come and go
+# on their own; they are left out so that a comparison sees only what this run
+# and the plugin under test do. A CNI plugin under test never creates a veth;
+# every other link (macvlans, renamed links, the system's) is kept.
+# T_ALL_HOST_LINKS=1 keeps them all.
+t_links() {
+	local ns=${1:-} filter='.'
+	if [ -z "$ns" ] && [ "${T_ALL_HOST_LINKS:-0}" != 1 ]; then
+		filter='select(.linkinfo.info_kind != "veth" or (.ifname | contains($tok)))'
+	fi
+	t_ip "$ns" -d -j link show 2>/dev/null |
+		jq -r --arg tok "$T_TOK" ".[] | $filter"' | "\(.ifindex) \(.ifname) \(.linkinfo.info_kind // "-")"' |
+		sort -n
+}
+
+t_link_names() {
+	t_ip "${1:-}" -j link show 2>/dev/null | jq -r '[.[].ifname] | sort | join(" ")'
+}
+
+t_link_json() {
+	local out
+	out=$(t_ip "$1" -d -j link show dev "$2" 2>/dev/null) || return 0
+	jq -c '.[0] // empty' <<<"$out"
+}
+
+t_store_ips() {
+	local d=$1 f out=()
+	[ -d "$d" ] || { echo ""; return 0; }
+	for f in "$d"/*; do
+		[ -e "$f" ] || continue
+		f=${f##*/}
+		case $f in lock | last_reserved_ip.*) continue ;; esac
+		out+=("$f")
+	done
+	printf '%s\n' "${out[@]}" | sort | paste -sd' ' -
+}
+
+# t_cni CMD CONF [VAR=VALUE | -VAR]...
+t_cni() {
+	local cmd=$1 conf=$2 a k
+	shift 2
+	local -A env=(
+		[CNI_COMMAND]=$cmd
+		[CNI_CONTAINERID]=$T_ENV_CONTAINERID
+		[CNI_NETNS]=$T_ENV_NETNS
+		[CNI_IFNAME]=$T_ENV_IFNAME
+		[CNI_ARGS]=$T_ENV_ARGS
+		[CNI_PATH]=$T_ENV_PATH
+	)
+	for a in "$@"; do
+		case $a in
+		-*) unset "env[${a#-}]" ;;
+		*=*) env[${a%%=*}]=${a#*=} ;;
+		*) echo "t_cni: bad argument $a"; exit 1 ;;
+		esac
+	done
+	local argv=(env -u CNI_COMMAND -u CNI_CONTAINERID -u CNI_NETNS -u CNI_IFNAME
+		-u CNI_ARGS -u CNI_PATH -u CNI_NETNS_OVERRIDE)
+	T_ENV_COMMAND_LINE=
+	for k in $(printf '%s\n' "${!env[@]}" | sort); do
+		argv+=("$k=${env[$k]}")
+		T_ENV_COMMAND_LINE+="$k='${env[$k]}' "
+	done
+	T_ENV_COMMAND_LINE+="${T_WRAP[*]} $T_PLUGIN"
+	T_LAST_CONF=$conf
+	printf '%s' "$conf" | timeout 60 "${argv[@]}" "${T_WRAP[@]}" "$T_PLUGIN" \
+		>"$T_DIR/stdout" 2>"$T_DIR/stderr"
+	T_RC=$?
+	T_OUT=$(cat "$T_DIR/stdout")
+	T_ERR=$(cat "$T_DIR/stderr")
+}
+
+t_pass() {
+	T_NUM=$((T_NUM + 1))
+	T_PASS=$((T_PASS + 1))
+	printf 'ok %d - %s\n' "$T_NUM" "$1"
+}
+
+# t_fail DESC [DETAIL LINES...]
+t_fail() {
+	T_NUM=$((T_NUM + 1))
+	T_FAIL=$((T_FAIL + 1))
+	printf 'not ok %d - %s\n' "$T_NUM" "$1"
+	shift
+	local l
+	for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
+}
+
+# Details of the last plugin run, for failure messages.
+t_last_run() {
+	printf 'run: %s\nstdin: %s\nexit: %s\nstdout: %s\nstderr: %s' \
+		"$T_ENV_COMMAND_LINE" "$T_LAST_CONF" "${T_RC:-}" "${T_OUT:-}" \
+		"$(printf '%s' "${T_ERR:-}" | head -c 2000)"
+}
+
+t_eq() {
+	if [ "$2" == "$3" ]; then t_pass "$1"; else
+		t_fail "$1" "expected: $2" "got:      $3"
+	fi
+}
+
+t_ne() {
+	if [ "$2" != "$3" ]; then t_pass "$1"; else
+		t_fail "$1" "expected anything but: $2" "got:                   $3"
+	fi
+}
+
+t_contains() {
+	if [[ "$3" == *"$2"* ]]; then t_pass "$1"; else
+		t_fail "$1" "expected to contain: $2" "got:                 $3"
+	fi
+}
+
+t_match() {
+	if [[ "$3" =~ $2 ]]; then t_pass "$1"; else
+		t_fail "$1" "expected to match: $2" "got:               $3"
+	fi
+}
+
+t_jq() {
+	local desc=$1 json=$2 filter=$3 want=$4 got
+	if got=$(jq -r "$filter" <<<"$json" 2>&1) && [ "$got" == "$want" ]; then
+		t_pass "$desc"
+	else
+		t_fail "$desc" "jq: $filter" "expected: $want" "got:      $got" "in: $json"
+	fi
+}
+
+t_jq_true() {
+	local desc=$1 json=$2 filter=$3 got
+	if got=$(jq -e "$filter" <<<"$json" 2>&1); then
+		t_pass "$desc"
+	else
+		t_fail "$desc" "jq -e: $filter" "gave: $got" "in: $json"
+	fi
+}
+
+t_ok() {
+	if [ "$T_RC" == 0 ]; then t_pass "$1"; else
+		t_fail "$1" "expected exit 0" "$(t_last_run)"
+	fi
+}
+
+# t_err DESC CODE [MSG]
+t_err() {
+	local desc=$1 code=$2 msg=${3:-} got_code got_msg
+	if [ "$T_RC" == 0 ]; then
+		t_fail "$desc" "expected an error (code ${code:-any}${msg:+, msg containing \"$msg\"})" \
+			"$(t_last_run)"
+		return
+	fi
+	if ! got_code=$(jq -er '.code | numbers' <<<"$T_OUT" 2>/dev/null); then
+		t_fail "$desc" "expected error JSON with a numeric code on stdout" "$(t_last_run)"
+		return
+	fi
+	got_msg=$(jq -r '.msg // ""' <<<"$T_OUT")
+	if [ -n "$code" ] && [ "$got_code" != "$code" ]; then
+		t_fail "$desc" "expected code $code, got $got_code" "$(t_last_run)"
+	elif [[ "$got_msg" != *"$msg"* ]]; then
+		t_fail "$desc" "expected msg containing: $msg" "got msg: $got_msg" "$(t_last_run)"
+	else
+		t_pass "$desc"
+	fi
+}
+
+t_summary() {
+	echo "$T_PASS passed, $T_FAIL failed"
+	[ "$T_FAIL" == 0 ] || exit 1
+	exit 0
+}

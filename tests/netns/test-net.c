@@ -1,0 +1,806 @@
+/*
+ * common/net against the real kernel, in network namespaces of its own.
+ *
+ * The test unshares two fresh network namespaces (A, where it works, and B, a
+ * move target kept alive only by a descriptor), so every link, address and
+ * route it creates disappears with the process, whatever happens. Exits 77
+ * when namespaces cannot be created (not root).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+
+#include "common/cni/error.h"
+#include "common/cni/result.h"
+#include "common/net/addr.h"
+#include "common/net/iface.h"
+#include "common/net/link.h"
+#include "common/net/netns.h"
+#include "common/net/nlsock.h"
+#include "common/net/sysctl.h"
+#include "common/util/cleanup.h"
+#include "common/util/ipaddr.h"
+
+static int n_pass, n_fail;
+
+__attribute__((format(printf, 2, 3)))
+static bool check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", ok ? "ok" : "not ok", n_pass + n_fail + 1);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		n_pass++;
+	else
+		n_fail++;
+	return ok;
+}
+
+#define CHECK(cond, ...) check((cond), __VA_ARGS__)
+#define CHECK_R(expr, want, what)                                                              \
+	__extension__({                                                                        \
+		int _r = (expr);                                                               \
+		check(_r == (want), "%s: %d (%s), want %d", (what), _r,                        \
+		      _r < 0 ? strerror(-_r) : "ok", (want));                                  \
+	})
+
+static struct ip_prefix P(const char *s)
+{
+	struct ip_prefix p = { 0 };
+
+	if (ip_prefix_parse(s, &p) < 0) {
+		fprintf(stderr, "bad prefix in test: %s\n", s);
+		abort();
+	}
+	return p;
+}
+
+static struct ip_addr A(const char *s)
+{
+	struct ip_addr a = { 0 };
+
+	if (ip_addr_parse(s, &a) < 0) {
+		fprintf(stderr, "bad address in test: %s\n", s);
+		abort();
+	}
+	return a;
+}
+
+static int addr_add(int ifindex, const char *cidr)
+{
+	struct ip_prefix p = P(cidr);
+
+	return net_addr_add(ifindex, &p);
+}
+
+static bool addr_is(const struct ip_addr *a, const char *text)
+{
+	struct ip_addr want = A(text);
+
+	return ip_addr_equal(a, &want);
+}
+
+/* Test-only: a veth pair, which common/net has no call for. */
+static int veth_create(const char *name, const char *peer)
+{
+	struct nlsock_buf b;
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct nlattr *info, *data, *pi;
+	struct nlmsghdr *nlh;
+	size_t size = sizeof(b.data);
+
+	nlh = nlsock_msg_init(b.data, size, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi,
+			      sizeof(ifi));
+	if (!nlh || !mnl_attr_put_strz_check(nlh, size, IFLA_IFNAME, name))
+		return -EMSGSIZE;
+	info = mnl_attr_nest_start_check(nlh, size, IFLA_LINKINFO);
+	if (!info || !mnl_attr_put_strz_check(nlh, size, IFLA_INFO_KIND, "veth"))
+		return -EMSGSIZE;
+	data = mnl_attr_nest_start_check(nlh, size, IFLA_INFO_DATA);
+	pi = data ? mnl_attr_nest_start_check(nlh, size, VETH_INFO_PEER) : NULL;
+	if (!pi)
+		return -EMSGSIZE;
+	/* The peer's attributes follow its own ifinfomsg. */
+	memset(mnl_nlmsg_get_payload_tail(nlh), 0, sizeof(ifi));
+	nlh->nlmsg_len += MNL_ALIGN(sizeof(ifi));
+	if (!mnl_attr_put_strz_check(nlh, size, IFLA_IFNAME, peer))
+		return -EMSGSIZE;
+	mnl_attr_nest_end(nlh, pi);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+	return nlsock_rtnl_request(nlh);
+}
+
+/* Test-only: delete an address, which common/net has no call for. */
+static int addr_delete(int ifindex, const struct ip_prefix *p)
+{
+	struct nlsock_buf b;
+	struct ifaddrmsg ifa = {
+		.ifa_family = (uint8_t)p->addr.family,
+		.ifa_prefixlen = (uint8_t)p->len,
+		.ifa_index = (uint32_t)ifindex,
+	};
+	struct nlmsghdr *nlh;
+
+	nlh = nlsock_msg_init(b.data, sizeof(b.data), RTM_DELADDR, 0, &ifa, sizeof(ifa));
+	if (!nlh || !mnl_attr_put_check(nlh, sizeof(b.data), IFA_LOCAL, ip_addr_size(&p->addr),
+					p->addr.bytes))
+		return -EMSGSIZE;
+	return nlsock_rtnl_request(nlh);
+}
+
+static int count_links(const struct nlmsghdr *nlh, void *data)
+{
+	size_t *n = data;
+
+	if (nlh->nlmsg_type == RTM_NEWLINK)
+		(*n)++;
+	return MNL_CB_OK;
+}
+
+/* nlsock_talk() dumps with libmnl (common/net reads with libnl; RDMA netlink will not). */
+static void test_mnl_dump(size_t want)
+{
+	struct nlsock_buf b;
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct nlmsghdr *nlh;
+	size_t n = 0;
+
+	nlh = nlsock_msg_init(b.data, sizeof(b.data), RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi));
+	CHECK(nlh != NULL, "dump request built");
+	if (nlh)
+		CHECK_R(nlsock_talk(NETLINK_ROUTE, nlh, count_links, NULL, &n), 0, "libmnl link dump");
+	CHECK(n == want, "%zu links dumped, want %zu", n, want);
+}
+
+static bool has_addr(int ifindex, int family, const char *cidr, bool *tentative)
+{
+	_cleanup_free_ struct net_addr *v = NULL;
+	struct ip_prefix want = P(cidr);
+	size_t n = 0;
+
+	if (net_addr_list(ifindex, family, &v, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].prefix.len == want.len && ip_addr_equal(&v[i].prefix.addr, &want.addr)) {
+			if (tentative)
+				*tentative = v[i].tentative;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The route to dst through ifindex, if listed. */
+static bool find_route(int ifindex, const char *dst, struct net_route *ret)
+{
+	_cleanup_free_ struct net_route *v = NULL;
+	struct ip_prefix want = P(dst);
+	size_t n = 0;
+
+	if (net_route_list(ifindex, AF_UNSPEC, &v, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].dst.len == want.len && ip_addr_equal(&v[i].dst.addr, &want.addr)) {
+			*ret = v[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static char *sysctl_get(const char *path, char *buf, size_t len)
+{
+	if (sysctl_read(path, buf, len) < 0)
+		snprintf(buf, len, "<error>");
+	return buf;
+}
+
+/* Hardware address text helpers */
+static void test_hwaddr(void)
+{
+	uint8_t hw[NET_HWADDR_MAX];
+	char buf[3 * NET_HWADDR_MAX];
+	size_t len = 0;
+
+	CHECK_R(net_hwaddr_parse("02:AA:bb:0c:dd:ee", hw, &len), 0, "parse 6 octets");
+	CHECK(len == 6 && hw[1] == 0xaa && hw[3] == 0x0c, "parsed bytes");
+	CHECK(strcmp(net_hwaddr_format(hw, len, buf, sizeof(buf)), "02:aa:bb:0c:dd:ee") == 0,
+	      "format round trip: %s", buf);
+	CHECK_R(net_hwaddr_parse("80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0d:7d:11", hw,
+				 &len),
+		0, "parse 20 octets (IPoIB)");
+	CHECK(len == 20 && hw[19] == 0x11, "20 octets parsed");
+	CHECK(strcmp(net_hwaddr_format(hw, len, buf, sizeof(buf)),
+		     "80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0d:7d:11") == 0,
+	      "format 20 octets in 3*20 bytes: %s", buf);
+	CHECK(strcmp(net_hwaddr_format(hw, 6, buf, 8), "80:00") == 0,
+	      "format truncates at whole octets: %s", buf);
+	CHECK_R(net_hwaddr_parse("02:aa:bb:cc:dd", hw, &len), -EINVAL, "5 octets rejected");
+	CHECK_R(net_hwaddr_parse("02:aa:bb:cc:dd:ee:", hw, &len), -EINVAL, "trailing colon");
+	CHECK_R(net_hwaddr_parse("02:aa:bb:cc:dd:eg", hw, &len), -EINVAL, "bad digit");
+	CHECK_R(net_hwaddr_parse("2:aa:bb:cc:dd:ee", hw, &len), -EINVAL, "one-digit octet");
+	CHECK_R(net_hwaddr_parse("02-aa-bb-cc-dd-ee", hw, &len), -EINVAL, "dashes");
+}
+
+/* Attribute list of a nest, in order. */
+static size_t nest_types(const struct nlattr *nest, uint16_t *types, size_t max)
+{
+	const struct nlattr *a;
+	size_t n = 0;
+
+	mnl_attr_for_each_nested(a, nest) {
+		if (n < max)
+			types[n] = mnl_attr_get_type(a);
+		n++;
+	}
+	return n;
+}
+
+/* The request builder, without sending anything: IPoIB cannot be created here. */
+static void test_build(void)
+{
+	static const uint8_t hw[6] = { 0x02, 0, 0, 0, 0, 1 };
+	struct nlsock_buf b;
+	struct net_child c = {
+		.kind = NET_CHILD_IPOIB,
+		.name = "ib0.8001",
+		.master_ifindex = 7,
+		.netns_fd = -1,
+		.ipoib = { .pkey = 0x8001, .mode = 1, .umcast = 1 },
+	};
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)b.data;
+	const struct nlattr *a, *info = NULL, *data = NULL;
+	const struct ifinfomsg *ifi;
+	bool ifname = false, link = false, other = false;
+	uint16_t types[8];
+	int len;
+
+	len = net_link_build_create(&c, b.data, sizeof(b.data));
+	CHECK(len > 0 && (size_t)len == nlh->nlmsg_len, "IPoIB request built (%d bytes)", len);
+	CHECK(nlh->nlmsg_type == RTM_NEWLINK &&
+		      (nlh->nlmsg_flags & (NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK)) ==
+			      (NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK),
+	      "RTM_NEWLINK with CREATE|EXCL|ACK");
+	ifi = mnl_nlmsg_get_payload(nlh);
+	CHECK(ifi->ifi_index == 0 && ifi->ifi_family == AF_UNSPEC, "empty ifinfomsg");
+	mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
+		switch (mnl_attr_get_type(a)) {
+		case IFLA_IFNAME:
+			ifname = strcmp(mnl_attr_get_str(a), "ib0.8001") == 0;
+			break;
+		case IFLA_LINK:
+			link = mnl_attr_get_u32(a) == 7;
+			break;
+		case IFLA_LINKINFO:
+			info = a;
+			break;
+		default:
+			other = true; /* no netns, MTU or address was asked for */
+			break;
+		}
+	}
+	CHECK(ifname && link && !other && info, "IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO only");
+	if (info) {
+		const struct nlattr *kind = NULL;
+
+		mnl_attr_for_each_nested(a, info) {
+			if (mnl_attr_get_type(a) == IFLA_INFO_KIND)
+				kind = a;
+			else if (mnl_attr_get_type(a) == IFLA_INFO_DATA)
+				data = a;
+		}
+		CHECK(kind && strcmp(mnl_attr_get_str(kind), "ipoib") == 0, "kind ipoib");
+	}
+	if (CHECK(data != NULL, "IFLA_INFO_DATA present")) {
+		size_t n = nest_types(data, types, ARRAY_SIZE(types));
+		uint16_t v[3] = { 0 };
+		size_t i = 0;
+
+		CHECK(n == 3 && types[0] == IFLA_IPOIB_PKEY && types[1] == IFLA_IPOIB_MODE &&
+			      types[2] == IFLA_IPOIB_UMCAST,
+		      "PKEY, MODE, UMCAST in that order (%zu attributes)", n);
+		mnl_attr_for_each_nested(a, data) {
+			if (i < 3 && mnl_attr_get_payload_len(a) == 2)
+				v[i] = mnl_attr_get_u16(a);
+			i++;
+		}
+		CHECK(v[0] == 0x8001 && v[1] == 1 && v[2] == 1, "u16 values 0x%x %u %u", v[0], v[1],
+		      v[2]);
+	}
+
+	/* macvlan: the broadcast queue length only when set; netns, MTU, address when given. */
+	c = (struct net_child){
+		.kind = NET_CHILD_MACVLAN,
+		.name = "mv9",
+		.master_ifindex = 3,
+		.netns_fd = 5,
+		.mtu = 1400,
+		.hwaddr = hw,
+		.hwaddr_len = sizeof(hw),
+		.macvlan = { .mode = MACVLAN_MODE_PRIVATE },
+	};
+	len = net_link_build_create(&c, b.data, sizeof(b.data));
+	data = NULL;
+	{
+		bool ns = false, mtu = false, addr = false;
+
+		mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
+			switch (mnl_attr_get_type(a)) {
+			case IFLA_NET_NS_FD:
+				ns = mnl_attr_get_u32(a) == 5;
+				break;
+			case IFLA_MTU:
+				mtu = mnl_attr_get_u32(a) == 1400;
+				break;
+			case IFLA_ADDRESS:
+				addr = mnl_attr_get_payload_len(a) == 6 &&
+				       memcmp(mnl_attr_get_payload(a), hw, 6) == 0;
+				break;
+			case IFLA_LINKINFO:
+				mnl_attr_for_each_nested(info, a) {
+					if (mnl_attr_get_type(info) == IFLA_INFO_DATA)
+						data = info;
+				}
+				break;
+			default:
+				break;
+			}
+		}
+		CHECK(len > 0 && ns && mtu && addr, "macvlan request: netns fd, MTU, address");
+	}
+	if (CHECK(data != NULL, "macvlan IFLA_INFO_DATA present")) {
+		size_t n = nest_types(data, types, ARRAY_SIZE(types));
+
+		CHECK(n == 1 && types[0] == IFLA_MACVLAN_MODE, "mode only without bc_queue_len");
+	}
+	c.macvlan.bc_queue_len = 2000;
+	len = net_link_build_create(&c, b.data, sizeof(b.data));
+	CHECK(len > 0, "macvlan request with bc_queue_len");
+
+	c.name = "a-name-too-long-for-linux";
+	CHECK_R(net_link_build_create(&c, b.data, sizeof(b.data)), -EINVAL, "name too long");
+	c.name = "mv9";
+	CHECK_R(net_link_build_create(&c, b.data, 40), -EMSGSIZE, "buffer too small");
+	c.master_ifindex = 0;
+	CHECK_R(net_link_build_create(&c, b.data, sizeof(b.data)), -EINVAL, "no master");
+}
+
+static void test_sysctl(void)
+{
+	char buf[64];
+
+	CHECK_R(sysctl_read("net/ipv4/conf/lo/arp_notify", buf, sizeof(buf)), 0, "sysctl read");
+	CHECK(strcmp(buf, "0") == 0, "newline stripped: \"%s\"", buf);
+	CHECK_R(sysctl_write("net/ipv4/conf/lo/arp_notify", "1"), 0, "sysctl write");
+	CHECK(strcmp(sysctl_get("net/ipv4/conf/lo/arp_notify", buf, sizeof(buf)), "1") == 0,
+	      "sysctl reads back 1: %s", buf);
+	CHECK_R(sysctl_read("net/ipv4/conf/lo/arp_notify", buf, 1), -ENOBUFS, "value too long");
+	CHECK_R(sysctl_read("net/ipv4/conf/lo/arp_notify", buf, 2), 0, "value fits in 2 bytes");
+	CHECK_R(sysctl_read("net/ipv4/conf/nope0/arp_notify", buf, sizeof(buf)), -ENOENT,
+		"missing key");
+	CHECK_R(sysctl_write("net/../../etc/passwd", "x"), -EINVAL, "\"..\" rejected");
+	CHECK_R(sysctl_write("net/ipv4/conf/lo/arp_notify", "abc"), -EINVAL,
+		"kernel rejects a bad value");
+}
+
+struct in_b {
+	int fd_b;
+	const char *name;
+	int ifindex;
+	bool deleted;
+};
+
+static int in_b_check(void *userdata)
+{
+	struct in_b *s = userdata;
+	struct net_link l;
+
+	CHECK(netns_is_current(s->fd_b) == 1, "netns_run: in the target netns");
+	if (CHECK_R(net_link_get_by_name(s->name, &l), 0, "link found in netns B"))
+		s->ifindex = l.ifindex;
+	s->deleted = net_link_delete(l.ifindex) == 0;
+	CHECK(s->deleted, "link deleted in netns B");
+	return 42;
+}
+
+static int in_b_fail(void *userdata)
+{
+	(void)userdata;
+	return -EXDEV;
+}
+
+static void test_links(int fd_a, int fd_b)
+{
+	static const uint8_t hw_veth[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+	static const uint8_t hw_mv[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0x01 };
+	static const uint8_t hw_none[6] = { 0x02, 0xde, 0xad, 0, 0, 0 };
+	struct net_link v0 = { 0 }, v1 = { 0 }, l = { 0 };
+	struct net_child c;
+	struct in_b s = { .fd_b = fd_b };
+	char buf[64];
+	int r;
+
+	if (!CHECK_R(veth_create("tv0", "tv1"), 0, "veth pair created"))
+		return;
+	CHECK_R(net_link_get_by_name("tv0", &v0), 0, "lookup tv0 by name");
+	CHECK(v0.ifindex > 0 && strcmp(v0.name, "tv0") == 0 && strcmp(v0.kind, "veth") == 0,
+	      "tv0: index %d, kind \"%s\"", v0.ifindex, v0.kind);
+	CHECK(v0.hwaddr_len == 6 && v0.type == 1 /* ARPHRD_ETHER */, "tv0 is Ethernet");
+	CHECK_R(net_link_get_by_name("tv1", &v1), 0, "lookup tv1 by name");
+	CHECK(v0.link_ifindex == v1.ifindex, "IFLA_LINK of tv0 is its peer");
+	CHECK_R(net_link_get_by_index(v1.ifindex, &l), 0, "lookup tv1 by index");
+	CHECK(strcmp(l.name, "tv1") == 0, "index lookup gives tv1: %s", l.name);
+	CHECK_R(net_link_get_by_name("nope0", &l), -ENODEV, "missing name");
+	CHECK_R(net_link_get_by_index(99999, &l), -ENODEV, "missing index");
+	CHECK_R(net_link_get_by_name("0123456789abcdef", &l), -EINVAL, "overlong name");
+	test_mnl_dump(3); /* lo, tv0, tv1 */
+
+	CHECK_R(net_link_set_hwaddr(v0.ifindex, hw_veth, sizeof(hw_veth)), 0, "set hwaddr");
+	CHECK_R(net_link_get_by_hwaddr(hw_veth, sizeof(hw_veth), &l), 0, "lookup by hwaddr");
+	CHECK(l.ifindex == v0.ifindex, "hwaddr lookup gives tv0: %s", l.name);
+	CHECK_R(net_link_get_by_hwaddr(hw_none, sizeof(hw_none), &l), -ENODEV, "unknown hwaddr");
+	CHECK_R(net_link_set_alias(v1.ifindex, "orig-name.7"), 0, "set alias");
+	CHECK_R(net_link_get_by_alias("orig-name.7", &l), 0, "lookup by alias");
+	CHECK(l.ifindex == v1.ifindex && strcmp(l.alias, "orig-name.7") == 0,
+	      "alias lookup gives tv1 with its alias \"%s\"", l.alias);
+	CHECK_R(net_link_get_by_alias("orig-name", &l), -ENODEV, "unknown alias");
+	CHECK_R(net_link_set_alias(v1.ifindex, ""), 0, "clear alias");
+	CHECK_R(net_link_get_by_alias("orig-name.7", &l), -ENODEV, "alias gone");
+	CHECK(net_link_get_by_index(v1.ifindex, &l) == 0 && l.alias[0] == '\0', "alias empty");
+
+	CHECK_R(net_link_set_mtu(v0.ifindex, 1450), 0, "set MTU");
+	memset(&l, 0, sizeof(l));
+	r = net_link_get_by_index(v0.ifindex, &l);
+	CHECK(r == 0 && l.mtu == 1450, "MTU now %u", l.mtu);
+	CHECK_R(net_link_set_mtu(v0.ifindex, 10), -EINVAL, "MTU below the minimum");
+	CHECK_R(net_link_set_up(v0.ifindex, true), 0, "set up");
+	CHECK(net_link_get_by_index(v0.ifindex, &l) == 0 && (l.flags & IFF_UP), "tv0 is up");
+	CHECK_R(net_link_set_up(v0.ifindex, false), 0, "set down");
+	CHECK(net_link_get_by_index(v0.ifindex, &l) == 0 && !(l.flags & IFF_UP), "tv0 is down");
+
+	/* macvlan off the veth */
+	c = (struct net_child){
+		.kind = NET_CHILD_MACVLAN,
+		.name = "mv0",
+		.master_ifindex = v0.ifindex,
+		.netns_fd = -1,
+		.mtu = 1400,
+		.hwaddr = hw_mv,
+		.hwaddr_len = sizeof(hw_mv),
+		.macvlan = { .mode = MACVLAN_MODE_BRIDGE, .bc_queue_len = 100 },
+	};
+	CHECK_R(net_link_create(&c), 0, "create macvlan");
+	CHECK_R(net_link_get_by_name("mv0", &l), 0, "macvlan found");
+	CHECK(strcmp(l.kind, "macvlan") == 0, "kind \"%s\"", l.kind);
+	CHECK(l.macvlan_mode == MACVLAN_MODE_BRIDGE, "mode %u is bridge", l.macvlan_mode);
+	CHECK(l.mtu == 1400, "macvlan MTU %u", l.mtu);
+	CHECK(l.hwaddr_len == 6 && memcmp(l.hwaddr, hw_mv, 6) == 0, "macvlan hwaddr %s",
+	      net_hwaddr_format(l.hwaddr, l.hwaddr_len, buf, sizeof(buf)));
+	CHECK(l.link_ifindex == v0.ifindex, "macvlan master is tv0");
+	r = net_link_create(&c);
+	CHECK(r == -EEXIST, "second create: %d (%s), ack \"%s\"", r, strerror(-r), net_ack_last());
+	c.name = "mv1";
+	c.master_ifindex = 99999;
+	r = net_link_create(&c);
+	CHECK(r == -ENODEV || r == -EINVAL, "missing master: %d (%s)", r, strerror(-r));
+	c.master_ifindex = v0.ifindex;
+	c.macvlan.mode = 0x40; /* no such mode */
+	CHECK_R(net_link_create(&c), -EINVAL, "invalid mode");
+
+	/* Rename: dots must work in sysctl paths too. */
+	CHECK_R(net_link_set_name(l.ifindex, "mv.100"), 0, "rename to mv.100");
+	CHECK_R(net_link_get_by_name("mv0", &l), -ENODEV, "old name gone");
+	CHECK_R(net_link_get_by_name("mv.100", &l), 0, "new name found");
+	CHECK_R(net_link_set_name(l.ifindex, "tv1"), -EEXIST, "rename onto a taken name");
+	CHECK(strcmp(sysctl_get("net/ipv4/conf/mv.100/arp_notify", buf, sizeof(buf)), "0") == 0,
+	      "sysctl of a dotted name reads: %s", buf);
+	CHECK_R(sysctl_write("net/ipv4/conf/mv.100/arp_notify", "1"), 0, "dotted name written");
+	CHECK(strcmp(sysctl_get("net/ipv4/conf/mv.100/arp_notify", buf, sizeof(buf)), "1") == 0,
+	      "dotted name reads back: %s", buf);
+
+	/* Move to B, then visit it. */
+	CHECK_R(net_link_set_netns(l.ifindex, fd_b), 0, "move mv.100 to netns B");
+	CHECK_R(net_link_get_by_name("mv.100", &l), -ENODEV, "mv.100 left netns A");
+	s.name = "mv.100";
+	CHECK_R(netns_run(fd_b, in_b_check, &s), 42, "netns_run passes the return value");
+	CHECK(netns_is_current(fd_a) == 1, "back in netns A after netns_run");
+	CHECK(netns_is_current(fd_b) == 0, "no longer in netns B");
+	CHECK_R(netns_run(fd_b, in_b_fail, NULL), -EXDEV, "netns_run passes an error through");
+	CHECK(netns_is_current(fd_a) == 1, "back in netns A after a failing fn");
+	CHECK_R(netns_run(-1, in_b_fail, NULL), -EINVAL, "netns_run refuses a bad fd");
+
+	/* Created directly in B, as the macvlan plugin does. */
+	c.name = "mvb";
+	c.macvlan.mode = MACVLAN_MODE_PRIVATE;
+	c.hwaddr = NULL;
+	c.hwaddr_len = 0;
+	c.mtu = 0;
+	c.netns_fd = fd_b;
+	CHECK_R(net_link_create(&c), 0, "create macvlan straight into netns B");
+	CHECK_R(net_link_get_by_name("mvb", &l), -ENODEV, "not in netns A");
+	s = (struct in_b){ .fd_b = fd_b, .name = "mvb" };
+	CHECK_R(netns_run(fd_b, in_b_check, &s), 42, "visit netns B again");
+	CHECK(s.deleted, "mvb was there and is deleted");
+}
+
+static void test_addrs_routes(void)
+{
+	struct net_link v0, l;
+	struct net_route rt;
+	bool tentative = true;
+	int ifindex = 0, r;
+
+	if (!CHECK_R(net_link_get_by_name("tv0", &v0), 0, "tv0 for addresses"))
+		return;
+	CHECK_R(net_default_route_ifindex(&ifindex), -ENOENT, "no default route yet");
+	CHECK_R(net_link_set_up(v0.ifindex, true), 0, "tv0 up");
+	if (net_link_get_by_name("tv1", &l) == 0)
+		CHECK_R(net_link_set_up(l.ifindex, true), 0, "tv1 up (carrier for tv0)");
+
+	CHECK_R(addr_add(v0.ifindex, "10.10.0.1/24"), 0,
+		"add 10.10.0.1/24");
+	CHECK(has_addr(v0.ifindex, AF_INET, "10.10.0.1/24", NULL), "10.10.0.1/24 listed");
+	CHECK(!has_addr(v0.ifindex, AF_INET6, "10.10.0.1/24", NULL), "not in the IPv6 list");
+	CHECK_R(addr_add(v0.ifindex, "10.10.0.1/24"), -EEXIST,
+		"adding it again");
+	CHECK_R(addr_add(v0.ifindex, "fd00:10::1/64"), 0,
+		"add fd00:10::1/64");
+	CHECK(has_addr(v0.ifindex, AF_UNSPEC, "fd00:10::1/64", &tentative), "fd00:10::1/64 listed");
+	CHECK_R(addr_add(99999, "10.11.0.1/24"), -ENODEV,
+		"address on a missing link");
+
+	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.20.0.0/16"), .has_gw = true,
+				 .gw = A("10.10.0.254"), .priority = 50, .scope = -1 };
+	CHECK_R(net_route_add(&rt), 0, "route 10.20.0.0/16 via 10.10.0.254 metric 50");
+	memset(&rt, 0, sizeof(rt));
+	CHECK(find_route(v0.ifindex, "10.20.0.0/16", &rt), "route listed");
+	CHECK(rt.has_gw && addr_is(&rt.gw, "10.10.0.254") &&
+		      rt.priority == 50 && rt.table == RT_TABLE_MAIN && rt.ifindex == v0.ifindex,
+	      "gw, metric %u, table %u", rt.priority, rt.table);
+	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.21.0.0/16"), .mtu = 1280,
+				 .advmss = 1200, .table = 100, .scope = RT_SCOPE_LINK };
+	CHECK_R(net_route_add(&rt), 0, "route in table 100 with mtu/advmss, scope link");
+	memset(&rt, 0, sizeof(rt));
+	CHECK(find_route(v0.ifindex, "10.21.0.0/16", &rt), "table-100 route listed");
+	CHECK(!rt.has_gw && rt.table == 100 && rt.mtu == 1280 && rt.advmss == 1200 &&
+		      rt.scope == RT_SCOPE_LINK,
+	      "table %u mtu %u advmss %u scope %d", rt.table, rt.mtu, rt.advmss, rt.scope);
+	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("fd00:20::/48"), .has_gw = true,
+				 .gw = A("fd00:10::fe"), .scope = -1 };
+	CHECK_R(net_route_add(&rt), 0, "IPv6 route via a gateway");
+	CHECK(find_route(v0.ifindex, "fd00:20::/48", &rt) && rt.has_gw, "IPv6 route listed");
+	CHECK_R(net_route_add(&rt), -EEXIST, "the very same route again");
+	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.20.0.0/16"), .has_gw = true,
+				 .gw = A("10.10.0.253"), .priority = 50, .scope = -1 };
+	/* With NLM_F_EXCL the kernel would refuse a second route to the same prefix and metric. */
+	CHECK_R(net_route_add(&rt), 0, "same prefix and metric via another gateway: no NLM_F_EXCL");
+
+	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.22.0.0/16"), .has_gw = true,
+				 .gw = A("192.0.2.1"), .scope = -1 };
+	r = net_route_add(&rt);
+	CHECK(r == -ENETUNREACH, "unreachable gateway: %d (%s)", r, strerror(-r));
+	CHECK(net_ack_last()[0] != '\0', "kernel extended ack: \"%s\"", net_ack_last());
+	CHECK_R(net_link_get_by_name("tv0", &l), 0, "a later request");
+	CHECK(net_ack_last()[0] == '\0', "clears the ack text");
+
+	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("0.0.0.0/0"), .has_gw = true,
+				 .gw = A("10.10.0.254"), .scope = -1 };
+	CHECK_R(net_route_add(&rt), 0, "default route");
+	ifindex = 0;
+	CHECK_R(net_default_route_ifindex(&ifindex), 0, "default route found");
+	CHECK(ifindex == v0.ifindex, "default route via tv0 (%d)", ifindex);
+}
+
+static int result_build(struct cni_result *res, const char *ifname)
+{
+	struct cni_ip ip4 = { .address = P("10.30.0.2/24"), .has_gateway = true,
+			      .gateway = A("10.30.0.1"), .iface = 0 };
+	struct cni_ip ip6 = { .address = P("fd00:30::2/64"), .has_gateway = true,
+			      .gateway = A("fd00:30::1"), .iface = 0 };
+	struct cni_route r1 = { .dst = P("10.40.0.0/16"), .scope = -1 };
+	struct cni_route r2 = { .dst = P("fd00:40::/48"), .scope = -1 };
+	struct cni_route r3 = { .dst = P("10.50.0.0/16"), .has_gw = true, .gw = A("10.30.0.9"),
+				.priority = 10, .mtu = 1300, .scope = -1 };
+	struct cni_route r4 = { .dst = P("10.60.0.0/16"), .table = 200, .scope = -1 };
+
+	if (cni_result_add_iface(res, ifname, NULL, "/proc/self/ns/net") < 0 ||
+	    cni_result_add_ip(res, &ip4) < 0 || cni_result_add_ip(res, &ip6) < 0 ||
+	    cni_result_add_route(res, &r1) < 0 || cni_result_add_route(res, &r2) < 0 ||
+	    cni_result_add_route(res, &r3) < 0 || cni_result_add_route(res, &r4) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static void test_iface(void)
+{
+	struct cni_result res = { 0 };
+	struct cni_err err = { 0 };
+	struct net_link v1;
+	struct net_route rt;
+	char buf[64];
+	bool tentative = true, found;
+
+	if (!CHECK_R(net_link_get_by_name("tv1", &v1), 0, "tv1 for iface_configure") ||
+	    !CHECK_R(result_build(&res, "tv1"), 0, "result built"))
+		goto out;
+	/* A link whose IPv6 is off and lo off, as iface_configure must turn them on. */
+	CHECK_R(sysctl_write("net/ipv6/conf/tv1/disable_ipv6", "1"), 0, "IPv6 off on tv1");
+	CHECK_R(net_link_set_up(v1.ifindex, false), 0, "tv1 down");
+
+	/* An IP that names another interface: refused before any change. */
+	res.ips[0].iface = 1;
+	CHECK_R(iface_configure("tv1", &res, &err), -EINVAL, "invalid interface index");
+	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": invalid interface index") == 0,
+	      "message: %s", err.msg);
+	CHECK(!has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "nothing added");
+	res.ips[0].iface = 0;
+
+	memset(&err, 0, sizeof(err));
+	CHECK_R(iface_configure("nope0", &res, &err), -ENODEV, "configure a missing link");
+	CHECK(strcmp(err.msg, "failed to lookup \"nope0\": No such device") == 0 &&
+		      err.code == CNI_ERR_KERNEL,
+	      "message: %s (code %d)", err.msg, err.code);
+
+	memset(&err, 0, sizeof(err));
+	if (!CHECK_R(iface_configure("tv1", &res, &err), 0, "iface_configure"))
+		printf("# %s / %s\n", err.msg, err.details);
+	CHECK(has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "IPv4 address added");
+	CHECK(has_addr(v1.ifindex, AF_INET6, "fd00:30::2/64", &tentative), "IPv6 address added");
+	CHECK(!tentative, "DAD finished before the routes (IPv6 gateway present)");
+	CHECK(net_link_get_by_index(v1.ifindex, &v1) == 0 && (v1.flags & IFF_UP), "tv1 up");
+	CHECK(strcmp(sysctl_get("net/ipv6/conf/tv1/disable_ipv6", buf, sizeof(buf)), "0") == 0,
+	      "IPv6 enabled on tv1: %s", buf);
+	CHECK(strcmp(sysctl_get("net/ipv6/conf/tv1/keep_addr_on_down", buf, sizeof(buf)), "1") ==
+		      0,
+	      "keep_addr_on_down: %s", buf);
+	CHECK(strcmp(sysctl_get("net/ipv4/conf/tv1/arp_notify", buf, sizeof(buf)), "1") == 0,
+	      "arp_notify: %s", buf);
+	CHECK(strcmp(sysctl_get("net/ipv6/conf/tv1/ndisc_notify", buf, sizeof(buf)), "1") == 0,
+	      "ndisc_notify: %s", buf);
+	CHECK(find_route(v1.ifindex, "10.40.0.0/16", &rt) && rt.has_gw &&
+		      ip_addr_equal(&rt.gw, &res.ips[0].gateway),
+	      "IPv4 route via the IPv4 gateway");
+	CHECK(find_route(v1.ifindex, "fd00:40::/48", &rt) && rt.has_gw &&
+		      ip_addr_equal(&rt.gw, &res.ips[1].gateway),
+	      "IPv6 route via the IPv6 gateway");
+	memset(&rt, 0, sizeof(rt));
+	found = find_route(v1.ifindex, "10.50.0.0/16", &rt);
+	CHECK(found && rt.has_gw && ip_addr_equal(&rt.gw, &res.routes[2].gw) && rt.priority == 10 &&
+		      rt.mtu == 1300,
+	      "route with its own gw, metric %u, mtu %u", rt.priority, rt.mtu);
+	memset(&rt, 0, sizeof(rt));
+	found = find_route(v1.ifindex, "10.60.0.0/16", &rt);
+	CHECK(found && rt.table == 200, "route in table %u", rt.table);
+
+	memset(&err, 0, sizeof(err));
+	CHECK_R(iface_check("tv1", &res, &err), 0, "iface_check passes");
+
+	/* Configuring twice: the addresses exist. */
+	memset(&err, 0, sizeof(err));
+	CHECK_R(iface_configure("tv1", &res, &err), -EEXIST, "configure twice");
+	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": File exists") == 0,
+	      "message: %s", err.msg);
+
+	/* A route that cannot be added reports the reference's message and the kernel's text. */
+	{
+		struct cni_result bad = { 0 };
+		struct cni_route unreach = { .dst = P("10.70.0.0/16"), .has_gw = true,
+					     .gw = A("192.0.2.1"), .priority = 5, .scope = -1 };
+
+		memset(&err, 0, sizeof(err));
+		if (cni_result_add_iface(&bad, "tv1", NULL, NULL) >= 0 &&
+		    cni_result_add_route(&bad, &unreach) >= 0) {
+			CHECK_R(iface_configure("tv1", &bad, &err), -ENETUNREACH, "bad route");
+			CHECK(strcmp(err.msg, "failed to add route '10.70.0.0/16 via 192.0.2.1 dev tv1 metric 5 (Scope: 0, Table: 0)': Network is unreachable") == 0,
+			      "message: %s", err.msg);
+			CHECK(err.details[0] != '\0', "details: %s", err.details);
+		}
+		cni_result_free(&bad);
+	}
+
+	/* A route missing from the table fails the check. */
+	{
+		struct cni_route extra = { .dst = P("10.80.0.0/16"), .has_gw = true,
+					   .gw = A("10.30.0.1"), .scope = -1 };
+
+		if (cni_result_add_route(&res, &extra) >= 0) {
+			memset(&err, 0, sizeof(err));
+			CHECK_R(iface_check("tv1", &res, &err), -ENOENT, "check with a missing route");
+			CHECK(strcmp(err.msg, "Expected Route 10.80.0.0/16 via 10.30.0.1 not found in routing table") == 0 &&
+				      err.code == CNI_ERR_CHECK_FAILED,
+			      "message: %s (code %d)", err.msg, err.code);
+			res.n_routes--;
+		}
+	}
+
+	CHECK_R(addr_delete(v1.ifindex, &res.ips[0].address), 0, "delete 10.30.0.2/24");
+	memset(&err, 0, sizeof(err));
+	CHECK_R(iface_check("tv1", &res, &err), -ENOENT, "iface_check fails after that");
+	CHECK(strcmp(err.msg, "Failed to match addr 10.30.0.2/24 on interface tv1") == 0 &&
+		      err.code == CNI_ERR_CHECK_FAILED,
+	      "message: %s (code %d)", err.msg, err.code);
+out:
+	cni_result_free(&res);
+}
+
+static void test_delete(void)
+{
+	struct net_link v0, l;
+
+	if (!CHECK_R(net_link_get_by_name("tv0", &v0), 0, "tv0 before delete"))
+		return;
+	CHECK_R(net_link_delete(v0.ifindex), 0, "delete tv0");
+	CHECK_R(net_link_get_by_name("tv1", &l), -ENODEV, "peer went with it");
+	CHECK_R(net_link_delete(v0.ifindex), -ENODEV, "delete again");
+	CHECK_R(net_link_set_up(v0.ifindex, true), -ENODEV, "set up on a deleted link");
+}
+
+int main(void)
+{
+	_cleanup_close_ int fd_a = -1;
+	_cleanup_close_ int fd_b = -1;
+	_cleanup_close_ int fd_self = -1;
+	int r;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (unshare(CLONE_NEWNET) < 0) {
+		if (errno == EPERM) {
+			printf("# SKIP: cannot create a network namespace (not root)\n");
+			return 77;
+		}
+		fprintf(stderr, "unshare: %s\n", strerror(errno));
+		return 1;
+	}
+	/* Netns A: the test's own; B: a move target, alive only through fd_b. */
+	r = netns_open("/proc/thread-self/ns/net", &fd_a);
+	if (r < 0) {
+		fprintf(stderr, "netns_open A: %s\n", strerror(-r));
+		return 1;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		fprintf(stderr, "unshare B: %s\n", strerror(errno));
+		return 1;
+	}
+	r = netns_open("/proc/thread-self/ns/net", &fd_b);
+	if (r < 0 || setns(fd_a, CLONE_NEWNET) < 0) {
+		fprintf(stderr, "netns B: %s\n", r < 0 ? strerror(-r) : strerror(errno));
+		return 1;
+	}
+
+	CHECK(netns_is_current(fd_a) == 1, "netns_is_current: A");
+	CHECK(netns_is_current(fd_b) == 0, "netns_is_current: not B");
+	CHECK_R(netns_open("/nonexistent/netns", &fd_self), -ENOENT, "netns_open missing path");
+	CHECK_R(netns_open("/dev/null", &fd_self), -EINVAL, "netns_open non-netns file");
+	r = netns_open("/proc/self/ns/net", &fd_self);
+	CHECK(r == 0 && netns_is_current(fd_self) == 1, "netns_open /proc/self/ns/net");
+
+	test_hwaddr();
+	test_build();
+	test_sysctl();
+	test_links(fd_a, fd_b);
+	test_addrs_routes();
+	test_iface();
+	test_delete();
+
+	printf("1..%d\n# %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
