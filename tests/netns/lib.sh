@@ -40,6 +40,8 @@ T_NUM=0
 T_SEQ=0
 T_CLEANUPS=()
 T_WRAP=()
+# PLUGIN_WRAPPER (e.g. "valgrind --log-file=...") runs every plugin under a checker.
+read -r -a T_BASE_WRAP <<<"${PLUGIN_WRAPPER:-}"
 T_PLUGIN=${T_PLUGIN:-}
 T_ENV_COMMAND_LINE=
 # 4 hex digits that make this run's names unique on the machine.
@@ -202,9 +204,9 @@ t_cni() {
 		argv+=("$k=${env[$k]}")
 		T_ENV_COMMAND_LINE+="$k='${env[$k]}' "
 	done
-	T_ENV_COMMAND_LINE+="${T_WRAP[*]} $T_PLUGIN"
+	T_ENV_COMMAND_LINE+="${T_WRAP[*]} ${T_BASE_WRAP[*]} $T_PLUGIN"
 	T_LAST_CONF=$conf
-	printf '%s' "$conf" | timeout 60 "${argv[@]}" "${T_WRAP[@]}" "$T_PLUGIN" \
+	printf '%s' "$conf" | timeout 60 "${argv[@]}" "${T_WRAP[@]}" "${T_BASE_WRAP[@]}" "$T_PLUGIN" \
 		>"$T_DIR/stdout" 2>"$T_DIR/stderr"
 	T_RC=$?
 	T_OUT=$(cat "$T_DIR/stdout")
