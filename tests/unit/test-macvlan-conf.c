@@ -10,19 +10,33 @@
 /* The loader is static: the plugin source is compiled into the test. */
 #include "plugins/macvlan/macvlan.c"
 
+/* Strings in a loaded macvlan_conf point into the config: it lives until the next load. */
+static struct cni_ctx loaded;
+
+static void release_loaded(void)
+{
+	cni_args_free(&loaded.args);
+	cni_conf_free(&loaded.conf);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	release_loaded();
+	return 0;
+}
+
 static int load(const char *json, const char *cni_args, struct macvlan_conf *c, struct cni_err *err)
 {
-	struct cni_ctx ctx = { 0 };
 	int r;
 
-	r = cni_conf_parse(json, strlen(json), &ctx.conf, err);
+	release_loaded();
+	r = cni_conf_parse(json, strlen(json), &loaded.conf, err);
 	if (r < 0)
 		return r;
-	r = cni_args_parse(cni_args, &ctx.args, err);
+	r = cni_args_parse(cni_args, &loaded.args, err);
 	if (r >= 0)
-		r = macvlan_conf_load(&ctx, c, err);
-	cni_args_free(&ctx.args);
-	cni_conf_free(&ctx.conf);
+		r = macvlan_conf_load(&loaded, c, err);
 	return r;
 }
 
@@ -192,5 +206,5 @@ int main(void)
 		cmocka_unit_test(test_l2_old_versions_refused),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, teardown);
 }
