@@ -104,6 +104,13 @@ static int parse_common(struct json_object *root, struct cni_conf *c, struct cni
 		return r;
 	if (ipam && (r = cjson_get_str(ipam, "type", &c->ipam_type, err)) < 0)
 		return r;
+	/* ipam.type names a file in CNI_PATH: refuse what could leave those directories. */
+	if (c->ipam_type && *c->ipam_type &&
+	    (strchr(c->ipam_type, '/') || strcmp(c->ipam_type, ".") == 0 ||
+	     strcmp(c->ipam_type, "..") == 0))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "invalid ipam type \"%.64s\": must be a plugin name without '/'",
+				   c->ipam_type);
 	if ((r = cjson_get_str(root, "logFile", &c->log_file, err)) < 0 ||
 	    (r = cjson_get_str(root, "logLevel", &c->log_level, err)) < 0)
 		return r;

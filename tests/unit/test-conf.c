@@ -90,6 +90,10 @@ static void test_name_rules(void **state)
 static void test_malformed(void **state)
 {
 	(void)state;
+	expect_fail("{\"name\":\"n\",\"ipam\":{\"type\":\"../../bin/sh\"}}", CNI_ERR_INVALID_CONFIG,
+		    "invalid ipam type");
+	expect_fail("{\"name\":\"n\",\"ipam\":{\"type\":\"..\"}}", CNI_ERR_INVALID_CONFIG,
+		    "invalid ipam type");
 	expect_fail("", CNI_ERR_DECODE, "empty input");
 	expect_fail("{", CNI_ERR_DECODE, "unexpected end");
 	expect_fail("{\"name\":\"n\",}", CNI_ERR_DECODE, "error unmarshall network config");
