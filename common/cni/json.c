@@ -58,9 +58,12 @@ struct json_object *cjson_get(struct json_object *obj, const char *key)
 	if (!obj || !json_object_is_type(obj, json_type_object))
 		return NULL;
 	if (!json_object_object_get_ex(obj, key, &v)) {
-		json_object_object_foreach(obj, k, val) {
-			if (strcasecmp(k, key) == 0) {
-				v = val;
+		struct json_object_iterator it = json_object_iter_begin(obj);
+		struct json_object_iterator end = json_object_iter_end(obj);
+
+		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+			if (strcasecmp(json_object_iter_peek_name(&it), key) == 0) {
+				v = json_object_iter_peek_value(&it);
 				break;
 			}
 		}
@@ -118,6 +121,10 @@ int cjson_get_str(struct json_object *obj, const char *key, const char **ret,
 		return 0;
 	if (!json_object_is_type(v, json_type_string))
 		return wrong_type(err, key, "a string", v);
+	/* "\u0000" would cut the C string short and pass checks it should fail. */
+	if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "field \"%s\": NUL character in string",
+				   key);
 	*ret = json_object_get_string(v);
 	return 1;
 }
@@ -180,11 +187,12 @@ int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, s
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
 
-		if (!json_object_is_type(e, json_type_string)) {
+		if (!json_object_is_type(e, json_type_string) ||
+		    strlen(json_object_get_string(e)) != (size_t)json_object_get_string_len(e)) {
 			cjson_strv_free(v, i);
 			return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
-					   "field \"%s[%zu]\": expected a string, got %s", key, i,
-					   cjson_type_name(e));
+					   "field \"%s[%zu]\": expected a string without NUL, got %s", key,
+					   i, cjson_type_name(e));
 		}
 		v[i] = strdup(json_object_get_string(e));
 		if (!v[i]) {

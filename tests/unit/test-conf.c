@@ -85,6 +85,8 @@ static void test_name_rules(void **state)
 	expect_fail("{\"cniVersion\":\"1.0.0\",\"name\":\"a/../b\"}", CNI_ERR_INVALID_CONFIG,
 		    "invalid characters found in network name");
 	expect_fail("{\"cniVersion\":\"1.0.0\",\"name\":7}", CNI_ERR_DECODE, "\"name\"");
+	expect_fail("{\"cniVersion\":\"1.0.0\",\"name\":\"ok\\u0000/../bad name\"}", CNI_ERR_DECODE,
+		    "NUL character");
 }
 
 static void test_malformed(void **state)
