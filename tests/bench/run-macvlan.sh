@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Benchmarks our macvlan against Debian's Go macvlan, exec'd as a runtime does,
+# with no IPAM (L2) and with host-local (IPAM), in a throwaway pod netns with a
+# throwaway veth as master. Figures are printed, not asserted.
+#
+# Usage: run-macvlan.sh [OUR_MACVLAN [BENCH]]
+#   OUR_MACVLAN  default build/plugins/macvlan/macvlan
+#   BENCH        default build/tests/bench/bench
+# Environment: ITERATIONS (default 200), WARMUP (default 10),
+#   GO_MACVLAN (default /usr/lib/cni/macvlan), REFERENCE_CNI_DIR (default /usr/lib/cni,
+#   used as CNI_PATH so both plugins delegate to the same host-local).
+# Exit status: 0, 1 if a plugin run failed, 2 on a harness error, 77 if not root or
+# a netns or veth cannot be created.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+ours=${1:-$top/build/plugins/macvlan/macvlan}
+bench=${2:-$top/build/tests/bench/bench}
+ref_dir=${REFERENCE_CNI_DIR:-/usr/lib/cni}
+go=${GO_MACVLAN:-$ref_dir/macvlan}
+iterations=${ITERATIONS:-200}
+warmup=${WARMUP:-10}
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+die() { echo "error: $*" >&2; exit 2; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root to create a network namespace"
+[ -x "$go" ] || skip "$go missing (package containernetworking-plugins)"
+[ -x "$ref_dir/host-local" ] || skip "$ref_dir/host-local missing (package containernetworking-plugins)"
+[ -x "$ours" ] || die "$ours is not an executable; build it first"
+[ -x "$bench" ] || die "$bench is not an executable; build it first"
+command -v jq >/dev/null || die "jq is needed for the ratios"
+ours=$(realpath "$ours")
+bench=$(realpath "$bench")
+
+# Unique per run so parallel runs and leftovers of a killed run do not collide.
+tag=$$$RANDOM
+tag=${tag:0:9}
+ns=cnibench-$tag
+master=bm$tag
+peer=bp$tag
+tmp=
+
+cleanup() {
+	ip netns del "$ns" 2>/dev/null || true
+	ip link del "$master" 2>/dev/null || true
+	[ -z "$tmp" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$ns" 2>/dev/null || skip "cannot create a network namespace"
+ip link add "$master" type veth peer name "$peer" 2>/dev/null || skip "cannot create a veth pair"
+ip link set "$master" up
+ip link set "$peer" up
+tmp=$(mktemp -d /tmp/cni-bench.XXXXXX)
+
+# The harness replaces %LABEL% so each plugin gets its own host-local store.
+printf '{"cniVersion":"1.0.0","name":"bench","type":"macvlan","master":"%s","ipam":{}}\n' \
+	"$master" >"$tmp/L2.json"
+printf '{"cniVersion":"1.0.0","name":"bench","type":"macvlan","master":"%s","ipam":{"type":"host-local","subnet":"10.99.0.0/16","dataDir":"%s/host-local-%%LABEL%%"}}\n' \
+	"$master" "$tmp" >"$tmp/IPAM.json"
+
+echo "ours: $ours"
+echo "go:   $go"
+if cmp -s "$ours" "$go"; then
+	echo "note: ours is the same binary as go (stand-in run)"
+fi
+echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+# Snapshots, so that a rebuild during the run cannot swap or half-write a binary.
+mkdir "$tmp/bin"
+cp "$ours" "$tmp/bin/ours-macvlan"
+cp "$go" "$tmp/bin/go-macvlan"
+
+status=0
+(cd "$tmp" && "$bench" --plugin "ours=$tmp/bin/ours-macvlan" --plugin "go=$tmp/bin/go-macvlan" \
+	--config L2.json --config IPAM.json --netns "/run/netns/$ns" --ifname eth0 \
+	--cni-path "$ref_dir" --iterations "$iterations" --warmup "$warmup" \
+	--json="$tmp/figures.json") || status=$?
+[ -s "$tmp/figures.json" ] || exit "$status"
+
+echo
+echo "== ratios ours/go (below 1: ours is faster or smaller)"
+# ru_maxrss from wait4 covers reaped descendants too: with IPAM it is max(macvlan, host-local).
+jq -r '
+	def fig(c; l; cmd; f): first(.results[] | select(.config == c and .label == l and .command == cmd) | f);
+	def ratio(a; b): if a == null or b == null or b == 0 then "-" else a / b end;
+	def peak(c; l): [fig(c; l; "ADD"; .peak_rss_kib), fig(c; l; "DEL"; .peak_rss_kib)] | max;
+	. as $all | ["L2", "IPAM"][] as $c | $all | ($c + ".json") as $f |
+	[$c, ratio(fig($f; "ours"; "ADD"; .median_us); fig($f; "go"; "ADD"; .median_us)),
+	 ratio(fig($f; "ours"; "DEL"; .median_us); fig($f; "go"; "DEL"; .median_us)),
+	 ratio(peak($f; "ours"); peak($f; "go"))] | @tsv
+' "$tmp/figures.json" | awk -F'\t' '
+	function r(x) { return x == "-" ? "   -" : sprintf("%4.2f", x) }
+	{ printf "%-5s median ADD %s   median DEL %s   peak RSS %s\n", $1, r($2), r($3), r($4) }'
+exit "$status"
