@@ -3,9 +3,11 @@
 # with no IPAM (L2) and with host-local (IPAM), in a throwaway pod netns with a
 # throwaway veth as master. Figures are printed, not asserted.
 #
-# Usage: run-macvlan.sh [OUR_MACVLAN [BENCH]]
+# Usage: run-macvlan.sh [OUR_MACVLAN [BENCH [NOOP]]]
 #   OUR_MACVLAN  default build/plugins/macvlan/macvlan
 #   BENCH        default build/tests/bench/bench
+#   NOOP         default build/tests/bench/bench-noop: a plugin that does
+#                nothing, run alongside to show the exec floor
 # Environment: ITERATIONS (default 200), WARMUP (default 10),
 #   GO_MACVLAN (default /usr/lib/cni/macvlan), REFERENCE_CNI_DIR (default /usr/lib/cni,
 #   used as CNI_PATH so both plugins delegate to the same host-local).
@@ -16,6 +18,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ours=${1:-$top/build/plugins/macvlan/macvlan}
 bench=${2:-$top/build/tests/bench/bench}
+noop=${3:-$top/build/tests/bench/bench-noop}
 ref_dir=${REFERENCE_CNI_DIR:-/usr/lib/cni}
 go=${GO_MACVLAN:-$ref_dir/macvlan}
 iterations=${ITERATIONS:-200}
@@ -29,6 +32,7 @@ die() { echo "error: $*" >&2; exit 2; }
 [ -x "$ref_dir/host-local" ] || skip "$ref_dir/host-local missing (package containernetworking-plugins)"
 [ -x "$ours" ] || die "$ours is not an executable; build it first"
 [ -x "$bench" ] || die "$bench is not an executable; build it first"
+[ -x "$noop" ] || die "$noop is not an executable; build it first"
 command -v jq >/dev/null || die "jq is needed for the ratios"
 ours=$(realpath "$ours")
 bench=$(realpath "$bench")
@@ -71,9 +75,11 @@ echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CP
 mkdir "$tmp/bin"
 cp "$ours" "$tmp/bin/ours-macvlan"
 cp "$go" "$tmp/bin/go-macvlan"
+cp "$noop" "$tmp/bin/noop"
 
 status=0
 (cd "$tmp" && "$bench" --plugin "ours=$tmp/bin/ours-macvlan" --plugin "go=$tmp/bin/go-macvlan" \
+	--plugin "noop=$tmp/bin/noop" \
 	--config L2.json --config IPAM.json --netns "/run/netns/$ns" --ifname eth0 \
 	--cni-path "$ref_dir" --iterations "$iterations" --warmup "$warmup" \
 	--json="$tmp/figures.json") || status=$?
@@ -81,16 +87,20 @@ status=0
 
 echo
 echo "== ratios ours/go (below 1: ours is faster or smaller)"
+echo "   'above floor': (ours - noop) / (go - noop), the work done after being exec'd"
 # ru_maxrss from wait4 covers reaped descendants too: with IPAM it is max(macvlan, host-local).
 jq -r '
 	def fig(c; l; cmd; f): first(.results[] | select(.config == c and .label == l and .command == cmd) | f);
 	def ratio(a; b): if a == null or b == null or b == 0 then "-" else a / b end;
+	def above(c; cmd): ratio(fig(c; "ours"; cmd; .median_us) - fig(c; "noop"; cmd; .median_us);
+				 fig(c; "go"; cmd; .median_us) - fig(c; "noop"; cmd; .median_us));
 	def peak(c; l): [fig(c; l; "ADD"; .peak_rss_kib), fig(c; l; "DEL"; .peak_rss_kib)] | max;
 	. as $all | ["L2", "IPAM"][] as $c | $all | ($c + ".json") as $f |
 	[$c, ratio(fig($f; "ours"; "ADD"; .median_us); fig($f; "go"; "ADD"; .median_us)),
+	 above($f; "ADD"),
 	 ratio(fig($f; "ours"; "DEL"; .median_us); fig($f; "go"; "DEL"; .median_us)),
 	 ratio(peak($f; "ours"); peak($f; "go"))] | @tsv
 ' "$tmp/figures.json" | awk -F'\t' '
 	function r(x) { return x == "-" ? "   -" : sprintf("%4.2f", x) }
-	{ printf "%-5s median ADD %s   median DEL %s   peak RSS %s\n", $1, r($2), r($3), r($4) }'
+	{ printf "%-5s median ADD %s (above floor %s)   median DEL %s   peak RSS %s\n", $1, r($2), r($3), r($4), r($5) }'
 exit "$status"
