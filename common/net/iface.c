@@ -1,6 +1,5 @@
 /* Applying an IPAM result to an interface inside the pod netns, and checking it */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,28 +19,6 @@
 
 #define DAD_POLL_NS (50L * 1000 * 1000)
 #define DAD_TIMEOUT_S 5
-
-/*
- * Records a failure; with @ack, the kernel's extended-ack text of the request
- * that just failed goes into the details. The first failure wins, so details
- * are only written when this call recorded the message.
- */
-__attribute__((format(printf, 5, 6)))
-static int fail(struct cni_err *err, int code, int r, bool ack, const char *fmt, ...)
-{
-	char msg[sizeof(err->msg)];
-	va_list ap;
-
-	if (!err || err->code != CNI_OK)
-		return r;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cni_err_set(err, code, r, "%s", msg);
-	if (ack && *net_ack_last())
-		cni_err_details(err, "%s", net_ack_last());
-	return r;
-}
 
 /* Whether an IP of the result is for @ifname: no interface index, or one naming it. */
 static bool ip_for_iface(const struct cni_result *res, const struct cni_ip *ip, const char *ifname)
@@ -76,7 +53,7 @@ static int enable_ipv6(const char *ifname, struct cni_err *err)
 			continue;
 		r = sysctl_write(path, "0");
 		if (r < 0)
-			return fail(err, CNI_ERR_KERNEL, r, false,
+			return cni_err_set(err, CNI_ERR_KERNEL, r,
 				    "failed to enable IPv6 for interface \"%s\" (%s=%s): %s", names[i],
 				    path, value, strerror(-r));
 	}
@@ -114,13 +91,13 @@ static int settle_addresses(const char *ifname, int ifindex, struct cni_err *err
 
 		r = net_addr_list(ifindex, AF_UNSPEC, &addrs, &n);
 		if (r < 0)
-			return fail(err, CNI_ERR_KERNEL, r, true,
+			return net_err_set(err, CNI_ERR_KERNEL, r,
 				    "failed to settle addresses for \"%s\": %s", ifname, strerror(-r));
 		for (size_t i = 0; i < n; i++) {
 			char a[IP_PREFIX_STRLEN];
 
 			if (addrs[i].dadfailed)
-				return fail(err, CNI_ERR_KERNEL, -EADDRINUSE, false,
+				return cni_err_set(err, CNI_ERR_KERNEL, -EADDRINUSE,
 					    "link %s has address %s in DADFAILED state", ifname,
 					    ip_addr_format(&addrs[i].prefix.addr, a, sizeof(a)));
 			tentative = tentative || addrs[i].tentative;
@@ -138,11 +115,11 @@ static int settle_addresses(const char *ifname, int ifindex, struct cni_err *err
 	 */
 	r = net_link_get_by_index(ifindex, &link);
 	if (r < 0)
-		return fail(err, CNI_ERR_KERNEL, r, true, "failed to lookup \"%s\": %s", ifname,
+		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to lookup \"%s\": %s", ifname,
 			    strerror(-r));
 	if (!(link.flags & IFF_RUNNING))
 		return 0;
-	return fail(err, CNI_ERR_KERNEL, -ETIMEDOUT, false,
+	return cni_err_set(err, CNI_ERR_KERNEL, -ETIMEDOUT,
 		    "link %s still has tentative addresses after %d seconds", ifname, DAD_TIMEOUT_S);
 }
 
@@ -173,7 +150,7 @@ static int add_route(const char *ifname, int ifindex, const struct cni_route *cr
 	}
 	r = net_route_add(&rt);
 	if (r < 0)
-		return fail(err, CNI_ERR_KERNEL, r, true,
+		return net_err_set(err, CNI_ERR_KERNEL, r,
 			    "failed to add route '%s via %s dev %s metric %u (Scope: %d, Table: %u)': %s",
 			    ip_prefix_format(&cr->dst, dst, sizeof(dst)),
 			    rt.has_gw ? ip_addr_format(&rt.gw, gw, sizeof(gw)) : "<nil>", ifname,
@@ -192,12 +169,12 @@ int iface_configure(const char *ifname, const struct cni_result *res, struct cni
 
 	r = net_link_get_by_name(ifname, &link);
 	if (r < 0)
-		return fail(err, CNI_ERR_KERNEL, r, true, "failed to lookup \"%s\": %s", ifname,
+		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to lookup \"%s\": %s", ifname,
 			    strerror(-r));
 	/* Checked before any change, so a bad result leaves the link untouched. */
 	for (size_t i = 0; i < res->n_ips; i++) {
 		if (!ip_for_iface(res, &res->ips[i], ifname))
-			return fail(err, CNI_ERR_KERNEL, -EINVAL, false,
+			return cni_err_set(err, CNI_ERR_KERNEL, -EINVAL,
 				    "failed to add IP addr %s to \"%s\": invalid interface index",
 				    ip_prefix_format(&res->ips[i].address, a, sizeof(a)), ifname);
 	}
@@ -216,7 +193,7 @@ int iface_configure(const char *ifname, const struct cni_result *res, struct cni
 		}
 		r = net_addr_add(link.ifindex, &ip->address);
 		if (r < 0)
-			return fail(err, CNI_ERR_KERNEL, r, true, "failed to add IP addr %s to \"%s\": %s",
+			return net_err_set(err, CNI_ERR_KERNEL, r, "failed to add IP addr %s to \"%s\": %s",
 				    ip_prefix_format(&ip->address, a, sizeof(a)), ifname,
 				    strerror(-r));
 		if (!ip->has_gateway)
@@ -229,7 +206,7 @@ int iface_configure(const char *ifname, const struct cni_result *res, struct cni
 
 	r = net_link_set_up(link.ifindex, true);
 	if (r < 0)
-		return fail(err, CNI_ERR_KERNEL, r, true, "failed to set \"%s\" UP: %s", ifname,
+		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to set \"%s\" UP: %s", ifname,
 			    strerror(-r));
 
 	if (v6gw.family) {
@@ -293,11 +270,11 @@ int iface_check(const char *ifname, const struct cni_result *res, struct cni_err
 
 	r = net_link_get_by_name(ifname, &link);
 	if (r < 0)
-		return fail(err, CNI_ERR_KERNEL, r, true, "Cannot find container link %s: %s", ifname,
+		return net_err_set(err, CNI_ERR_KERNEL, r, "Cannot find container link %s: %s", ifname,
 			    strerror(-r));
 	r = net_addr_list(link.ifindex, AF_UNSPEC, &addrs, &n_addrs);
 	if (r < 0)
-		return fail(err, CNI_ERR_KERNEL, r, true, "Cannot obtain List of IP Addresses: %s",
+		return net_err_set(err, CNI_ERR_KERNEL, r, "Cannot obtain List of IP Addresses: %s",
 			    strerror(-r));
 	for (size_t i = 0; i < res->n_ips; i++) {
 		const struct cni_ip *ip = &res->ips[i];
@@ -305,13 +282,13 @@ int iface_check(const char *ifname, const struct cni_result *res, struct cni_err
 		if (!ip_for_iface(res, ip, ifname))
 			continue; /* an address of another interface of the result */
 		if (!addr_present(addrs, n_addrs, &ip->address))
-			return fail(err, CNI_ERR_CHECK_FAILED, -ENOENT, false,
+			return cni_err_set(err, CNI_ERR_CHECK_FAILED, -ENOENT,
 				    "Failed to match addr %s on interface %s",
 				    ip_prefix_format(&ip->address, a, sizeof(a)), ifname);
 	}
 	r = net_route_list(link.ifindex, AF_UNSPEC, &routes, &n_routes);
 	if (r < 0)
-		return fail(err, CNI_ERR_KERNEL, r, true, "Cannot obtain List of routes: %s",
+		return net_err_set(err, CNI_ERR_KERNEL, r, "Cannot obtain List of routes: %s",
 			    strerror(-r));
 	for (size_t i = 0; i < res->n_routes; i++) {
 		const struct cni_route *cr = &res->routes[i];
@@ -322,7 +299,7 @@ int iface_check(const char *ifname, const struct cni_result *res, struct cni_err
 			snprintf(what, sizeof(what), "%s via %s",
 				 ip_prefix_format(&cr->dst, a, sizeof(a)),
 				 cr->has_gw ? ip_addr_format(&cr->gw, g, sizeof(g)) : "<nil>");
-			return fail(err, CNI_ERR_CHECK_FAILED, -ENOENT, false,
+			return cni_err_set(err, CNI_ERR_CHECK_FAILED, -ENOENT,
 				    "Expected Route %s not found in routing table", what);
 		}
 	}

@@ -59,6 +59,20 @@ struct net_child {
  */
 const char *net_ack_last(void);
 
+struct cni_err;
+
+/**
+ * net_err_set() - record a failed kernel request, with the kernel's text as details
+ * @err: error to fill (the first failure wins, as with cni_err_set())
+ * @code: CNI error code
+ * @r: negative errno to return
+ * @fmt: message
+ *
+ * Return: @r.
+ */
+int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /**
  * net_link_get_by_name() - look up a link in the current netns
  * @name: interface name

@@ -1,5 +1,6 @@
 /* Netlink plumbing shared by common/net: libmnl requests with extended ack, libnl reads */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <netlink/object.h>
 #include <netlink/socket.h>
 
+#include "common/cni/error.h"
 #include "common/net/link.h"
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
@@ -35,6 +37,22 @@ static char ack_text[1024];
 const char *net_ack_last(void)
 {
 	return ack_text;
+}
+
+int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
+{
+	char msg[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err || err->code != CNI_OK)
+		return r;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cni_err_set(err, code, r, "%s", msg);
+	if (ack_text[0])
+		cni_err_details(err, "%s", ack_text);
+	return r;
 }
 
 void nlsock_ack_clear(void)

@@ -194,10 +194,7 @@ static int open_netns(const char *path, int *ret_fd, struct cni_err *err)
 
 static int kernel_err(struct cni_err *err, int r, const char *what, const char *name)
 {
-	cni_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
-	if (*net_ack_last())
-		cni_err_details(err, "%s", net_ack_last());
-	return r;
+	return net_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
 }
 
 /* Steps run inside the pod netns. */
