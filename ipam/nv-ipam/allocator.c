@@ -1,0 +1,338 @@
+/* Picking addresses in a pool: round-robin, static, gateway, index (no I/O) */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "common/cni/error.h"
+#include "common/util/ipaddr.h"
+#include "ipam/nv-ipam/allocator.h"
+#include "ipam/nv-ipam/ipmath.h"
+#include "ipam/nv-ipam/pool.h"
+
+/*
+ * The pool and its usage as numbers. Searches step over whole exclusions and over
+ * reserved addresses one at a time, so their cost follows the number of exclusions
+ * and reservations, never the size of the range (an IPv6 /64 has 2^64 addresses).
+ */
+struct view {
+	const struct nvipam_pool *pool;
+	int family;
+	ipmath_u128 start;
+	ipmath_u128 end;
+	bool has_gateway;
+	ipmath_u128 gateway;
+	ipmath_u128 *reserved; /* sorted; only addresses of the pool's family */
+	size_t n_reserved;
+};
+
+static const char *pool_type_name(enum nvipam_pool_type t)
+{
+	switch (t) {
+	case NVIPAM_POOL_IPPOOL:
+		return "ippool";
+	case NVIPAM_POOL_CIDRPOOL:
+		return "cidrpool";
+	}
+	return "unknown";
+}
+
+static int u128_cmp(const void *a, const void *b)
+{
+	const ipmath_u128 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y ? 1 : 0;
+}
+
+static void view_base(struct view *v, const struct nvipam_pool *pool)
+{
+	*v = (struct view){
+		.pool = pool,
+		.family = pool->range.start.family,
+		.start = ipmath_from_addr(&pool->range.start),
+		.end = ipmath_from_addr(&pool->range.end),
+		.has_gateway = pool->has_gateway && pool->gateway.family == pool->range.start.family,
+		.gateway = ipmath_from_addr(&pool->gateway),
+	};
+}
+
+/* Copies and sorts the reserved addresses of the pool's family. */
+static int view_reserved(struct view *v, const struct nvipam_pool_usage *usage)
+{
+	size_t n = 0;
+
+	if (!usage || usage->n_reserved == 0)
+		return 0;
+	v->reserved = malloc(usage->n_reserved * sizeof(*v->reserved));
+	if (!v->reserved)
+		return -ENOMEM;
+	for (size_t i = 0; i < usage->n_reserved; i++) {
+		if (usage->reserved[i].family == v->family)
+			v->reserved[n++] = ipmath_from_addr(&usage->reserved[i]);
+	}
+	qsort(v->reserved, n, sizeof(*v->reserved), u128_cmp);
+	v->n_reserved = n;
+	return 0;
+}
+
+static bool view_is_reserved(const struct view *v, ipmath_u128 x)
+{
+	size_t lo = 0, hi = v->n_reserved;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v->reserved[mid] == x)
+			return true;
+		if (v->reserved[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Whether @x lies in an exclusion; if so @ret_last is the exclusion's last address.
+ * The pool keeps its exclusions sorted and merged, so a binary search finds the one
+ * candidate: the last exclusion starting at or before @x.
+ */
+static bool view_excluded(const struct view *v, ipmath_u128 x, ipmath_u128 *ret_last)
+{
+	const struct nvipam_pool *p = v->pool;
+	size_t lo = 0, hi = p->n_exclusions;
+	ipmath_u128 last;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ipmath_from_addr(&p->exclusions[mid].start) <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	last = ipmath_from_addr(&p->exclusions[lo - 1].end);
+	if (last < x)
+		return false;
+	*ret_last = last;
+	return true;
+}
+
+/* The first address in [@lo, @hi] that is not the gateway, excluded or reserved. */
+static bool view_find_free(const struct view *v, ipmath_u128 lo, ipmath_u128 hi,
+			   ipmath_u128 *ret)
+{
+	ipmath_u128 x = lo;
+
+	if (lo > hi)
+		return false;
+	for (;;) {
+		ipmath_u128 skip_to;
+
+		/* x only moves forward, and never past @hi without returning. */
+		if (!view_excluded(v, x, &skip_to)) {
+			if (!(v->has_gateway && x == v->gateway) && !view_is_reserved(v, x))
+				break;
+			skip_to = x;
+		}
+		if (skip_to >= hi)
+			return false;
+		x = skip_to + 1;
+	}
+	*ret = x;
+	return true;
+}
+
+static int pick_next(const struct view *v, const struct nvipam_pool_usage *usage,
+		     ipmath_u128 *ret, struct cni_err *err)
+{
+	const struct nvipam_pool *p = v->pool;
+	bool from_last = false, found;
+	ipmath_u128 last = 0;
+
+	/* Round-robin: after the last pick, wrapping around to it at the very end. A last
+	 * pick at the range end, or outside the range (the config changed), starts over. */
+	if (usage && usage->has_last && usage->last_reserved.family == v->family) {
+		last = ipmath_from_addr(&usage->last_reserved);
+		from_last = last >= v->start && last < v->end;
+	}
+	if (from_last)
+		found = view_find_free(v, last + 1, v->end, ret) ||
+			view_find_free(v, v->start, last, ret);
+	else
+		found = view_find_free(v, v->start, v->end, ret);
+	if (!found)
+		return cni_err_set(err, NVIPAM_ERR_EXHAUSTED, -ENOSPC,
+				   "no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
+				   pool_type_name(p->type));
+	return 0;
+}
+
+static int conflict(const struct nvipam_pool *p, struct cni_err *err)
+{
+	return cni_err_set(err, NVIPAM_ERR_CONFLICT, -EEXIST,
+			   "requested IP is already reserved in the pool \"%s\", poolType \"%s\"",
+			   p->name, pool_type_name(p->type));
+}
+
+/* Anywhere in the subnet, exclusions and gateway notwithstanding (as nv-ipam does). */
+static int pick_static(const struct view *v, const struct ip_addr *ip, ipmath_u128 *ret,
+		       struct cni_err *err)
+{
+	const struct nvipam_pool *p = v->pool;
+	char a[IP_PREFIX_STRLEN], s[IP_PREFIX_STRLEN];
+
+	if (!ip_prefix_contains(&p->subnet, ip))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "requested IP %s is outside the subnet %s of the pool \"%s\", "
+				   "poolType \"%s\"", ip_addr_format(ip, a, sizeof(a)),
+				   ip_prefix_format(&p->subnet, s, sizeof(s)), p->name,
+				   pool_type_name(p->type));
+	*ret = ipmath_from_addr(ip);
+	if (view_is_reserved(v, *ret))
+		return conflict(p, err);
+	return 0;
+}
+
+static int pick_gateway(const struct view *v, ipmath_u128 *ret, struct cni_err *err)
+{
+	const struct nvipam_pool *p = v->pool;
+
+	if (!v->has_gateway)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "pool without gateway can't be used with allocate_default_gateway "
+				   "feature, pool \"%s\", poolType \"%s\"", p->name,
+				   pool_type_name(p->type));
+	if (view_is_reserved(v, v->gateway))
+		return conflict(p, err);
+	*ret = v->gateway;
+	return 0;
+}
+
+/* The range start plus @index; for a CIDRPool that is network+1 (the whole prefix's
+ * network for /31, /32, /127, /128), not the gatewayIndex base. */
+static int pick_index(const struct view *v, unsigned long index, ipmath_u128 *ret,
+		      struct cni_err *err)
+{
+	const struct nvipam_pool *p = v->pool;
+	ipmath_u128 x;
+
+	if ((ipmath_u128)index > ipmath_max(v->family) - v->start)
+		goto outside;
+	x = v->start + index;
+	if (v->has_gateway && x == v->gateway)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "requested IP index \"%lu\" is the actual gateway, use "
+				   "allocate_default_gateway feature instead", index);
+	if (x > v->end)
+		goto outside;
+	if (view_is_reserved(v, x))
+		return conflict(p, err);
+	*ret = x;
+	return 0;
+outside:
+	return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+			   "requested IP index \"%lu\" is outside of the given chunk", index);
+}
+
+int nvipam_allocate(const struct nvipam_pool *pool, const struct nvipam_pool_usage *usage,
+		    const struct nvipam_request *req, struct ip_addr *ret, struct cni_err *err)
+{
+	struct view v;
+	ipmath_u128 x = 0;
+	int r;
+
+	view_base(&v, pool);
+	if (view_reserved(&v, usage) < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	switch (req->kind) {
+	case NVIPAM_REQ_NEXT:
+		r = pick_next(&v, usage, &x, err);
+		break;
+	case NVIPAM_REQ_STATIC:
+		r = pick_static(&v, &req->ip, &x, err);
+		break;
+	case NVIPAM_REQ_GATEWAY:
+		r = pick_gateway(&v, &x, err);
+		break;
+	case NVIPAM_REQ_INDEX:
+		r = pick_index(&v, req->index, &x, err);
+		break;
+	default:
+		r = cni_err_set(err, CNI_ERR_INTERNAL, -EINVAL, "unknown allocation request %d",
+				(int)req->kind);
+		break;
+	}
+	free(v.reserved);
+	if (r < 0)
+		return r;
+	*ret = ipmath_to_addr(v.family, x);
+	return 0;
+}
+
+/* A reserved address takes a round-robin slot only when round-robin could pick it. */
+static bool view_takes_slot(const struct view *v, ipmath_u128 x)
+{
+	ipmath_u128 unused;
+
+	return x >= v->start && x <= v->end && !(v->has_gateway && x == v->gateway) &&
+	       !view_excluded(v, x, &unused);
+}
+
+unsigned long nvipam_pool_free_count(const struct nvipam_pool *pool,
+				     const struct nvipam_pool_usage *usage)
+{
+	ipmath_u128 used = 0, size_minus_1, avail;
+	struct view v;
+
+	view_base(&v, pool);
+	if (v.start > v.end)
+		return 0;
+	size_minus_1 = v.end - v.start;
+
+	for (size_t i = 0; i < pool->n_exclusions; i++) {
+		ipmath_u128 lo = ipmath_from_addr(&pool->exclusions[i].start);
+		ipmath_u128 hi = ipmath_from_addr(&pool->exclusions[i].end);
+
+		/* IPPool exclusions are kept unclipped: count only what overlaps the range. */
+		if (hi < v.start || lo > v.end)
+			continue;
+		lo = lo < v.start ? v.start : lo;
+		hi = hi > v.end ? v.end : hi;
+		used += hi - lo + 1;
+	}
+	if (v.has_gateway && v.gateway >= v.start && v.gateway <= v.end) {
+		ipmath_u128 unused;
+
+		if (!view_excluded(&v, v.gateway, &unused))
+			used++;
+	}
+	if (view_reserved(&v, usage) == 0) {
+		for (size_t i = 0; i < v.n_reserved; i++) {
+			if ((i == 0 || v.reserved[i] != v.reserved[i - 1]) &&
+			    view_takes_slot(&v, v.reserved[i]))
+				used++;
+		}
+	} else {
+		/* Out of memory for the sorted copy: count distinct addresses the slow way. */
+		for (size_t i = 0; usage && i < usage->n_reserved; i++) {
+			const struct ip_addr *a = &usage->reserved[i];
+			bool seen = false;
+
+			if (a->family != v.family || !view_takes_slot(&v, ipmath_from_addr(a)))
+				continue;
+			for (size_t k = 0; k < i && !seen; k++)
+				seen = ip_addr_equal(&usage->reserved[k], a);
+			used += !seen;
+		}
+	}
+	free(v.reserved);
+
+	/* The whole IPv6 space holds 2^128 addresses, one more than fits: no used slot
+	 * means more free than any unsigned long anyway. */
+	if (used == 0 && size_minus_1 == ipmath_max(AF_INET6))
+		return ULONG_MAX;
+	avail = size_minus_1 - (used - 1);
+	return avail > ULONG_MAX ? ULONG_MAX : (unsigned long)avail;
+}

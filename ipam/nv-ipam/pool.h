@@ -1,0 +1,80 @@
+/* Node pool file: this node's blocks of each IPPool/CIDRPool, and their address ranges */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/util/ipaddr.h"
+
+struct cni_err;
+
+#define NVIPAM_POOL_KEY_MAX 320 /* "cidrpool/" + a 253-byte Kubernetes name */
+
+enum nvipam_pool_type {
+	NVIPAM_POOL_IPPOOL,
+	NVIPAM_POOL_CIDRPOOL,
+};
+
+struct nvipam_ip_range {
+	struct ip_addr start; /* inclusive */
+	struct ip_addr end;   /* inclusive */
+};
+
+/* One pool as this node sees it, with the node-side range already computed. */
+struct nvipam_pool {
+	char key[NVIPAM_POOL_KEY_MAX];     /* "<name>" or "cidrpool/<name>" */
+	char name[NVIPAM_POOL_KEY_MAX];
+	enum nvipam_pool_type type;
+	struct ip_prefix subnet;           /* IPPool: spec.subnet; CIDRPool: the node's prefix */
+	struct nvipam_ip_range range;      /* where round-robin allocation happens */
+	bool has_gateway;
+	struct ip_addr gateway;
+	struct nvipam_ip_range *exclusions; /* merged, sorted, clipped as the reference does */
+	size_t n_exclusions;
+	struct ip_prefix *routes;          /* spec.routes destinations */
+	size_t n_routes;
+	bool default_gateway;
+};
+
+struct nvipam_pools {
+	struct nvipam_pool *pools;
+	size_t n;
+};
+
+/**
+ * nvipam_pools_load() - read and validate a node pool file
+ * @path: JSON file (format in the README)
+ * @ret: pools, written only on success; release with nvipam_pools_free()
+ * @err: code 7 naming the file and the pool on any invalid entry, 5 when unreadable
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_pools_load(const char *path, struct nvipam_pools *ret, struct cni_err *err);
+
+/**
+ * nvipam_pools_parse() - nvipam_pools_load() on text (for tests and the operator tool)
+ * @json: file contents
+ * @len: length
+ * @origin: file name used in messages
+ * @ret: pools, written only on success
+ * @err: code 7 (or 6 for malformed JSON) naming @origin and the pool
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_pools_parse(const char *json, size_t len, const char *origin,
+		       struct nvipam_pools *ret, struct cni_err *err);
+
+/**
+ * nvipam_pools_find() - a pool by key
+ * @pools: loaded pools
+ * @key: "<name>" or "cidrpool/<name>"
+ *
+ * Return: the pool, NULL when absent.
+ */
+const struct nvipam_pool *nvipam_pools_find(const struct nvipam_pools *pools, const char *key);
+
+/**
+ * nvipam_pools_free() - release loaded pools and zero them
+ * @pools: pools
+ */
+void nvipam_pools_free(struct nvipam_pools *pools);
