@@ -1,0 +1,55 @@
+/* nv-ipam network configuration: stdin ipam section over nv-ipam.conf, requests from args */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/util/ipaddr.h"
+#include "ipam/nv-ipam/pool.h"
+
+struct cni_ctx;
+struct cni_err;
+
+#define NVIPAM_DEFAULT_CONF_DIR "/etc/cni/net.d/nv-ipam.d"
+#define NVIPAM_DEFAULT_POOL_FILE "/etc/cni/net.d/nv-ipam.d/node-pools.json"
+#define NVIPAM_DEFAULT_STORE_FILE "/var/lib/cni/nv-ipam/store"
+#define NVIPAM_MAX_POOLS 2
+
+struct nvipam_config {
+	char pool_names[NVIPAM_MAX_POOLS][NVIPAM_POOL_KEY_MAX]; /* names as given */
+	char pool_keys[NVIPAM_MAX_POOLS][NVIPAM_POOL_KEY_MAX];  /* "<name>" or "cidrpool/<name>" */
+	size_t n_pools;
+	enum nvipam_pool_type pool_type;
+	char pool_file[4096];
+	char store_file[4096];
+	char log_file[4096];   /* "" when none */
+	char log_level[16];
+	unsigned int lock_timeout_ms;
+	/* Requests, after the reference's priorities and conflict checks. */
+	struct ip_addr static_ips[8];
+	size_t n_static_ips;
+	bool allocate_default_gateway;
+	bool has_index;
+	unsigned long index;
+	/* Recorded with the allocation. */
+	char pod_namespace[256];
+	char pod_name[256];
+	char pod_uid[128];
+	char device_id[256];
+};
+
+/**
+ * nvipam_config_load() - the effective nv-ipam config of one invocation
+ * @ctx: parsed environment, network config and CNI_ARGS
+ * @ret: config, written only on success
+ * @err: code 7 with the reference's messages ("pool field can't contain more then two
+ *       entries", "unsupported poolType X, supported values: ippool, cidrpool",
+ *       "no pool provided", conflicts between static IPs, gateway and index), 6 for wrong types
+ *
+ * Precedence: the stdin "ipam" section, then <confDir>/nv-ipam.conf (a missing file is
+ * fine, an unparsable one is an error), then defaults; args.cni overrides poolNames and
+ * poolType; static IPs from runtimeConfig.ips > args.cni.ips > CNI_ARGS IP.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_config_load(const struct cni_ctx *ctx, struct nvipam_config *ret, struct cni_err *err);
