@@ -1,0 +1,7 @@
+/* nv-ipam IPAM plugin entry point */
+#include "ipam/nv-ipam/nvipam.h"
+
+int main(int argc, char **argv)
+{
+	return cni_plugin_main(&nvipam_plugin, argc, argv);
+}

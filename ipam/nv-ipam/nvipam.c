@@ -1,0 +1,395 @@
+/* nv-ipam: allocating from this node's IPPool/CIDRPool blocks, without a daemon */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "common/cni/error.h"
+#include "common/cni/result.h"
+#include "common/util/cleanup.h"
+#include "common/util/log.h"
+#include "ipam/nv-ipam/allocator.h"
+#include "ipam/nv-ipam/config.h"
+#include "ipam/nv-ipam/nvipam.h"
+#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/store.h"
+
+static const char *pool_type_name(enum nvipam_pool_type t)
+{
+	return t == NVIPAM_POOL_CIDRPOOL ? "cidrpool" : "ippool";
+}
+
+static void setup_logging(const struct nvipam_config *c)
+{
+	enum log_level level = LOG_LEVEL_INFO;
+
+	if (c->log_level[0] && log_level_parse(c->log_level, &level) < 0)
+		level = LOG_LEVEL_INFO;
+	if (log_setup("nv-ipam", level, c->log_file[0] ? c->log_file : NULL) < 0)
+		log_warning("cannot open logFile \"%s\"; logging to stderr only", c->log_file);
+}
+
+/* Everything one invocation works with, released in one place. */
+struct session {
+	struct nvipam_config conf;
+	struct nvipam_pools pools;
+	struct nvipam_store store;
+};
+
+static void session_close(struct session *s)
+{
+	nvipam_store_close(&s->store);
+	nvipam_pools_free(&s->pools);
+}
+
+static int session_open(const struct cni_ctx *ctx, bool need_pools, struct session *s,
+			struct cni_err *err)
+{
+	int r;
+
+	*s = (struct session){ .store = { .lock_fd = -1 } };
+	r = nvipam_config_load(ctx, &s->conf, err);
+	if (r < 0)
+		return r;
+	setup_logging(&s->conf);
+	if (need_pools) {
+		r = nvipam_pools_load(s->conf.pool_file, &s->pools, err);
+		if (r < 0)
+			return r;
+	}
+	return nvipam_store_open(s->conf.store_file, s->conf.lock_timeout_ms, &s->store, err);
+}
+
+static const struct nvipam_pool *find_pool(const struct session *s, size_t i, struct cni_err *err)
+{
+	const struct nvipam_pool *p = nvipam_pools_find(&s->pools, s->conf.pool_keys[i]);
+
+	if (!p)
+		cni_err_set(err, NVIPAM_ERR_POOL_NOT_FOUND, -ENOENT,
+			    "configuration for pool \"%s\", poolType \"%s\" not found in %s",
+			    s->conf.pool_names[i], pool_type_name(s->conf.pool_type), s->conf.pool_file);
+	return p;
+}
+
+/* The reference hands each pool the first requested static IP inside its subnet. */
+static int assign_static(const struct session *s, const struct nvipam_pool **pools,
+			 struct nvipam_request *reqs, struct cni_err *err)
+{
+	bool used[ARRAY_SIZE(s->conf.static_ips)] = { false };
+
+	for (size_t i = 0; i < s->conf.n_pools; i++) {
+		for (size_t k = 0; k < s->conf.n_static_ips; k++) {
+			if (used[k] || !ip_prefix_contains(&pools[i]->subnet, &s->conf.static_ips[k]))
+				continue;
+			reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_STATIC,
+							   .ip = s->conf.static_ips[k] };
+			used[k] = true;
+			break;
+		}
+	}
+	for (size_t k = 0; k < s->conf.n_static_ips; k++) {
+		char buf[IP_PREFIX_STRLEN];
+
+		if (!used[k])
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "not all requested static IPs can be allocated from the ranges "
+					   "available on the node, ip %s has no matching Pool",
+					   ip_addr_format(&s->conf.static_ips[k], buf, sizeof(buf)));
+	}
+	return 0;
+}
+
+static int allocate_one(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
+			const struct nvipam_request *req, struct ip_addr *ret, struct cni_err *err)
+{
+	_cleanup_free_ struct ip_addr *held = NULL;
+	struct nvipam_pool_usage usage = { 0 };
+	struct nvipam_alloc a;
+	int r;
+
+	r = nvipam_store_usage(&s->store, pool->key, &held, &usage.n_reserved, &usage.has_last,
+			       &usage.last_reserved);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	usage.reserved = held;
+	r = nvipam_allocate(pool, &usage, req, ret, err);
+	if (r < 0)
+		return r;
+	a = (struct nvipam_alloc){
+		.pool = (char *)pool->key,
+		.ip = *ret,
+		.container_id = (char *)ctx->env.container_id,
+		.ifname = (char *)ctx->env.ifname,
+		.network = (char *)ctx->conf.name,
+		.pod_namespace = s->conf.pod_namespace,
+		.pod_name = s->conf.pod_name,
+		.pod_uid = s->conf.pod_uid,
+		.device_id = s->conf.device_id,
+		.created = time(NULL),
+	};
+	r = nvipam_store_add(&s->store, &a, req->kind == NVIPAM_REQ_NEXT);
+	if (r == -EEXIST)
+		return cni_err_set(err, NVIPAM_ERR_CONFLICT, r, "IP is already reserved in the pool \"%s\"",
+				   pool->name);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	return 0;
+}
+
+static int cmp_route(const void *a, const void *b)
+{
+	const struct cni_route *x = a, *y = b;
+
+	return memcmp(x->dst.addr.bytes, y->dst.addr.bytes, sizeof(x->dst.addr.bytes));
+}
+
+/* Routes only with a gateway; the default route first when the pool asks for it. */
+static int add_pool_result(const struct nvipam_pool *pool, const struct ip_addr *ip,
+			   bool gateway_allocated, struct cni_result *res)
+{
+	struct cni_ip entry = { .address = { .addr = *ip, .len = pool->subnet.len }, .iface = -1 };
+	struct cni_route *routes;
+	size_t n = 0;
+	int r;
+
+	entry.has_gateway = pool->has_gateway && !gateway_allocated;
+	entry.gateway = pool->gateway;
+	r = cni_result_add_ip(res, &entry);
+	if (r < 0 || !entry.has_gateway)
+		return r;
+	routes = calloc(pool->n_routes + 1, sizeof(*routes));
+	if (!routes)
+		return -ENOMEM;
+	if (pool->default_gateway)
+		routes[n++] = (struct cni_route){ .dst = { .addr = { .family = ip->family } },
+						  .has_gw = true, .gw = pool->gateway, .scope = -1 };
+	for (size_t i = 0; i < pool->n_routes; i++) {
+		struct cni_route rt = { .dst = ip_prefix_network(&pool->routes[i]), .has_gw = true,
+					.gw = pool->gateway, .scope = -1 };
+		bool dup = false;
+
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = ip_addr_equal(&routes[k].dst.addr, &rt.dst.addr) && routes[k].dst.len == rt.dst.len;
+		if (!dup)
+			routes[n++] = rt;
+	}
+	qsort(routes, n, sizeof(*routes), cmp_route);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = cni_result_add_route(res, &routes[i]);
+	free(routes);
+	return r;
+}
+
+static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
+{
+	struct session s;
+	const struct nvipam_pool *pools[NVIPAM_MAX_POOLS];
+	struct nvipam_request reqs[NVIPAM_MAX_POOLS];
+	struct ip_addr ips[NVIPAM_MAX_POOLS];
+	int r;
+
+	r = session_open(ctx, true, &s, err);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < s.conf.n_pools; i++) {
+		pools[i] = find_pool(&s, i, err);
+		if (!pools[i]) {
+			r = -ENOENT;
+			goto out;
+		}
+		reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_NEXT };
+		if (s.conf.allocate_default_gateway)
+			reqs[i].kind = NVIPAM_REQ_GATEWAY;
+		else if (s.conf.has_index)
+			reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_INDEX, .index = s.conf.index };
+	}
+	r = assign_static(&s, pools, reqs, err);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < s.conf.n_pools; i++) {
+		const struct nvipam_alloc *have = nvipam_store_find(&s.store, pools[i]->key,
+								    ctx->env.container_id, ctx->env.ifname);
+
+		/* A repeated ADD (a runtime retry) gets what the first one reserved. */
+		if (have) {
+			ips[i] = have->ip;
+			continue;
+		}
+		r = allocate_one(&s, ctx, pools[i], &reqs[i], &ips[i], err);
+		if (r < 0)
+			goto out;
+	}
+	/* Nothing reaches the disk before every pool has an address: all or nothing. */
+	r = nvipam_store_commit(&s.store, err);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < s.conf.n_pools && r >= 0; i++)
+		r = add_pool_result(pools[i], &ips[i], s.conf.allocate_default_gateway, ret);
+	if (r < 0) {
+		cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < s.conf.n_pools; i++) {
+		char buf[IP_PREFIX_STRLEN];
+
+		log_info("ADD %s/%s: %s from pool %s", ctx->env.container_id, ctx->env.ifname,
+			 ip_addr_format(&ips[i], buf, sizeof(buf)), pools[i]->key);
+	}
+out:
+	session_close(&s);
+	return r;
+}
+
+static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	struct session s;
+	size_t n;
+	int r;
+
+	r = session_open(ctx, false, &s, err);
+	if (r < 0)
+		goto out;
+	/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
+	n = nvipam_store_remove(&s.store, NULL, ctx->env.container_id, ctx->env.ifname);
+	r = nvipam_store_commit(&s.store, err);
+	if (r >= 0)
+		log_info("DEL %s/%s: %zu address(es) released", ctx->env.container_id, ctx->env.ifname, n);
+out:
+	session_close(&s);
+	return r;
+}
+
+static bool prev_has_ip(const struct cni_result *prev, const struct ip_addr *ip)
+{
+	for (size_t i = 0; prev && i < prev->n_ips; i++)
+		if (ip_addr_equal(&prev->ips[i].address.addr, ip))
+			return true;
+	return false;
+}
+
+static int nvipam_check(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	struct session s;
+	int r;
+
+	r = session_open(ctx, false, &s, err);
+	for (size_t i = 0; r >= 0 && i < s.conf.n_pools; i++) {
+		const struct nvipam_alloc *a = nvipam_store_find(&s.store, s.conf.pool_keys[i],
+								 ctx->env.container_id, ctx->env.ifname);
+		char buf[IP_PREFIX_STRLEN];
+
+		if (!a)
+			r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -ENOENT,
+					"no allocation for container %s, interface %s in pool \"%s\"",
+					ctx->env.container_id, ctx->env.ifname, s.conf.pool_names[i]);
+		else if (ctx->conf.prev_result && !prev_has_ip(ctx->conf.prev_result, &a->ip))
+			r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
+					"allocation %s in pool \"%s\" is not in prevResult",
+					ip_addr_format(&a->ip, buf, sizeof(buf)), s.conf.pool_names[i]);
+	}
+	session_close(&s);
+	return r;
+}
+
+static bool attachment_valid(const struct cni_attachment *valid, size_t n, const struct nvipam_alloc *a)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(valid[i].container_id, a->container_id) == 0 &&
+		    strcmp(valid[i].ifname, a->ifname) == 0)
+			return true;
+	return false;
+}
+
+static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	struct cni_attachment *valid = NULL;
+	struct session s;
+	size_t n_valid = 0, released = 0;
+	int r;
+
+	r = cni_conf_gc_attachments(&ctx->conf, &valid, &n_valid, err);
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		/* Without the list nothing can be told stale; releasing all would be worse. */
+		log_warning("GC without cni.dev/valid-attachments: nothing released");
+		return 0;
+	}
+	r = session_open(ctx, false, &s, err);
+	for (size_t i = 0; r >= 0 && i < s.store.n_allocs;) {
+		const struct nvipam_alloc *a = &s.store.allocs[i];
+
+		/* Other networks sharing the pool are not ours to judge. */
+		if (strcmp(a->network, ctx->conf.name) != 0 || attachment_valid(valid, n_valid, a)) {
+			i++;
+			continue;
+		}
+		log_info("GC: releasing %s/%s in pool %s", a->container_id, a->ifname, a->pool);
+		released += nvipam_store_remove(&s.store, a->pool, a->container_id, a->ifname);
+	}
+	if (r >= 0)
+		r = nvipam_store_commit(&s.store, err);
+	if (r >= 0)
+		log_info("GC %s: %zu allocation(s) released", ctx->conf.name, released);
+	session_close(&s);
+	cni_attachments_free(valid, n_valid);
+	return r;
+}
+
+static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	struct session s;
+	int r;
+
+	r = session_open(ctx, true, &s, err);
+	if (r < 0) {
+		/* STATUS speaks in 50: the reason is kept in the message. */
+		if (err->code != CNI_ERR_TRY_AGAIN)
+			err->code = CNI_ERR_STATUS_UNAVAILABLE;
+		goto out;
+	}
+	for (size_t i = 0; i < s.conf.n_pools; i++) {
+		_cleanup_free_ struct ip_addr *held = NULL;
+		struct nvipam_pool_usage usage = { 0 };
+		const struct nvipam_pool *p = find_pool(&s, i, err);
+
+		if (!p) {
+			err->code = CNI_ERR_STATUS_UNAVAILABLE;
+			r = -ENOENT;
+			goto out;
+		}
+		r = nvipam_store_usage(&s.store, p->key, &held, &usage.n_reserved, &usage.has_last,
+				       &usage.last_reserved);
+		if (r < 0) {
+			cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, r, "out of memory");
+			goto out;
+		}
+		usage.reserved = held;
+		if (nvipam_pool_free_count(p, &usage) == 0) {
+			r = cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOSPC,
+					"no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
+					pool_type_name(p->type));
+			goto out;
+		}
+	}
+out:
+	session_close(&s);
+	return r;
+}
+
+static const char *const nvipam_known_args[] = {
+	"IP", "K8S_POD_NAME", "K8S_POD_NAMESPACE", "K8S_POD_UID", "K8S_POD_INFRA_CONTAINER_ID", NULL,
+};
+
+const struct cni_plugin nvipam_plugin = {
+	.name = "nv-ipam",
+	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
+	.known_args = nvipam_known_args,
+	.add = nvipam_add,
+	.del = nvipam_del,
+	.check = nvipam_check,
+	.status = nvipam_status,
+	.gc = nvipam_gc,
+};
