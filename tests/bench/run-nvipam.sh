@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Benchmarks nv-ipam against Debian's Go host-local, both exec'd as a runtime
+# does, with 0, 100, 1000 and 10000 live allocations already in the pool, then
+# a burst of 200 concurrent ADDs. Figures are printed, not asserted.
+#
+# Usage: run-nvipam.sh [NV_IPAM [BENCH]]
+#   NV_IPAM  default build/ipam/nv-ipam/nv-ipam
+#   BENCH    default build/tests/bench/bench
+# Environment: ITERATIONS (default 100), SIZES (default "0 100 1000 10000"),
+#   BURST (default 200), HOST_LOCAL (default /usr/lib/cni/host-local).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+ours=$(realpath "${1:-$top/build/ipam/nv-ipam/nv-ipam}")
+bench=$(realpath "${2:-$top/build/tests/bench/bench}")
+hl=${HOST_LOCAL:-/usr/lib/cni/host-local}
+iterations=${ITERATIONS:-100}
+sizes=${SIZES:-0 100 1000 10000}
+burst=${BURST:-200}
+[ -x "$hl" ] || { echo "SKIP: $hl missing (containernetworking-plugins)" >&2; exit 77; }
+
+tmp=$(mktemp -d /tmp/nvipam-bench.XXXXXX)
+# IPAM plugins never enter it, but CNI_NETNS must not be the caller's own netns.
+ns=nvipam-bench-$$
+trap 'rm -rf "$tmp"; ip netns del "$ns" 2>/dev/null || true' EXIT
+ip netns add "$ns" 2>/dev/null || { echo "SKIP: cannot create a network namespace" >&2; exit 77; }
+
+# One block of 65000 addresses for both: 10.98.0.1 - 10.98.253.232.
+cat >"$tmp/pools.json" <<JSON
+{"pools": {"bench": {"subnet": "10.98.0.0/16", "startIP": "10.98.0.1",
+                     "endIP": "10.98.253.232", "gateway": "10.98.0.1"}}}
+JSON
+
+# N live allocations, 10.98.x.y from .2 on, in each plugin's own store format.
+populate() {
+	local n=$1 dir=$2
+	mkdir -p "$dir/hl/bench"
+	awk -v n="$n" -v dir="$dir" 'BEGIN {
+		printf "{\"version\":1,\"pools\":{\"bench\":{\"lastReservedIP\":\"%s\"}},\"allocations\":[", n ? "" : "10.98.0.1" > dir "/store"
+		for (i = 0; i < n; i++) {
+			a = i + 2; ip = sprintf("10.98.%d.%d", int(a / 256), a % 256)
+			printf "%s{\"pool\":\"bench\",\"ip\":\"%s\",\"containerID\":\"live%d\",\"ifname\":\"net1\",\"network\":\"bench\",\"podNamespace\":\"\",\"podName\":\"\",\"podUID\":\"\",\"deviceID\":\"\",\"created\":\"2026-01-01T00:00:00Z\"}", i ? "," : "", ip, i >> (dir "/store")
+			printf "live%d\r\nnet1", i > (dir "/hl/bench/" ip); close(dir "/hl/bench/" ip)
+			last = ip
+		}
+		printf "]}" >> (dir "/store")
+		if (n) printf "%s", last > (dir "/hl/bench/last_reserved_ip.0")
+	}'
+	# An empty lastReservedIP is not an address: fix it up when there is one.
+	if [ "$n" -gt 0 ]; then
+		sed -i "s/\"lastReservedIP\":\"\"/\"lastReservedIP\":\"$(cat "$dir/hl/bench/last_reserved_ip.0")\"/" "$dir/store"
+	else
+		printf '{"version":1,"pools":{},"allocations":[]}' >"$dir/store"
+	fi
+}
+
+config() {
+	printf '{"cniVersion":"1.0.0","name":"bench","ipam":{"type":"x","poolName":"bench","poolFile":"%s","storeFile":"%s/store","confDir":"%s","subnet":"10.98.0.0/16","rangeStart":"10.98.0.2","rangeEnd":"10.98.253.232","gateway":"10.98.0.1","dataDir":"%s/hl"}}' \
+		"$tmp/pools.json" "$1" "$1" "$1"
+}
+
+echo "nv-ipam:    $ours"
+echo "host-local: $hl"
+echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+for n in $sizes; do
+	for label in ours go; do
+		populate "$n" "$tmp/$label-$n"
+		config "$tmp/$label-$n" >"$tmp/$label-$n.json"
+	done
+	echo
+	echo "== $n live allocations"
+	for label in ours go; do
+		bin=$ours; [ $label = go ] && bin=$hl
+		"$bench" --plugin "$label=$bin" --config "$tmp/$label-$n.json" --netns "/run/netns/$ns" \
+			--ifname net1 --cni-path /nonexistent --iterations "$iterations" --warmup 5 2>&1 |
+			awk -v l="$label" '$1 == l'
+	done
+done
+
+echo
+echo "== burst: $burst concurrent ADDs on an empty pool"
+for label in ours go; do
+	bin=$ours; [ $label = go ] && bin=$hl
+	dir=$tmp/burst-$label
+	populate 0 "$dir"
+	conf=$(config "$dir")
+	start=$(date +%s%N)
+	for i in $(seq "$burst"); do
+		( CNI_COMMAND=ADD CNI_CONTAINERID=burst$i CNI_NETNS=/run/netns/$ns CNI_IFNAME=net1 \
+		  CNI_PATH=/nonexistent "$bin" <<<"$conf" 2>/dev/null | jq -r '.ips[0].address // empty' \
+		  >"$dir/out.$i" ) &
+	done
+	wait
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	ok=$(cat "$dir"/out.* | grep -c . || true)
+	dups=$(cat "$dir"/out.* | sort | uniq -d | wc -l)
+	printf '%-5s wall %6d ms   succeeded %d   failed %d   duplicate addresses %d\n' \
+		"$label" "$ms" "$ok" $((burst - ok)) "$dups"
+done

@@ -1,0 +1,29 @@
+# Shared by the nv-ipam process tests: a throwaway pool file and store, and a
+# runner that execs nv-ipam as a runtime would.
+set -euo pipefail
+
+NVIPAM=${1:?usage: $0 NV-IPAM-BINARY}
+work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# One IPPool block of 1000 addresses (10.77.0.1 - 10.77.3.232), gateway .1:
+# large enough that the tests never exhaust it.
+cat >"$work/pools.json" <<JSON
+{"pools": {"pool1": {"subnet": "10.77.0.0/22", "startIP": "10.77.0.1",
+                      "endIP": "10.77.3.232", "gateway": "10.77.0.1"}}}
+JSON
+conf='{"cniVersion":"1.0.0","name":"net1","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}'
+
+# nvipam CMD CONTAINER-ID: prints the result on stdout, exit status passed through.
+nvipam() {
+	CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 \
+		CNI_IFNAME=net1 CNI_PATH=/nonexistent \
+		"$NVIPAM" <<<"$conf"
+}
+
+store_json() { cat "$work/store" 2>/dev/null || echo '{"allocations":[]}'; }
+
+fails=0
+check() {
+	if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fails=$((fails + 1)); fi
+}
