@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Demo: attach a throwaway pod netns to a macvlan network exactly as a container
+# Demo: attach a throwaway pod netns to a macvlan network with nv-ipam exactly as a container
 # runtime would (environment + config on stdin), show the result and the pod's
 # addresses, run CHECK and DEL, and leave nothing behind. Needs root.
 set -euo pipefail
@@ -36,7 +36,27 @@ ip link add "$master" type veth peer name "$peer"
 ip link set "$master" up
 ip link set "$peer" up
 
-# host-local stands in as IPAM until nv-ipam lands; its store is a temp dir.
+# This node's block of the default IPPool (subnet 192.168.5.0/24,
+# perNodeBlockSize 50, gateway 192.168.5.1): the first node gets .1-.50.
+# nv-ipam reads it from a node pool file; allocations go to a file-locked store.
+mkdir -p "$state/nv-ipam.d"
+cat >"$state/nv-ipam.d/node-pools.json" <<JSON
+{
+  "pools": {
+    "pool1": {
+      "subnet": "192.168.5.0/24",
+      "startIP": "192.168.5.1",
+      "endIP": "192.168.5.50",
+      "gateway": "192.168.5.1",
+      "defaultGateway": true
+    }
+  }
+}
+JSON
+cat >"$state/nv-ipam.d/nv-ipam.conf" <<JSON
+{ "poolFile": "$state/nv-ipam.d/node-pools.json", "storeFile": "$state/store" }
+JSON
+
 conf=$(cat <<JSON
 {
   "cniVersion": "1.0.0",
@@ -45,11 +65,9 @@ conf=$(cat <<JSON
   "master": "$master",
   "mode": "bridge",
   "ipam": {
-    "type": "host-local",
-    "subnet": "192.168.5.0/24",
-    "gateway": "192.168.5.1",
-    "routes": [{ "dst": "0.0.0.0/0" }],
-    "dataDir": "$state/ipam"
+    "type": "nv-ipam",
+    "poolName": "pool1",
+    "confDir": "$state/nv-ipam.d"
   }
 }
 JSON
@@ -57,9 +75,12 @@ JSON
 
 run() {
 	CNI_COMMAND=$1 CNI_CONTAINERID=demo-$id CNI_NETNS=/var/run/netns/$pod CNI_IFNAME=net1 \
-	CNI_PATH=/usr/lib/cni "$build/plugins/macvlan/macvlan"
+	CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=demo-pod" \
+	CNI_PATH=$build/ipam/nv-ipam "$build/plugins/macvlan/macvlan"
 }
 
+step "This node's pool file (what the nv-ipam controller gave the node)"
+cat "$state/nv-ipam.d/node-pools.json"
 step "Network config (stdin)"
 echo "$conf"
 step "ADD: CNI_COMMAND=ADD CNI_NETNS=/var/run/netns/$pod CNI_IFNAME=net1 macvlan < config"
@@ -68,6 +89,8 @@ echo "$result"
 step "Inside the pod: ip addr; ip route"
 ip -n "$pod" addr show net1
 ip -n "$pod" route
+step "nv-ipam store: the allocation, with the container it belongs to"
+jq . "$state/store"
 step "CHECK (prevResult = the ADD result)"
 jq --argjson prev "$result" '. + {prevResult: $prev}' <<<"$conf" | run CHECK && echo "CHECK passed"
 step "DEL, then DEL again (idempotent)"
@@ -75,7 +98,7 @@ run DEL <<<"$conf" && run DEL <<<"$conf" && echo "DEL passed twice"
 step "After DEL"
 ip -n "$pod" -br link
 left=$(ip -n "$pod" -o link | grep -cv ' lo:' || true)
-reserved=$(find "$state/ipam" -type f -name '192.168.*' | wc -l)
+reserved=$(jq '.allocations | length' "$state/store")
 echo "links left in the pod besides lo: $left; addresses still reserved: $reserved"
 [ "$left" -eq 0 ] && [ "$reserved" -eq 0 ]
 step "Done: the netns and the veth master are removed on exit"
