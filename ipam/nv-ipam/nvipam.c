@@ -379,14 +379,9 @@ out:
 	return r;
 }
 
-static const char *const nvipam_known_args[] = {
-	"IP", "K8S_POD_NAME", "K8S_POD_NAMESPACE", "K8S_POD_UID", "K8S_POD_INFRA_CONTAINER_ID", NULL,
-};
-
 const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
-	.known_args = nvipam_known_args,
 	.add = nvipam_add,
 	.del = nvipam_del,
 	.check = nvipam_check,

@@ -69,6 +69,9 @@ static int parse_mac(const char *text, const char *source, struct macvlan_conf *
 	return 0;
 }
 
+/* CNI_ARGS keys besides IgnoreUnknown. */
+static const char *const known_args[] = { "MAC", NULL };
+
 /* Everything that can be refused is refused here, before the kernel is touched. */
 static int macvlan_conf_load(const struct cni_ctx *ctx, struct macvlan_conf *ret,
 			     struct cni_err *err)
@@ -111,7 +114,7 @@ static int macvlan_conf_load(const struct cni_ctx *ctx, struct macvlan_conf *ret
 		return r;
 	if (mac && *mac && (r = parse_mac(mac, "config \"mac\"", &c, err)) < 0)
 		return r;
-	if ((r = cni_args_check_known(&ctx->args, macvlan_plugin.known_args, err)) < 0)
+	if ((r = cni_args_check_known(&ctx->args, known_args, err)) < 0)
 		return r;
 	mac = cni_args_get(&ctx->args, "MAC");
 	if (mac && *mac && (r = parse_mac(mac, "CNI_ARGS MAC", &c, err)) < 0)
@@ -497,12 +500,9 @@ static int macvlan_check(const struct cni_ctx *ctx, struct cni_err *err)
 	return 0;
 }
 
-static const char *const macvlan_known_args[] = { "MAC", NULL };
-
 const struct cni_plugin macvlan_plugin = {
 	.name = "macvlan",
 	.summary = "macvlan: gives a pod a macvlan child of a host (or pod) master interface",
-	.known_args = macvlan_known_args,
 	.add = macvlan_add,
 	.del = macvlan_del,
 	.check = macvlan_check,
