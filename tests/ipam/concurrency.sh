@@ -44,14 +44,9 @@ check "every ADD succeeded" "[ $addfails -eq 0 ]"
 check "every DEL succeeded" "[ $delfails -eq 0 ]"
 check "no address held twice in the store" "[ -z \"\$(uniq -d <<<\"\$held\")\" ]"
 # Among live containers, no two were ever given the same address.
-live=$(awk '$1=="ADD"{ip[$2]=$3} $1=="DEL"{delete ip[$2]} END{for (c in ip) print c, ip[c]}' "$work/log" | sort)
+live=$(live_from_log "$work/log")
 check "no address given to two live containers" "[ -z \"\$(awk '{print \$2}' <<<\"\$live\" | sort | uniq -d)\" ]"
-missing=0
-while read -r id ip; do
-	[ -n "$id" ] || continue
-	jq -e --arg id "$id" --arg ip "${ip%/*}" \
-		'any(.allocations[]; .containerID == $id and .ip == $ip)' <<<"$store" >/dev/null || missing=$((missing + 1))
-done <<<"$live"
+missing=$(count_missing "$store" <<<"$live")
 check "every live ADD is in the store ($(wc -l <<<"$live") live)" "[ $missing -eq 0 ]"
 gone=0
 while read -r id; do

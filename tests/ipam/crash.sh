@@ -53,13 +53,8 @@ check "store loads: DEL of an unknown container succeeds" "nvipam DEL never-adde
 check "store is valid JSON" "jq -e . \"$work/store\" >/dev/null"
 store=$(store_json)
 check "no address held twice" "[ -z \"\$(jq -r '.allocations[].ip' <<<\"\$store\" | sort | uniq -d)\" ]"
-live=$(awk '$1=="ADD"{ip[$2]=$3} $1=="DEL"{delete ip[$2]} END{for (c in ip) print c, ip[c]}' "$work/log")
-lost=0
-while read -r id ip; do
-	[ -n "$id" ] || continue
-	jq -e --arg id "$id" --arg ip "${ip%/*}" \
-		'any(.allocations[]; .containerID == $id and .ip == $ip)' <<<"$store" >/dev/null || lost=$((lost + 1))
-done <<<"$live"
+live=$(live_from_log "$work/log")
+lost=$(count_missing "$store" <<<"$live")
 check "no completed ADD lost ($(grep -c . <<<"$live") completed and kept)" "[ $lost -eq 0 ]"
 # The store holder sweeps what killed writers left; DEL above took the lock last.
 check "no temporary file of a killed writer left" "[ \$(find \"$work\" -name 'store.tmp.*' | wc -l) -eq 0 ]"

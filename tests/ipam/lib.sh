@@ -21,6 +21,23 @@ nvipam() {
 		"$NVIPAM" <<<"$conf"
 }
 
+# "container address" lines of every ADD that succeeded and was not deleted since.
+live_from_log() {
+	awk '$1=="ADD"{ip[$2]=$3} $1=="DEL"{delete ip[$2]} END{for (c in ip) print c, ip[c]}' "$1" | sort
+}
+
+# How many "container address/len" lines of stdin have no matching allocation in store JSON $1.
+count_missing() {
+	local store=$1 id ip missing=0
+	while read -r id ip; do
+		[ -n "$id" ] || continue
+		jq -e --arg id "$id" --arg ip "${ip%/*}" \
+			'any(.allocations[]; .containerID == $id and .ip == $ip)' <<<"$store" >/dev/null ||
+			missing=$((missing + 1))
+	done
+	echo "$missing"
+}
+
 store_json() { cat "$work/store" 2>/dev/null || echo '{"allocations":[]}'; }
 
 fails=0
