@@ -13,6 +13,7 @@
 #include "common/cni/result.h"
 #include "common/cni/version.h"
 #include "common/util/cleanup.h"
+#include "common/util/file.h"
 #include "common/util/log.h"
 
 static void print_usage(const struct cni_plugin *p, FILE *out)
@@ -60,38 +61,15 @@ static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *r
 
 static int read_stdin(char **ret, size_t *ret_len, struct cni_err *err)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
+	int r = file_read_fd(STDIN_FILENO, CNI_JSON_MAX_BYTES, ret, ret_len);
 
-	/* Reading stops one byte past the bound so the parser can name the excess. */
-	while (len <= CNI_JSON_MAX_BYTES) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 16384;
-			nb = realloc(buf, cap + 1);
-			if (!nb)
-				return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-			buf = nb;
-		}
-		n = read(STDIN_FILENO, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return cni_err_set(err, CNI_ERR_IO, -errno, "error reading from stdin: %s",
-					   strerror(errno));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (!buf && !(buf = calloc(1, 1)))
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
+	if (r == -EFBIG)
+		return cni_err_set(err, CNI_ERR_DECODE, r,
+				   "error unmarshall network config: larger than %u bytes", CNI_JSON_MAX_BYTES);
+	if (r == -ENOMEM)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "error reading from stdin: %s", strerror(-r));
 	return 0;
 }
 

@@ -1,14 +1,11 @@
 /* nv-ipam network configuration: stdin ipam section over nv-ipam.conf, requests from args */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/cni/args.h"
 #include "common/cni/conf.h"
@@ -17,6 +14,7 @@
 #include "common/cni/json.h"
 #include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
+#include "common/util/file.h"
 #include "ipam/nv-ipam/config.h"
 
 #define NVIPAM_CONF_FILE_NAME "nv-ipam.conf"
@@ -118,52 +116,25 @@ static int layer_read(struct json_object *obj, const char *origin, struct nvipam
 /* Reads <confDir>/nv-ipam.conf; returns 0 (and no object) when the file does not exist. */
 static int conf_file_read(const char *path, struct json_object **ret, struct cni_err *err)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	struct json_object *root = NULL;
-	struct stat st;
 	size_t len = 0;
 	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ENOENT)
-			return 0;
-		return cni_err_set(err, CNI_ERR_IO, r, "failed to read config file(%s): %s", path,
-				   strerror(-r));
-	}
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		return cni_err_set(err, CNI_ERR_IO, r, "failed to read config file(%s): %s", path,
-				   strerror(-r));
-	}
+	r = file_read(path, NVIPAM_CONF_MAX_BYTES, &buf, &len);
+	if (r == -ENOENT)
+		return 0;
 	/* A FIFO or device there would block or feed us without end. */
-	if (!S_ISREG(st.st_mode))
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+	if (r == -EISDIR || r == -EINVAL)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
 				   "failed to read/parse config file(%s): not a regular file", path);
-	buf = malloc(NVIPAM_CONF_MAX_BYTES + 1);
-	if (!buf)
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	/* The size from fstat may be stale: the bound is enforced on what is read. */
-	while (len <= NVIPAM_CONF_MAX_BYTES) {
-		ssize_t n = read(fd, buf + len, NVIPAM_CONF_MAX_BYTES + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			return cni_err_set(err, CNI_ERR_IO, r, "failed to read config file(%s): %s", path,
-					   strerror(-r));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > NVIPAM_CONF_MAX_BYTES)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EFBIG,
+	if (r == -EFBIG)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
 				   "failed to read/parse config file(%s): larger than %u bytes", path,
 				   NVIPAM_CONF_MAX_BYTES);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "failed to read config file(%s): %s", path,
+				   strerror(-r));
 	r = cjson_parse(buf, len, path, &root, err);
 	if (r < 0) {
 		/* An unparsable file is a configuration problem, not a stdin decode failure. */

@@ -52,20 +52,19 @@
  * - Overlapping and adjacent exclusions are merged (nv-ipam refuses overlaps).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/file.h"
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/ipmath.h"
 #include "ipam/nv-ipam/pool.h"
@@ -611,43 +610,21 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 
 int nvipam_pools_load(const char *path, struct nvipam_pools *ret, struct cni_err *err)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0;
 	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		r = -errno;
+	r = file_read(path, CNI_JSON_MAX_BYTES, &buf, &len);
+	if (r == -EFBIG)
+		return cni_err_set(err, CNI_ERR_DECODE, r, "error unmarshall %s: larger than %u bytes", path,
+				   CNI_JSON_MAX_BYTES);
+	if (r == -EINVAL)
+		return cni_err_set(err, CNI_ERR_IO, r, "failed to read node pool file %s: not a regular file",
+				   path);
+	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, r, "failed to read node pool file %s: %s", path,
 				   strerror(-r));
-	}
-	/* Reading stops one byte past the bound so the parser can name the excess. */
-	while (len <= CNI_JSON_MAX_BYTES) {
-		ssize_t k;
-
-		if (cap - len < 4096) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 16384;
-			nb = realloc(buf, cap);
-			if (!nb)
-				return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-			buf = nb;
-		}
-		k = read(fd, buf + len, cap - len);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			return cni_err_set(err, CNI_ERR_IO, r, "failed to read node pool file %s: %s",
-					   path, strerror(-r));
-		}
-		if (k == 0)
-			break;
-		len += (size_t)k;
-	}
-	return nvipam_pools_parse(buf ? buf : "", len, path, ret, err);
+	return nvipam_pools_parse(buf, len, path, ret, err);
 }
 
 const struct nvipam_pool *nvipam_pools_find(const struct nvipam_pools *pools, const char *key)

@@ -60,6 +60,7 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/file.h"
 #include "ipam/nv-ipam/store.h"
 
 #define STORE_VERSION 1
@@ -1679,65 +1680,22 @@ static int parse_reference(struct json_object *root, struct nvipam_store *s, str
 /* Read the whole file; a missing file is ret_len 0. Return: 0, or negative errno. */
 static int read_file(const char *path, char **ret, size_t *ret_len, struct cni_err *err)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *data = NULL;
-	size_t len = 0, cap;
-	struct stat st;
+	int r = file_read(path, STORE_MAX_BYTES, ret, ret_len);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT) {
-			*ret = NULL;
-			*ret_len = 0;
-			return 0;
-		}
-		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot read store file %s: %s", path,
-				   strerror(errno));
+	if (r == -ENOENT) {
+		*ret = NULL;
+		*ret_len = 0;
+		return 0;
 	}
-	if (fstat(fd, &st) < 0)
-		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot read store file %s: %s", path,
-				   strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return cni_err_set(err, CNI_ERR_IO, -EINVAL,
-				   "cannot read store file %s: not a regular file", path);
-	if ((uint64_t)st.st_size > STORE_MAX_BYTES)
-		return cni_err_set(err, CNI_ERR_IO, -EFBIG,
-				   "store file %s is corrupt: larger than %u bytes", path,
-				   STORE_MAX_BYTES);
-	/* One more byte than the size, to see growth (no writer should exist: we hold the lock). */
-	cap = (size_t)st.st_size + 1;
-	data = malloc(cap);
-	if (!data)
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *p;
-
-			if (cap > STORE_MAX_BYTES)
-				return cni_err_set(err, CNI_ERR_IO, -EFBIG,
-						   "store file %s is corrupt: larger than %u bytes",
-						   path, STORE_MAX_BYTES);
-			p = realloc(data, cap * 2);
-			if (!p)
-				return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-			data = p;
-			cap *= 2;
-		}
-		n = read(fd, data + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return cni_err_set(err, CNI_ERR_IO, -errno, "cannot read store file %s: %s",
-					   path, strerror(errno));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = TAKE_PTR(data);
-	*ret_len = len;
+	if (r == -EISDIR || r == -EINVAL)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot read store file %s: not a regular file",
+				   path);
+	if (r == -EFBIG)
+		return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: larger than %u bytes",
+				   path, STORE_MAX_BYTES);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot read store file %s: %s", path,
+				   strerror(-r));
 	return 0;
 }
 
