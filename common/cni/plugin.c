@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cni/error.h"
@@ -12,6 +11,7 @@
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
+#include "common/net/netns.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/log.h"
@@ -109,13 +109,12 @@ static int check_command_version(const struct cni_ctx *ctx, struct cni_err *err)
 /* Skel's guard against configuring the runtime's own netns, run before acting. */
 static int check_netns_not_own(const struct cni_env *env, struct cni_err *err)
 {
-	struct stat own, target;
+	_cleanup_close_ int fd = -1;
 
-	if (env->netns_override || !*env->netns)
+	/* A netns that cannot be opened is the plugin's to report (or, on DEL, to accept). */
+	if (env->netns_override || !*env->netns || netns_open(env->netns, &fd) < 0)
 		return 0;
-	if (stat("/proc/self/ns/net", &own) < 0 || stat(env->netns, &target) < 0)
-		return 0;
-	if (own.st_dev == target.st_dev && own.st_ino == target.st_ino)
+	if (netns_is_current(fd) == 1)
 		return cni_err_set(err, CNI_ERR_INVALID_NETNS, -EINVAL,
 				   "plugin's netns and netns from CNI_NETNS should not be the same");
 	return 0;

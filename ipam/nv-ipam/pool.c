@@ -61,6 +61,7 @@
 
 #include <json-c/json.h>
 
+#include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
@@ -502,20 +503,10 @@ static int parse_cidrpool(const struct loader *l, struct json_object *o, struct 
 	return parse_routing(l, o, p);
 }
 
+/* A CNI network name, as Kubernetes object names are at most 253 bytes. */
 static bool pool_name_valid(const char *name)
 {
-	size_t n = strlen(name);
-
-	if (n == 0 || n > POOL_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-
-		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
-			return false;
-	}
-	return true;
+	return strlen(name) <= POOL_NAME_MAX && cni_env_valid_id(name);
 }
 
 static int parse_pool(const struct loader *l, struct json_object *o, struct nvipam_pool *p)

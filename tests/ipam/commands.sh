@@ -82,6 +82,13 @@ check "ADD while the store is locked is 11 (try again)" "[ \"\$(code \"\$out\")\
 flock -u "$lockfd"
 check "and works once the lock is free" "run ADD c5 net1 pool1 >/dev/null"
 
+# CNI_NETNS naming the plugin's own netns is refused before anything is done.
+before=$(sha256sum <"$work/store")
+out=$(CNI_COMMAND=ADD CNI_CONTAINERID=own CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 CNI_PATH=/nonexistent \
+	"$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"net1","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}' 2>/dev/null || true)
+check "CNI_NETNS equal to the plugin's own netns is code 8" "[ \"\$(code \"\$out\")\" = 8 ]"
+check "and the store is unchanged" "[ \"\$(sha256sum <\"$work/store\")\" = \"\$before\" ]"
+
 # A corrupt store is reported with its path and left as it is.
 printf '{"version":1,"pools":{},"allocations":[{"pool":' >"$work/store"
 before=$(sha256sum <"$work/store")
@@ -89,5 +96,5 @@ out=$(run ADD c6 net1 pool1 || true)
 check "corrupt store is code 5 naming the file" "[ \"\$(code \"\$out\")\" = 5 ] && grep -q \"$work/store\" <<<\"\$out\""
 check "corrupt store left untouched" "[ \"\$(sha256sum <\"$work/store\")\" = \"\$before\" ]"
 
-echo "$((24 - fails)) passed, $fails failed"
+echo "$((26 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]
