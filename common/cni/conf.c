@@ -7,6 +7,7 @@
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam.h"
 #include "common/cni/json.h"
 #include "common/cni/version.h"
 
@@ -105,9 +106,7 @@ static int parse_common(struct json_object *root, struct cni_conf *c, struct cni
 	if (ipam && (r = cjson_get_str(ipam, "type", &c->ipam_type, err)) < 0)
 		return r;
 	/* ipam.type names a file in CNI_PATH: refuse what could leave those directories. */
-	if (c->ipam_type && *c->ipam_type &&
-	    (strchr(c->ipam_type, '/') || strcmp(c->ipam_type, ".") == 0 ||
-	     strcmp(c->ipam_type, "..") == 0))
+	if (c->ipam_type && *c->ipam_type && !cni_ipam_type_valid(c->ipam_type))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid ipam type \"%.64s\": must be a plugin name without '/'",
 				   c->ipam_type);
