@@ -127,3 +127,11 @@ int cni_conf_gc_attachments(const struct cni_conf *conf, struct cni_attachment *
  * @n: number of entries
  */
 void cni_attachments_free(struct cni_attachment *a, size_t n);
+
+/**
+ * cni_conf_ipam_type_valid() - whether ipam.type is a plain plugin name (no '/', not "." or "..")
+ * @type: the name
+ *
+ * Return: true when it can only name a file inside the CNI_PATH directories.
+ */
+bool cni_conf_ipam_type_valid(const char *type);

@@ -24,16 +24,11 @@ extern char **environ;
 #define IPAM_MAX_OUTPUT (1u << 20)
 #define ETXTBSY_RETRIES 5
 
-bool cni_ipam_type_valid(const char *type)
-{
-	return type && *type && !strchr(type, '/') && strcmp(type, ".") != 0 && strcmp(type, "..") != 0;
-}
-
 int cni_ipam_find(const char *type, const char *path, char **ret, struct cni_err *err)
 {
 	const char *p = path;
 
-	if (!cni_ipam_type_valid(type))
+	if (!cni_conf_ipam_type_valid(type))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid ipam type \"%.64s\": must be a plugin name without '/'",
 				   type ? type : "");

@@ -1,8 +1,6 @@
 /* IPAM delegation: run ipam.type from CNI_PATH with the same stdin */
 #pragma once
 
-#include <stdbool.h>
-
 #include "common/cni/env.h"
 
 struct cni_conf;
@@ -21,14 +19,6 @@ struct cni_result;
  */
 int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum cni_command cmd,
 		  struct cni_result *ret, struct cni_err *err);
-
-/**
- * cni_ipam_type_valid() - whether ipam.type is a plain plugin name (no '/', not "." or "..")
- * @type: the name
- *
- * Return: true when it can only name a file inside the CNI_PATH directories.
- */
-bool cni_ipam_type_valid(const char *type);
 
 /**
  * cni_ipam_find() - locate a plugin binary in a CNI_PATH list

@@ -191,7 +191,7 @@ int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *r
 {
 	struct link_match m = { .hwaddr = hwaddr, .hwaddr_len = len };
 
-	if (!hwaddr || len == 0 || len > NET_HWADDR_MAX)
+	if (!hwaddr || len == 0 || len > HWADDR_MAX)
 		return -EINVAL;
 	return link_find(&m, ret);
 }
@@ -275,7 +275,7 @@ int net_link_build_create(const struct net_child *c, void *buf, size_t size)
 
 	if (!c || !c->name || !*c->name || strlen(c->name) >= IFNAMSIZ || c->master_ifindex <= 0)
 		return -EINVAL;
-	if (c->hwaddr && (c->hwaddr_len == 0 || c->hwaddr_len > NET_HWADDR_MAX))
+	if (c->hwaddr && (c->hwaddr_len == 0 || c->hwaddr_len > HWADDR_MAX))
 		return -EINVAL;
 	nlh = link_msg(buf, size, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, 0);
 	if (!nlh)
@@ -381,7 +381,7 @@ int net_link_set_mtu(int ifindex, unsigned int mtu)
 
 int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
 {
-	if (!hwaddr || len == 0 || len > NET_HWADDR_MAX)
+	if (!hwaddr || len == 0 || len > HWADDR_MAX)
 		return -EINVAL;
 	return link_set_attr(ifindex, IFLA_ADDRESS, len, hwaddr);
 }
@@ -397,64 +397,4 @@ int net_link_set_alias(int ifindex, const char *alias)
 	if (len >= sizeof(((struct net_link *)NULL)->alias))
 		return -EINVAL;
 	return link_set_attr(ifindex, IFLA_IFALIAS, len, alias);
-}
-
-const char *net_hwaddr_format(const uint8_t *hwaddr, size_t len, char *buf, size_t size)
-{
-	size_t off = 0;
-
-	if (size == 0)
-		return buf;
-	buf[0] = '\0';
-	for (size_t i = 0; i < len; i++) {
-		size_t n = i ? 3 : 2; /* colon and two digits */
-
-		if (off + n + 1 > size)
-			break;
-		snprintf(buf + off, size - off, i ? ":%02x" : "%02x", hwaddr[i]);
-		off += n;
-	}
-	return buf;
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int net_hwaddr_parse(const char *s, uint8_t *ret, size_t *ret_len)
-{
-	uint8_t out[NET_HWADDR_MAX];
-	size_t n = 0;
-
-	if (!s)
-		return -EINVAL;
-	for (;;) {
-		int hi, lo;
-
-		if (n == sizeof(out))
-			return -EINVAL;
-		hi = hex_digit(s[0]);
-		lo = hi < 0 ? -1 : hex_digit(s[1]);
-		if (lo < 0)
-			return -EINVAL;
-		out[n++] = (uint8_t)(hi << 4 | lo);
-		s += 2;
-		if (*s == '\0')
-			break;
-		if (*s != ':')
-			return -EINVAL;
-		s++;
-	}
-	if (n != 6 && n != 20)
-		return -EINVAL;
-	memcpy(ret, out, n);
-	*ret_len = n;
-	return 0;
 }

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NET_HWADDR_MAX 32 /* IPoIB uses 20 */
+#include "common/util/hwaddr.h"
 
 struct net_link {
 	int ifindex;
@@ -15,7 +15,7 @@ struct net_link {
 	unsigned int mtu;
 	unsigned int flags;       /* IFF_* */
 	unsigned short type;      /* ARPHRD_* */
-	uint8_t hwaddr[NET_HWADDR_MAX];
+	uint8_t hwaddr[HWADDR_MAX];
 	size_t hwaddr_len;
 	int link_ifindex;         /* IFLA_LINK, 0 when none */
 	char alias[256];          /* IFLA_IFALIAS, "" when none */
@@ -188,24 +188,3 @@ int net_link_set_alias(int ifindex, const char *alias);
  * Return: 0 on success, -ENOENT when there is no default route, negative errno otherwise.
  */
 int net_default_route_ifindex(int *ret_ifindex);
-
-/**
- * net_hwaddr_format() - colon-separated lowercase hex text of an address
- * @hwaddr: bytes
- * @len: number of bytes
- * @buf: output
- * @size: size of @buf (3 * @len bytes suffice)
- *
- * Return: @buf.
- */
-const char *net_hwaddr_format(const uint8_t *hwaddr, size_t len, char *buf, size_t size);
-
-/**
- * net_hwaddr_parse() - parse colon-separated hex (6 or 20 octets)
- * @s: text
- * @ret: output bytes (NET_HWADDR_MAX)
- * @ret_len: number of bytes, written only on success
- *
- * Return: 0 on success, -EINVAL on malformed text.
- */
-int net_hwaddr_parse(const char *s, uint8_t *ret, size_t *ret_len);

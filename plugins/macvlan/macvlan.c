@@ -23,7 +23,7 @@ struct macvlan_conf {
 	uint32_t mode;
 	unsigned int mtu;       /* 0: inherit */
 	bool has_mac;
-	uint8_t mac[NET_HWADDR_MAX];
+	uint8_t mac[HWADDR_MAX];
 	size_t mac_len;
 	bool link_in_container;
 	uint32_t bc_queue_len;
@@ -54,7 +54,7 @@ static int parse_mac(const char *text, const char *source, struct macvlan_conf *
 {
 	size_t len = 0;
 
-	if (net_hwaddr_parse(text, c->mac, &len) < 0 || len != 6)
+	if (hwaddr_parse(text, c->mac, &len) < 0 || len != 6)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid MAC address \"%.64s\" from %s", text, source);
 	/* The kernel refuses these with EADDRNOTAVAIL; say why before creating anything. */
@@ -276,7 +276,7 @@ static int build_result(const struct cni_ctx *ctx, struct pod_step *s, struct cn
 	char mac[CNI_MAC_STRLEN];
 	int r;
 
-	net_hwaddr_format(s->link.hwaddr, s->link.hwaddr_len, mac, sizeof(mac));
+	hwaddr_format(s->link.hwaddr, s->link.hwaddr_len, mac, sizeof(mac));
 	r = cni_result_add_iface(ret, ctx->env.ifname, mac, ctx->env.netns);
 	for (size_t i = 0; r >= 0 && i < ipam->n_ips; i++) {
 		struct cni_ip ip = ipam->ips[i];
@@ -452,7 +452,7 @@ static int pod_check(void *userdata)
 		return cni_err_set(k->err, CNI_ERR_CHECK_FAILED, -EINVAL,
 				   "container macvlan mode %s does not match expected value: %s",
 				   mode_name(link.macvlan_mode), mode_name(k->conf->mode));
-	net_hwaddr_format(link.hwaddr, link.hwaddr_len, mac, sizeof(mac));
+	hwaddr_format(link.hwaddr, link.hwaddr_len, mac, sizeof(mac));
 	if (k->iface->mac[0] && strcasecmp(k->iface->mac, mac) != 0)
 		return cni_err_set(k->err, CNI_ERR_CHECK_FAILED, -EINVAL,
 				   "interface %s Mac %s doesn't match container Mac: %s", ifname,

@@ -217,28 +217,28 @@ static char *sysctl_get(const char *path, char *buf, size_t len)
 /* Hardware address text helpers */
 static void test_hwaddr(void)
 {
-	uint8_t hw[NET_HWADDR_MAX];
-	char buf[3 * NET_HWADDR_MAX];
+	uint8_t hw[HWADDR_MAX];
+	char buf[3 * HWADDR_MAX];
 	size_t len = 0;
 
-	CHECK_R(net_hwaddr_parse("02:AA:bb:0c:dd:ee", hw, &len), 0, "parse 6 octets");
+	CHECK_R(hwaddr_parse("02:AA:bb:0c:dd:ee", hw, &len), 0, "parse 6 octets");
 	CHECK(len == 6 && hw[1] == 0xaa && hw[3] == 0x0c, "parsed bytes");
-	CHECK(strcmp(net_hwaddr_format(hw, len, buf, sizeof(buf)), "02:aa:bb:0c:dd:ee") == 0,
+	CHECK(strcmp(hwaddr_format(hw, len, buf, sizeof(buf)), "02:aa:bb:0c:dd:ee") == 0,
 	      "format round trip: %s", buf);
-	CHECK_R(net_hwaddr_parse("80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0d:7d:11", hw,
+	CHECK_R(hwaddr_parse("80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0d:7d:11", hw,
 				 &len),
 		0, "parse 20 octets (IPoIB)");
 	CHECK(len == 20 && hw[19] == 0x11, "20 octets parsed");
-	CHECK(strcmp(net_hwaddr_format(hw, len, buf, sizeof(buf)),
+	CHECK(strcmp(hwaddr_format(hw, len, buf, sizeof(buf)),
 		     "80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0d:7d:11") == 0,
 	      "format 20 octets in 3*20 bytes: %s", buf);
-	CHECK(strcmp(net_hwaddr_format(hw, 6, buf, 8), "80:00") == 0,
+	CHECK(strcmp(hwaddr_format(hw, 6, buf, 8), "80:00") == 0,
 	      "format truncates at whole octets: %s", buf);
-	CHECK_R(net_hwaddr_parse("02:aa:bb:cc:dd", hw, &len), -EINVAL, "5 octets rejected");
-	CHECK_R(net_hwaddr_parse("02:aa:bb:cc:dd:ee:", hw, &len), -EINVAL, "trailing colon");
-	CHECK_R(net_hwaddr_parse("02:aa:bb:cc:dd:eg", hw, &len), -EINVAL, "bad digit");
-	CHECK_R(net_hwaddr_parse("2:aa:bb:cc:dd:ee", hw, &len), -EINVAL, "one-digit octet");
-	CHECK_R(net_hwaddr_parse("02-aa-bb-cc-dd-ee", hw, &len), -EINVAL, "dashes");
+	CHECK_R(hwaddr_parse("02:aa:bb:cc:dd", hw, &len), -EINVAL, "5 octets rejected");
+	CHECK_R(hwaddr_parse("02:aa:bb:cc:dd:ee:", hw, &len), -EINVAL, "trailing colon");
+	CHECK_R(hwaddr_parse("02:aa:bb:cc:dd:eg", hw, &len), -EINVAL, "bad digit");
+	CHECK_R(hwaddr_parse("2:aa:bb:cc:dd:ee", hw, &len), -EINVAL, "one-digit octet");
+	CHECK_R(hwaddr_parse("02-aa-bb-cc-dd-ee", hw, &len), -EINVAL, "dashes");
 }
 
 /* Attribute list of a nest, in order. */
@@ -494,7 +494,7 @@ static void test_links(int fd_a, int fd_b)
 	CHECK(l.macvlan_mode == MACVLAN_MODE_BRIDGE, "mode %u is bridge", l.macvlan_mode);
 	CHECK(l.mtu == 1400, "macvlan MTU %u", l.mtu);
 	CHECK(l.hwaddr_len == 6 && memcmp(l.hwaddr, hw_mv, 6) == 0, "macvlan hwaddr %s",
-	      net_hwaddr_format(l.hwaddr, l.hwaddr_len, buf, sizeof(buf)));
+	      hwaddr_format(l.hwaddr, l.hwaddr_len, buf, sizeof(buf)));
 	CHECK(l.link_ifindex == v0.ifindex, "macvlan master is tv0");
 	r = net_link_create(&c);
 	CHECK(r == -EEXIST, "second create: %d (%s), ack \"%s\"", r, strerror(-r), net_ack_last());
