@@ -127,6 +127,24 @@ int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err)
 	return cni_ipam_exec(&ctx->env, &ctx->conf, ctx->env.command, NULL, err);
 }
 
+int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err)
+{
+	int r = netns_open(ctx->env.netns, ret_fd);
+
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
+				   ctx->env.netns, strerror(-r));
+	return 0;
+}
+
+void cni_plugin_ipam_undo(const struct cni_ctx *ctx)
+{
+	struct cni_err ignored = { 0 };
+
+	if (cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_DEL, NULL, &ignored) < 0)
+		log_error("undo: IPAM DEL failed: %s", ignored.msg);
+}
+
 static void setup_logging(const struct cni_plugin *p, const struct cni_conf *conf)
 {
 	enum log_level level = LOG_LEVEL_INFO;

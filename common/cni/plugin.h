@@ -46,3 +46,21 @@ int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
  * Return: 0 on success or when there is no IPAM, negative errno on failure.
  */
 int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err);
+
+/**
+ * cni_plugin_open_netns() - open CNI_NETNS for ADD or CHECK
+ * @ctx: context
+ * @ret_fd: descriptor, written only on success
+ * @err: code 4 (invalid environment) when the path is not an open-able netns
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err);
+
+/**
+ * cni_plugin_ipam_undo() - release what IPAM ADD reserved, when a later ADD step failed
+ * @ctx: context
+ *
+ * The failure is logged, not returned: the ADD's own error is the one to report.
+ */
+void cni_plugin_ipam_undo(const struct cni_ctx *ctx);

@@ -701,3 +701,23 @@ int cni_result_to_json(const struct cni_result *res, const char *version, char *
 	*ret = text;
 	return 0;
 }
+
+int cni_result_add_attachment(struct cni_result *res, const char *ifname, const char *mac,
+			      const char *sandbox, const struct cni_result *ipam,
+			      const struct cni_dns *dns)
+{
+	int idx = cni_result_add_iface(res, ifname, mac, sandbox);
+	int r = idx < 0 ? idx : 0;
+
+	for (size_t i = 0; r >= 0 && i < ipam->n_ips; i++) {
+		struct cni_ip ip = ipam->ips[i];
+
+		ip.iface = idx;
+		r = cni_result_add_ip(res, &ip);
+	}
+	for (size_t i = 0; r >= 0 && i < ipam->n_routes; i++)
+		r = cni_result_add_route(res, &ipam->routes[i]);
+	if (r >= 0)
+		r = cni_result_set_dns(res, dns);
+	return r;
+}

@@ -105,6 +105,21 @@ int cni_result_add_route(struct cni_result *res, const struct cni_route *route);
 int cni_result_set_dns(struct cni_result *res, const struct cni_dns *dns);
 
 /**
+ * cni_result_add_attachment() - an interface plugin's result: its interface and IPAM's addresses
+ * @res: result to append to
+ * @ifname: interface name in the pod
+ * @mac: hardware address text, NULL for none
+ * @sandbox: netns path
+ * @ipam: IPAM's result: its ips are pointed at the interface, its routes copied
+ * @dns: the DNS to report
+ *
+ * Return: 0 on success, -ENOMEM.
+ */
+int cni_result_add_attachment(struct cni_result *res, const char *ifname, const char *mac,
+			      const char *sandbox, const struct cni_result *ipam,
+			      const struct cni_dns *dns);
+
+/**
  * cni_result_parse() - parse a result of any version into the model
  * @json: result text
  * @len: length of @json

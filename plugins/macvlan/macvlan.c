@@ -185,16 +185,6 @@ static int find_master(const struct macvlan_conf *c, int pod_fd, struct net_link
 	return 0;
 }
 
-static int open_netns(const char *path, int *ret_fd, struct cni_err *err)
-{
-	int r = netns_open(path, ret_fd);
-
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s", path,
-				   strerror(-r));
-	return 0;
-}
-
 static int kernel_err(struct cni_err *err, int r, const char *what, const char *name)
 {
 	return net_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
@@ -262,35 +252,16 @@ static int create_child(void *userdata)
 	return net_link_create(userdata);
 }
 
-static void ipam_undo(const struct cni_ctx *ctx)
-{
-	struct cni_err ignored = { 0 };
-
-	if (cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_DEL, NULL, &ignored) < 0)
-		log_error("undo: IPAM DEL failed: %s", ignored.msg);
-}
-
 static int build_result(const struct cni_ctx *ctx, struct pod_step *s, struct cni_result *ipam,
 			struct cni_result *ret, struct cni_err *err)
 {
 	char mac[CNI_MAC_STRLEN];
-	int r;
 
 	hwaddr_format(s->link.hwaddr, s->link.hwaddr_len, mac, sizeof(mac));
-	r = cni_result_add_iface(ret, ctx->env.ifname, mac, ctx->env.netns);
-	for (size_t i = 0; r >= 0 && i < ipam->n_ips; i++) {
-		struct cni_ip ip = ipam->ips[i];
-
-		ip.iface = 0;
-		r = cni_result_add_ip(ret, &ip);
-	}
-	for (size_t i = 0; r >= 0 && i < ipam->n_routes; i++)
-		r = cni_result_add_route(ret, &ipam->routes[i]);
 	/* The config's dns wins, as in the reference; without one, IPAM's is kept. */
-	if (r >= 0)
-		r = cni_result_set_dns(ret, ctx->conf.has_dns ? &ctx->conf.dns : &ipam->dns);
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	if (cni_result_add_attachment(ret, ctx->env.ifname, mac, ctx->env.netns, ipam,
+				      ctx->conf.has_dns ? &ctx->conf.dns : &ipam->dns) < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -309,7 +280,7 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = macvlan_conf_load(ctx, &c, err);
 	if (r < 0)
 		return r;
-	r = open_netns(ctx->env.netns, &pod_fd, err);
+	r = cni_plugin_open_netns(ctx, &pod_fd, err);
 	if (r < 0)
 		return r;
 	r = find_master(&c, pod_fd, &master, err);
@@ -364,7 +335,7 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 
 fail_ipam:
 	if (c.has_ipam)
-		ipam_undo(ctx);
+		cni_plugin_ipam_undo(ctx);
 fail_link:
 	(void)netns_run(pod_fd, pod_undo_create, &step);
 	cni_result_free(&ipam);
@@ -472,7 +443,7 @@ static int macvlan_check(const struct cni_ctx *ctx, struct cni_err *err)
 	r = macvlan_conf_load(ctx, &c, err);
 	if (r < 0)
 		return r;
-	r = open_netns(ctx->env.netns, &pod_fd, err);
+	r = cni_plugin_open_netns(ctx, &pod_fd, err);
 	if (r < 0)
 		return r;
 	if (c.has_ipam && (r = cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_CHECK, NULL, err)) < 0)
