@@ -223,6 +223,20 @@ int cni_conf_get_int(const struct cni_conf *conf, const char *path, int64_t min,
 	return r;
 }
 
+int cni_conf_get_uint_text(const struct cni_conf *conf, const char *path, uint64_t max,
+			   uint64_t *ret, struct cni_err *err)
+{
+	struct json_object *parent = NULL;
+	const char *key = NULL;
+	int r = conf_walk(conf, path, &parent, &key, err);
+
+	if (r <= 0)
+		return r;
+	r = cjson_get_uint_text(parent, key, max, ret, err);
+	name_path(err, r, path, key);
+	return r;
+}
+
 int cni_conf_get_str_array(const struct cni_conf *conf, const char *path, char ***ret,
 			   size_t *ret_n, struct cni_err *err)
 {

@@ -87,6 +87,19 @@ int cni_conf_get_int(const struct cni_conf *conf, const char *path, int64_t min,
 		     int64_t *ret, struct cni_err *err);
 
 /**
+ * cni_conf_get_uint_text() - unsigned integer at a dotted path, as a number or a string
+ * @conf: config
+ * @path: dotted path
+ * @max: highest accepted value
+ * @ret: value, written only when present and valid
+ * @err: code 6 (type) or 7 (text, range) naming the path
+ *
+ * Return: 1 when present, 0 when absent, negative errno on failure.
+ */
+int cni_conf_get_uint_text(const struct cni_conf *conf, const char *path, uint64_t max,
+			   uint64_t *ret, struct cni_err *err);
+
+/**
  * cni_conf_get_str_array() - array of strings at a dotted path, copied
  * @conf: config
  * @path: dotted path

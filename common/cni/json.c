@@ -162,6 +162,59 @@ int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t
 	return 1;
 }
 
+int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, uint64_t *ret,
+			struct cni_err *err)
+{
+	struct json_object *v = cjson_get(obj, key);
+	const char *text, *digits;
+	uint64_t x = 0;
+	int64_t n;
+	int base;
+
+	if (!v)
+		return 0;
+	if (json_object_is_type(v, json_type_int)) {
+		errno = 0;
+		n = json_object_get_int64(v);
+		if (errno == ERANGE || n < 0 || (uint64_t)n > max)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
+					   "field \"%s\": %s out of range [0, %llu]", key,
+					   json_object_get_string(v), (unsigned long long)max);
+		*ret = (uint64_t)n;
+		return 1;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return wrong_type(err, key, "an integer or a string", v);
+	text = json_object_get_string(v);
+	base = strncasecmp(text, "0x", 2) == 0 ? 16 : 10;
+	digits = base == 16 ? text + 2 : text;
+	if (!*digits)
+		goto bad;
+	for (const char *p = digits; *p; p++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned int)(*p - '0');
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			d = (unsigned int)(*p - 'a' + 10);
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			d = (unsigned int)(*p - 'A' + 10);
+		else
+			goto bad;
+		if (d > max || x > (max - d) / (uint64_t)base)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
+					   "field \"%s\": \"%.32s\" out of range [0, %llu]", key, text,
+					   (unsigned long long)max);
+		x = x * (uint64_t)base + d;
+	}
+	*ret = x;
+	return 1;
+bad:
+	return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+			   "field \"%s\": \"%.32s\" is not a decimal or 0x-prefixed hex number", key,
+			   text);
+}
+
 void cjson_strv_free(char **v, size_t n)
 {
 	for (size_t i = 0; v && i < n; i++)

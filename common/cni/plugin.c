@@ -145,6 +145,16 @@ void cni_plugin_ipam_undo(const struct cni_ctx *ctx)
 		log_error("undo: IPAM DEL failed: %s", ignored.msg);
 }
 
+int cni_plugin_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	if (cni_version_cmp(ctx->conf.cni_version, "0.3.0") >= 0)
+		return 0;
+	cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "cannot convert: no valid IP addresses");
+	cni_err_details(err, "an interface without IPAM (\"ipam\": {}) needs cniVersion 0.3.0 or "
+			"later; config is %s", ctx->conf.cni_version);
+	return -EINVAL;
+}
+
 static void setup_logging(const struct cni_plugin *p, const struct cni_conf *conf)
 {
 	enum log_level level = LOG_LEVEL_INFO;

@@ -64,3 +64,14 @@ int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err
  * The failure is logged, not returned: the ADD's own error is the one to report.
  */
 void cni_plugin_ipam_undo(const struct cni_ctx *ctx);
+
+/**
+ * cni_plugin_check_l2_version() - refuse an interface without IPAM where no result can describe it
+ * @ctx: context
+ * @err: code 7 for cniVersion 0.1.0 and 0.2.0, whose results hold only addresses
+ *
+ * Called before anything is created, so that an L2 ADD fails cleanly.
+ *
+ * Return: 0 when the version can carry an interface, -EINVAL otherwise.
+ */
+int cni_plugin_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err);

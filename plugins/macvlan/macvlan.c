@@ -9,7 +9,6 @@
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/result.h"
-#include "common/cni/version.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/netns.h"
@@ -126,13 +125,8 @@ static int macvlan_conf_load(const struct cni_ctx *ctx, struct macvlan_conf *ret
 		return r;
 
 	c.has_ipam = ctx->conf.ipam_type && *ctx->conf.ipam_type;
-	/* A 0.1.0/0.2.0 result cannot describe an interface without addresses. */
-	if (!c.has_ipam && cni_version_cmp(ctx->conf.cni_version, "0.3.0") < 0) {
-		cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "cannot convert: no valid IP addresses");
-		cni_err_details(err, "an interface without IPAM (\"ipam\": {}) needs cniVersion 0.3.0 or "
-				"later; config is %s", ctx->conf.cni_version);
-		return -EINVAL;
-	}
+	if (!c.has_ipam && (r = cni_plugin_check_l2_version(ctx, err)) < 0)
+		return r;
 	*ret = c;
 	return 0;
 }
