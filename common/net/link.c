@@ -254,8 +254,9 @@ static int child_linkinfo(struct nlmsghdr *nlh, size_t size, const struct net_ch
 	}
 	if (!kind)
 		return -EINVAL;
+	/* Without the terminator, byte for byte what iproute2 sends (the kernel takes both). */
 	info = mnl_attr_nest_start_check(nlh, size, IFLA_LINKINFO);
-	if (!info || !mnl_attr_put_strz_check(nlh, size, IFLA_INFO_KIND, kind))
+	if (!info || !mnl_attr_put_str_check(nlh, size, IFLA_INFO_KIND, kind))
 		return -EMSGSIZE;
 	data = mnl_attr_nest_start_check(nlh, size, IFLA_INFO_DATA);
 	if (!data)

@@ -1,0 +1,571 @@
+/* A fake of common/net for unit tests: an in-memory kernel that logs every call and fails on demand */
+#include <errno.h>
+#include <net/if_arp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/cni/conf.h"
+#include "common/cni/error.h"
+#include "common/cni/ipam.h"
+#include "common/cni/result.h"
+#include "common/net/iface.h"
+#include "common/net/link.h"
+#include "common/net/netns.h"
+#include "common/net/sysctl.h"
+#include "tests/unit/fake-net.h"
+
+struct fake_net fake_net;
+
+static char ack_text[128];
+
+void fake_net_reset(const char *ipam_result)
+{
+	memset(&fake_net, 0, sizeof(fake_net));
+	strcpy(fake_net.ns_path[0], "host");
+	fake_net.next_ifindex = 1;
+	fake_net.ipam_result = ipam_result;
+	ack_text[0] = '\0';
+}
+
+int fake_net_add_netns(const char *path)
+{
+	for (int ns = 1; ns < FAKE_NET_MAX_NS; ns++) {
+		if (!fake_net.ns_path[ns][0]) {
+			snprintf(fake_net.ns_path[ns], sizeof(fake_net.ns_path[ns]), "%s", path);
+			return ns;
+		}
+	}
+	return -ENOSPC;
+}
+
+static struct fake_link *find_index(int ns, int ifindex)
+{
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
+		struct fake_link *l = &fake_net.links[i];
+
+		if (l->used && l->ns == ns && l->link.ifindex == ifindex)
+			return l;
+	}
+	return NULL;
+}
+
+static struct fake_link *find_name(int ns, const char *name)
+{
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
+		struct fake_link *l = &fake_net.links[i];
+
+		if (l->used && l->ns == ns && strcmp(l->link.name, name) == 0)
+			return l;
+	}
+	return NULL;
+}
+
+void fake_net_destroy_netns(int ns)
+{
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
+		struct fake_link *l = &fake_net.links[i];
+
+		if (!l->used || l->ns != ns)
+			continue;
+		if (strcmp(l->link.kind, "ipoib") == 0) {
+			l->ns = 0;
+			snprintf(l->link.name, sizeof(l->link.name), "dev%d", l->link.ifindex);
+			l->link.flags &= ~(unsigned int)IFF_UP;
+		} else {
+			l->used = false;
+		}
+	}
+	fake_net.ns_path[ns][0] = '\0';
+}
+
+static struct fake_link *new_link(int ns, const char *name)
+{
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
+		struct fake_link *l = &fake_net.links[i];
+
+		if (!l->used) {
+			memset(l, 0, sizeof(*l));
+			l->used = true;
+			l->ns = ns;
+			l->link.ifindex = fake_net.next_ifindex++;
+			snprintf(l->link.name, sizeof(l->link.name), "%s", name);
+			return l;
+		}
+	}
+	return NULL;
+}
+
+struct net_link *fake_net_add_link(int ns, const char *name, const char *kind,
+				   unsigned short type, unsigned int mtu)
+{
+	struct fake_link *l = new_link(ns, name);
+
+	if (!l)
+		return NULL;
+	snprintf(l->link.kind, sizeof(l->link.kind), "%s", kind);
+	l->link.type = type;
+	l->link.mtu = mtu;
+	return &l->link;
+}
+
+struct net_link *fake_net_find(int ns, const char *name)
+{
+	struct fake_link *l = find_name(ns, name);
+
+	return l ? &l->link : NULL;
+}
+
+size_t fake_net_count(int ns)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++)
+		n += fake_net.links[i].used && fake_net.links[i].ns == ns;
+	return n;
+}
+
+const char *fake_net_sysctl(int ns, const char *path)
+{
+	for (size_t i = fake_net.n_sysctls; i-- > 0;)
+		if (fake_net.sysctls[i].ns == ns && strcmp(fake_net.sysctls[i].path, path) == 0)
+			return fake_net.sysctls[i].value;
+	return NULL;
+}
+
+static const char *ns_label(int ns)
+{
+	static char buf[16];
+
+	if (ns == 0)
+		return "host";
+	snprintf(buf, sizeof(buf), "ns%d", ns);
+	return buf;
+}
+
+int fake_net_op(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	n = snprintf(fake_net.log + fake_net.log_len, sizeof(fake_net.log) - fake_net.log_len,
+		     "%s: %s\n", ns_label(fake_net.current), line);
+	if (n > 0 && fake_net.log_len + (size_t)n < sizeof(fake_net.log))
+		fake_net.log_len += (size_t)n;
+	ack_text[0] = '\0';
+	if (++fake_net.ops != fake_net.fail_at)
+		return 0;
+	snprintf(ack_text, sizeof(ack_text), "fake: operation %u fails", fake_net.ops);
+	return -fake_net.fail_errno;
+}
+
+const char *fake_net_log_lines(void)
+{
+	return fake_net.log;
+}
+
+/* --- common/net/nlsock.h, link.h ------------------------------------------------------- */
+
+const char *net_ack_last(void)
+{
+	return ack_text;
+}
+
+int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
+{
+	char msg[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err || err->code != CNI_OK)
+		return r;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cni_err_set(err, code, r, "%s", msg);
+	if (ack_text[0])
+		cni_err_details(err, "%s", ack_text);
+	return r;
+}
+
+static int get_link(struct fake_link *l, struct net_link *ret)
+{
+	if (!l)
+		return -ENODEV;
+	*ret = l->link;
+	return 0;
+}
+
+int net_link_get_by_name(const char *name, struct net_link *ret)
+{
+	int r = fake_net_op("get %s", name);
+
+	return r < 0 ? r : get_link(find_name(fake_net.current, name), ret);
+}
+
+int net_link_get_by_index(int ifindex, struct net_link *ret)
+{
+	int r = fake_net_op("get #%d", ifindex);
+
+	return r < 0 ? r : get_link(find_index(fake_net.current, ifindex), ret);
+}
+
+int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *ret)
+{
+	char text[3 * HWADDR_MAX];
+	int r = fake_net_op("get mac %s", hwaddr_format(hwaddr, len, text, sizeof(text)));
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
+		struct fake_link *l = &fake_net.links[i];
+
+		if (l->used && l->ns == fake_net.current && l->link.hwaddr_len == len &&
+		    memcmp(l->link.hwaddr, hwaddr, len) == 0)
+			return get_link(l, ret);
+	}
+	return -ENODEV;
+}
+
+int net_link_get_by_alias(const char *alias, struct net_link *ret)
+{
+	int r = fake_net_op("get alias \"%s\"", alias);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
+		struct fake_link *l = &fake_net.links[i];
+
+		if (l->used && l->ns == fake_net.current && strcmp(l->link.alias, alias) == 0)
+			return get_link(l, ret);
+	}
+	return -ENODEV;
+}
+
+/* The checks the kernel's ipoib and macvlan newlink make, and what the child inherits. */
+static int create_child(const struct net_child *c, int ns, const struct fake_link *master)
+{
+	struct fake_link *l;
+
+	if (!master)
+		return -ENODEV;
+	if (find_name(ns, c->name))
+		return -EEXIST;
+	if (c->kind == NET_CHILD_IPOIB) {
+		if (master->link.type != ARPHRD_INFINIBAND)
+			return -ENODEV;
+		if (master->link.link_ifindex)
+			return -EINVAL;
+		if (c->ipoib.pkey == 0 || c->ipoib.pkey == 0x8000 || c->ipoib.mode > 1)
+			return -EINVAL;
+	}
+	l = new_link(ns, c->name);
+	if (!l)
+		return -ENOSPC;
+	l->link.link_ifindex = master->link.ifindex;
+	l->link.type = master->link.type;
+	l->link.mtu = c->mtu ? c->mtu : master->link.mtu;
+	l->link.hwaddr_len = master->link.hwaddr_len;
+	memcpy(l->link.hwaddr, master->link.hwaddr, sizeof(l->link.hwaddr));
+	/* A child gets its own queue pair number: the first 4 bytes of an IPoIB address. */
+	l->link.hwaddr[3] = (uint8_t)l->link.ifindex;
+	if (c->kind == NET_CHILD_IPOIB) {
+		strcpy(l->link.kind, "ipoib");
+		l->link.ipoib_pkey = c->ipoib.pkey | 0x8000;
+		l->link.ipoib_mode = c->ipoib.mode;
+		l->link.ipoib_umcast = c->ipoib.umcast;
+	} else {
+		strcpy(l->link.kind, "macvlan");
+		l->link.macvlan_mode = c->macvlan.mode;
+	}
+	return 0;
+}
+
+int net_link_create(const struct net_child *c)
+{
+	int ns = c->netns_fd < 0 ? fake_net.current : c->netns_fd - FAKE_NET_FD_BASE;
+	struct fake_link *master = find_index(fake_net.current, c->master_ifindex);
+	int r;
+
+	if (c->kind == NET_CHILD_IPOIB)
+		r = fake_net_op("create ipoib %s link=%s pkey=0x%04x mode=%u umcast=%u mtu=%u%s%s",
+				c->name, master ? master->link.name : "?", c->ipoib.pkey,
+				c->ipoib.mode, c->ipoib.umcast, c->mtu, c->netns_fd < 0 ? "" : " in ",
+				c->netns_fd < 0 ? "" : ns_label(ns));
+	else
+		r = fake_net_op("create macvlan %s link=%s mode=%u mtu=%u%s%s", c->name,
+				master ? master->link.name : "?", c->macvlan.mode, c->mtu,
+				c->netns_fd < 0 ? "" : " in ", c->netns_fd < 0 ? "" : ns_label(ns));
+	return r < 0 ? r : create_child(c, ns, master);
+}
+
+int net_link_delete(int ifindex)
+{
+	struct fake_link *l = find_index(fake_net.current, ifindex);
+	int r = fake_net_op("delete %s", l ? l->link.name : "?");
+
+	if (r < 0)
+		return r;
+	if (!l)
+		return -ENODEV;
+	l->used = false;
+	return 0;
+}
+
+int net_link_set_netns(int ifindex, int netns_fd)
+{
+	int ns = netns_fd - FAKE_NET_FD_BASE;
+	struct fake_link *l = find_index(fake_net.current, ifindex);
+	int r = fake_net_op("move %s to %s", l ? l->link.name : "?", ns_label(ns));
+
+	if (r < 0)
+		return r;
+	if (!l)
+		return -ENODEV;
+	if (ns < 0 || ns >= FAKE_NET_MAX_NS || !fake_net.ns_path[ns][0])
+		return -EBADF;
+	if (find_name(ns, l->link.name))
+		return -EEXIST;
+	l->ns = ns;
+	return 0;
+}
+
+int net_link_set_name(int ifindex, const char *name)
+{
+	struct fake_link *l = find_index(fake_net.current, ifindex);
+	int r = fake_net_op("rename %s to %s", l ? l->link.name : "?", name);
+
+	if (r < 0)
+		return r;
+	if (!l)
+		return -ENODEV;
+	if (l->link.flags & IFF_UP)
+		return -EBUSY;
+	if (find_name(fake_net.current, name))
+		return -EEXIST;
+	snprintf(l->link.name, sizeof(l->link.name), "%s", name);
+	return 0;
+}
+
+int net_link_set_up(int ifindex, bool up)
+{
+	struct fake_link *l = find_index(fake_net.current, ifindex);
+	int r = fake_net_op("%s %s", up ? "up" : "down", l ? l->link.name : "?");
+
+	if (r < 0)
+		return r;
+	if (!l)
+		return -ENODEV;
+	if (up)
+		l->link.flags |= IFF_UP;
+	else
+		l->link.flags &= ~(unsigned int)IFF_UP;
+	return 0;
+}
+
+int net_link_set_mtu(int ifindex, unsigned int mtu)
+{
+	struct fake_link *l = find_index(fake_net.current, ifindex);
+	int r = fake_net_op("mtu %s %u", l ? l->link.name : "?", mtu);
+
+	if (r < 0)
+		return r;
+	if (!l)
+		return -ENODEV;
+	l->link.mtu = mtu;
+	return 0;
+}
+
+int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
+{
+	struct fake_link *l = find_index(fake_net.current, ifindex);
+	char text[3 * HWADDR_MAX];
+	int r = fake_net_op("mac %s %s", l ? l->link.name : "?",
+			    hwaddr_format(hwaddr, len, text, sizeof(text)));
+
+	if (r < 0)
+		return r;
+	if (!l)
+		return -ENODEV;
+	if (len > sizeof(l->link.hwaddr))
+		return -EINVAL;
+	memcpy(l->link.hwaddr, hwaddr, len);
+	l->link.hwaddr_len = len;
+	return 0;
+}
+
+int net_link_set_alias(int ifindex, const char *alias)
+{
+	struct fake_link *l = find_index(fake_net.current, ifindex);
+	int r = fake_net_op("alias %s \"%s\"", l ? l->link.name : "?", alias);
+
+	if (r < 0)
+		return r;
+	if (!l)
+		return -ENODEV;
+	snprintf(l->link.alias, sizeof(l->link.alias), "%s", alias);
+	return 0;
+}
+
+int net_default_route_ifindex(int *ret_ifindex)
+{
+	int r = fake_net_op("default route");
+
+	if (r < 0)
+		return r;
+	(void)ret_ifindex;
+	return -ENOENT;
+}
+
+/* --- common/net/netns.h ------------------------------------------------------------------ */
+
+int netns_open(const char *path, int *ret_fd)
+{
+	int r = fake_net_op("open netns %s", path);
+
+	if (r < 0)
+		return r;
+	for (int ns = 1; ns < FAKE_NET_MAX_NS; ns++) {
+		/* The plugin's cleanup close()s this number: EBADF, harmless. */
+		if (strcmp(fake_net.ns_path[ns], path) == 0) {
+			*ret_fd = FAKE_NET_FD_BASE + ns;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int netns_is_current(int fd)
+{
+	return fd - FAKE_NET_FD_BASE == fake_net.current;
+}
+
+int netns_run(int fd, int (*fn)(void *userdata), void *userdata)
+{
+	int ns = fd - FAKE_NET_FD_BASE;
+	int saved = fake_net.current;
+	int r;
+
+	if (ns < 0 || ns >= FAKE_NET_MAX_NS || !fake_net.ns_path[ns][0])
+		return -EBADF;
+	fake_net.current = ns;
+	r = fn(userdata);
+	fake_net.current = saved;
+	return r;
+}
+
+/* --- common/net/sysctl.h ----------------------------------------------------------------- */
+
+/* /proc/sys/net/ipv4/conf/<ifname>/... exists only while the link does. */
+static bool sysctl_exists(const char *path)
+{
+	const char *p = strstr(path, "/conf/");
+	char ifname[IFNAMSIZ + 1];
+	size_t n;
+
+	if (!p)
+		return true;
+	p += strlen("/conf/");
+	n = strcspn(p, "/");
+	if (n >= sizeof(ifname))
+		return false;
+	memcpy(ifname, p, n);
+	ifname[n] = '\0';
+	return strcmp(ifname, "all") == 0 || strcmp(ifname, "default") == 0 ||
+	       find_name(fake_net.current, ifname);
+}
+
+int sysctl_write(const char *path, const char *value)
+{
+	struct fake_sysctl *s;
+	int r = fake_net_op("sysctl %s=%s", path, value);
+
+	if (r < 0)
+		return r;
+	if (!sysctl_exists(path))
+		return -ENOENT;
+	if (fake_net.n_sysctls == sizeof(fake_net.sysctls) / sizeof(fake_net.sysctls[0]))
+		return -ENOSPC;
+	s = &fake_net.sysctls[fake_net.n_sysctls++];
+	s->ns = fake_net.current;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	snprintf(s->value, sizeof(s->value), "%s", value);
+	return 0;
+}
+
+int sysctl_read(const char *path, char *buf, unsigned long len)
+{
+	const char *v;
+	int r = fake_net_op("sysctl %s", path);
+
+	if (r < 0)
+		return r;
+	v = fake_net_sysctl(fake_net.current, path);
+	if (!v)
+		return -ENOENT;
+	snprintf(buf, len, "%s", v);
+	return 0;
+}
+
+/* --- common/net/iface.h ------------------------------------------------------------------ */
+
+int iface_configure(const char *ifname, const struct cni_result *res, struct cni_err *err)
+{
+	struct fake_link *l;
+	int r = fake_net_op("configure %s (%zu ips, %zu routes)", ifname, res->n_ips, res->n_routes);
+
+	if (r < 0)
+		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to configure \"%s\"", ifname);
+	l = find_name(fake_net.current, ifname);
+	if (!l)
+		return net_err_set(err, CNI_ERR_KERNEL, -ENODEV, "failed to lookup \"%s\"", ifname);
+	l->link.flags |= IFF_UP;
+	return 0;
+}
+
+int iface_check(const char *ifname, const struct cni_result *res, struct cni_err *err)
+{
+	int r = fake_net_op("check %s (%zu ips, %zu routes)", ifname, res->n_ips, res->n_routes);
+
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_CHECK_FAILED, r, "check of \"%s\" failed", ifname);
+	return 0;
+}
+
+/* --- common/cni/ipam.h ------------------------------------------------------------------- */
+
+int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum cni_command cmd,
+		  struct cni_result *ret, struct cni_err *err)
+{
+	const char *json = fake_net.ipam_result ? fake_net.ipam_result : "{}";
+	int r = fake_net_op("ipam %s %s", cni_command_name(cmd), conf->ipam_type);
+
+	(void)env;
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_TRY_AGAIN, r, "fake IPAM %s fails",
+				   cni_command_name(cmd));
+	switch (cmd) {
+	case CNI_CMD_ADD:
+		r = cni_result_parse(json, strlen(json), conf->cni_version, ret, err);
+		if (r < 0)
+			return r;
+		fake_net.ipam_allocated++;
+		return 0;
+	case CNI_CMD_DEL:
+		if (fake_net.ipam_allocated > 0)
+			fake_net.ipam_allocated--;
+		return 0;
+	case CNI_CMD_CHECK:
+	case CNI_CMD_STATUS:
+	case CNI_CMD_GC:
+		return 0;
+	case CNI_CMD_NONE:
+	case CNI_CMD_VERSION:
+	case CNI_CMD_UNKNOWN:
+		break;
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,123 @@
+/* A fake of common/net for unit tests: an in-memory kernel that logs every call and fails on demand */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/net/link.h"
+
+/*
+ * The fake replaces every function of common/net/{link,nlsock,netns,sysctl,iface}.h
+ * and cni_ipam_exec(). A test links it with the plugin's sources and dep_proto
+ * (never with common/net itself). Network namespaces are small integers (0 is
+ * the host); a netns "path" registered with fake_net_add_netns() opens to a
+ * descriptor the fake recognizes, and netns_run() switches the current one.
+ *
+ * Every call is one operation: it is appended to the log as one line, e.g.
+ * "host: create ipoib cniib0 link=ib0 pkey=0x7fff mode=0 umcast=1", and counted.
+ * fake_net.fail_at = N makes the Nth operation fail with fake_net.fail_errno
+ * (without changing anything), which is how every step's undo is tested.
+ */
+
+#define FAKE_NET_MAX_LINKS 32
+#define FAKE_NET_MAX_NS 8
+#define FAKE_NET_LOG_SIZE 16384
+
+/* Netns descriptors handed out by netns_open(): FAKE_NET_FD_BASE + ns. */
+#define FAKE_NET_FD_BASE 1000
+
+struct fake_link {
+	bool used;
+	int ns;
+	struct net_link link;
+};
+
+struct fake_sysctl {
+	int ns;
+	char path[128];
+	char value[32];
+};
+
+struct fake_net {
+	struct fake_link links[FAKE_NET_MAX_LINKS];
+	char ns_path[FAKE_NET_MAX_NS][128]; /* "" for an unused or destroyed netns */
+	int current;                        /* the caller's netns */
+	int next_ifindex;
+	struct fake_sysctl sysctls[16];
+	size_t n_sysctls;
+
+	unsigned int ops;                   /* operations so far */
+	unsigned int fail_at;               /* 1-based operation to fail, 0 for none */
+	int fail_errno;                     /* positive errno for the failing operation */
+	char log[FAKE_NET_LOG_SIZE];
+	size_t log_len;
+
+	const char *ipam_result;            /* JSON printed by the fake IPAM on ADD */
+	int ipam_allocated;                 /* ADDs minus DELs that released something */
+};
+
+extern struct fake_net fake_net;
+
+/**
+ * fake_net_reset() - an empty host netns, no failure armed, IPAM returning @ipam_result
+ * @ipam_result: result JSON (any version) for IPAM ADD, NULL for an empty one
+ */
+void fake_net_reset(const char *ipam_result);
+
+/**
+ * fake_net_add_netns() - register a netns reachable at a path
+ * Return: its number.
+ */
+int fake_net_add_netns(const char *path);
+
+/**
+ * fake_net_destroy_netns() - what the kernel does when the last reference goes
+ * @ns: netns number
+ *
+ * Links whose kind is "ipoib" are refunded to the host as dev<ifindex>, as
+ * ipoib_link_ops.netns_refund makes the real kernel do; others are deleted.
+ */
+void fake_net_destroy_netns(int ns);
+
+/**
+ * fake_net_add_link() - put a link into a netns (not an operation, not logged)
+ * @ns: netns number
+ * @name: interface name
+ * @kind: IFLA_INFO_KIND ("" for a physical device)
+ * @type: ARPHRD_*
+ * @mtu: MTU
+ *
+ * Return: the link, for the test to adjust (hwaddr, ipoib fields, ...).
+ */
+struct net_link *fake_net_add_link(int ns, const char *name, const char *kind,
+				   unsigned short type, unsigned int mtu);
+
+/**
+ * fake_net_find() - a link by name in a netns
+ * Return: the link, NULL when there is none.
+ */
+struct net_link *fake_net_find(int ns, const char *name);
+
+/**
+ * fake_net_count() - number of links in a netns
+ */
+size_t fake_net_count(int ns);
+
+/**
+ * fake_net_sysctl() - the value last written to a sysctl path in a netns
+ * Return: the value, NULL when never written.
+ */
+const char *fake_net_sysctl(int ns, const char *path);
+
+/**
+ * fake_net_op() - count and log one operation; for fakes of other common/net calls
+ * @fmt: log line after the "<netns>: " prefix
+ *
+ * Return: 0, or -fail_errno when this is the operation to fail.
+ */
+int fake_net_op(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * fake_net_log_lines() - the operation log as one string, lines joined by '\n'
+ */
+const char *fake_net_log_lines(void);
