@@ -47,23 +47,28 @@ meson test -C "$out/main" --print-errorlogs --suite unit --no-rebuild \
 	|| status=1
 count "$out/main"
 
-section "macvlan netns suite with the plugin under valgrind"
-vglogs=$out/valgrind
-mkdir -p "$vglogs"
-if PLUGIN_WRAPPER="valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --log-file=$vglogs/vg.%p" \
-	bash tests/netns/macvlan.sh "$out/main/plugins/macvlan/macvlan" /usr/lib/cni >"$out/valgrind-netns.log" 2>&1; then
-	passed=$((passed + 1))
-else
-	failed=$((failed + 1)); status=1
-	tail -40 "$out/valgrind-netns.log"
-fi
-if find "$vglogs" -type f -size +0 | grep -q .; then
-	echo "valgrind reported errors in plugin runs:" >&2
-	find "$vglogs" -type f -size +0 -exec cat {} + | head -80 >&2
-	failed=$((failed + 1)); status=1
-else
-	echo "valgrind: $(find "$vglogs" -type f | wc -l) plugin runs, no errors"
-fi
+# plugin_under_valgrind NAME: the plugin's netns script with every plugin run under valgrind
+plugin_under_valgrind() {
+	local name=$1 vglogs=$out/valgrind-$1
+	section "$name netns suite with the plugin under valgrind"
+	mkdir -p "$vglogs"
+	if PLUGIN_WRAPPER="valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --log-file=$vglogs/vg.%p" \
+		bash "tests/netns/$name.sh" "$out/main/plugins/$name/$name" /usr/lib/cni >"$out/valgrind-$name.log" 2>&1; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1)); status=1
+		tail -40 "$out/valgrind-$name.log"
+	fi
+	if find "$vglogs" -type f -size +0 | grep -q .; then
+		echo "valgrind reported errors in $name runs:" >&2
+		find "$vglogs" -type f -size +0 -exec cat {} + | head -80 >&2
+		failed=$((failed + 1)); status=1
+	else
+		echo "valgrind: $(find "$vglogs" -type f | wc -l) $name runs, no errors"
+	fi
+}
+plugin_under_valgrind macvlan
+plugin_under_valgrind ipoib
 
 section "fuzzers, ${fuzz_seconds}s each"
 CC=clang meson setup "$out/fuzz" -Dfuzz=enabled -Dunit_tests=disabled -Dnetns_tests=disabled \

@@ -100,6 +100,19 @@ for ipam in '{"type":"nv-ipam","poolName":"my-pool"}' \
 done
 expect_nothing "[operator NADs]" "$pod" "$host_before" "$pod_before"
 
+# The configs in conf-examples/ipoib, as a user copies them.
+examples=$here/../../conf-examples/ipoib
+for f in nad.yaml nad-pkey.yaml; do
+	cfg=$(sed -n "s/^  config: '\(.*\)'\$/\1/p" "$examples/$f")
+	t_ne "[conf-examples/ipoib/$f] has a config" "" "$cfg"
+	t_cni ADD "$(jq -c --arg m "$MISSING" '.master = $m' <<<"$cfg")" CNI_NETNS="$pod_path"
+	t_err "[conf-examples/ipoib/$f] parsed; fails only on the missing master" 102 "failed to lookup master"
+done
+cfg=$(jq -c --arg m "$MISSING" '.plugins[0] + {cniVersion, name} | .master = $m' "$examples/ipoib-cnitool.conflist")
+t_cni ADD "$cfg" CNI_NETNS="$pod_path"
+t_err "[conf-examples/ipoib/ipoib-cnitool.conflist] parsed; fails only on the missing master" 102 \
+	"failed to lookup master"
+
 echo "# 5. config refusals before the kernel is touched"
 t_cni ADD "$(conf 1.0.0 "$VMASTER" '{}' '{"pkey": 0}')" CNI_NETNS="$pod_path"
 t_err "[pkey 0] refused" 7 "partition key 0 is reserved"
