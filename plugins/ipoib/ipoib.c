@@ -248,39 +248,13 @@ fail_host:
 	return r;
 }
 
-struct pod_delete {
-	const char *ifname;
-	struct cni_err *err;
-};
-
-static int pod_delete(void *userdata)
-{
-	struct pod_delete *d = userdata;
-	struct net_link link;
-	int r;
-
-	r = net_link_get_by_name(d->ifname, &link);
-	if (r == -ENODEV)
-		return 0;
-	if (r < 0)
-		return kernel_err(d->err, r, "failed to look up", d->ifname);
-	/* A DEL after a failed ADD must not remove another plugin's interface of that name. */
-	if (strcmp(link.kind, "ipoib") != 0) {
-		log_warning("DEL: %s is a %s link, not an IPoIB child; left in place", d->ifname,
-			    link.kind[0] ? link.kind : "non-virtual");
-		return 0;
-	}
-	r = net_link_delete(link.ifindex);
-	if (r < 0 && r != -ENODEV)
-		return kernel_err(d->err, r, "failed to delete", d->ifname);
-	return 0;
-}
-
 /*
- * Children of this attachment left in the host: handed back as dev<N> when the
- * pod netns went before DEL, or never moved by an ADD that was killed.
+ * Children of this attachment found by their alias in the current netns: in
+ * the host, handed back as dev<N> when the pod netns went before DEL, or never
+ * moved by an ADD that was killed; in the pod, one whose rename and undo both
+ * failed.
  */
-static int host_sweep(const char *alias, struct cni_err *err)
+static int sweep_marked(const char *alias, struct cni_err *err)
 {
 	struct net_link link;
 	int r;
@@ -296,7 +270,7 @@ static int host_sweep(const char *alias, struct cni_err *err)
 				    link.name, alias);
 			return 0;
 		}
-		log_info("DEL: deleting IPoIB child %s returned to the host", link.name);
+		log_info("DEL: deleting IPoIB child %s marked \"%s\"", link.name, alias);
 		r = net_link_delete(link.ifindex);
 		if (r < 0 && r != -ENODEV)
 			return kernel_err(err, r, "failed to delete", link.name);
@@ -304,13 +278,42 @@ static int host_sweep(const char *alias, struct cni_err *err)
 	return 0;
 }
 
+struct pod_delete {
+	const char *ifname;
+	const char *alias;
+	struct cni_err *err;
+};
+
+static int pod_delete(void *userdata)
+{
+	struct pod_delete *d = userdata;
+	struct net_link link;
+	int r;
+
+	r = net_link_get_by_name(d->ifname, &link);
+	if (r < 0 && r != -ENODEV)
+		return kernel_err(d->err, r, "failed to look up", d->ifname);
+	/* A DEL after a failed ADD must not remove another plugin's interface of that name. */
+	if (r == 0 && strcmp(link.kind, "ipoib") != 0) {
+		log_warning("DEL: %s is a %s link, not an IPoIB child; left in place", d->ifname,
+			    link.kind[0] ? link.kind : "non-virtual");
+	} else if (r == 0) {
+		r = net_link_delete(link.ifindex);
+		if (r < 0 && r != -ENODEV)
+			return kernel_err(d->err, r, "failed to delete", d->ifname);
+	}
+	return sweep_marked(d->alias, d->err);
+}
+
 static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	_cleanup_close_ int pod_fd = -1;
-	struct pod_delete d = { .ifname = ctx->env.ifname, .err = err };
 	const char *ipam_type = ctx->conf.ipam_type;
 	char alias[IPOIB_ALIAS_MAX + 1];
+	struct pod_delete d = { .ifname = ctx->env.ifname, .alias = alias, .err = err };
 	int r;
+
+	ipoib_config_alias(ctx->env.container_id, ctx->env.ifname, alias, sizeof(alias));
 
 	/* IPAM first: its reservation must go even when the netns is already gone. An
 	 * ADD with dhcp never got that far, so there is nothing of dhcp's to release. */
@@ -331,8 +334,7 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 						   ctx->env.ifname, ctx->env.netns, strerror(-r));
 		}
 	}
-	ipoib_config_alias(ctx->env.container_id, ctx->env.ifname, alias, sizeof(alias));
-	return host_sweep(alias, err);
+	return sweep_marked(alias, err);
 }
 
 struct pod_check {

@@ -505,6 +505,7 @@ static void test_del(void **state)
 		   "host: open netns " POD_NETNS "\n"
 		   "ns1: get net1\n"
 		   "ns1: delete net1\n"
+		   "ns1: get alias \"" ALIAS "\"\n"
 		   "host: get alias \"" ALIAS "\"\n");
 	assert_pristine();
 
@@ -549,6 +550,20 @@ static void test_del_after_killed_add(void **state)
 	assert_null(fake_net_find(0, "cniib0badf00d"));
 	assert_non_null(fake_net_find(0, "dev9"));
 	assert_int_equal(fake_net_count(0), 3);
+}
+
+/* A child in the pod under its temporary name (rename and undo both failed): DEL finds it. */
+static void test_del_stranded_in_pod(void **state)
+{
+	struct net_link *left;
+
+	(void)state;
+	world(NULL);
+	left = fake_net_add_link(pod, "cniib12345678", "ipoib", ARPHRD_INFINIBAND, 2044);
+	snprintf(left->alias, sizeof(left->alias), "%s", ALIAS);
+	assert_int_equal(run_del(nad_l2), 0);
+	assert_int_equal(fake_net_count(pod), 1);
+	assert_pristine();
 }
 
 static void test_del_leaves_foreign_links(void **state)
@@ -686,6 +701,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_del, teardown),
 		cmocka_unit_test_teardown(test_del_after_netns_gone, teardown),
 		cmocka_unit_test_teardown(test_del_after_killed_add, teardown),
+		cmocka_unit_test_teardown(test_del_stranded_in_pod, teardown),
 		cmocka_unit_test_teardown(test_del_leaves_foreign_links, teardown),
 		cmocka_unit_test_teardown(test_del_failure_then_repeat, teardown),
 		cmocka_unit_test_teardown(test_del_dhcp, teardown),
