@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/cni/error.h"
@@ -14,6 +15,7 @@
 #include "common/net/netns.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
+#include "common/util/hwaddr.h"
 #include "common/util/log.h"
 
 static void print_usage(const struct cni_plugin *p, FILE *out)
@@ -153,6 +155,41 @@ int cni_plugin_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err)
 	cni_err_details(err, "an interface without IPAM (\"ipam\": {}) needs cniVersion 0.3.0 or "
 			"later; config is %s", ctx->conf.cni_version);
 	return -EINVAL;
+}
+
+int cni_plugin_prev_iface(const struct cni_ctx *ctx, const struct cni_iface **ret,
+			  struct cni_err *err)
+{
+	const struct cni_result *prev = ctx->conf.prev_result;
+	const struct cni_iface *iface = NULL;
+
+	if (!prev)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "required prevResult missing");
+	for (size_t i = 0; i < prev->n_ifaces && !iface; i++)
+		if (strcmp(prev->ifaces[i].name, ctx->env.ifname) == 0)
+			iface = &prev->ifaces[i];
+	if (!iface)
+		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
+				   "container interface name missing in prevResult: %s", ctx->env.ifname);
+	if (!iface->sandbox || strcmp(iface->sandbox, ctx->env.netns) != 0)
+		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
+				   "sandbox in prevResult %s doesn't match configured netns: %s",
+				   iface->sandbox ? iface->sandbox : "", ctx->env.netns);
+	*ret = iface;
+	return 0;
+}
+
+int cni_plugin_check_mac(const struct cni_iface *iface, const uint8_t *hwaddr, size_t len,
+			 struct cni_err *err)
+{
+	char mac[CNI_MAC_STRLEN];
+
+	hwaddr_format(hwaddr, len, mac, sizeof(mac));
+	if (iface->mac[0] && strcasecmp(iface->mac, mac) != 0)
+		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
+				   "interface %s Mac %s doesn't match container Mac: %s", iface->name,
+				   iface->mac, mac);
+	return 0;
 }
 
 static void setup_logging(const struct cni_plugin *p, const struct cni_conf *conf)

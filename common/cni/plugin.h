@@ -1,11 +1,15 @@
 /* Command dispatch: the one place that prints results and CNI errors */
 #pragma once
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "common/cni/args.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 
 struct cni_err;
+struct cni_iface;
 struct cni_result;
 
 struct cni_ctx {
@@ -75,3 +79,27 @@ void cni_plugin_ipam_undo(const struct cni_ctx *ctx);
  * Return: 0 when the version can carry an interface, -EINVAL otherwise.
  */
 int cni_plugin_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err);
+
+/**
+ * cni_plugin_prev_iface() - the interface prevResult records for CNI_IFNAME, for CHECK
+ * @ctx: context
+ * @ret: the interface, written only on success
+ * @err: code 7 without a prevResult; 103 when it has no such interface or
+ *       records another netns as its sandbox
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int cni_plugin_prev_iface(const struct cni_ctx *ctx, const struct cni_iface **ret,
+			  struct cni_err *err);
+
+/**
+ * cni_plugin_check_mac() - CHECK that a link has the hardware address prevResult recorded
+ * @iface: the interface from prevResult (no mac recorded: nothing to check)
+ * @hwaddr: the link's address
+ * @len: its length
+ * @err: code 103 on a mismatch
+ *
+ * Return: 0 when it matches, -EINVAL otherwise.
+ */
+int cni_plugin_check_mac(const struct cni_iface *iface, const uint8_t *hwaddr, size_t len,
+			 struct cni_err *err);

@@ -350,7 +350,6 @@ static int pod_check(void *userdata)
 	struct pod_check *k = userdata;
 	const char *ifname = k->ctx->env.ifname;
 	uint16_t pkey = want_pkey(k->conf, k->master), mode = want_mode(k->conf, k->master);
-	char mac[CNI_MAC_STRLEN];
 	struct net_link link;
 	int r;
 
@@ -373,18 +372,15 @@ static int pod_check(void *userdata)
 		return cni_err_set(k->err, CNI_ERR_CHECK_FAILED, -EINVAL,
 				   "container interface %s MTU %u does not match expected %u", ifname,
 				   link.mtu, k->conf->mtu);
-	hwaddr_format(link.hwaddr, link.hwaddr_len, mac, sizeof(mac));
-	if (k->iface->mac[0] && strcasecmp(k->iface->mac, mac) != 0)
-		return cni_err_set(k->err, CNI_ERR_CHECK_FAILED, -EINVAL,
-				   "interface %s Mac %s doesn't match container Mac: %s", ifname,
-				   k->iface->mac, mac);
+	r = cni_plugin_check_mac(k->iface, link.hwaddr, link.hwaddr_len, k->err);
+	if (r < 0)
+		return r;
 	return iface_check(ifname, k->ctx->conf.prev_result, k->err);
 }
 
 static int ipoib_check(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	_cleanup_close_ int pod_fd = -1;
-	const struct cni_result *prev = ctx->conf.prev_result;
 	struct pod_check k = { .ctx = ctx, .err = err };
 	struct ipoib_conf c;
 	struct net_link master;
@@ -398,18 +394,9 @@ static int ipoib_check(const struct cni_ctx *ctx, struct cni_err *err)
 		return r;
 	if (c.has_ipam && (r = cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_CHECK, NULL, err)) < 0)
 		return r;
-	if (!prev)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "required prevResult missing");
-	for (size_t i = 0; i < prev->n_ifaces && !k.iface; i++)
-		if (strcmp(prev->ifaces[i].name, ctx->env.ifname) == 0)
-			k.iface = &prev->ifaces[i];
-	if (!k.iface)
-		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
-				   "container interface name missing in prevResult: %s", ctx->env.ifname);
-	if (!k.iface->sandbox || strcmp(k.iface->sandbox, ctx->env.netns) != 0)
-		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
-				   "sandbox in prevResult %s doesn't match configured netns: %s",
-				   k.iface->sandbox ? k.iface->sandbox : "", ctx->env.netns);
+	r = cni_plugin_prev_iface(ctx, &k.iface, err);
+	if (r < 0)
+		return r;
 	r = find_master(&c, &master, err);
 	if (r < 0)
 		return r;
