@@ -1,7 +1,9 @@
-/* Reading whole files and descriptors with a size bound */
+/* Files: bounded reads of whole files and descriptors, atomic replacement */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,4 +69,111 @@ int file_read(const char *path, size_t max, char **ret, size_t *ret_len)
 	if ((unsigned long long)st.st_size > max)
 		return -EFBIG;
 	return file_read_fd(fd, max, ret, ret_len);
+}
+
+int file_make_parents(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	_cleanup_close_ int fd = -1;
+	char *slash;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+		      const char **ret_step)
+{
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	*ret_step = "create";
+	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
+		tmp = NULL;
+		return -ENOMEM;
+	}
+	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0 && errno == EEXIST) {
+		/* Left by a killed process that had our PID. */
+		(void)unlink(tmp);
+		fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
+	}
+	if (fd < 0)
+		return -errno;
+	*ret_step = "write";
+	r = fchmod(fd, mode) < 0 ? -errno : write_all(fd, data, len);
+	if (r < 0)
+		goto fail;
+	*ret_step = "sync";
+	if (fsync(fd) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	*ret_step = "close";
+	if (close(TAKE_FD(fd)) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	*ret_step = "rename";
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	*ret_step = "sync directory";
+	return fsync_dir_of(path);
+
+fail:
+	(void)unlink(tmp);
+	return r;
 }

@@ -508,6 +508,11 @@ static int cmp_pool_ip(const void *x, const void *y)
 	return memcmp(a->ip.bytes, b->ip.bytes, sizeof(a->ip.bytes));
 }
 
+int nvipam_alloc_ptr_cmp(const void *a, const void *b)
+{
+	return cmp_pool_ip(a, b);
+}
+
 /*
  * Find an IP held twice in one pool (O(n log n): stores of tens of thousands are loaded on
  * every CNI call). Return: -ENOMEM, 1 with *ret_dup set when one is found, 0 otherwise.
@@ -1699,7 +1704,7 @@ static int read_file(const char *path, char **ret, size_t *ret_len, struct cni_e
 	return 0;
 }
 
-static int store_load(struct nvipam_store *s, struct cni_err *err)
+static int store_load(struct nvipam_store *s, bool allow_dups, struct cni_err *err)
 {
 	_cleanup_(json_object_putp) struct json_object *root = NULL;
 	_cleanup_free_ char *data = NULL;
@@ -1725,7 +1730,7 @@ static int store_load(struct nvipam_store *s, struct cni_err *err)
 				r = parse_reference(root, s, &w);
 		}
 	}
-	if (r >= 0) {
+	if (r >= 0 && !allow_dups) {
 		r = find_duplicate_ip(s, &dup);
 		if (r < 0) {
 			why_set(&w, r, "out of memory");
@@ -1755,31 +1760,6 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* mkdir -p of @path's directory, new directories 0700. */
-static int make_parent_dirs(const char *path)
-{
-	_cleanup_free_ char *dir = strdup(path);
-	char *slash;
-
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int lock_take(const char *path, unsigned int timeout_ms, int *ret_fd, struct cni_err *err)
 {
 	_cleanup_free_ char *lock_path = NULL;
@@ -1794,7 +1774,7 @@ static int lock_take(const char *path, unsigned int timeout_ms, int *ret_fd, str
 	}
 	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == ENOENT) {
-		r = make_parent_dirs(path);
+		r = file_make_parents(path, 0700);
 		if (r < 0)
 			return cni_err_set(err, CNI_ERR_IO, r, "cannot create the directory of store %s: %s",
 					   path, strerror(-r));
@@ -1862,8 +1842,8 @@ static void sweep_stale_temps(const char *path)
 	closedir(dir);
 }
 
-int nvipam_store_open(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
-		      struct cni_err *err)
+static int store_open(const char *path, unsigned int timeout_ms, bool allow_dups,
+		      struct nvipam_store *ret, struct cni_err *err)
 {
 	struct nvipam_store s = { .lock_fd = -1 };
 	int r;
@@ -1876,7 +1856,7 @@ int nvipam_store_open(const char *path, unsigned int timeout_ms, struct nvipam_s
 	r = lock_take(path, timeout_ms, &s.lock_fd, err);
 	if (r >= 0) {
 		sweep_stale_temps(path);
-		r = store_load(&s, err);
+		r = store_load(&s, allow_dups, err);
 	}
 	if (r < 0) {
 		nvipam_store_close(&s);
@@ -1884,6 +1864,18 @@ int nvipam_store_open(const char *path, unsigned int timeout_ms, struct nvipam_s
 	}
 	*ret = s;
 	return 0;
+}
+
+int nvipam_store_open(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
+		      struct cni_err *err)
+{
+	return store_open(path, timeout_ms, false, ret, err);
+}
+
+int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
+			      struct cni_err *err)
+{
+	return store_open(path, timeout_ms, true, ret, err);
 }
 
 static void serialize(const struct nvipam_store *s, struct buf *b)
@@ -1934,52 +1926,12 @@ static void serialize(const struct nvipam_store *s, struct buf *b)
 	buf_puts(b, "]}\n");
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int fsync_dir_of(const char *path)
-{
-	_cleanup_free_ char *dir = strdup(path);
-	_cleanup_close_ int fd = -1;
-	char *slash;
-
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		return -errno;
-	return 0;
-}
-
 int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err)
 {
-	_cleanup_free_ char *tmp = NULL;
 	_cleanup_free_ char *data = NULL;
 	struct buf b = { 0 };
 	const char *step;
-	int fd = -1, r;
+	int r;
 
 	if (!s->dirty)
 		return 0;
@@ -1987,64 +1939,18 @@ int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err)
 	data = b.data;
 	if (b.oom)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	if (asprintf(&tmp, "%s.tmp.%ld", s->path, (long)getpid()) < 0) {
-		tmp = NULL;
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	}
-
-	step = "create";
-	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Left by a crashed process that had our PID: we hold the lock, so it is stale. */
-		(void)unlink(tmp);
-		fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-	}
-	if (fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	step = "write";
-	/* 0600 whatever the umask says. */
-	if (fchmod(fd, 0600) < 0) {
-		r = -errno;
-		goto fail_unlink;
-	}
-	r = write_all(fd, b.data, b.len);
-	if (r < 0)
-		goto fail_unlink;
-	step = "sync";
-	if (fsync(fd) < 0) {
-		r = -errno;
-		goto fail_unlink;
-	}
-	step = "close";
-	r = close(fd);
-	fd = -1;
-	if (r < 0) {
-		r = -errno;
-		goto fail_unlink;
-	}
-	step = "rename";
-	if (rename(tmp, s->path) < 0) {
-		r = -errno;
-		goto fail_unlink;
-	}
+	/* We hold the lock, so a temporary file with our name is a dead writer's. */
+	r = file_write_atomic(s->path, b.data, b.len, 0600, &step);
+	if (r < 0 && strcmp(step, "sync directory") != 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot write store file %s: %s: %s", s->path,
+				   step, strerror(-r));
 	/* The new contents are in place from here on, whatever the directory sync says. */
 	s->dirty = false;
-	r = fsync_dir_of(s->path);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, r,
 				   "store file %s was replaced but its directory could not be synced: %s",
 				   s->path, strerror(-r));
 	return 0;
-
-fail_unlink:
-	if (fd >= 0)
-		(void)close(fd);
-	(void)unlink(tmp);
-fail:
-	return cni_err_set(err, CNI_ERR_IO, r, "cannot write store file %s: %s %s: %s", s->path,
-			   step, tmp, strerror(-r));
 }
 
 void nvipam_store_close(struct nvipam_store *s)

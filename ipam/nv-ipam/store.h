@@ -56,6 +56,20 @@ int nvipam_store_open(const char *path, unsigned int timeout_ms, struct nvipam_s
 		      struct cni_err *err);
 
 /**
+ * nvipam_store_open_inspect() - nvipam_store_open() for the operator tool: an IP held
+ *                               twice in a pool is loaded rather than refused, so it
+ *                               can be reported and released
+ * @path: store file
+ * @timeout_ms: how long to wait for the lock
+ * @ret: the open store, written only on success
+ * @err: as nvipam_store_open()
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
+			      struct cni_err *err);
+
+/**
  * nvipam_store_commit() - write the store if changed: temp file (0600), fsync,
  *                         rename over, fsync the directory
  * @s: open store
@@ -104,6 +118,15 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
  */
 size_t nvipam_store_remove(struct nvipam_store *s, const char *pool, const char *container_id,
 			   const char *ifname);
+
+/**
+ * nvipam_alloc_ptr_cmp() - qsort() order of allocation pointers: by pool key, then by address
+ * @a: a const struct nvipam_alloc *const *
+ * @b: another
+ *
+ * Return: negative, 0 or positive.
+ */
+int nvipam_alloc_ptr_cmp(const void *a, const void *b);
 
 /**
  * nvipam_store_usage() - the reserved IPs and last pick of a pool

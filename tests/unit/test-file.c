@@ -1,4 +1,4 @@
-/* Unit tests: bounded whole-file reads */
+/* Unit tests: bounded whole-file reads, atomic replacement */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -114,12 +114,79 @@ static void test_fd_bound(void **state)
 	free(buf);
 }
 
+static void test_write_atomic(void **state)
+{
+	char path[256], tmp[320], sub[300];
+	const char *step = NULL;
+	char *data = NULL;
+	size_t len = 0;
+	struct stat st;
+	mode_t old_umask;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/a/b/pools.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+
+	/* No directory yet: nothing is created, the step is named. */
+	assert_int_equal(file_write_atomic(path, "x", 1, 0600, &step), -ENOENT);
+	assert_string_equal(step, "create");
+	assert_int_equal(file_make_parents(path, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+
+	/* The mode is the one asked for whatever the umask; a stale temporary file is replaced. */
+	{
+		int fd = open(tmp, O_CREAT | O_WRONLY, 0644);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "old", 3), 3);
+		close(fd);
+	}
+	old_umask = umask(0077);
+	assert_int_equal(file_write_atomic(path, "{\"pools\":{}}\n", 13, 0644, &step), 0);
+	umask(old_umask);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(access(tmp, F_OK), -1);
+	assert_int_equal(file_read(path, 100, &data, &len), 0);
+	assert_int_equal(len, 13);
+	assert_string_equal(data, "{\"pools\":{}}\n");
+	free(data);
+
+	/* Replacing keeps readers of the old file on the old contents. */
+	{
+		int fd = open(path, O_RDONLY);
+		char buf[16] = { 0 };
+
+		assert_true(fd >= 0);
+		assert_int_equal(file_write_atomic(path, "new", 3, 0600, &step), 0);
+		assert_int_equal(read(fd, buf, sizeof(buf) - 1), 13);
+		close(fd);
+	}
+	assert_int_equal(file_read(path, 100, &data, &len), 0);
+	assert_string_equal(data, "new");
+	free(data);
+
+	/* A directory in the way of the rename: the file is left as it was, no temporary file. */
+	snprintf(sub, sizeof(sub), "%s/a/dir", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/a/dir/x", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/a/dir", dir);
+	assert_true(file_write_atomic(sub, "y", 1, 0600, &step) < 0);
+	assert_string_equal(step, "rename");
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", sub, (long)getpid());
+	assert_int_equal(access(tmp, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_not_regular),
 		cmocka_unit_test(test_fd_bound),
+		cmocka_unit_test(test_write_atomic),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
