@@ -1,0 +1,182 @@
+/*
+ * The check subcommand: the store's integrity against the node pool file
+ *
+ * Errors (exit 1): a store that cannot be read or parsed, an address held twice in one
+ * pool, an allocation in a pool this node has no block of, an address outside its pool's
+ * subnet (IPPool) or prefix (CIDRPool). Warnings (exit 1 only with --strict): an address
+ * inside the subnet but outside the node's current block (a static IP, or one left from
+ * before the pool changed), and the same address held in two pools.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cni/error.h"
+#include "common/util/cleanup.h"
+#include "common/util/ipaddr.h"
+#include "ipam/nv-ipam/ipmath.h"
+#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/tool/check.h"
+#include "ipam/nv-ipam/tool/cli.h"
+
+static const char check_help[] =
+	"Usage: nv-ipam-tool check [--store FILE] [--pool-file FILE] [--strict]\n"
+	"\n"
+	"Check the store under its lock: that it parses, that no address is held twice in\n"
+	"a pool, that every allocation is in a pool this node has a block of and inside its\n"
+	"subnet or prefix. Warns about addresses outside the node's current block (static\n"
+	"IPs, or left over after a pool change) and about one address held in two pools.\n"
+	"\n"
+	"  --store FILE           the store (default " CLI_DEFAULT_STORE ")\n"
+	"  --pool-file FILE       the node pool file (default " CLI_DEFAULT_POOL_FILE ")\n"
+	"  --lock-timeout-ms N    wait at most N ms for the store lock (default 10000)\n"
+	"  --strict               warnings count as problems too\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Exit status: 0 clean, 1 problems found (or the store cannot be read), 2 bad usage.\n";
+
+static int by_ip(const void *a, const void *b)
+{
+	const struct nvipam_alloc *x = *(const struct nvipam_alloc *const *)a;
+	const struct nvipam_alloc *y = *(const struct nvipam_alloc *const *)b;
+	int c;
+
+	if (x->ip.family != y->ip.family)
+		return x->ip.family < y->ip.family ? -1 : 1;
+	c = memcmp(x->ip.bytes, y->ip.bytes, sizeof(x->ip.bytes));
+	return c ? c : strcmp(x->pool, y->pool);
+}
+
+struct tally {
+	size_t errors;
+	size_t warnings;
+};
+
+static void report(struct tally *t, bool error, const struct nvipam_alloc *a, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void report(struct tally *t, bool error, const struct nvipam_alloc *a, const char *fmt, ...)
+{
+	char ip[IP_PREFIX_STRLEN];
+	va_list ap;
+
+	printf("%s: pool %s: %s (container %s interface %s pod %s/%s): ", error ? "error" : "warning",
+	       a->pool, ip_addr_format(&a->ip, ip, sizeof(ip)), a->container_id, a->ifname,
+	       *a->pod_namespace ? a->pod_namespace : "-", *a->pod_name ? a->pod_name : "-");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (error)
+		t->errors++;
+	else
+		t->warnings++;
+}
+
+static int check_addresses(const struct nvipam_store *st, struct tally *t)
+{
+	_cleanup_free_ const struct nvipam_alloc **v = malloc((st->n_allocs + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n_allocs; i++)
+		v[i] = &st->allocs[i];
+	qsort(v, st->n_allocs, sizeof(*v), by_ip);
+	for (size_t i = 1; i < st->n_allocs; i++) {
+		const struct nvipam_alloc *x = v[i - 1], *y = v[i];
+
+		if (x->ip.family != y->ip.family || memcmp(x->ip.bytes, y->ip.bytes, sizeof(x->ip.bytes)))
+			continue;
+		if (strcmp(x->pool, y->pool) == 0)
+			report(t, true, y, "held twice in the pool, also by container %s", x->container_id);
+		else
+			report(t, false, y, "also held in pool %s", x->pool);
+	}
+	return 0;
+}
+
+static void check_ranges(const struct nvipam_store *st, const struct nvipam_pools *pools,
+			 struct tally *t)
+{
+	for (size_t i = 0; i < st->n_allocs; i++) {
+		const struct nvipam_alloc *a = &st->allocs[i];
+		const struct nvipam_pool *p = nvipam_pools_find(pools, a->pool);
+		char buf[2 * IP_PREFIX_STRLEN + 8], x[IP_PREFIX_STRLEN], y[IP_PREFIX_STRLEN];
+		ipmath_u128 v;
+
+		if (!p) {
+			report(t, true, a, "this node has no block of the pool");
+			continue;
+		}
+		if (!ip_prefix_contains(&p->subnet, &a->ip)) {
+			report(t, true, a, "outside the pool's %s",
+			       ip_prefix_format(&p->subnet, buf, sizeof(buf)));
+			continue;
+		}
+		v = ipmath_from_addr(&a->ip);
+		if (v < ipmath_from_addr(&p->range.start) || v > ipmath_from_addr(&p->range.end)) {
+			snprintf(buf, sizeof(buf), "%s-%s", ip_addr_format(&p->range.start, x, sizeof(x)),
+				 ip_addr_format(&p->range.end, y, sizeof(y)));
+			report(t, false, a, "outside the node's block %s (a static IP, or left from before "
+			       "the pool changed)", buf);
+		}
+	}
+}
+
+static int check_option(int opt, const char *arg, void *ctx)
+{
+	(void)arg;
+	if (opt != 'S')
+		return cli_usage_error("check", "invalid option");
+	*(bool *)ctx = true;
+	return 0;
+}
+
+int check_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLI_NODE_FILE_OPTIONS,
+		{ "strict", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct cli_node_files files = CLI_NODE_FILES_INIT;
+	struct nvipam_store st = { .lock_fd = -1 };
+	struct nvipam_pools pools = { 0 };
+	struct cni_err err = { 0 };
+	const char *pool_file;
+	struct tally t = { 0 };
+	bool strict = false;
+	int r;
+
+	r = cli_options("check", check_help, argc, argv, opts, check_option, &strict, &files);
+	if (r >= 0)
+		return r;
+	pool_file = files.pool_file;
+
+	if (nvipam_pools_load(pool_file, &pools, &err) < 0) {
+		printf("error: %s\n", err.msg);
+		return CLI_EXIT_FAIL;
+	}
+	if (cli_store_open(&files, &st, &err) < 0) {
+		nvipam_pools_free(&pools);
+		if (err.code == CNI_ERR_TRY_AGAIN)
+			return cli_fail(&err);
+		printf("error: %s\n", err.msg);
+		return CLI_EXIT_FAIL;
+	}
+	r = check_addresses(&st, &t);
+	if (r >= 0)
+		check_ranges(&st, &pools, &t);
+	printf("%zu allocations, %zu errors, %zu warnings\n", st.n_allocs, t.errors, t.warnings);
+	nvipam_store_close(&st);
+	nvipam_pools_free(&pools);
+	if (r < 0) {
+		cni_err_set(&err, CNI_ERR_INTERNAL, r, "out of memory");
+		return cli_fail(&err);
+	}
+	return t.errors || (strict && t.warnings) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}

@@ -1,0 +1,89 @@
+/* Command-line plumbing shared by the nv-ipam-tool subcommands */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "common/cni/error.h"
+#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/tool/cli.h"
+
+int cli_fail(const struct cni_err *err)
+{
+	fprintf(stderr, "nv-ipam-tool: %s\n", err->msg[0] ? err->msg : "failed");
+	return CLI_EXIT_FAIL;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nv-ipam-tool %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'nv-ipam-tool %s --help'.\n", cmd);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_parse_uint(const char *s, unsigned long max, unsigned long *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int cli_options(const char *cmd, const char *help, int argc, char **argv,
+		const struct option *opts, int (*handle)(int opt, const char *arg, void *ctx),
+		void *ctx, struct cli_node_files *files)
+{
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(help, stdout);
+			return CLI_EXIT_OK;
+		}
+		if (c == '?')
+			return cli_usage_error(cmd, "invalid option");
+		if (files && c == 's') {
+			files->store = optarg;
+		} else if (files && c == 'f') {
+			files->pool_file = optarg;
+		} else if (files && c == 't') {
+			if (cli_parse_uint(optarg, 3600000, &files->lock_timeout_ms) < 0)
+				return cli_usage_error(cmd, "invalid --lock-timeout-ms \"%s\"", optarg);
+		} else {
+			r = handle ? handle(c, optarg, ctx) : cli_usage_error(cmd, "invalid option");
+			if (r)
+				return r;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	return -1;
+}
+
+int cli_store_open(const struct cli_node_files *files, struct nvipam_store *ret,
+		   struct cni_err *err)
+{
+	struct stat sb;
+
+	/* Looking must not create the store's directory or lock file. */
+	if (stat(files->store, &sb) < 0 && errno == ENOENT) {
+		*ret = (struct nvipam_store){ .lock_fd = -1 };
+		return 0;
+	}
+	return nvipam_store_open_inspect(files->store, (unsigned int)files->lock_timeout_ms, ret, err);
+}

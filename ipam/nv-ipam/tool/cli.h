@@ -1,0 +1,90 @@
+/* Command-line plumbing shared by the nv-ipam-tool subcommands */
+#pragma once
+
+#include <getopt.h>
+#include <stdbool.h>
+
+struct cni_err;
+struct nvipam_store;
+
+#define CLI_DEFAULT_STORE "/var/lib/cni/nv-ipam/store"
+#define CLI_DEFAULT_POOL_FILE "/etc/cni/net.d/nv-ipam.d/node-pools.json"
+#define CLI_DEFAULT_LOCK_TIMEOUT_MS 10000u
+
+/* Exit statuses: 0 success, 1 failure (or problems found), 2 bad usage. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+/**
+ * cli_fail() - print a failure on stderr
+ * @err: the failure
+ *
+ * Return: CLI_EXIT_FAIL.
+ */
+int cli_fail(const struct cni_err *err);
+
+/**
+ * cli_usage_error() - print a usage error and a pointer to --help on stderr
+ * @cmd: subcommand
+ * @fmt: message
+ *
+ * Return: CLI_EXIT_USAGE.
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/**
+ * cli_parse_uint() - a decimal number option
+ * @s: text
+ * @max: highest accepted value
+ * @ret: value, written only on success
+ *
+ * Return: 0 on success, -EINVAL.
+ */
+int cli_parse_uint(const char *s, unsigned long max, unsigned long *ret);
+
+/* Where the node's files are, shared by show, release and check. */
+struct cli_node_files {
+	const char *store;
+	const char *pool_file;
+	unsigned long lock_timeout_ms;
+};
+
+#define CLI_NODE_FILES_INIT                                                                        \
+	{ CLI_DEFAULT_STORE, CLI_DEFAULT_POOL_FILE, CLI_DEFAULT_LOCK_TIMEOUT_MS }
+
+/* Their long options (and --help), to put first in a subcommand's option table. */
+#define CLI_NODE_FILE_OPTIONS                                                                      \
+	{ "store", required_argument, NULL, 's' },                                                \
+	{ "pool-file", required_argument, NULL, 'f' },                                            \
+	{ "lock-timeout-ms", required_argument, NULL, 't' }
+
+/**
+ * cli_options() - parse a subcommand's options
+ * @cmd: subcommand name, for messages
+ * @help: text printed on stdout for -h/--help
+ * @argc: argument count (argv[0] is the subcommand)
+ * @argv: arguments
+ * @opts: long options, ending with a zeroed entry; 'h' is --help
+ * @handle: called for every other option with its value; returns 0, or an exit status
+ *          after printing why (cli_usage_error())
+ * @ctx: passed to @handle
+ * @files: filled from CLI_NODE_FILE_OPTIONS ('s', 'f', 't'); NULL when not used
+ *
+ * Positional arguments are refused.
+ *
+ * Return: -1 to go on, otherwise the exit status to return (after --help or a usage error).
+ */
+int cli_options(const char *cmd, const char *help, int argc, char **argv,
+		const struct option *opts, int (*handle)(int opt, const char *arg, void *ctx),
+		void *ctx, struct cli_node_files *files);
+
+/**
+ * cli_store_open() - open the store for the tool (nvipam_store_open_inspect()), or give an
+ *                    empty store when the file does not exist, creating nothing
+ * @files: where the store is and how long to wait for its lock
+ * @ret: the store, written only on success; release with nvipam_store_close()
+ * @err: as nvipam_store_open()
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int cli_store_open(const struct cli_node_files *files, struct nvipam_store *ret,
+		   struct cni_err *err);

@@ -1,0 +1,166 @@
+/* The release subcommand: release allocations by container ID or by pod, under the store lock */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cni/error.h"
+#include "common/util/cleanup.h"
+#include "common/util/ipaddr.h"
+#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/tool/cli.h"
+#include "ipam/nv-ipam/tool/release.h"
+
+static const char release_help[] =
+	"Usage: nv-ipam-tool release [--store FILE] --container-id ID [--ifname NAME] [--pool KEY]\n"
+	"       nv-ipam-tool release [--store FILE] --pod NAMESPACE/NAME [--pool KEY]\n"
+	"\n"
+	"Release allocations under the store lock, as DEL would: those of a container (one\n"
+	"interface with --ifname, else all of them) or of a pod, in every pool or in one.\n"
+	"Each released address is printed; nothing matching is an error (exit 1).\n"
+	"\n"
+	"  --store FILE           the store (default " CLI_DEFAULT_STORE ")\n"
+	"  --container-id ID      the container (CNI_CONTAINERID)\n"
+	"  --ifname NAME          only this interface of the container\n"
+	"  --pod NS/NAME          every allocation recorded for this pod\n"
+	"  --pool KEY             only this pool (\"<name>\" or \"cidrpool/<name>\")\n"
+	"  --lock-timeout-ms N    wait at most N ms for the store lock (default 10000)\n"
+	"  --dry-run              print what would be released, change nothing\n"
+	"  -h, --help             this text\n";
+
+struct query {
+	const char *container_id;
+	const char *ifname;
+	const char *pod_ns;
+	size_t pod_ns_len;
+	const char *pod_name;
+	const char *pool;
+};
+
+static bool matches(const struct query *q, const struct nvipam_alloc *a)
+{
+	if (q->pool && strcmp(a->pool, q->pool) != 0)
+		return false;
+	if (q->container_id)
+		return strcmp(a->container_id, q->container_id) == 0 &&
+		       (!q->ifname || strcmp(a->ifname, q->ifname) == 0);
+	return strlen(a->pod_namespace) == q->pod_ns_len &&
+	       strncmp(a->pod_namespace, q->pod_ns, q->pod_ns_len) == 0 &&
+	       strcmp(a->pod_name, q->pod_name) == 0;
+}
+
+struct release_args {
+	struct query q;
+	const char *pod;
+	bool dry_run;
+};
+
+static int release_option(int opt, const char *arg, void *ctx)
+{
+	struct release_args *a = ctx;
+
+	if (opt == 'c')
+		a->q.container_id = arg;
+	else if (opt == 'i')
+		a->q.ifname = arg;
+	else if (opt == 'P')
+		a->pod = arg;
+	else if (opt == 'p')
+		a->q.pool = arg;
+	else if (opt == 'n')
+		a->dry_run = true;
+	else
+		return cli_usage_error("release", "invalid option");
+	return 0;
+}
+
+int release_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLI_NODE_FILE_OPTIONS,
+		{ "container-id", required_argument, NULL, 'c' },
+		{ "ifname", required_argument, NULL, 'i' },
+		{ "pod", required_argument, NULL, 'P' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct cli_node_files files = CLI_NODE_FILES_INIT;
+	struct nvipam_store st = { .lock_fd = -1 };
+	struct release_args args = { 0 };
+	struct cni_err err = { 0 };
+	const char *store_path, *pod, *slash;
+	struct query q;
+	bool dry_run;
+	size_t released = 0;
+	int r;
+
+	r = cli_options("release", release_help, argc, argv, opts, release_option, &args, &files);
+	if (r >= 0)
+		return r;
+	q = args.q;
+	pod = args.pod;
+	dry_run = args.dry_run;
+	store_path = files.store;
+	if (!q.container_id == !pod)
+		return cli_usage_error("release", "give exactly one of --container-id and --pod");
+	if (q.container_id && !*q.container_id)
+		return cli_usage_error("release", "--container-id is empty");
+	if (q.ifname && !q.container_id)
+		return cli_usage_error("release", "--ifname needs --container-id");
+	if (pod) {
+		slash = strchr(pod, '/');
+		if (!slash || slash == pod || !slash[1] || strchr(slash + 1, '/'))
+			return cli_usage_error("release", "--pod must be NAMESPACE/NAME, got \"%s\"", pod);
+		q.pod_ns = pod;
+		q.pod_ns_len = (size_t)(slash - pod);
+		q.pod_name = slash + 1;
+	}
+
+	if (cli_store_open(&files, &st, &err) < 0)
+		return cli_fail(&err);
+	/*
+	 * Release one attachment at a time: nvipam_store_remove() reorders the array, so the
+	 * scan restarts after each removal (a pod has a handful of attachments).
+	 */
+	for (size_t i = 0; i < st.n_allocs;) {
+		struct nvipam_alloc *a = &st.allocs[i];
+		_cleanup_free_ char *pool = NULL, *cid = NULL, *ifname = NULL;
+		char ip[IP_PREFIX_STRLEN];
+
+		if (!matches(&q, a)) {
+			i++;
+			continue;
+		}
+		printf("%s %s in pool %s: container %s interface %s pod %s/%s\n",
+		       dry_run ? "would release" : "released", ip_addr_format(&a->ip, ip, sizeof(ip)),
+		       a->pool, a->container_id, a->ifname, *a->pod_namespace ? a->pod_namespace : "-",
+		       *a->pod_name ? a->pod_name : "-");
+		released++;
+		if (dry_run) {
+			i++;
+			continue;
+		}
+		pool = strdup(a->pool);
+		cid = strdup(a->container_id);
+		ifname = strdup(a->ifname);
+		if (!pool || !cid || !ifname) {
+			cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+			nvipam_store_close(&st);
+			return cli_fail(&err);
+		}
+		(void)nvipam_store_remove(&st, pool, cid, ifname);
+		i = 0;
+	}
+	if (!dry_run && released && nvipam_store_commit(&st, &err) < 0) {
+		nvipam_store_close(&st);
+		return cli_fail(&err);
+	}
+	nvipam_store_close(&st);
+	if (!released) {
+		fprintf(stderr, "nv-ipam-tool: no allocation matches in %s\n", store_path);
+		return CLI_EXIT_FAIL;
+	}
+	return CLI_EXIT_OK;
+}

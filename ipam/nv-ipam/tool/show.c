@@ -1,0 +1,319 @@
+/* The show subcommand: the store per pool: blocks, used and free counts, allocations */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "common/cni/error.h"
+#include "common/cni/json.h"
+#include "common/util/cleanup.h"
+#include "common/util/ipaddr.h"
+#include "ipam/nv-ipam/allocator.h"
+#include "ipam/nv-ipam/ipmath.h"
+#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/tool/cli.h"
+#include "ipam/nv-ipam/tool/k8s.h"
+#include "ipam/nv-ipam/tool/show.h"
+
+static const char show_help[] =
+	"Usage: nv-ipam-tool show [--store FILE] [--pool-file FILE] [--pool KEY] [--json]\n"
+	"\n"
+	"Show the store per pool: this node's block (from the node pool file), the used and\n"
+	"free address counts, and each allocation with its pod namespace/name, container ID,\n"
+	"interface, network and age. Takes the store lock while reading.\n"
+	"\n"
+	"  --store FILE           the store (default " CLI_DEFAULT_STORE ")\n"
+	"  --pool-file FILE       the node pool file (default " CLI_DEFAULT_POOL_FILE ");\n"
+	"                         a missing file only leaves blocks and free counts out\n"
+	"  --pool KEY             only this pool (\"<name>\" or \"cidrpool/<name>\")\n"
+	"  --lock-timeout-ms N    wait at most N ms for the store lock (default 10000)\n"
+	"  --json                 print JSON\n"
+	"  -h, --help             this text\n";
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void format_age(long long s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 120)
+		snprintf(buf, len, "%llds", s);
+	else if (s < 2 * 3600)
+		snprintf(buf, len, "%lldm", s / 60);
+	else if (s < 2 * 86400)
+		snprintf(buf, len, "%lldh", s / 3600);
+	else
+		snprintf(buf, len, "%lldd", s / 86400);
+}
+
+static void format_created(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "%lld", (long long)t);
+}
+
+/* What one pool shows: its node pool entry (may be NULL) and its allocations sorted by IP. */
+struct shown {
+	const char *key;
+	const struct nvipam_pool *pool;
+	const struct nvipam_alloc **allocs;
+	size_t n;
+	unsigned long free_count;
+};
+
+static void block_text(const struct nvipam_pool *p, char *buf, size_t len)
+{
+	char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
+
+	if (p->type == NVIPAM_POOL_CIDRPOOL)
+		snprintf(buf, len, "prefix %s", ip_prefix_format(&p->subnet, a, sizeof(a)));
+	else
+		snprintf(buf, len, "block %s-%s", ip_addr_format(&p->range.start, a, sizeof(a)),
+			 ip_addr_format(&p->range.end, b, sizeof(b)));
+}
+
+static void print_text(const struct shown *v, size_t n, time_t now)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct shown *s = &v[i];
+		char blk[2 * IP_PREFIX_STRLEN + 16], gw[IP_PREFIX_STRLEN];
+
+		printf("pool %s", s->key);
+		if (s->pool) {
+			block_text(s->pool, blk, sizeof(blk));
+			printf("  %s  gateway %s  used %zu  free %lu\n", blk,
+			       s->pool->has_gateway ? ip_addr_format(&s->pool->gateway, gw, sizeof(gw)) : "-",
+			       s->n, s->free_count);
+		} else {
+			printf("  (no block on this node)  used %zu\n", s->n);
+		}
+		if (s->n)
+			printf("  %-39s %-40s %-20s %-15s %-16s %s\n", "IP", "POD", "NETWORK", "IFNAME",
+			       "AGE", "CONTAINER");
+		for (size_t j = 0; j < s->n; j++) {
+			const struct nvipam_alloc *a = s->allocs[j];
+			char ip[IP_PREFIX_STRLEN], age[32], pod[600];
+
+			snprintf(pod, sizeof(pod), "%s/%s", *a->pod_namespace ? a->pod_namespace : "-",
+				 *a->pod_name ? a->pod_name : "-");
+			format_age((long long)(now - a->created), age, sizeof(age));
+			printf("  %-39s %-40s %-20s %-15s %-16s %s\n", ip_addr_format(&a->ip, ip, sizeof(ip)),
+			       pod, *a->network ? a->network : "-", a->ifname, age, a->container_id);
+		}
+	}
+}
+
+static int print_json(const char *store, const struct shown *v, size_t n, time_t now)
+{
+	_cleanup_(json_object_putp) struct json_object *root = json_object_new_object();
+	struct json_object *pools = json_object_new_array();
+	char buf[2 * IP_PREFIX_STRLEN + 16];
+	int r;
+
+	if (!root || !pools || json_object_object_add(root, "pools", pools) < 0) {
+		json_object_put(pools);
+		return -ENOMEM;
+	}
+	r = k8s_json_add_str(root, "store", store);
+	for (size_t i = 0; !r && i < n; i++) {
+		const struct shown *s = &v[i];
+		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+
+		if (!o || json_object_array_add(pools, o) < 0 || !arr ||
+		    json_object_object_add(o, "allocations", arr) < 0) {
+			json_object_put(o);
+			json_object_put(arr);
+			return -ENOMEM;
+		}
+		r = k8s_json_add_str(o, "pool", s->key);
+		if (s->pool) {
+			char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
+
+			r = r ? r : k8s_json_add_str(o, "type", s->pool->type == NVIPAM_POOL_CIDRPOOL ?
+							  "cidrpool" : "ippool");
+			r = r ? r : k8s_json_add_str(o, "subnet", ip_prefix_format(&s->pool->subnet, a, sizeof(a)));
+			r = r ? r : k8s_json_add_str(o, "startIP", ip_addr_format(&s->pool->range.start, a, sizeof(a)));
+			r = r ? r : k8s_json_add_str(o, "endIP", ip_addr_format(&s->pool->range.end, b, sizeof(b)));
+			if (s->pool->has_gateway)
+				r = r ? r : k8s_json_add_str(o, "gateway", ip_addr_format(&s->pool->gateway, a, sizeof(a)));
+			r = r ? r : k8s_json_add(o, "free", json_object_new_int64(
+						 s->free_count > INT64_MAX ? INT64_MAX : (int64_t)s->free_count));
+		}
+		r = r ? r : k8s_json_add(o, "used", json_object_new_int64((int64_t)s->n));
+		for (size_t j = 0; !r && j < s->n; j++) {
+			const struct nvipam_alloc *a = s->allocs[j];
+			struct json_object *e = json_object_new_object();
+
+			if (!e || json_object_array_add(arr, e) < 0) {
+				json_object_put(e);
+				return -ENOMEM;
+			}
+			r = k8s_json_add_str(e, "ip", ip_addr_format(&a->ip, buf, sizeof(buf)));
+			r = r ? r : k8s_json_add_str(e, "podNamespace", a->pod_namespace);
+			r = r ? r : k8s_json_add_str(e, "podName", a->pod_name);
+			r = r ? r : k8s_json_add_str(e, "podUID", a->pod_uid);
+			r = r ? r : k8s_json_add_str(e, "containerID", a->container_id);
+			r = r ? r : k8s_json_add_str(e, "ifname", a->ifname);
+			r = r ? r : k8s_json_add_str(e, "network", a->network);
+			r = r ? r : k8s_json_add_str(e, "deviceID", a->device_id);
+			format_created(a->created, buf, sizeof(buf));
+			r = r ? r : k8s_json_add_str(e, "created", buf);
+			r = r ? r : k8s_json_add(e, "ageSeconds", json_object_new_int64(
+						 (int64_t)(now > a->created ? now - a->created : 0)));
+		}
+	}
+	if (r < 0)
+		return r;
+	printf("%s\n", json_object_to_json_string_ext(root, K8S_JSON_PRETTY));
+	return 0;
+}
+
+/* The pools to show: every pool of the pool file and of the store (or just @only), sorted. */
+static int collect(const struct nvipam_store *st, const struct nvipam_pools *pools,
+		   const char *only, struct shown **ret, size_t *ret_n)
+{
+	_cleanup_free_ const char **keys = malloc((st->n_allocs + pools->n + 1) * sizeof(*keys));
+	_cleanup_free_ const struct nvipam_alloc **sorted = malloc((st->n_allocs + 1) * sizeof(*sorted));
+	struct shown *v;
+	size_t nk = 0, n = 0, pos = 0;
+
+	if (!keys || !sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < pools->n; i++)
+		keys[nk++] = pools->pools[i].key;
+	for (size_t i = 0; i < st->n_allocs; i++) {
+		keys[nk++] = st->allocs[i].pool;
+		sorted[i] = &st->allocs[i];
+	}
+	qsort(keys, nk, sizeof(*keys), str_cmp);
+	qsort(sorted, st->n_allocs, sizeof(*sorted), nvipam_alloc_ptr_cmp);
+	v = calloc(nk + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nk; i++) {
+		struct shown *s;
+
+		if ((i > 0 && strcmp(keys[i - 1], keys[i]) == 0) || (only && strcmp(keys[i], only) != 0))
+			continue;
+		s = &v[n++];
+		s->key = keys[i];
+		s->pool = nvipam_pools_find(pools, keys[i]);
+		while (pos < st->n_allocs && strcmp(sorted[pos]->pool, keys[i]) < 0)
+			pos++;
+		s->allocs = malloc((st->n_allocs - pos + 1) * sizeof(*s->allocs));
+		if (!s->allocs)
+			goto oom;
+		while (pos < st->n_allocs && strcmp(sorted[pos]->pool, keys[i]) == 0)
+			s->allocs[s->n++] = sorted[pos++];
+	}
+	/* Keys point into @st and @pools, which outlive the result. */
+	*ret = v;
+	*ret_n = n;
+	return 0;
+oom:
+	for (size_t i = 0; i < n; i++)
+		free(v[i].allocs);
+	free(v);
+	return -ENOMEM;
+}
+
+static int free_counts(const struct nvipam_store *st, struct shown *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct nvipam_pool_usage u = { 0 };
+		struct ip_addr *ips = NULL;
+		size_t nips = 0;
+
+		if (!v[i].pool)
+			continue;
+		if (nvipam_store_usage(st, v[i].key, &ips, &nips, &u.has_last, &u.last_reserved) < 0)
+			return -ENOMEM;
+		u.reserved = ips;
+		u.n_reserved = nips;
+		v[i].free_count = nvipam_pool_free_count(v[i].pool, &u);
+		free(ips);
+	}
+	return 0;
+}
+
+struct show_args {
+	const char *only;
+	bool json;
+};
+
+static int show_option(int opt, const char *arg, void *ctx)
+{
+	struct show_args *a = ctx;
+
+	if (opt == 'p')
+		a->only = arg;
+	else if (opt == 'j')
+		a->json = true;
+	else
+		return cli_usage_error("show", "invalid option");
+	return 0;
+}
+
+int show_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLI_NODE_FILE_OPTIONS,
+		{ "pool", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct cli_node_files files = CLI_NODE_FILES_INIT;
+	struct nvipam_store st = { .lock_fd = -1 };
+	struct nvipam_pools pools = { 0 };
+	struct cni_err err = { 0 };
+	struct show_args a = { 0 };
+	const char *store_path, *pool_file;
+	struct shown *v = NULL;
+	struct stat sb;
+	size_t n = 0;
+	int r, ret;
+
+	ret = cli_options("show", show_help, argc, argv, opts, show_option, &a, &files);
+	if (ret >= 0)
+		return ret;
+	ret = CLI_EXIT_FAIL;
+	store_path = files.store;
+	pool_file = files.pool_file;
+
+	if (stat(pool_file, &sb) == 0 || errno != ENOENT) {
+		if (nvipam_pools_load(pool_file, &pools, &err) < 0)
+			return cli_fail(&err);
+	}
+	if (cli_store_open(&files, &st, &err) < 0)
+		goto out;
+	r = collect(&st, &pools, a.only, &v, &n);
+	if (r >= 0)
+		r = free_counts(&st, v, n);
+	if (r >= 0 && a.json)
+		r = print_json(store_path, v, n, time(NULL));
+	else if (r >= 0)
+		print_text(v, n, time(NULL));
+	if (r < 0) {
+		cni_err_set(&err, CNI_ERR_INTERNAL, r, "out of memory");
+		goto out;
+	}
+	ret = CLI_EXIT_OK;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(v[i].allocs);
+	free(v);
+	nvipam_store_close(&st);
+	nvipam_pools_free(&pools);
+	return ret == CLI_EXIT_OK ? ret : cli_fail(&err);
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# nv-ipam-tool as an operator runs it: --help and --version, errors for bad input,
+# carve on kubectl-shaped fixtures (the reference README's pool, a CIDRPool with a
+# static allocation, point-to-point), and node-pools: the file nv-ipam reads, rewritten
+# only when its contents change (bytes, inode and mtime compared).
+. "$(dirname "$0")/lib.sh"
+TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}
+FIX=$(cd "$(dirname "$0")/fixtures" && pwd)
+
+# --help for every subcommand, on stdout, exit 0; --version.
+for c in carve node-pools show release check; do
+	check "$c --help" "\"$TOOL\" $c --help | grep -q '^Usage: nv-ipam-tool $c'"
+done
+check "--help lists the commands" "\"$TOOL\" --help | grep -q '^  node-pools'"
+check "--version" "[ \"\$(\"$TOOL\" --version)\" = 'nv-ipam-tool 0.1.0' ]"
+
+# Bad usage: exit 2 and a message on stderr, nothing on stdout.
+err_of() { "$@" 2>"$work/err" >"$work/out"; echo $?; }
+check "no command is a usage error" "[ \$(err_of \"$TOOL\") = 2 ]"
+check "unknown command" "[ \$(err_of \"$TOOL\" frobnicate) = 2 ] && grep -q 'unknown command \"frobnicate\"' \"$work/err\""
+check "carve without --nodes" "[ \$(err_of \"$TOOL\" carve --pools x) = 2 ] && grep -q 'required' \"$work/err\" && [ ! -s \"$work/out\" ]"
+check "release with both selectors" "[ \$(err_of \"$TOOL\" release --container-id a --pod ns/p) = 2 ]"
+check "release --pod without a namespace" "[ \$(err_of \"$TOOL\" release --pod p) = 2 ] && grep -q 'NAMESPACE/NAME' \"$work/err\""
+check "node-pools without a node" "[ \$(env -u NODE_NAME \"$TOOL\" node-pools --input /dev/null 2>&1 >/dev/null | grep -c required) = 1 ]"
+
+# Bad input: exit 1, the file and the place named on stderr.
+printf '{"items": [' >"$work/trunc.json"
+check "truncated JSON" "[ \$(err_of \"$TOOL\" carve --pools \"$work/trunc.json\" --nodes \"$FIX/nodes.json\") = 1 ] && grep -q \"$work/trunc.json: malformed JSON\" \"$work/err\""
+check "missing file" "[ \$(err_of \"$TOOL\" carve --pools \"$work/nope\" --nodes \"$FIX/nodes.json\") = 1 ] && grep -q 'No such file' \"$work/err\""
+check "a Node passed as a pool" "[ \$(err_of \"$TOOL\" carve --pools \"$FIX/nodes.json\" --nodes \"$FIX/nodes.json\") = 1 ] && grep -q 'not an IPPool or a CIDRPool' \"$work/err\""
+
+# carve: the fixtures without their status give back the status they hold.
+jq 'del(.items[].status)' "$FIX/pools.json" >"$work/nostatus.json"
+"$TOOL" carve --pools "$work/nostatus.json" --nodes "$FIX/nodes.json" >"$work/carved.json" 2>"$work/err"
+check "carve from scratch reproduces the IPPool status" \
+	"[ \"\$(jq -c '.items[0].status' \"$work/carved.json\")\" = \"\$(jq -c '.items[0].status' \"$FIX/pools.json\")\" ]"
+check "carve from scratch reproduces the CIDRPool status (static allocation)" \
+	"[ \"\$(jq -c '.items[1].status' \"$work/carved.json\")\" = \"\$(jq -c '.items[1].status' \"$FIX/pools.json\")\" ]"
+check "carve gives every node a /31 of the point-to-point pool" \
+	"[ \"\$(jq -r '[.items[2].status.allocations[].prefix] | join(\" \")' \"$work/carved.json\")\" = '192.168.100.0/31 192.168.100.2/31 192.168.100.4/31 192.168.100.6/31' ]"
+check "carve keeps the spec" "[ \"\$(jq -c '.items[0].spec' \"$work/carved.json\")\" = \"\$(jq -c '.items[0].spec' \"$FIX/pools.json\")\" ]"
+# A node leaves and another joins: the others keep their blocks, the newcomer reuses.
+jq '.items |= map(select(.metadata.name != "host-b")) | .items += [{"kind":"Node","metadata":{"name":"host-d"}}]' \
+	"$FIX/nodes.json" >"$work/nodes2.json"
+"$TOOL" carve --pools "$FIX/pools.json" --nodes "$work/nodes2.json" >"$work/carved2.json"
+check "host-d reuses host-b's block" \
+	"[ \"\$(jq -c '[.items[0].status.allocations[] | [.nodeName, .startIP]]' \"$work/carved2.json\")\" = '[[\"host-a\",\"192.168.0.1\"],[\"host-c\",\"192.168.0.49\"],[\"host-d\",\"192.168.0.25\"],[\"k8s-master\",\"192.168.0.73\"]]' ]"
+# No room: a warning on stderr, the node left out, exit 0 (as the controller).
+jq '.items[0].spec.perNodeBlockSize = 30000' "$work/nostatus.json" >"$work/big.json"
+"$TOOL" carve --pools "$work/big.json" --nodes "$FIX/nodes.json" >"$work/carved3.json" 2>"$work/err"
+check "NoFreeRanges is reported and the node left out" \
+	"grep -q 'Warning NoFreeRanges: no free range for node host-c' \"$work/err\" && [ \"\$(jq '.items[0].status.allocations | length' \"$work/carved3.json\")\" = 2 ]"
+jq '.items[0].spec.gateway = "10.0.0.1"' "$FIX/pools.json" >"$work/bad.json"
+"$TOOL" carve --pools "$work/bad.json" --nodes "$FIX/nodes.json" >"$work/carved4.json" 2>"$work/err"
+check "InvalidSpec empties the status" \
+	"grep -q 'IPPool pool1: Warning InvalidSpec' \"$work/err\" && [ \"\$(jq -c '.items[0].status.allocations' \"$work/carved4.json\")\" = '[]' ]"
+
+# node-pools: created, then left alone while nothing changes.
+pf=$work/etc/nv-ipam.d/node-pools.json
+out=$("$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf")
+check "node-pools creates the file (and its directory)" "[ -f \"$pf\" ] && grep -q 'created' <<<\"\$out\""
+check "node-pools reports the pools added" "grep -q '^pool pool1: added (192.168.0.1-192.168.0.24)' <<<\"\$out\" && grep -q '^pool cidrpool/p2p: added (192.168.100.0/31)' <<<\"\$out\""
+check "the file is mode 0644" "[ \$(stat -c %a \"$pf\") = 644 ]"
+check "the file holds host-a's blocks" \
+	"[ \"\$(jq -c '[.nodeName, .pools.pool1.startIP, .pools.pool1.endIP, .pools[\"cidrpool/pool1\"].prefix, .pools.pool1.defaultGateway]' \"$pf\")\" = '[\"host-a\",\"192.168.0.1\",\"192.168.0.24\",\"192.168.0.0/24\",true]' ]"
+before=$(stat -c '%i %y' "$pf"); sum=$(sha256sum <"$pf")
+sleep 0.05
+out=$("$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf")
+check "same input: reported unchanged" "grep -q 'unchanged' <<<\"\$out\""
+check "same input: same bytes, inode and mtime" "[ \"\$(stat -c '%i %y' \"$pf\")\" = \"$before\" ] && [ \"\$(sha256sum <\"$pf\")\" = \"$sum\" ]"
+# Reordered input (another List order, other metadata) is the same file.
+jq '.items |= reverse | .items[0].metadata.resourceVersion = "999"' "$FIX/pools.json" >"$work/reordered.json"
+"$TOOL" node-pools --node host-a --input "$work/reordered.json" --output "$pf" >/dev/null
+check "reordered input: file untouched" "[ \"\$(stat -c '%i %y' \"$pf\")\" = \"$before\" ]"
+# A changed block: rewritten (a new inode: rename), the change reported.
+jq '(.items[0].status.allocations[] | select(.nodeName == "host-a")) |= (.startIP = "192.168.0.97" | .endIP = "192.168.0.120")' \
+	"$FIX/pools.json" >"$work/moved.json"
+out=$("$TOOL" node-pools --node host-a --input "$work/moved.json" --output "$pf")
+check "changed block: reported" "grep -q '^pool pool1: changed (192.168.0.1-192.168.0.24 -> 192.168.0.97-192.168.0.120)' <<<\"\$out\""
+check "changed block: file replaced" "[ \"\$(stat -c %i \"$pf\")\" != \"\${before%% *}\" ] && [ \"\$(jq -r .pools.pool1.startIP \"$pf\")\" = 192.168.0.97 ]"
+check "no temporary file left" "[ \"\$(ls -A \"$work/etc/nv-ipam.d\")\" = node-pools.json ]"
+# A pool without this node: removed.
+jq '.items |= map(select(.metadata.name != "p2p"))' "$FIX/pools.json" >"$work/nop2p.json"
+out=$("$TOOL" node-pools --node host-a --input "$work/nop2p.json" --output "$pf")
+check "pool gone: reported removed" "grep -q '^pool cidrpool/p2p: removed' <<<\"\$out\""
+# An entry the node side would refuse is left out with a warning.
+jq '(.items[0].status.allocations[] | select(.nodeName == "host-a")).endIP = "10.9.9.9"' "$FIX/pools.json" >"$work/badalloc.json"
+"$TOOL" node-pools --node host-a --input "$work/badalloc.json" --stdout >"$work/out" 2>"$work/err"
+check "invalid entry skipped with a warning" "grep -q 'skipping pool \"pool1\"' \"$work/err\" && [ \"\$(jq '.pools | has(\"pool1\")' \"$work/out\")\" = false ]"
+
+# The file written is what nv-ipam reads: the README's first ADD on host-a.
+"$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >/dev/null
+res=$(CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 \
+	CNI_PATH=/nonexistent "$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"net","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'"$pf"'","storeFile":"'"$work"'/store","confDir":"'"$work"'"}}' 2>/dev/null)
+check "nv-ipam allocates from the written file" \
+	"[ \"\$(jq -c '[.ips[0].address, .ips[0].gateway, [.routes[].dst]]' <<<\"\$res\")\" = '[\"192.168.0.2/16\",\"192.168.0.1\",[\"0.0.0.0/0\",\"5.5.0.0/24\"]]' ]"
+
+exit $((fails > 0))

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# nv-ipam-tool show, release and check on stores the nv-ipam binary made: the
+# allocations shown per pool with their pod, container, interface and age; release by
+# container (one interface or all) and by pod, the store re-read after each; check on a
+# clean store, after the node's block moved, for a pool gone from the node, and on a
+# store holding an address twice; the store lock respected.
+. "$(dirname "$0")/lib.sh"
+TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}
+
+cat >"$work/pools.json" <<JSON
+{"pools": {
+  "pool1": {"subnet": "10.77.0.0/16", "startIP": "10.77.0.1", "endIP": "10.77.0.24", "gateway": "10.77.0.1"},
+  "cidrpool/pc": {"cidr": "10.88.0.0/16", "prefix": "10.88.1.0/24", "gateway": "10.88.1.1"}
+}}
+JSON
+# add ID IFNAME POOLTYPE POOL POD [IP]
+add() {
+	local c='{"cniVersion":"1.0.0","name":"net-'$4'","ipam":{"type":"nv-ipam","poolName":"'$4'","poolType":"'$3'","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}'
+	CNI_COMMAND=ADD CNI_CONTAINERID=$1 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=$2 \
+		CNI_PATH=/nonexistent CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=${5%/*};K8S_POD_NAME=${5#*/};K8S_POD_UID=uid-$1${6:+;IP=$6}" \
+		"$NVIPAM" <<<"$c" >/dev/null 2>&1
+}
+T() { "$TOOL" "$@" --store "$work/store"; }
+held() { jq -r '[.allocations[] | .containerID + "/" + .ifname + "=" + .ip] | sort | join(" ")' "$work/store"; }
+
+add c1 net1 ippool pool1 default/pod-a
+add c1 net2 ippool pool1 default/pod-a
+add c2 net1 ippool pool1 team/pod-b
+add c3 net1 cidrpool pc team/pod-c
+add c4 net1 cidrpool pc team/pod-b
+check "the nv-ipam binary made the store" "[ \"\$(held)\" = 'c1/net1=10.77.0.2 c1/net2=10.77.0.3 c2/net1=10.77.0.4 c3/net1=10.88.1.2 c4/net1=10.88.1.3' ]"
+
+# show --json: per pool, block, counts, allocations with pod and age.
+T show --pool-file "$work/pools.json" --json >"$work/show.json"
+check "show lists both pools" "[ \"\$(jq -r '[.pools[].pool] | join(\" \")' \"$work/show.json\")\" = 'cidrpool/pc pool1' ]"
+check "show: pool1's block, used and free" \
+	"[ \"\$(jq -c '.pools[1] | [.type, .startIP, .endIP, .gateway, .used, .free]' \"$work/show.json\")\" = '[\"ippool\",\"10.77.0.1\",\"10.77.0.24\",\"10.77.0.1\",3,20]' ]"
+check "show: the CIDRPool's prefix range and free count" \
+	"[ \"\$(jq -c '.pools[0] | [.type, .subnet, .startIP, .endIP, .used, .free]' \"$work/show.json\")\" = '[\"cidrpool\",\"10.88.1.0/24\",\"10.88.1.1\",\"10.88.1.254\",2,251]' ]"
+check "show: each allocation with pod, container, ifname, network" \
+	"[ \"\$(jq -c '.pools[1].allocations[0] | [.ip, .podNamespace, .podName, .podUID, .containerID, .ifname, .network]' \"$work/show.json\")\" = '[\"10.77.0.2\",\"default\",\"pod-a\",\"uid-c1\",\"c1\",\"net1\",\"net-pool1\"]' ]"
+check "show: age and creation time" \
+	"jq -e '.pools[1].allocations[0] | (.ageSeconds >= 0 and .ageSeconds < 120 and (.created | test(\"^20[0-9-]+T[0-9:]+Z$\")))' \"$work/show.json\" >/dev/null"
+T show --pool-file "$work/pools.json" >"$work/show.txt"
+check "show (text): the pool line" "grep -q '^pool pool1  block 10.77.0.1-10.77.0.24  gateway 10.77.0.1  used 3  free 20$' \"$work/show.txt\""
+check "show (text): an allocation line" "grep -Eq '^  10\.77\.0\.4 +team/pod-b +net-pool1 +net1 +[0-9]+s +c2$' \"$work/show.txt\""
+check "show --pool filters" "[ \"\$(T show --pool-file \"$work/pools.json\" --pool cidrpool/pc --json | jq -r '[.pools[].pool] | join(\" \")')\" = cidrpool/pc ]"
+check "show of a missing store is empty" "[ \"\$(\"$TOOL\" show --store \"$work/none/store\" --pool-file \"$work/pools.json\" --json | jq -c '[.pools[].used]')\" = '[0,0]' ] && [ ! -e \"$work/none\" ]"
+
+# check on a clean store.
+check "check: clean store passes" "T check --pool-file \"$work/pools.json\" >\"$work/out\" && grep -q '^5 allocations, 0 errors, 0 warnings$' \"$work/out\""
+
+# release by container and interface, by container, by pod.
+out=$(T release --container-id c1 --ifname net2)
+check "release c1/net2: reported" "grep -q '^released 10.77.0.3 in pool pool1: container c1 interface net2 pod default/pod-a$' <<<\"\$out\""
+check "release c1/net2: only it is gone" "[ \"\$(held)\" = 'c1/net1=10.77.0.2 c2/net1=10.77.0.4 c3/net1=10.88.1.2 c4/net1=10.88.1.3' ]"
+check "release --dry-run changes nothing" "T release --pod team/pod-b --dry-run | grep -c 'would release' | grep -qx 2 && [ \"\$(held)\" = 'c1/net1=10.77.0.2 c2/net1=10.77.0.4 c3/net1=10.88.1.2 c4/net1=10.88.1.3' ]"
+check "release by pod in one pool" "T release --pod team/pod-b --pool cidrpool/pc >/dev/null && [ \"\$(held)\" = 'c1/net1=10.77.0.2 c2/net1=10.77.0.4 c3/net1=10.88.1.2' ]"
+check "release by pod" "T release --pod team/pod-b >/dev/null && [ \"\$(held)\" = 'c1/net1=10.77.0.2 c3/net1=10.88.1.2' ]"
+check "release by container (every interface)" "T release --container-id c3 >/dev/null && [ \"\$(held)\" = 'c1/net1=10.77.0.2' ]"
+check "release of nothing: exit 1 and a message" "! T release --container-id ghost 2>\"$work/err\" && grep -q 'no allocation matches' \"$work/err\""
+check "the last reserved address survives a release" "[ \"\$(jq -r '.pools.pool1.lastReservedIP' \"$work/store\")\" = 10.77.0.4 ]"
+check "no temporary file left" "[ -z \"\$(ls \"$work\" | grep '\\.tmp\\.')\" ]"
+
+# The lock: held elsewhere, release gives up with a message and changes nothing.
+exec {lockfd}>"$work/store.lock"
+flock "$lockfd"
+check "release waits for the lock and gives up" "! T release --container-id c1 --lock-timeout-ms 200 2>\"$work/err\" && grep -q 'locked by another process' \"$work/err\" && [ \"\$(held)\" = 'c1/net1=10.77.0.2' ]"
+exec {lockfd}>&-
+
+# After a pool change: the node's block moved, a static IP outside it, a pool dropped.
+add c5 net1 ippool pool1 default/pod-s 10.77.9.9
+add c6 net1 cidrpool pc default/pod-q
+cat >"$work/pools2.json" <<JSON
+{"pools": {"pool1": {"subnet": "10.77.0.0/16", "startIP": "10.77.0.25", "endIP": "10.77.0.48", "gateway": "10.77.0.1"}}}
+JSON
+T check --pool-file "$work/pools2.json" >"$work/out" && rc=0 || rc=$?
+check "check after the change fails (exit 1)" "[ $rc = 1 ]"
+check "check: outside the node's block is a warning" "grep -q '^warning: pool pool1: 10.77.0.2 (container c1 interface net1 pod default/pod-a): outside the node.s block 10.77.0.25-10.77.0.48' \"$work/out\""
+check "check: the static IP is a warning too" "grep -q '^warning: pool pool1: 10.77.9.9 ' \"$work/out\""
+check "check: a pool without a block on this node is an error" "grep -q '^error: pool cidrpool/pc: 10.88.1.[0-9]* (container c6 .*this node has no block of the pool' \"$work/out\""
+check "check: the summary" "grep -q '^3 allocations, 1 errors, 2 warnings$' \"$work/out\""
+T release --container-id c6 >/dev/null
+check "warnings alone pass" "T check --pool-file \"$work/pools2.json\" >/dev/null"
+check "--strict fails on warnings" "! T check --pool-file \"$work/pools2.json\" --strict >/dev/null"
+
+# An address held twice (a hand-edited store): nv-ipam refuses the store, check names
+# both holders, release repairs it.
+jq '.allocations += [.allocations[0] | .containerID = "dup1"]' "$work/store" >"$work/store.new" && mv "$work/store.new" "$work/store"
+out=$(CNI_COMMAND=ADD CNI_CONTAINERID=c7 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 CNI_PATH=/nonexistent \
+	"$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"n","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}' 2>/dev/null || true)
+check "nv-ipam refuses a store with an address held twice" "jq -r .msg <<<\"\$out\" | grep -q 'held twice'"
+T check --pool-file "$work/pools.json" >"$work/out" && rc=0 || rc=$?
+check "check: the duplicate is an error naming both containers" \
+	"[ $rc = 1 ] && grep -Eq '^error: pool pool1: 10.77.0.2 \\(container (dup1|c1) .*held twice in the pool, also by container (c1|dup1)$' \"$work/out\""
+check "show still reads it" "[ \"\$(T show --pool-file \"$work/pools.json\" --json | jq '.pools[] | select(.pool == \"pool1\") | .used')\" = 3 ]"
+T release --container-id dup1 >/dev/null
+check "after releasing one holder, check passes" "T check --pool-file \"$work/pools.json\" >/dev/null"
+
+# A corrupt store: reported, left as it is.
+printf '{"version":1,"pools":{' >"$work/store"
+T check --pool-file "$work/pools.json" >"$work/out" && rc=0 || rc=$?
+check "check: a corrupt store is an error" "[ $rc = 1 ] && grep -q '^error: store file .* is corrupt' \"$work/out\""
+check "show: a corrupt store fails on stderr" "! T show --pool-file \"$work/pools.json\" 2>\"$work/err\" >/dev/null && grep -q 'corrupt' \"$work/err\""
+check "the corrupt store is untouched" "[ \"\$(cat \"$work/store\")\" = '{\"version\":1,\"pools\":{' ]"
+
+exit $((fails > 0))
