@@ -69,6 +69,7 @@ plugin_under_valgrind() {
 }
 plugin_under_valgrind macvlan
 plugin_under_valgrind ipoib
+plugin_under_valgrind host-device
 
 section "fuzzers, ${fuzz_seconds}s each"
 CC=clang meson setup "$out/fuzz" -Dfuzz=enabled -Dunit_tests=disabled -Dnetns_tests=disabled \

@@ -72,3 +72,35 @@ int netns_run(int fd, int (*fn)(void *userdata), void *userdata)
 		abort();
 	return r;
 }
+
+int netns_new(int *ret_fd)
+{
+	_cleanup_close_ int orig = -1;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	orig = open(NETNS_SELF, O_RDONLY | O_CLOEXEC);
+	if (orig < 0)
+		return -errno;
+	if (unshare(CLONE_NEWNET) < 0)
+		return -errno;
+	fd = open(NETNS_SELF, O_RDONLY | O_CLOEXEC);
+	r = fd < 0 ? -errno : 0;
+	/* As in netns_run(): going on in the wrong netns is never safe. */
+	if (setns(orig, CLONE_NEWNET) < 0)
+		abort();
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int netns_open_current(int *ret_fd)
+{
+	int fd = open(NETNS_SELF, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}

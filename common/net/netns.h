@@ -33,3 +33,23 @@ int netns_is_current(int fd);
  * Return: what @fn returned, or negative errno when the netns cannot be entered.
  */
 int netns_run(int fd, int (*fn)(void *userdata), void *userdata);
+
+/**
+ * netns_new() - a new, empty netns held only by a descriptor
+ * @ret_fd: descriptor, written only on success
+ *
+ * The caller stays in its netns. Nothing names the new netns: it disappears
+ * when the last descriptor is closed (the kernel then returns physical devices
+ * in it to the initial netns), so no exit path can leave it behind.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int netns_new(int *ret_fd);
+
+/**
+ * netns_open_current() - a descriptor of the caller's own netns
+ * @ret_fd: descriptor, written only on success
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int netns_open_current(int *ret_fd);

@@ -1,0 +1,186 @@
+/* Host devices in sysfs: PCI, auxiliary-bus and kernel-path lookups, DPDK drivers */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/net/device.h"
+#include "common/util/cleanup.h"
+
+DEFINE_CLEANUP_FUNC(closedirp, DIR *, closedir)
+
+/* "" means /sys; a unit test points it at a fake tree with device_sysfs_set_root(). */
+static char sysfs_root[PATH_MAX];
+
+void device_sysfs_set_root(const char *root)
+{
+	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root ? root : "");
+}
+
+/* <root>/<rel>; rel starts with '/' and names a path under /sys. */
+static int __attribute__((format(printf, 3, 4))) sysfs_path(char *buf, size_t size,
+							     const char *fmt, ...)
+{
+	char rel[PATH_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(rel))
+		return -ENAMETOOLONG;
+	n = snprintf(buf, size, "%s%s", sysfs_root[0] ? sysfs_root : "/sys", rel);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* A PCI address or auxiliary device name is one path component. */
+static bool component_ok(const char *s)
+{
+	return s && *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0 &&
+	       strlen(s) < NAME_MAX;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The smallest entry of a directory whose name starts with @prefix ("" for
+ * any): Go's ReadDir sorts, and the reference takes the first.
+ */
+static int dir_first(const char *dir, const char *prefix, char *ret, size_t size)
+{
+	_cleanup_(closedirp) DIR *d = NULL;
+	struct dirent *e;
+	bool found = false;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		if (strlen(e->d_name) >= size)
+			continue;
+		if (!found || strcmp(e->d_name, ret) < 0) {
+			snprintf(ret, size, "%s", e->d_name);
+			found = true;
+		}
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/* The interface in <devdir>/net, or in <devdir>/virtio<N>/net when @virtio. */
+static int netdev_in(const char *devdir, bool virtio, char ret_name[IFNAMSIZ])
+{
+	char path[PATH_MAX];
+	char sub[NAME_MAX + 1];
+	int n, r;
+
+	if (!is_dir(devdir))
+		return -ENOENT;
+	n = snprintf(path, sizeof(path), "%s/net", devdir);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	r = dir_first(path, "", ret_name, IFNAMSIZ);
+	if (r == 0 || !virtio)
+		return r == 0 ? 0 : -ENODEV;
+	/* virtio-net: the interface hangs off the virtio device below the PCI function. */
+	if (dir_first(devdir, "virtio", sub, sizeof(sub)) < 0)
+		return -ENODEV;
+	n = snprintf(path, sizeof(path), "%s/%s/net", devdir, sub);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	return dir_first(path, "", ret_name, IFNAMSIZ) == 0 ? 0 : -ENODEV;
+}
+
+bool device_pci_exists(const char *addr)
+{
+	char path[PATH_MAX];
+
+	return component_ok(addr) && sysfs_path(path, sizeof(path), "/bus/pci/devices/%s", addr) == 0 &&
+	       is_dir(path);
+}
+
+bool device_aux_exists(const char *id)
+{
+	char path[PATH_MAX];
+
+	return component_ok(id) &&
+	       sysfs_path(path, sizeof(path), "/bus/auxiliary/devices/%s", id) == 0 && is_dir(path);
+}
+
+int device_pci_driver_is_dpdk(const char *addr)
+{
+	static const char *const dpdk_drivers[] = { "vfio-pci", "uio_pci_generic", "igb_uio" };
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *driver;
+	ssize_t n;
+	int r;
+
+	if (!component_ok(addr))
+		return -EINVAL;
+	if (!device_pci_exists(addr))
+		return -ENOENT;
+	r = sysfs_path(path, sizeof(path), "/bus/pci/devices/%s/driver", addr);
+	if (r < 0)
+		return r;
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return errno == ENOENT ? 0 : -errno; /* no driver bound */
+	target[n] = '\0';
+	driver = strrchr(target, '/');
+	driver = driver ? driver + 1 : target;
+	for (size_t i = 0; i < ARRAY_SIZE(dpdk_drivers); i++)
+		if (strcmp(driver, dpdk_drivers[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int device_pci_netdev(const char *addr, char ret_name[IFNAMSIZ])
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (!component_ok(addr))
+		return -EINVAL;
+	r = sysfs_path(path, sizeof(path), "/bus/pci/devices/%s", addr);
+	return r < 0 ? r : netdev_in(path, true, ret_name);
+}
+
+int device_aux_netdev(const char *id, char ret_name[IFNAMSIZ])
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (!component_ok(id))
+		return -EINVAL;
+	r = sysfs_path(path, sizeof(path), "/bus/auxiliary/devices/%s", id);
+	return r < 0 ? r : netdev_in(path, false, ret_name);
+}
+
+int device_kernelpath_netdev(const char *kpath, char ret_name[IFNAMSIZ])
+{
+	static const char prefix[] = "/sys/devices/";
+	char path[PATH_MAX];
+	int r;
+
+	if (!kpath || strncmp(kpath, prefix, strlen(prefix)) != 0 || strstr(kpath, "/../") ||
+	    (strlen(kpath) >= 3 && strcmp(kpath + strlen(kpath) - 3, "/..") == 0))
+		return -EINVAL;
+	/* The path names /sys; under a test root it is looked up below that root. */
+	r = sysfs_path(path, sizeof(path), "%s", kpath + strlen("/sys"));
+	return r < 0 ? r : netdev_in(path, false, ret_name);
+}

@@ -1,0 +1,71 @@
+/* Host devices in sysfs: PCI, auxiliary-bus and kernel-path lookups, DPDK drivers */
+#pragma once
+
+#include <net/if.h>
+#include <stdbool.h>
+
+/**
+ * device_sysfs_set_root() - read sysfs below another directory (unit tests only)
+ * @root: directory standing in for /sys, NULL for /sys again
+ *
+ * The shipped plugins never call this, so they always read /sys.
+ */
+void device_sysfs_set_root(const char *root);
+
+/**
+ * device_pci_exists() - whether /sys/bus/pci/devices/<addr> exists
+ * @addr: PCI address, e.g. "0000:04:00.1"
+ *
+ * Return: true when it does (a malformed address never does).
+ */
+bool device_pci_exists(const char *addr);
+
+/**
+ * device_aux_exists() - whether /sys/bus/auxiliary/devices/<id> exists
+ * @id: auxiliary device, e.g. "mlx5_core.sf.4"
+ *
+ * Return: true when it does.
+ */
+bool device_aux_exists(const char *id);
+
+/**
+ * device_pci_driver_is_dpdk() - whether a PCI device is bound to a userspace (DPDK) driver
+ * @addr: PCI address
+ *
+ * The drivers are vfio-pci, uio_pci_generic and igb_uio, as the reference.
+ *
+ * Return: 1 when it is, 0 when it is not or has no driver, negative errno when
+ * the device does not exist (-ENOENT) or the address is malformed (-EINVAL).
+ */
+int device_pci_driver_is_dpdk(const char *addr);
+
+/**
+ * device_pci_netdev() - the network interface of a PCI device
+ * @addr: PCI address
+ * @ret_name: interface name, written only on success
+ *
+ * Reads the first entry of <dev>/net, else of <dev>/virtio<N>/net, as the
+ * reference. sysfs shows the interfaces of the netns it was mounted in.
+ *
+ * Return: 0 on success, -ENOENT when the device does not exist, -ENODEV when it
+ * has no interface, -EINVAL for a malformed address, negative errno otherwise.
+ */
+int device_pci_netdev(const char *addr, char ret_name[IFNAMSIZ]);
+
+/**
+ * device_aux_netdev() - the network interface of an auxiliary-bus device
+ * @id: auxiliary device name
+ * @ret_name: interface name, written only on success
+ *
+ * Return: as device_pci_netdev().
+ */
+int device_aux_netdev(const char *id, char ret_name[IFNAMSIZ]);
+
+/**
+ * device_kernelpath_netdev() - the network interface of a device by its sysfs path
+ * @path: absolute path under /sys/devices/ (no ".." component)
+ * @ret_name: interface name, written only on success
+ *
+ * Return: as device_pci_netdev(); -EINVAL for a path outside /sys/devices/.
+ */
+int device_kernelpath_netdev(const char *path, char ret_name[IFNAMSIZ]);

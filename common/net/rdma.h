@@ -1,0 +1,63 @@
+/* RDMA devices over RDMA netlink: the netns mode, the device of a netdev, netns moves */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct nlmsghdr;
+
+struct rdma_dev {
+	uint32_t index;  /* RDMA_NLDEV_ATTR_DEV_INDEX */
+	char name[64];   /* RDMA_NLDEV_ATTR_DEV_NAME, e.g. "mlx5_0" */
+};
+
+/*
+ * How a request reaches the kernel: nlsock_talk()'s signature. Unit tests put
+ * a fake kernel here with rdma_set_transport(); the messages built and the
+ * replies parsed are the real ones.
+ */
+typedef int (*rdma_transport_fn)(int bus, struct nlmsghdr *nlh,
+				 int (*cb)(const struct nlmsghdr *nlh, void *data),
+				 void (*reset)(void *data), void *data);
+
+/**
+ * rdma_set_transport() - replace the netlink transport (unit tests only)
+ * @fn: transport, NULL for nlsock_talk() again
+ */
+void rdma_set_transport(rdma_transport_fn fn);
+
+/**
+ * rdma_netns_exclusive() - the RDMA subsystem's netns mode (RDMA_NLDEV_CMD_SYS_GET)
+ * @ret_exclusive: true in exclusive mode (each RDMA device lives in one netns),
+ *                 false in shared mode; written only on success
+ *
+ * Return: 0 on success, -EPROTONOSUPPORT when the kernel has no RDMA netlink
+ * (ib_core not loaded), -EOPNOTSUPP when it predates netns modes, negative errno otherwise.
+ */
+int rdma_netns_exclusive(bool *ret_exclusive);
+
+/**
+ * rdma_dev_of_netdev() - the RDMA device one of whose ports is a netdev
+ * @ifindex: the netdev's index in the caller's netns
+ * @ret: device, written only on success
+ *
+ * Dumps the RDMA devices visible in the caller's netns, then each device's
+ * ports (the kernel needs a device index for a port dump) and matches
+ * RDMA_NLDEV_ATTR_NDEV_INDEX, which the kernel reports only for a netdev in
+ * the caller's netns.
+ *
+ * Return: 0 on success, -ENODEV when no RDMA device has it, -EPROTONOSUPPORT
+ * without RDMA netlink, negative errno otherwise.
+ */
+int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret);
+
+/**
+ * rdma_dev_set_netns() - move an RDMA device into the netns behind a descriptor
+ * @index: RDMA device index
+ * @netns_fd: target netns (RDMA_NLDEV_NET_NS_FD)
+ *
+ * Only possible in exclusive mode; the kernel refuses it otherwise.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int rdma_dev_set_netns(uint32_t index, int netns_fd);

@@ -1,0 +1,283 @@
+/* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink */
+#include <errno.h>
+#include <stdio.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include "common/net/netns.h"
+#include "common/net/nlsock.h"
+#include "common/net/rdma.h"
+#include "tests/unit/fake-net-hostdev.h"
+
+#ifndef NETLINK_RDMA
+#define NETLINK_RDMA 20
+#endif
+
+struct fake_rdma fake_rdma;
+static unsigned int tmp_netns;
+
+/* --- common/net/netns.h additions -------------------------------------------------------- */
+
+int netns_new(int *ret_fd)
+{
+	char path[32];
+	int ns, r = fake_net_op("new netns");
+
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "tmp%u", ++tmp_netns);
+	ns = fake_net_add_netns(path);
+	if (ns < 0)
+		return ns;
+	*ret_fd = FAKE_NET_FD_BASE + ns;
+	return 0;
+}
+
+int netns_open_current(int *ret_fd)
+{
+	int r = fake_net_op("open current netns");
+
+	if (r < 0)
+		return r;
+	*ret_fd = FAKE_NET_FD_BASE + fake_net.current;
+	return 0;
+}
+
+unsigned int fake_net_tmp_netns(void)
+{
+	return tmp_netns;
+}
+
+/*
+ * rdma.c's default transport; fake-net has no netlink socket. Tests install
+ * fake_rdma_transport() instead (fake_rdma_reset() does).
+ */
+int nlsock_talk(int bus, struct nlmsghdr *nlh, mnl_cb_t cb, void (*reset)(void *data),
+		void *data)
+{
+	(void)bus;
+	(void)nlh;
+	(void)cb;
+	(void)reset;
+	(void)data;
+	return -EPROTONOSUPPORT;
+}
+
+/* --- fake sysfs trees ------------------------------------------------------------------- */
+
+int fake_sysfs_mkdirs(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+	size_t skip = strlen(root) + 1;
+	int n = snprintf(path, sizeof(path), "%s/%s", root, rel);
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	for (char *p = path + skip; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* --- the RDMA netlink "kernel" ------------------------------------------------------------ */
+
+void fake_rdma_reset(void)
+{
+	memset(&fake_rdma, 0, sizeof(fake_rdma));
+	fake_rdma.mode_attr = 1;
+	tmp_netns = 0;
+	rdma_set_transport(fake_rdma_transport);
+}
+
+struct fake_rdma_dev *fake_rdma_add(uint32_t index, const char *name, int ns, int ndev_ifindex)
+{
+	for (size_t i = 0; i < FAKE_RDMA_MAX_DEVS; i++) {
+		struct fake_rdma_dev *d = &fake_rdma.devs[i];
+
+		if (d->used)
+			continue;
+		*d = (struct fake_rdma_dev){ .used = true, .index = index, .ns = ns,
+					     .ndev_ifindex = ndev_ifindex };
+		snprintf(d->name, sizeof(d->name), "%s", name);
+		return d;
+	}
+	return NULL;
+}
+
+static bool visible(const struct fake_rdma_dev *d)
+{
+	return d->used && (fake_rdma.mode_attr != 0 || d->ns == fake_net.current);
+}
+
+static struct fake_rdma_dev *find_dev(uint32_t index)
+{
+	for (size_t i = 0; i < FAKE_RDMA_MAX_DEVS; i++)
+		if (visible(&fake_rdma.devs[i]) && fake_rdma.devs[i].index == index)
+			return &fake_rdma.devs[i];
+	return NULL;
+}
+
+/* Whether a netdev is in the requester's netns (the kernel reports its index only then). */
+static bool ndev_here(int ifindex)
+{
+	struct net_link *l;
+
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
+		if (!fake_net.links[i].used || fake_net.links[i].ns != fake_net.current)
+			continue;
+		l = &fake_net.links[i].link;
+		if (l->ifindex == ifindex)
+			return true;
+	}
+	return false;
+}
+
+static int req_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+
+	if (mnl_attr_type_valid(attr, RDMA_NLDEV_ATTR_MAX - 1) >= 0)
+		tb[mnl_attr_get_type(attr)] = attr;
+	return MNL_CB_OK;
+}
+
+/* One reply message handed to the caller's callback. */
+struct reply {
+	union {
+		char buf[512];
+		struct nlmsghdr align_;
+	};
+	struct nlmsghdr *nlh;
+};
+
+static struct nlmsghdr *reply_start(struct reply *rp, uint16_t type)
+{
+	memset(rp, 0, sizeof(*rp));
+	rp->nlh = mnl_nlmsg_put_header(rp->buf);
+	rp->nlh->nlmsg_type = type;
+	return rp->nlh;
+}
+
+static int deliver(struct reply *rp, int (*cb)(const struct nlmsghdr *, void *), void *data)
+{
+	if (cb && cb(rp->nlh, data) != MNL_CB_OK)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+static int dev_reply(const struct fake_rdma_dev *d, uint16_t type,
+		     int (*cb)(const struct nlmsghdr *, void *), void *data)
+{
+	struct reply rp;
+	struct nlmsghdr *nlh = reply_start(&rp, type);
+
+	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, d->index);
+	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, d->name);
+	return deliver(&rp, cb, data);
+}
+
+static int dump_devs(uint16_t type, int (*cb)(const struct nlmsghdr *, void *), void *data)
+{
+	int r;
+
+	for (size_t i = 0; i < FAKE_RDMA_MAX_DEVS; i++)
+		if (visible(&fake_rdma.devs[i]) && (r = dev_reply(&fake_rdma.devs[i], type, cb, data)) < 0)
+			return r;
+	return 0;
+}
+
+int fake_rdma_transport(int bus, struct nlmsghdr *nlh,
+			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
+			void *data)
+{
+	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = { 0 };
+	uint16_t op = nlh->nlmsg_type & ((1 << 10) - 1);
+	struct fake_rdma_dev *d;
+	struct reply rp;
+	int r;
+
+	fake_rdma.requests++;
+	fake_rdma.last_bus = bus;
+	fake_rdma.last_len = nlh->nlmsg_len < sizeof(fake_rdma.last) ? nlh->nlmsg_len : 0;
+	memcpy(fake_rdma.last, nlh, fake_rdma.last_len);
+	if (bus != NETLINK_RDMA || fake_rdma.absent)
+		return -EPROTONOSUPPORT;
+	if ((nlh->nlmsg_type >> 10) != RDMA_NL_NLDEV)
+		return -EOPNOTSUPP;
+	mnl_attr_parse(nlh, 0, req_attr_cb, tb);
+	errno = 0;
+	switch (op) {
+	case RDMA_NLDEV_CMD_SYS_GET:
+		if ((r = fake_net_op("rdma sys get")) < 0)
+			return r;
+		reply_start(&rp, nlh->nlmsg_type);
+		if (fake_rdma.mode_attr >= 0)
+			mnl_attr_put_u8(rp.nlh, RDMA_NLDEV_SYS_ATTR_NETNS_MODE,
+					(uint8_t)fake_rdma.mode_attr);
+		return deliver(&rp, cb, data);
+	case RDMA_NLDEV_CMD_GET:
+		if (!(nlh->nlmsg_flags & NLM_F_DUMP))
+			return -EOPNOTSUPP;
+		if ((r = fake_net_op("rdma dev dump")) < 0)
+			return r;
+		if (fake_rdma.interrupt_dump) {
+			/* What nlsock_talk() does on NLM_F_DUMP_INTR: reset, then dump again. */
+			fake_rdma.interrupt_dump = false;
+			if ((r = dump_devs(nlh->nlmsg_type, cb, data)) < 0)
+				return r;
+			if (reset)
+				reset(data);
+		}
+		return dump_devs(nlh->nlmsg_type, cb, data);
+	case RDMA_NLDEV_CMD_PORT_GET:
+		if (!(nlh->nlmsg_flags & NLM_F_DUMP) || !tb[RDMA_NLDEV_ATTR_DEV_INDEX])
+			return -EINVAL;
+		d = find_dev(mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]));
+		if ((r = fake_net_op("rdma port dump %s", d ? d->name : "?")) < 0)
+			return r;
+		if (!d)
+			return -EINVAL;
+		reply_start(&rp, nlh->nlmsg_type);
+		mnl_attr_put_u32(rp.nlh, RDMA_NLDEV_ATTR_DEV_INDEX, d->index);
+		mnl_attr_put_u32(rp.nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+		if (d->ndev_ifindex && ndev_here(d->ndev_ifindex))
+			mnl_attr_put_u32(rp.nlh, RDMA_NLDEV_ATTR_NDEV_INDEX,
+					 (uint32_t)d->ndev_ifindex);
+		return deliver(&rp, cb, data);
+	case RDMA_NLDEV_CMD_SET: {
+		int ns;
+
+		if (!tb[RDMA_NLDEV_ATTR_DEV_INDEX])
+			return -EINVAL;
+		d = find_dev(mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]));
+		ns = tb[RDMA_NLDEV_NET_NS_FD] ?
+			     (int)mnl_attr_get_u32(tb[RDMA_NLDEV_NET_NS_FD]) - FAKE_NET_FD_BASE : -1;
+		if ((r = fake_net_op("rdma move %s to %d", d ? d->name : "?", ns)) < 0)
+			return r;
+		if (!d)
+			return -ENODEV;
+		if (!tb[RDMA_NLDEV_NET_NS_FD])
+			return 0;
+		if (fake_rdma.mode_attr != 0)
+			return -EOPNOTSUPP; /* the kernel moves RDMA devices only in exclusive mode */
+		if (ns < 0 || ns >= FAKE_NET_MAX_NS || !fake_net.ns_path[ns][0])
+			return -EBADF;
+		d->ns = ns;
+		return 0;
+	}
+	default:
+		return -EOPNOTSUPP;
+	}
+}

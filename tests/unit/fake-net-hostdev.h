@@ -1,0 +1,72 @@
+/* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tests/unit/fake-net.h"
+
+struct nlmsghdr;
+
+#define FAKE_RDMA_MAX_DEVS 4
+
+struct fake_rdma_dev {
+	bool used;
+	uint32_t index;
+	char name[32];
+	int ns;               /* fake netns the device lives in */
+	int ndev_ifindex;     /* the netdev of its port 1, 0 for none */
+};
+
+/*
+ * An RDMA netlink "kernel" behind rdma_set_transport(): it parses the
+ * requests common/net/rdma.c builds and answers with real netlink messages,
+ * following the kernel's visibility rules (exclusive mode: a device is seen
+ * only from its netns; a port's netdev index only from the netdev's netns).
+ * Every request is one fake_net operation, so it can be made to fail.
+ */
+struct fake_rdma {
+	bool absent;           /* no RDMA netlink: every request is -EPROTONOSUPPORT */
+	int mode_attr;         /* RDMA_NLDEV_SYS_ATTR_NETNS_MODE: 1 shared, 0 exclusive, -1 omitted */
+	bool interrupt_dump;   /* the next device dump is interrupted once and retried */
+	struct fake_rdma_dev devs[FAKE_RDMA_MAX_DEVS];
+	unsigned int requests;
+	uint8_t last[512];     /* the last request, as sent */
+	size_t last_len;
+	int last_bus;
+};
+
+extern struct fake_rdma fake_rdma;
+
+/**
+ * fake_rdma_reset() - no RDMA devices, shared mode, and the fake installed as the transport
+ */
+void fake_rdma_reset(void);
+
+/**
+ * fake_rdma_add() - an RDMA device in a netns with a netdev on its port
+ * Return: the device.
+ */
+struct fake_rdma_dev *fake_rdma_add(uint32_t index, const char *name, int ns, int ndev_ifindex);
+
+/**
+ * fake_rdma_transport() - the transport common/net/rdma.c is given in tests
+ */
+int fake_rdma_transport(int bus, struct nlmsghdr *nlh,
+			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
+			void *data);
+
+/**
+ * fake_net_tmp_netns() - number of temporary netns netns_new() handed out
+ */
+unsigned int fake_net_tmp_netns(void);
+
+/**
+ * fake_sysfs_mkdirs() - mkdir -p <root>/<rel>, for fake sysfs trees
+ * @root: the tree's root
+ * @rel: path below it
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int fake_sysfs_mkdirs(const char *root, const char *rel);
