@@ -754,6 +754,26 @@ static void test_delete(void)
 	CHECK_R(net_link_set_up(v0.ifindex, true), -ENODEV, "set up on a deleted link");
 }
 
+static int in_new_netns(void *userdata)
+{
+	(void)userdata;
+	test_mnl_dump(1);
+	return 1;
+}
+
+/* A netns held only by a descriptor: empty but for lo, and the caller never leaves its own. */
+static void test_netns_new(void)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int cur = -1;
+
+	CHECK_R(netns_new(&fd), 0, "netns_new");
+	CHECK(netns_is_current(fd) == 0, "netns_new: the caller stays in its netns");
+	CHECK_R(netns_run(fd, in_new_netns, NULL), 1, "netns_new: a netns with lo only");
+	CHECK_R(netns_open_current(&cur), 0, "netns_open_current");
+	CHECK(netns_is_current(cur) == 1, "netns_open_current: the caller's netns");
+}
+
 int main(void)
 {
 	_cleanup_close_ int fd_a = -1;
@@ -800,6 +820,7 @@ int main(void)
 	test_addrs_routes();
 	test_iface();
 	test_delete();
+	test_netns_new();
 
 	printf("1..%d\n# %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
 	return n_fail ? 1 : 0;
