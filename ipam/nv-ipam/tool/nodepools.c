@@ -268,7 +268,12 @@ static void report_changes(const char *old_text, size_t old_len, const char *new
 		return;
 	op = k8s_object_member(old, "pools", NULL);
 	np = k8s_object_member(cur, "pools", NULL);
-	json_object_object_foreach(np, key, val) {
+	if (!json_object_is_type(np, json_type_object))
+		return;
+	for (struct json_object_iterator it = json_object_iter_begin(np), end = json_object_iter_end(np);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *key = json_object_iter_peek_name(&it);
+		struct json_object *val = json_object_iter_peek_value(&it);
 		struct json_object *was = k8s_object_member(op, key, NULL);
 
 		if (!was)
@@ -277,13 +282,12 @@ static void report_changes(const char *old_text, size_t old_len, const char *new
 			printf("pool %s: changed (%s -> %s)\n", key, entry_summary(was, a, sizeof(a)),
 			       entry_summary(val, b, sizeof(b)));
 	}
-	if (json_object_is_type(op, json_type_object)) {
-		json_object_object_foreach(op, okey, oval) {
-			(void)oval;
-			if (!k8s_object_member(np, okey, NULL))
-				printf("pool %s: removed\n", okey);
-		}
-	}
+	if (!json_object_is_type(op, json_type_object))
+		return;
+	for (struct json_object_iterator it = json_object_iter_begin(op), end = json_object_iter_end(op);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+		if (!k8s_object_member(np, json_object_iter_peek_name(&it), NULL))
+			printf("pool %s: removed\n", json_object_iter_peek_name(&it));
 }
 
 struct nodepools_args {
