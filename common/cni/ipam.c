@@ -287,5 +287,12 @@ int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum c
 		}
 	}
 	free(io.out);
+	/* It succeeded, so it reserved what it could not describe: give that back. */
+	if (r < 0 && cmd == CNI_CMD_ADD) {
+		struct cni_err ignored = { 0 };
+
+		if (cni_ipam_exec(env, conf, CNI_CMD_DEL, NULL, &ignored) < 0)
+			log_error("IPAM DEL after an unusable ADD result failed: %s", ignored.msg);
+	}
 	return r;
 }

@@ -99,6 +99,19 @@ static int wrong_type(struct cni_err *err, const char *key, const char *want, st
 			   cjson_type_name(v));
 }
 
+/*
+ * json-c saturates a number below INT64_MIN (reporting ERANGE) and keeps one
+ * above INT64_MAX as a uint64, which json_object_get_int64() clamps silently.
+ * Return: false when the number does not fit an int64_t.
+ */
+static bool int_value(struct json_object *v, int64_t *ret)
+{
+	errno = 0;
+	*ret = json_object_get_int64(v);
+	return errno != ERANGE &&
+	       !(*ret == INT64_MAX && json_object_get_uint64(v) > (uint64_t)INT64_MAX);
+}
+
 int cjson_get_typed(struct json_object *obj, const char *key, enum json_type type,
 		    struct json_object **ret, struct cni_err *err)
 {
@@ -151,10 +164,7 @@ int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t
 		return 0;
 	if (!json_object_is_type(v, json_type_int))
 		return wrong_type(err, key, "an integer", v);
-	errno = 0;
-	x = json_object_get_int64(v);
-	/* json-c saturates out-of-range numbers and reports it through errno. */
-	if (errno == ERANGE || x < min || x > max)
+	if (!int_value(v, &x) || x < min || x > max)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
 				   "field \"%s\": %s out of range [%lld, %lld]", key,
 				   json_object_get_string(v), (long long)min, (long long)max);
@@ -174,9 +184,7 @@ int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, 
 	if (!v)
 		return 0;
 	if (json_object_is_type(v, json_type_int)) {
-		errno = 0;
-		n = json_object_get_int64(v);
-		if (errno == ERANGE || n < 0 || (uint64_t)n > max)
+		if (!int_value(v, &n) || n < 0 || (uint64_t)n > max)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
 					   "field \"%s\": %s out of range [0, %llu]", key,
 					   json_object_get_string(v), (unsigned long long)max);

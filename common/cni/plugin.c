@@ -139,6 +139,23 @@ int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err
 	return 0;
 }
 
+int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err)
+{
+	int r;
+
+	if (!*ctx->env.netns)
+		return 0;
+	r = netns_open(ctx->env.netns, ret_fd);
+	if (r == -ENOENT || r == -EINVAL) {
+		log_info("DEL: netns %s is gone (%s)", ctx->env.netns, strerror(-r));
+		return 0;
+	}
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
+				   ctx->env.netns, strerror(-r));
+	return 1;
+}
+
 void cni_plugin_ipam_undo(const struct cni_ctx *ctx)
 {
 	struct cni_err ignored = { 0 };

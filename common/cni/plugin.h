@@ -62,6 +62,19 @@ int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err);
 int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err);
 
 /**
+ * cni_plugin_open_netns_del() - open CNI_NETNS for DEL, where a netns that is gone is no error
+ * @ctx: context
+ * @ret_fd: descriptor, written only when the netns is there
+ * @err: code 4 when the path cannot be opened for another reason
+ *
+ * Gone means: CNI_NETNS empty, the path missing, or no longer a netns (a
+ * leftover file whose netns mount went with the pod).
+ *
+ * Return: 1 when opened, 0 when the netns is gone, negative errno on failure.
+ */
+int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err);
+
+/**
  * cni_plugin_ipam_undo() - release what IPAM ADD reserved, when a later ADD step failed
  * @ctx: context
  *

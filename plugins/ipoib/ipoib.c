@@ -322,17 +322,14 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 		if (r < 0)
 			return r;
 	}
-	if (*ctx->env.netns) {
-		r = netns_open(ctx->env.netns, &pod_fd);
-		if (r < 0 && r != -ENOENT)
-			return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
-					   ctx->env.netns, strerror(-r));
-		if (r >= 0) {
-			r = netns_run(pod_fd, pod_delete, &d);
-			if (r < 0)
-				return cni_err_set(err, CNI_ERR_KERNEL, r, "failed to delete %s in %s: %s",
-						   ctx->env.ifname, ctx->env.netns, strerror(-r));
-		}
+	r = cni_plugin_open_netns_del(ctx, &pod_fd, err);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		r = netns_run(pod_fd, pod_delete, &d);
+		if (r < 0)
+			return cni_err_set(err, CNI_ERR_KERNEL, r, "failed to delete %s in %s: %s",
+					   ctx->env.ifname, ctx->env.netns, strerror(-r));
 	}
 	return sweep_marked(alias, err);
 }

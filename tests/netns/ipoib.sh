@@ -177,6 +177,9 @@ t_cni DEL "$hl" CNI_NETNS="$gone"
 t_ok "[DEL, netns gone, again] exits 0"
 t_cni DEL "$hl" -CNI_NETNS
 t_ok "[DEL without CNI_NETNS] exits 0"
+: >"$T_DIR/stale-netns"
+t_cni DEL "$hl" CNI_NETNS="$T_DIR/stale-netns"
+t_ok "[DEL with a leftover file as netns path] exits 0"
 t_eq "[DEL] host links unchanged" "$host_before" "$(t_links)"
 
 echo "# 7. DEL leaves other plugins' links alone"

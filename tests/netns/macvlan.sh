@@ -457,6 +457,9 @@ t_ok "[DEL netns gone] DEL exits 0"
 t_eq "[DEL netns gone] IP released" "" "$(t_store_ips "$DATA/delgone")"
 t_cni DEL "$(with_prev "$conf" "$res")" CNI_NETNS="$pod_path" CNI_CONTAINERID=ctr-gone
 t_ok "[DEL netns gone] second DEL exits 0"
+: >"$T_DIR/stale-netns"
+t_cni DEL "$(with_prev "$conf" "$res")" CNI_NETNS="$T_DIR/stale-netns" CNI_CONTAINERID=ctr-gone
+t_ok "[DEL netns gone] DEL with a leftover file as netns path exits 0"
 t_eq "[DEL netns gone] host links as before" "$host_before" "$(t_links)"
 
 t_netns pod

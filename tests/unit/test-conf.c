@@ -154,7 +154,8 @@ static void test_case_insensitive_keys(void **state)
 static void test_typed_getters(void **state)
 {
 	static const char json[] = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mtu\":\"1500\","
-				   "\"big\":99999999999999999999,\"neg\":-1,\"flag\":\"true\",\"ok\":true,"
+				   "\"big\":99999999999999999999,\"u64\":18446744073709551615,"
+				   "\"i64max\":9223372036854775807,\"neg\":-1,\"flag\":\"true\",\"ok\":true,"
 				   "\"nul\":null,\"args\":{\"cni\":{\"ips\":[\"10.0.0.5/24\",3]}},"
 				   "\"runtimeConfig\":7,\"frac\":1500.5}";
 	struct cni_conf c;
@@ -177,6 +178,13 @@ static void test_typed_getters(void **state)
 	/* json-c saturates huge numbers; the bound still catches them. */
 	assert_true(cni_conf_get_int(&c, "big", 0, UINT32_MAX, &v, &err) < 0);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	/* One above INT64_MAX is kept by json-c as a uint64 and clamped by its int64 getter. */
+	err = (struct cni_err){ 0 };
+	assert_true(cni_conf_get_int(&c, "u64", 0, INT64_MAX, &v, &err) < 0);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	assert_non_null(strstr(err.msg, "out of range"));
+	assert_int_equal(cni_conf_get_int(&c, "i64max", 0, INT64_MAX, &v, &err), 1);
+	assert_true(v == INT64_MAX);
 	err = (struct cni_err){ 0 };
 	assert_true(cni_conf_get_int(&c, "neg", 0, 100, &v, &err) < 0);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);

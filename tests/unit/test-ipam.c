@@ -47,7 +47,10 @@ static int setup(void **state)
 	write_plugin("goodipam", body);
 	write_plugin("failipam", "echo '{\"code\":11,\"msg\":\"pool busy\",\"details\":\"retry\"}'; exit 1");
 	write_plugin("crashipam", "echo 'panic: oops'; exit 2");
-	write_plugin("garbageipam", "echo 'not json'");
+	snprintf(body, sizeof(body),
+		 "echo \"$CNI_COMMAND\" >> %s/garbage.log; [ \"$CNI_COMMAND\" = DEL ] || echo 'not json'",
+		 dir);
+	write_plugin("garbageipam", body);
 	write_plugin("earlyexit", "exit 0");
 	return 0;
 }
@@ -79,12 +82,27 @@ static int run(const char *type, enum cni_command cmd, struct cni_result *res, s
 	return r;
 }
 
+/* What a fake plugin wrote into a file of the temp dir. */
+static const char *read_seen(const char *name, char *buf, size_t size)
+{
+	char path[256];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
 static void test_add_result_and_stdin(void **state)
 {
 	struct cni_result res = { 0 };
 	struct cni_err err = { 0 };
-	char path[256], seen[256] = "";
-	FILE *f;
+	char seen[256];
 
 	(void)state;
 	assert_int_equal(run("goodipam", CNI_CMD_ADD, &res, &err), 0);
@@ -94,20 +112,11 @@ static void test_add_result_and_stdin(void **state)
 	assert_string_equal(res.cni_version, "0.4.0");
 	cni_result_free(&res);
 
-	snprintf(path, sizeof(path), "%s/stdin.seen", dir);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	assert_non_null(fgets(seen, sizeof(seen), f));
-	fclose(f);
-	assert_string_equal(seen, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"ipam\":{\"type\":\"goodipam\"}}");
+	assert_string_equal(read_seen("stdin.seen", seen, sizeof(seen)),
+			    "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"ipam\":{\"type\":\"goodipam\"}}");
 
 	assert_int_equal(run("goodipam", CNI_CMD_DEL, NULL, &err), 0);
-	snprintf(path, sizeof(path), "%s/env.seen", dir);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	assert_non_null(fgets(seen, sizeof(seen), f));
-	fclose(f);
-	assert_string_equal(seen, "DEL ctr1\n");
+	assert_string_equal(read_seen("env.seen", seen, sizeof(seen)), "DEL ctr1\n");
 }
 
 static void test_error_passed_through(void **state)
@@ -126,6 +135,7 @@ static void test_broken_plugins(void **state)
 {
 	struct cni_result res = { 0 };
 	struct cni_err err = { 0 };
+	char seen[64];
 
 	(void)state;
 	assert_true(run("crashipam", CNI_CMD_ADD, &res, &err) < 0);
@@ -137,6 +147,8 @@ static void test_broken_plugins(void **state)
 	assert_true(run("garbageipam", CNI_CMD_ADD, &res, &err) < 0);
 	assert_int_equal(err.code, CNI_ERR_IPAM);
 	assert_non_null(strstr(err.msg, "unusable result"));
+	/* It exited 0, so it may hold an address: ADD is followed by a DEL. */
+	assert_string_equal(read_seen("garbage.log", seen, sizeof(seen)), "ADD\nDEL\n");
 
 	err = (struct cni_err){ 0 };
 	assert_true(run("earlyexit", CNI_CMD_ADD, &res, &err) < 0);
