@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
-# Benchmarks our macvlan against Debian's Go macvlan, exec'd as a runtime does,
-# with no IPAM (L2) and with host-local (IPAM), in a throwaway pod netns with a
-# throwaway veth as master. Figures are printed, not asserted.
+# Benchmarks one of our interface plugins (macvlan or host-device) against
+# Debian's Go plugin of the same name, exec'd as a runtime does, with no IPAM
+# (L2) and with host-local (IPAM), in a throwaway pod netns with a throwaway
+# veth pair: macvlan hangs off one end, host-device moves the other end into
+# the pod and back. Figures are printed, not asserted.
 #
-# Usage: run-macvlan.sh [OUR_MACVLAN [BENCH [NOOP]]]
-#   OUR_MACVLAN  default build/plugins/macvlan/macvlan
-#   BENCH        default build/tests/bench/bench
-#   NOOP         default build/tests/bench/bench-noop: a plugin that does
-#                nothing, run alongside to show the exec floor
+# Usage: run-iface.sh PLUGIN [OURS [BENCH [NOOP]]]
+#   PLUGIN  macvlan or host-device
+#   OURS    default build/plugins/PLUGIN/PLUGIN
+#   BENCH   default build/tests/bench/bench
+#   NOOP    default build/tests/bench/bench-noop: a plugin that does
+#           nothing, run alongside to show the exec floor
 # Environment: ITERATIONS (default 200), WARMUP (default 10),
-#   GO_MACVLAN (default /usr/lib/cni/macvlan), REFERENCE_CNI_DIR (default /usr/lib/cni,
+#   GO_PLUGIN (default /usr/lib/cni/PLUGIN), REFERENCE_CNI_DIR (default /usr/lib/cni,
 #   used as CNI_PATH so both plugins delegate to the same host-local).
 # Exit status: 0, 1 if a plugin run failed, 2 on a harness error, 77 if not root or
 # a netns or veth cannot be created.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-ours=${1:-$top/build/plugins/macvlan/macvlan}
-bench=${2:-$top/build/tests/bench/bench}
-noop=${3:-$top/build/tests/bench/bench-noop}
+plugin=${1:-}
+case $plugin in
+macvlan | host-device) ;;
+*) echo "usage: $0 macvlan|host-device [OURS [BENCH [NOOP]]]" >&2; exit 2 ;;
+esac
+ours=${2:-$top/build/plugins/$plugin/$plugin}
+bench=${3:-$top/build/tests/bench/bench}
+noop=${4:-$top/build/tests/bench/bench-noop}
 ref_dir=${REFERENCE_CNI_DIR:-/usr/lib/cni}
-go=${GO_MACVLAN:-$ref_dir/macvlan}
+go=${GO_PLUGIN:-$ref_dir/$plugin}
 iterations=${ITERATIONS:-200}
 warmup=${WARMUP:-10}
 
@@ -59,11 +67,17 @@ ip link set "$master" up
 ip link set "$peer" up
 tmp=$(mktemp -d /tmp/cni-bench.XXXXXX)
 
+# What the plugin works on: the master a macvlan hangs off, or the device host-device moves.
+if [ "$plugin" = macvlan ]; then
+	field=$(printf '"master":"%s"' "$master")
+else
+	field=$(printf '"device":"%s"' "$peer")
+fi
 # The harness replaces %LABEL% so each plugin gets its own host-local store.
-printf '{"cniVersion":"1.0.0","name":"bench","type":"macvlan","master":"%s","ipam":{}}\n' \
-	"$master" >"$tmp/L2.json"
-printf '{"cniVersion":"1.0.0","name":"bench","type":"macvlan","master":"%s","ipam":{"type":"host-local","subnet":"10.99.0.0/16","dataDir":"%s/host-local-%%LABEL%%"}}\n' \
-	"$master" "$tmp" >"$tmp/IPAM.json"
+printf '{"cniVersion":"1.0.0","name":"bench","type":"%s",%s,"ipam":{}}\n' \
+	"$plugin" "$field" >"$tmp/L2.json"
+printf '{"cniVersion":"1.0.0","name":"bench","type":"%s",%s,"ipam":{"type":"host-local","subnet":"10.99.0.0/16","dataDir":"%s/host-local-%%LABEL%%"}}\n' \
+	"$plugin" "$field" "$tmp" >"$tmp/IPAM.json"
 
 echo "ours: $ours"
 echo "go:   $go"
@@ -73,12 +87,12 @@ fi
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 # Snapshots, so that a rebuild during the run cannot swap or half-write a binary.
 mkdir "$tmp/bin"
-cp "$ours" "$tmp/bin/ours-macvlan"
-cp "$go" "$tmp/bin/go-macvlan"
+cp "$ours" "$tmp/bin/ours-$plugin"
+cp "$go" "$tmp/bin/go-$plugin"
 cp "$noop" "$tmp/bin/noop"
 
 status=0
-(cd "$tmp" && "$bench" --plugin "ours=$tmp/bin/ours-macvlan" --plugin "go=$tmp/bin/go-macvlan" \
+(cd "$tmp" && "$bench" --plugin "ours=$tmp/bin/ours-$plugin" --plugin "go=$tmp/bin/go-$plugin" \
 	--plugin "noop=$tmp/bin/noop" \
 	--config L2.json --config IPAM.json --netns "/run/netns/$ns" --ifname eth0 \
 	--cni-path "$ref_dir" --iterations "$iterations" --warmup "$warmup" \
@@ -88,7 +102,7 @@ status=0
 echo
 echo "== ratios ours/go (below 1: ours is faster or smaller)"
 echo "   'above floor': (ours - noop) / (go - noop), the work done after being exec'd"
-# ru_maxrss from wait4 covers reaped descendants too: with IPAM it is max(macvlan, host-local).
+# ru_maxrss from wait4 covers reaped descendants too: with IPAM it is max(plugin, host-local).
 jq -r '
 	def fig(c; l; cmd; f): first(.results[] | select(.config == c and .label == l and .command == cmd) | f);
 	def ratio(a; b): if a == null or b == null or b == 0 then "-" else a / b end;
