@@ -19,12 +19,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const str_paths[] = {
 	"master", "mode", "mac", "type", "runtimeConfig.mac", "runtimeConfig.infinibandGUID",
 	"runtimeConfig.deviceID", "ipam.type", "ipam.poolName", "deviceID", "pciBusID",
-	"args.cni.mac", "a.b.c.d.e.f.g.h",
+	"args.cni.mac", "a.b.c.d.e.f.g.h", "kernelpath", "hwaddr", "device",
 };
 static const char *const bool_paths[] = {
-	"linkInContainer", "capabilities.mac", "capabilities.ips", "runtimeConfig.mac",
+	"linkInContainer", "capabilities.mac", "capabilities.ips", "runtimeConfig.mac", "umcast",
 };
-static const char *const int_paths[] = { "mtu", "bcqueuelen", "ipam.perNodeBlockSize", "master" };
+static const char *const int_paths[] = { "mtu", "bcqueuelen", "ipam.perNodeBlockSize", "master", "pkey" };
 static const char *const strv_paths[] = {
 	"args.cni.ips", "runtimeConfig.ips", "ipam.exclude", "dns.nameservers", "master",
 };
@@ -58,6 +58,7 @@ static void get_all(const struct cni_conf *conf, const char *path)
 	char **v = NULL;
 	size_t n = 0;
 	int64_t i = 0;
+	uint64_t u = 0;
 	bool b = false;
 	int r;
 
@@ -76,6 +77,11 @@ static void get_all(const struct cni_conf *conf, const char *path)
 	err = (struct cni_err){ 0 };
 	r = cni_conf_get_int(conf, path, INT64_MIN, INT64_MAX, &i, &err);
 	expect_err(r, &err, "cni_conf_get_int", path);
+	err = (struct cni_err){ 0 };
+	r = cni_conf_get_uint_text(conf, path, 0xffff, &u, &err);
+	expect_err(r, &err, "cni_conf_get_uint_text", path);
+	if (r > 0 && u > 0xffff)
+		abort();
 	err = (struct cni_err){ 0 };
 	r = cni_conf_get_str_array(conf, path, &v, &n, &err);
 	expect_err(r, &err, "cni_conf_get_str_array", path);
