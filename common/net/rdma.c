@@ -44,7 +44,7 @@ struct attrs {
 	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX];
 };
 
-static int attr_cb(const struct nlattr *attr, void *data)
+static int collect_attr_cb(const struct nlattr *attr, void *data)
 {
 	struct attrs *a = data;
 	uint16_t type = mnl_attr_get_type(attr);
@@ -73,10 +73,10 @@ static int attr_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
-static int parse(const struct nlmsghdr *nlh, struct attrs *a)
+static int parse_reply_attrs(const struct nlmsghdr *nlh, struct attrs *a)
 {
 	memset(a, 0, sizeof(*a));
-	if (mnl_attr_parse(nlh, 0, attr_cb, a) < 0) {
+	if (mnl_attr_parse(nlh, 0, collect_attr_cb, a) < 0) {
 		errno = EBADMSG;
 		return MNL_CB_ERROR;
 	}
@@ -95,7 +95,7 @@ static int mode_cb(const struct nlmsghdr *nlh, void *data)
 	struct mode_reply *m = data;
 	struct attrs a;
 
-	if (parse(nlh, &a) != MNL_CB_OK)
+	if (parse_reply_attrs(nlh, &a) != MNL_CB_OK)
 		return MNL_CB_ERROR;
 	if (a.tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]) {
 		m->found = true;
@@ -112,14 +112,18 @@ int rdma_netns_exclusive(bool *ret_exclusive)
 	struct mode_reply m = { 0 };
 	int r;
 
-	if (!nlh)
-		return -EMSGSIZE;
 	r = transport(NETLINK_RDMA, nlh, mode_cb, NULL, &m);
+	/*
+	 * Kernels before 5.2 have no SYS_GET handler, and rdma_nl_rcv_msg()
+	 * refuses an operation without one with -EINVAL: they only share.
+	 */
+	if (r == -EINVAL)
+		return -EOPNOTSUPP;
 	if (r < 0)
 		return r;
-	/* Kernels before 5.2 answer without the attribute: they only share. */
+	/* Every kernel with SYS_GET sends the mode. */
 	if (!m.found)
-		return -EOPNOTSUPP;
+		return -EBADMSG;
 	*ret_exclusive = m.exclusive;
 	return 0;
 }
@@ -129,7 +133,6 @@ int rdma_netns_exclusive(bool *ret_exclusive)
 struct dev_list {
 	struct rdma_dev *devs;
 	size_t n;
-	int r; /* -ENOMEM while collecting */
 };
 
 static void dev_list_reset(void *data)
@@ -139,7 +142,6 @@ static void dev_list_reset(void *data)
 	free(l->devs);
 	l->devs = NULL;
 	l->n = 0;
-	l->r = 0;
 }
 
 static int dev_cb(const struct nlmsghdr *nlh, void *data)
@@ -148,7 +150,7 @@ static int dev_cb(const struct nlmsghdr *nlh, void *data)
 	struct rdma_dev *grown;
 	struct attrs a;
 
-	if (parse(nlh, &a) != MNL_CB_OK)
+	if (parse_reply_attrs(nlh, &a) != MNL_CB_OK)
 		return MNL_CB_ERROR;
 	if (!a.tb[RDMA_NLDEV_ATTR_DEV_INDEX])
 		return MNL_CB_OK;
@@ -182,7 +184,7 @@ static int port_cb(const struct nlmsghdr *nlh, void *data)
 	struct port_match *p = data;
 	struct attrs a;
 
-	if (parse(nlh, &a) != MNL_CB_OK)
+	if (parse_reply_attrs(nlh, &a) != MNL_CB_OK)
 		return MNL_CB_ERROR;
 	if (a.tb[RDMA_NLDEV_ATTR_NDEV_INDEX] &&
 	    mnl_attr_get_u32(a.tb[RDMA_NLDEV_ATTR_NDEV_INDEX]) == p->ifindex)
@@ -197,7 +199,7 @@ static int port_has_netdev(uint32_t dev_index, int ifindex, bool *ret_found)
 	struct port_match p = { .ifindex = (uint32_t)ifindex };
 	int r;
 
-	if (!nlh || !mnl_attr_put_u32_check(nlh, sizeof(b.data), RDMA_NLDEV_ATTR_DEV_INDEX, dev_index))
+	if (!mnl_attr_put_u32_check(nlh, sizeof(b.data), RDMA_NLDEV_ATTR_DEV_INDEX, dev_index))
 		return -EMSGSIZE;
 	r = transport(NETLINK_RDMA, nlh, port_cb, port_match_reset, &p);
 	if (r < 0)
@@ -215,8 +217,6 @@ int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret)
 
 	if (ifindex <= 0)
 		return -EINVAL;
-	if (!nlh)
-		return -EMSGSIZE;
 	r = transport(NETLINK_RDMA, nlh, dev_cb, dev_list_reset, &l);
 	for (size_t i = 0; r >= 0 && i < l.n; i++) {
 		bool found = false;
@@ -246,7 +246,7 @@ int rdma_dev_set_netns(uint32_t index, int netns_fd)
 
 	if (netns_fd < 0)
 		return -EBADF;
-	if (!nlh || !mnl_attr_put_u32_check(nlh, sizeof(b.data), RDMA_NLDEV_ATTR_DEV_INDEX, index) ||
+	if (!mnl_attr_put_u32_check(nlh, sizeof(b.data), RDMA_NLDEV_ATTR_DEV_INDEX, index) ||
 	    !mnl_attr_put_u32_check(nlh, sizeof(b.data), RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd))
 		return -EMSGSIZE;
 	return transport(NETLINK_RDMA, nlh, NULL, NULL, NULL);

@@ -32,7 +32,9 @@ void rdma_set_transport(rdma_transport_fn fn);
  *                 false in shared mode; written only on success
  *
  * Return: 0 on success, -EPROTONOSUPPORT when the kernel has no RDMA netlink
- * (ib_core not loaded), -EOPNOTSUPP when it predates netns modes, negative errno otherwise.
+ * (ib_core not loaded), -EOPNOTSUPP when it predates netns modes (before 5.2
+ * it refuses SYS_GET with -EINVAL), -EBADMSG for a reply without the mode,
+ * negative errno otherwise.
  */
 int rdma_netns_exclusive(bool *ret_exclusive);
 

@@ -1,5 +1,8 @@
 /* host-device CNI plugin: moves an existing host netdev (and its RDMA device) into the pod */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,6 +10,7 @@
 #include "common/cni/ipam.h"
 #include "common/cni/result.h"
 #include "common/net/device.h"
+#include "common/net/ethtool.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/netns.h"
@@ -33,13 +37,31 @@ struct hostdev_conf {
 	bool has_ipam;
 };
 
+/* A kernelpath longer than this cannot be looked up below a sysfs root (device.c). */
+#define KERNELPATH_MAX (PATH_MAX - 64)
+
+/* Whether one of the '/'-separated components of @path is @comp. */
+static bool path_has_component(const char *path, const char *comp)
+{
+	size_t n = strlen(comp);
+
+	for (const char *p = path; *p; p += strcspn(p, "/")) {
+		p += strspn(p, "/");
+		if (strncmp(p, comp, n) == 0 && (p[n] == '/' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 /*
  * A device ID from the device plugin names a PCI function or an auxiliary
  * device (a Mellanox SF). runtimeConfig.deviceID (capability "deviceID") wins
  * over the top-level "deviceID" Multus writes, which wins over "pciBusID".
+ * @lenient (DEL) accepts a device that is gone, with a NULL value: nothing in
+ * a pod can then be it. A wrong JSON type is an error either way.
  */
-static int conf_device_id(const struct cni_ctx *ctx, struct hostdev_conf *c, bool *ret_found,
-			  struct cni_err *err)
+static int conf_device_id(const struct cni_ctx *ctx, bool lenient, struct hostdev_conf *c,
+			  bool *ret_found, struct cni_err *err)
 {
 	static const char *const fields[] = { "runtimeConfig.deviceID", "deviceID", "pciBusID" };
 	const char *v;
@@ -63,6 +85,11 @@ static int conf_device_id(const struct cni_ctx *ctx, struct hostdev_conf *c, boo
 			c->sel = SEL_AUX;
 			return 0;
 		}
+		if (lenient) {
+			c->sel = SEL_PCI;
+			c->value = NULL;
+			return 0;
+		}
 		if (i == 0)
 			return cni_err_set(err, CNI_ERR_NOT_FOUND, -ENODEV,
 					   "runtime config DeviceID %.64s not found or unsupported", v);
@@ -83,7 +110,6 @@ static int hostdev_conf_load(const struct cni_ctx *ctx, bool lenient, struct hos
 {
 	struct hostdev_conf c = { 0 };
 	const char *device = NULL, *hwaddr = NULL, *kpath = NULL;
-	struct cni_err ignored = { 0 };
 	bool found = false;
 	int r;
 
@@ -110,19 +136,23 @@ static int hostdev_conf_load(const struct cni_ctx *ctx, bool lenient, struct hos
 		c.value = hwaddr;
 		c.source = "hwaddr";
 	} else if (kpath && *kpath) {
-		if (strncmp(kpath, "/sys/devices/", strlen("/sys/devices/")) != 0)
+		if (strncmp(kpath, "/sys/devices/", strlen("/sys/devices/")) != 0 ||
+		    path_has_component(kpath, ".."))
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-					   "invalid kernelpath \"%.64s\": not under /sys/devices/",
+					   "invalid kernelpath \"%.64s\": not under /sys/devices/ or "
+					   "with a \"..\" component",
 					   kpath);
+		if (strlen(kpath) >= KERNELPATH_MAX)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "invalid kernelpath: longer than %d bytes",
+					   KERNELPATH_MAX - 1);
 		c.sel = SEL_KERNELPATH;
 		c.value = kpath;
 		c.source = "kernelpath";
 	} else {
-		r = conf_device_id(ctx, &c, &found, lenient ? &ignored : err);
-		if (r < 0 && !lenient)
-			return r;
+		r = conf_device_id(ctx, lenient, &c, &found, err);
 		if (r < 0)
-			c.value = NULL; /* gone: DEL goes by the pod's interface alone */
+			return r;
 		if (!found)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "specify either \"device\", \"hwaddr\", \"kernelpath\" or "
@@ -167,9 +197,82 @@ static int find_host_link(const struct hostdev_conf *c, struct net_link *ret)
 	return r < 0 ? r : net_link_get_by_name(name, ret);
 }
 
-static int kernel_err(struct cni_err *err, int r, const char *what, const char *name)
+static int set_kernel_err(struct cni_err *err, int r, const char *what, const char *name)
 {
 	return net_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
+}
+
+/* What the kernel accepts as an interface name (dev_valid_name()). */
+static bool ifname_valid(const char *s)
+{
+	size_t n = strnlen(s, IFNAMSIZ);
+
+	if (n == 0 || n >= IFNAMSIZ || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
+			return false;
+	return true;
+}
+
+/*
+ * The names a device has when the kernel hands it back to the initial netns
+ * because its netns went away (a pod's, or the temporary one of a move the
+ * plugin did not live to finish): its name there, CNI_IFNAME, or dev<N> when
+ * that is taken (default_device_exit_net()).
+ */
+static bool is_returned_name(const char *name, const char *ifname)
+{
+	size_t digits;
+
+	if (strcmp(name, ifname) == 0)
+		return true;
+	if (strncmp(name, "dev", 3) != 0)
+		return false;
+	digits = strspn(name + 3, "0123456789");
+	return digits > 0 && name[3 + digits] == '\0';
+}
+
+/*
+ * Whether a link's alias is an original name it can be given back in the
+ * current netns: a valid name that differs from its own and that no link has.
+ *
+ * Return: 0 when it is, -EEXIST when a link has that name, -EINVAL when the
+ * alias is no such name, another negative errno when the lookup failed.
+ */
+static int alias_name_free(const struct net_link *link)
+{
+	struct net_link other;
+	int r;
+
+	if (!ifname_valid(link->alias) || strcmp(link->alias, link->name) == 0)
+		return -EINVAL;
+	r = net_link_get_by_name(link->alias, &other);
+	if (r == 0)
+		return -EEXIST;
+	return r == -ENODEV ? 0 : r;
+}
+
+/*
+ * SIGTERM, SIGINT and SIGHUP wait while a device is between namespaces: a
+ * plugin killed there would leave it in the temporary netns, which the kernel
+ * destroys, handing a physical device to the initial netns under a name that
+ * is not its own. SIGKILL cannot wait; see the README.
+ */
+static void termination_signals_block(sigset_t *ret_old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	(void)sigprocmask(SIG_BLOCK, &set, ret_old);
+}
+
+static void termination_signals_restore(const sigset_t *old)
+{
+	(void)sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /*
@@ -184,15 +287,13 @@ enum op_kind {
 	OP_MOVE,
 	OP_RENAME,
 	OP_ALIAS,
-	OP_RDMA_MOVE,
 };
 
 struct op {
 	enum op_kind kind;
 	const char *name;   /* the link's name where the op runs */
 	const char *arg;    /* OP_RENAME: new name; OP_ALIAS: alias */
-	int fd;             /* OP_MOVE, OP_RDMA_MOVE: target netns */
-	uint32_t rdma;      /* OP_RDMA_MOVE: RDMA device index */
+	int fd;             /* OP_MOVE: target netns */
 	struct net_link link; /* the link as found before the change */
 };
 
@@ -201,8 +302,6 @@ static int op_run(void *userdata)
 	struct op *o = userdata;
 	int r;
 
-	if (o->kind == OP_RDMA_MOVE)
-		return rdma_dev_set_netns(o->rdma, o->fd);
 	r = net_link_get_by_name(o->name, &o->link);
 	if (r < 0)
 		return r;
@@ -221,10 +320,8 @@ static int op_run(void *userdata)
 		return net_link_set_name(o->link.ifindex, o->arg);
 	case OP_ALIAS:
 		return net_link_set_alias(o->link.ifindex, o->arg);
-	case OP_RDMA_MOVE:
-	default:
-		return -EINVAL;
 	}
+	return -EINVAL;
 }
 
 static int op_in(int ns_fd, struct op *o)
@@ -233,21 +330,52 @@ static int op_in(int ns_fd, struct op *o)
 }
 
 /* An undo step: its failure is logged, the original error is what the caller reports. */
-static void undo_in(int ns_fd, struct op o, const char *what)
+static void run_undo_op(int ns_fd, struct op o, const char *what)
 {
 	int r = op_in(ns_fd, &o);
 
 	if (r < 0)
-		log_error("undo: cannot %s (%s): %s", what, o.name ? o.name : "rdma", strerror(-r));
+		log_error("undo: cannot %s (%s): %s", what, o.name, strerror(-r));
+}
+
+struct rdma_move {
+	uint32_t index;
+	int to_fd;
+};
+
+static int rdma_move_run(void *userdata)
+{
+	const struct rdma_move *m = userdata;
+
+	return rdma_dev_set_netns(m->index, m->to_fd);
+}
+
+/* Moves an RDMA device, as seen from the netns @from_fd, into @to_fd. */
+static int rdma_move(int from_fd, const struct rdma_dev *dev, int to_fd)
+{
+	struct rdma_move m = { .index = dev->index, .to_fd = to_fd };
+
+	return netns_run(from_fd, rdma_move_run, &m);
+}
+
+static void rdma_move_back(int from_fd, const struct rdma_dev *dev, int to_fd)
+{
+	int r = rdma_move(from_fd, dev, to_fd);
+
+	if (r < 0)
+		log_error("undo: cannot move the RDMA device %s back: %s", dev->name, strerror(-r));
 }
 
 /*
  * RDMA devices follow their netdev only in exclusive mode; in shared mode
  * every netns sees every RDMA device and nothing is moved. No RDMA netlink at
  * all (ib_core not loaded) or a kernel before netns modes means shared.
+ * @mode_optional (DEL): a mode that cannot be read means no move rather than
+ * a failure; the kernel returns RDMA devices to the host with their netns.
  */
 struct rdma_plan {
 	bool move;
+	bool mode_optional;
 	struct rdma_dev dev;
 	struct cni_err *err;
 	int ifindex;
@@ -264,6 +392,11 @@ static int rdma_plan_run(void *userdata)
 	if (r == -EPROTONOSUPPORT || r == -EOPNOTSUPP || (r >= 0 && !exclusive)) {
 		log_debug("RDMA: %s; no RDMA device moves",
 			  r == -EPROTONOSUPPORT ? "no RDMA netlink" : "shared netns mode");
+		return 0;
+	}
+	if (r < 0 && p->mode_optional) {
+		log_warning("cannot read the RDMA netns mode (%s); no RDMA device moves",
+			    strerror(-r));
 		return 0;
 	}
 	if (r < 0)
@@ -341,7 +474,7 @@ static int pod_configure(void *userdata)
 	if (r >= 0)
 		r = net_link_set_up(link.ifindex, true);
 	if (r < 0)
-		return kernel_err(p->err, r, "failed to set up", ifname);
+		return set_kernel_err(p->err, r, "failed to set up", ifname);
 	return 0;
 }
 
@@ -349,7 +482,10 @@ static int pod_configure(void *userdata)
  * A device's way from one netns to another through a temporary one: down,
  * into the temporary netns, renamed and given its alias there (no name
  * outside can clash), into the target. Used by ADD (host to pod) and DEL
- * (pod to host).
+ * (pod to host). The device carries its original name at every step, as its
+ * name or as its alias, so that it can be recognized wherever a killed plugin
+ * leaves it: ADD sets the alias before the rename, DEL renames before it
+ * clears the alias.
  */
 struct transit {
 	int from_fd, tmp_fd, to_fd;
@@ -358,82 +494,92 @@ struct transit {
 	const char *alias;      /* set on the way */
 	const char *old_alias;  /* put back by the undo */
 	bool was_up;            /* put back by the undo */
+	bool rename_first;      /* rename, then set the alias (DEL) */
 	int clash_code;         /* the error when @to_name is taken in the target */
 	const char *clash_msg;
 };
 
-/* How far a transit got: the undo starts there and walks back to the start. */
-enum transit_stage {
-	T_NONE,
-	T_DOWN,
-	T_TMP,
-	T_RENAMED,
-	T_ALIASED,
-	T_DONE,
+#define TRANSIT_STEPS 5
+
+/* A step, run in @fd, and the ops that undo it, run in @undo_fd after it is done. */
+struct transit_step {
+	int fd;
+	struct op o;
+	const char *what;       /* the failure message ... */
+	const char *subject;    /* ... and the name it names */
+	int undo_fd;
+	size_t n_undo;
+	struct op undo[2];
+	const char *undo_what[2];
 };
 
-static void transit_undo(const struct transit *t, enum transit_stage stage)
+static void transit_plan(const struct transit *t, struct transit_step ret[TRANSIT_STEPS])
 {
-	switch (stage) {
-	case T_DONE:
-		undo_in(t->to_fd, (struct op){ .kind = OP_DOWN, .name = t->to_name }, "set down");
-		undo_in(t->to_fd, (struct op){ .kind = OP_MOVE, .name = t->to_name, .fd = t->tmp_fd },
-			"move to the temporary netns");
-		/* fall through */
-	case T_ALIASED:
-		undo_in(t->tmp_fd, (struct op){ .kind = OP_ALIAS, .name = t->to_name, .arg = t->old_alias },
-			"restore the alias");
-		/* fall through */
-	case T_RENAMED:
-		undo_in(t->tmp_fd, (struct op){ .kind = OP_RENAME, .name = t->to_name, .arg = t->from_name },
-			"restore the name");
-		/* fall through */
-	case T_TMP:
-		undo_in(t->tmp_fd, (struct op){ .kind = OP_MOVE, .name = t->from_name, .fd = t->from_fd },
-			"move back");
-		/* fall through */
-	case T_DOWN:
-		if (t->was_up)
-			undo_in(t->from_fd, (struct op){ .kind = OP_UP, .name = t->from_name }, "set up");
-		/* fall through */
-	case T_NONE:
-		break;
-	}
-}
-
-static int transit(const struct transit *t, struct cni_err *err)
-{
-	/* Renaming needs the link down; a netns move takes it down anyway. */
-	const struct {
-		int fd;
-		struct op o;
-		const char *what;
-		const char *name;
-	} steps[] = {
-		{ t->from_fd, { .kind = OP_DOWN, .name = t->from_name }, "failed to set down",
-		  t->from_name },
-		{ t->from_fd, { .kind = OP_MOVE, .name = t->from_name, .fd = t->tmp_fd },
-		  "failed to move to a temporary netns", t->from_name },
-		{ t->tmp_fd, { .kind = OP_RENAME, .name = t->from_name, .arg = t->to_name },
-		  "failed to rename to", t->to_name },
-		{ t->tmp_fd, { .kind = OP_ALIAS, .name = t->to_name, .arg = t->alias },
-		  "failed to set the alias of", t->to_name },
-		{ t->tmp_fd, { .kind = OP_MOVE, .name = t->to_name, .fd = t->to_fd },
-		  "failed to move out of the temporary netns", t->to_name },
+	/* The name the device has when its alias is set, and after the alias is undone. */
+	const char *aliased = t->rename_first ? t->to_name : t->from_name;
+	const struct transit_step rename = {
+		t->tmp_fd, { .kind = OP_RENAME, .name = t->from_name, .arg = t->to_name },
+		"failed to rename to", t->to_name, t->tmp_fd, 1,
+		{ { .kind = OP_RENAME, .name = t->to_name, .arg = t->from_name } },
+		{ "restore the name" },
+	};
+	const struct transit_step alias = {
+		t->tmp_fd, { .kind = OP_ALIAS, .name = aliased, .arg = t->alias },
+		"failed to set the alias of", aliased, t->tmp_fd, 1,
+		{ { .kind = OP_ALIAS, .name = aliased, .arg = t->old_alias } },
+		{ "restore the alias" },
 	};
 
-	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
-		struct op o = steps[i].o;
-		int r = op_in(steps[i].fd, &o);
+	/* Renaming needs the link down; a netns move takes it down anyway. */
+	ret[0] = (struct transit_step){
+		t->from_fd, { .kind = OP_DOWN, .name = t->from_name }, "failed to set down",
+		t->from_name, t->from_fd, t->was_up ? 1 : 0,
+		{ { .kind = OP_UP, .name = t->from_name } }, { "set up" },
+	};
+	ret[1] = (struct transit_step){
+		t->from_fd, { .kind = OP_MOVE, .name = t->from_name, .fd = t->tmp_fd },
+		"failed to move to a temporary netns", t->from_name, t->tmp_fd, 1,
+		{ { .kind = OP_MOVE, .name = t->from_name, .fd = t->from_fd } }, { "move back" },
+	};
+	ret[2] = t->rename_first ? rename : alias;
+	ret[3] = t->rename_first ? alias : rename;
+	ret[4] = (struct transit_step){
+		t->tmp_fd, { .kind = OP_MOVE, .name = t->to_name, .fd = t->to_fd },
+		"failed to move out of the temporary netns", t->to_name, t->to_fd, 2,
+		{ { .kind = OP_DOWN, .name = t->to_name },
+		  { .kind = OP_MOVE, .name = t->to_name, .fd = t->tmp_fd } },
+		{ "set down", "move to the temporary netns" },
+	};
+}
+
+/* Undoes the first @n_done steps of a transit, the last one first. */
+static void transit_undo(const struct transit *t, size_t n_done)
+{
+	struct transit_step steps[TRANSIT_STEPS];
+
+	transit_plan(t, steps);
+	while (n_done-- > 0)
+		for (size_t j = 0; j < steps[n_done].n_undo; j++)
+			run_undo_op(steps[n_done].undo_fd, steps[n_done].undo[j],
+				    steps[n_done].undo_what[j]);
+}
+
+/* Runs a transit; a failed step undoes the steps before it. */
+static int transit_run(const struct transit *t, struct cni_err *err)
+{
+	struct transit_step steps[TRANSIT_STEPS];
+
+	transit_plan(t, steps);
+	for (size_t i = 0; i < TRANSIT_STEPS; i++) {
+		int r = op_in(steps[i].fd, &steps[i].o);
 
 		if (r >= 0)
 			continue;
-		if (i == ARRAY_SIZE(steps) - 1 && r == -EEXIST)
+		if (i == TRANSIT_STEPS - 1 && r == -EEXIST)
 			cni_err_set(err, t->clash_code, r, "%s", t->clash_msg);
 		else
-			kernel_err(err, r, steps[i].what, steps[i].name);
-		/* Step i failed: steps 0..i-1 are done, which is stage i. */
-		transit_undo(t, (enum transit_stage)i);
+			set_kernel_err(err, r, steps[i].what, steps[i].subject);
+		transit_undo(t, i);
 		return r;
 	}
 	return 0;
@@ -451,7 +597,9 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	struct pod_configure conf = { .ctx = ctx, .err = err };
 	struct cni_result ipam = { 0 };
 	char clash[128], mac[CNI_MAC_STRLEN];
+	const char *orig;
 	struct transit in;
+	sigset_t sigmask;
 	struct op o;
 	int r;
 
@@ -469,6 +617,17 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 		return cni_err_set(err, CNI_ERR_NOT_FOUND, r, "failed to find host device (%s %.64s): %s",
 				   c.source, c.value,
 				   r == -ENODEV ? "no such network interface" : strerror(-r));
+	/*
+	 * The original name travels with the device as its alias, for DEL (see
+	 * the README). A device the kernel handed back after an interrupted move
+	 * (named CNI_IFNAME or devN) still carries it: keep it.
+	 */
+	orig = dev.name;
+	if (is_returned_name(dev.name, ifname) && alias_name_free(&dev) == 0) {
+		orig = dev.alias;
+		log_info("%s came back to the host from an interrupted move; its original name %s is kept",
+			 dev.name, orig);
+	}
 	r = netns_open_current(&host_fd);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot open the host netns: %s", strerror(-r));
@@ -476,19 +635,22 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = rdma_plan_run(&rdma);
 	if (r < 0)
 		return r;
+	termination_signals_block(&sigmask);
 	r = netns_new(&tmp_fd);
-	if (r < 0)
+	if (r < 0) {
+		termination_signals_restore(&sigmask);
 		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot create a temporary netns: %s",
 				   strerror(-r));
+	}
 	snprintf(clash, sizeof(clash), "container already has an interface named \"%s\"", ifname);
-	/* The original name travels with the device as its alias, for DEL (see the README). */
 	in = (struct transit){ .from_fd = host_fd, .tmp_fd = tmp_fd, .to_fd = pod_fd,
-			       .from_name = dev.name, .to_name = ifname, .alias = dev.name,
+			       .from_name = dev.name, .to_name = ifname, .alias = orig,
 			       .old_alias = dev.alias, .was_up = dev.flags & IFF_UP,
 			       .clash_code = CNI_ERR_KERNEL, .clash_msg = clash };
 	log_debug("moving %s (%s %s) into %s as %s", dev.name, c.source, c.value, ctx->env.netns,
 		  ifname);
-	r = transit(&in, err);
+	r = transit_run(&in, err);
+	termination_signals_restore(&sigmask);
 	if (r < 0)
 		return r;
 
@@ -496,16 +658,15 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	o = (struct op){ .kind = OP_GET, .name = ifname };
 	r = op_in(pod_fd, &o);
 	if (r < 0) {
-		kernel_err(err, r, "failed to find in the container", ifname);
+		set_kernel_err(err, r, "failed to find in the container", ifname);
 		goto fail_pod;
 	}
 	hwaddr_format(o.link.hwaddr, o.link.hwaddr_len, mac, sizeof(mac));
 	if (rdma.move) {
-		o = (struct op){ .kind = OP_RDMA_MOVE, .rdma = rdma.dev.index, .fd = pod_fd };
-		r = op_in(host_fd, &o);
+		r = rdma_move(host_fd, &rdma.dev, pod_fd);
 		if (r < 0) {
-			kernel_err(err, r, "failed to move RDMA device into the container",
-				   rdma.dev.name);
+			set_kernel_err(err, r, "failed to move RDMA device into the container",
+				       rdma.dev.name);
 			goto fail_pod;
 		}
 	}
@@ -532,10 +693,11 @@ fail_ipam:
 		cni_plugin_ipam_undo(ctx);
 fail_rdma:
 	if (rdma.move)
-		undo_in(pod_fd, (struct op){ .kind = OP_RDMA_MOVE, .rdma = rdma.dev.index,
-					     .fd = host_fd }, "move the RDMA device back");
+		rdma_move_back(pod_fd, &rdma.dev, host_fd);
 fail_pod:
-	transit_undo(&in, T_DONE);
+	termination_signals_block(&sigmask);
+	transit_undo(&in, TRANSIT_STEPS);
+	termination_signals_restore(&sigmask);
 	cni_result_free(&ipam);
 	return r;
 }
@@ -543,26 +705,36 @@ fail_pod:
 /*
  * When the pod netns is gone, the kernel has already handed a physical
  * device back to the initial netns, under its pod name (or devN when that
- * name was taken). Give it its original name back when that name is free.
+ * name was taken); so has a plugin killed during a move. Give it its
+ * original name, kept in its alias, back when that name is free. Only a
+ * device with such a name is touched: a host link that merely has an alias
+ * is not one the plugin moved.
  */
-static void recover_in_host(const struct hostdev_conf *c)
+static void recover_in_host(const struct hostdev_conf *c, const char *ifname)
 {
 	struct net_link link;
+	bool was_up;
 	int r;
 
 	if (!c->value)
 		return;
 	r = c->sel == SEL_DEVICE ? net_link_get_by_alias(c->value, &link) : find_host_link(c, &link);
-	if (r < 0 || !link.alias[0] || strcmp(link.alias, link.name) == 0)
+	if (r < 0 || !is_returned_name(link.name, ifname))
 		return;
-	if (net_link_get_by_name(link.alias, &(struct net_link){ 0 }) == 0) {
+	r = alias_name_free(&link);
+	if (r == -EEXIST)
 		log_warning("DEL: %s came back to the host; its original name %s is taken, left as is",
 			    link.name, link.alias);
+	if (r < 0)
 		return;
-	}
-	r = net_link_set_up(link.ifindex, false);
-	if (r >= 0)
+	/* Renaming needs the link down; its up state is restored when the rename fails. */
+	was_up = link.flags & IFF_UP;
+	r = was_up ? net_link_set_up(link.ifindex, false) : 0;
+	if (r >= 0) {
 		r = net_link_set_name(link.ifindex, link.alias);
+		if (r < 0 && was_up)
+			(void)net_link_set_up(link.ifindex, true);
+	}
 	if (r >= 0)
 		r = net_link_set_alias(link.ifindex, "");
 	if (r < 0)
@@ -572,6 +744,70 @@ static void recover_in_host(const struct hostdev_conf *c)
 			 link.alias);
 }
 
+/*
+ * Whether the pod's link is the device the config names, as far as the
+ * selector lets the plugin tell: the pod can create, rename and alias links
+ * of its own. device: the original name (alias); hwaddr: the permanent MAC,
+ * else the current one; PCI and auxiliary device IDs: the bus device ethtool
+ * reports, which must be the ID; kernelpath: that bus device, when the
+ * driver reports one, must be a component of the path.
+ */
+struct pod_match {
+	const struct hostdev_conf *c;
+	const struct net_link *link;
+	bool ok;
+	char why[128];
+};
+
+static int pod_match_run(void *userdata)
+{
+	struct pod_match *m = userdata;
+	const struct hostdev_conf *c = m->c;
+	uint8_t hw[HWADDR_MAX];
+	char text[3 * HWADDR_MAX], bus[64];
+	size_t hw_len = 0;
+	int r;
+
+	m->ok = false;
+	if (!c->value) {
+		snprintf(m->why, sizeof(m->why), "the configured device is gone from sysfs");
+		return 0;
+	}
+	switch (c->sel) {
+	case SEL_DEVICE:
+		m->ok = strcmp(m->link->alias, c->value) == 0;
+		snprintf(m->why, sizeof(m->why), "its original name is not %s", c->value);
+		return 0;
+	case SEL_HWADDR:
+		r = net_ethtool_perm_hwaddr(m->link->name, hw, &hw_len);
+		if (r == -ENODATA || r == -EOPNOTSUPP) {
+			hw_len = m->link->hwaddr_len;
+			memcpy(hw, m->link->hwaddr, hw_len);
+		} else if (r < 0) {
+			return r;
+		}
+		m->ok = hw_len == c->mac_len && memcmp(hw, c->mac, hw_len) == 0;
+		snprintf(m->why, sizeof(m->why), "its %sMAC is %s", r == 0 ? "permanent " : "",
+			 hwaddr_format(hw, hw_len, text, sizeof(text)));
+		return 0;
+	case SEL_KERNELPATH:
+	case SEL_PCI:
+	case SEL_AUX:
+		r = net_ethtool_bus_info(m->link->name, bus, sizeof(bus));
+		if (r == -EOPNOTSUPP)
+			bus[0] = '\0';
+		else if (r < 0)
+			return r;
+		if (c->sel == SEL_KERNELPATH)
+			m->ok = !bus[0] || path_has_component(c->value, bus);
+		else
+			m->ok = strcmp(bus, c->value) == 0;
+		snprintf(m->why, sizeof(m->why), "its bus device is \"%s\"", bus);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	_cleanup_close_ int pod_fd = -1;
@@ -579,10 +815,12 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	_cleanup_close_ int tmp_fd = -1;
 	const char *ifname = ctx->env.ifname;
 	struct hostdev_conf c = { 0 };
-	struct rdma_plan rdma = { .err = err };
+	struct rdma_plan rdma = { .err = err, .mode_optional = true };
 	struct net_link dev, clash;
+	struct pod_match match = { .c = &c };
 	char orig[IFNAMSIZ], clash_msg[160];
 	struct transit out;
+	sigset_t sigmask;
 	struct op o;
 	int r;
 
@@ -594,13 +832,10 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 		return r;
 	if (c.dpdk)
 		return 0;
-	if (!*ctx->env.netns) {
-		recover_in_host(&c);
-		return 0;
-	}
-	r = netns_open(ctx->env.netns, &pod_fd);
-	if (r == -ENOENT) {
-		recover_in_host(&c);
+	/* No netns, or a path that is no netns any more (a stale bind mount target): gone. */
+	r = *ctx->env.netns ? netns_open(ctx->env.netns, &pod_fd) : -ENOENT;
+	if (r == -ENOENT || r == -EINVAL) {
+		recover_in_host(&c, ifname);
 		return 0;
 	}
 	if (r < 0)
@@ -608,18 +843,30 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 				   ctx->env.netns, strerror(-r));
 	o = (struct op){ .kind = OP_GET, .name = ifname };
 	r = op_in(pod_fd, &o);
-	if (r == -ENODEV)
-		return 0; /* a second DEL, or an ADD that never got this far */
+	if (r == -ENODEV) {
+		/* A second DEL, an ADD that never got this far, or one killed on the way. */
+		recover_in_host(&c, ifname);
+		return 0;
+	}
 	if (r < 0)
-		return kernel_err(err, r, "failed to look up", ifname);
+		return set_kernel_err(err, r, "failed to look up", ifname);
 	dev = o.link;
 	/* The alias is the mark of a device this plugin moved in. */
-	if (!dev.alias[0] || strlen(dev.alias) >= IFNAMSIZ) {
+	if (!ifname_valid(dev.alias)) {
 		log_warning("DEL: %s in %s has no original name (alias); not moved in by host-device, "
 			    "left in place", ifname, ctx->env.netns);
 		return 0;
 	}
-	memcpy(orig, dev.alias, strlen(dev.alias) + 1); /* length checked above */
+	match.link = &dev;
+	r = netns_run(pod_fd, pod_match_run, &match);
+	if (r < 0)
+		return set_kernel_err(err, r, "cannot tell the device of", ifname);
+	if (!match.ok) {
+		log_warning("DEL: %s in %s is not the configured device (%s %.64s): %s; left in place",
+			    ifname, ctx->env.netns, c.source, c.value ? c.value : "", match.why);
+		return 0;
+	}
+	memcpy(orig, dev.alias, strlen(dev.alias) + 1); /* a valid name: shorter than IFNAMSIZ */
 	snprintf(clash_msg, sizeof(clash_msg),
 		 "cannot return %s to the host as \"%s\": the host has a link of that name; the "
 		 "device stays in the container", ifname, orig);
@@ -632,30 +879,32 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	r = netns_run(pod_fd, rdma_plan_run, &rdma);
 	if (r < 0)
 		return r;
+	termination_signals_block(&sigmask);
 	r = netns_new(&tmp_fd);
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot create a temporary netns: %s",
-				   strerror(-r));
+	if (r < 0) {
+		cni_err_set(err, CNI_ERR_KERNEL, r, "cannot create a temporary netns: %s", strerror(-r));
+		goto restore_signals;
+	}
 	if (rdma.move) {
-		o = (struct op){ .kind = OP_RDMA_MOVE, .rdma = rdma.dev.index, .fd = host_fd };
-		r = op_in(pod_fd, &o);
-		if (r < 0)
-			return kernel_err(err, r, "failed to move RDMA device back to the host",
-					  rdma.dev.name);
+		r = rdma_move(pod_fd, &rdma.dev, host_fd);
+		if (r < 0) {
+			set_kernel_err(err, r, "failed to move RDMA device back to the host",
+				       rdma.dev.name);
+			goto restore_signals;
+		}
 	}
 	out = (struct transit){ .from_fd = pod_fd, .tmp_fd = tmp_fd, .to_fd = host_fd,
 				.from_name = ifname, .to_name = orig, .alias = "", .old_alias = orig,
-				.was_up = dev.flags & IFF_UP, .clash_code = HOSTDEV_ERR_NAME_TAKEN,
-				.clash_msg = clash_msg };
-	r = transit(&out, err);
-	if (r < 0) {
-		if (rdma.move)
-			undo_in(host_fd, (struct op){ .kind = OP_RDMA_MOVE, .rdma = rdma.dev.index,
-						      .fd = pod_fd }, "move the RDMA device back");
-		return r;
-	}
-	log_debug("DEL %s: %s is %s in the host again", ctx->env.container_id, ifname, orig);
-	return 0;
+				.was_up = dev.flags & IFF_UP, .rename_first = true,
+				.clash_code = HOSTDEV_ERR_NAME_TAKEN, .clash_msg = clash_msg };
+	r = transit_run(&out, err);
+	if (r < 0 && rdma.move)
+		rdma_move_back(host_fd, &rdma.dev, pod_fd);
+restore_signals:
+	termination_signals_restore(&sigmask);
+	if (r >= 0)
+		log_debug("DEL %s: %s is %s in the host again", ctx->env.container_id, ifname, orig);
+	return r;
 }
 
 struct pod_check {

@@ -339,6 +339,94 @@ t_ok "[foreign net1] DEL exits 0"
 t_eq "[foreign net1] left in the pod" "lo net1 net1p" "$(t_link_names "$pod")"
 ip netns del "$pod"
 
+# e. DEL without the pod never touches a live host link: only a device the
+#    kernel named (CNI_IFNAME or devN) is renamed back to its alias.
+for alias in "uplink to tor switch port 12" "mgmt0"; do
+	new_dev dev
+	mac=$(t_link_json "" "$dev" | jq -r .address)
+	ip link set "$dev" alias "$alias"
+	conf=$(mkconf 1.0.0 live "{\"hwaddr\": \"$mac\"}")
+	t_cni DEL "$conf" CNI_NETNS=""
+	t_ok "[live host link, alias '$alias'] DEL with empty CNI_NETNS exits 0"
+	t_eq "[live host link, alias '$alias'] untouched: name, up, alias" \
+		"$dev true alias=$alias $mac" "$(state "" "$dev")"
+	t_eq "[live host link, alias '$alias'] no $alias appeared" "" "$(t_link_json "" "$alias")"
+	ip link set "$dev" alias ""
+done
+
+# f. a CNI_NETNS path that is no netns any more (a plain file): gone, DEL
+#    succeeds and recovers a device the kernel handed back.
+new_dev dev
+mac=$(t_link_json "" "$dev" | jq -r .address)
+stale=$T_DIR/stale-netns
+: >"$stale"
+ip link set "$dev" down
+ip link set "$dev" alias "$dev"
+ip link set "$dev" name net1
+t_defer "ip link del net1"
+conf=$(mkconf 1.0.0 stale "{\"hwaddr\": \"$mac\", \"ipam\": $(hostlocal 10.75.0.0/24)}")
+t_cni DEL "$conf" CNI_NETNS="$stale"
+t_ok "[stale netns path] DEL exits 0"
+at_home "[stale netns path]" "$dev" false "$mac"
+
+# g. the pod replaced the device by a link of its own with the same name and
+#    an alias: DEL leaves both in the pod and succeeds.
+for sel in device hwaddr; do
+	new_dev dev
+	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_netns pod
+	if [ "$sel" = device ]; then
+		conf=$(mkconf 1.0.0 forged "{\"device\": \"$dev\"}")
+		forged_alias=hdE
+	else
+		conf=$(mkconf 1.0.0 forged "{\"hwaddr\": \"$mac\"}")
+		forged_alias=$dev
+	fi
+	t_cni ADD "$conf" CNI_NETNS="$pod_path"
+	t_ok "[forged net1, $sel] ADD exits 0"
+	ip -n "$pod" link set net1 down
+	ip -n "$pod" link set net1 name keep0
+	ip -n "$pod" link add net1 type veth peer name net1p
+	ip -n "$pod" link set net1 alias "$forged_alias"
+	host_before=$(t_links)
+	t_cni DEL "$conf" CNI_NETNS="$pod_path"
+	t_ok "[forged net1, $sel] DEL exits 0"
+	t_contains "[forged net1, $sel] DEL warns" "not the configured device" "$T_ERR"
+	t_eq "[forged net1, $sel] host links unchanged" "$host_before" "$(t_links)"
+	t_eq "[forged net1, $sel] the pod keeps both" "keep0 lo net1 net1p" "$(t_link_names "$pod")"
+	ip netns del "$pod"
+done
+
+# h. an ADD killed while the device was in the temporary netns: a physical
+#    device comes back to the host as CNI_IFNAME (or devN) with its original
+#    name as alias. DEL with the pod there renames it back; an ADD keeps the
+#    alias as the original name.
+new_dev dev
+mac=$(t_link_json "" "$dev" | jq -r .address)
+t_netns pod
+conf=$(mkconf 1.0.0 killed "{\"hwaddr\": \"$mac\"}")
+ip link set "$dev" down
+ip link set "$dev" alias "$dev"
+ip link set "$dev" name net1
+t_defer "ip link del net1"
+t_cni DEL "$conf" CNI_NETNS="$pod_path"
+t_ok "[interrupted ADD] DEL with the pod there exits 0"
+at_home "[interrupted ADD] DEL" "$dev" false "$mac"
+ip link set "$dev" alias "$dev"
+ip link set "$dev" name "dev$((RANDOM % 9000 + 1000))"
+t_cni ADD "$conf" CNI_NETNS="$pod_path"
+t_ok "[interrupted ADD] ADD of the devN device exits 0"
+t_eq "[interrupted ADD] in the pod with its original name as alias" \
+	"net1 true alias=$dev $mac" "$(state "$pod" net1)"
+t_cni DEL "$conf" CNI_NETNS="$pod_path"
+t_ok "[interrupted ADD] DEL exits 0"
+at_home "[interrupted ADD] DEL after ADD" "$dev" false "$mac"
+ip netns del "$pod"
+
+# i. DEL is lenient about a device that is gone, not about a wrong type.
+t_cni DEL "$(mkconf 1.0.0 badtype '{"deviceID": 5}')" CNI_NETNS=""
+t_err "[deviceID is not a string] DEL fails with code 6" 6 "deviceID"
+
 # =============================================================================
 echo "# 4. ADD failures: every step undone"
 # fail_case DESC CODE MSG UP CONF [t_cni overrides...]: with a fresh device
@@ -412,6 +500,8 @@ fail_case "Multus deviceID not found" 102 "deviceID mlx5_core.sf.99 not found" t
 	"$(mkconf 1.0.0 nodevid2 '{"deviceID": "mlx5_core.sf.99", "pciBusID": "mlx5_core.sf.99"}')"
 fail_case "kernelpath outside /sys/devices" 7 "invalid kernelpath" true \
 	"$(mkconf 1.0.0 badkp '{"kernelpath": "/etc"}')"
+fail_case "kernelpath with .." 7 "invalid kernelpath" true \
+	"$(mkconf 1.0.0 dotdot '{"kernelpath": "/sys/devices/../class/net/lo"}')"
 fail_case "bad hwaddr" 7 "invalid hwaddr" true "$(mkconf 1.0.0 badmac '{"hwaddr": "zz"}')"
 fail_case "device is not a string" 6 "device" true "$(mkconf 1.0.0 badtype '{"device": 5}')"
 

@@ -26,6 +26,7 @@
 #include "common/cni/error.h"
 #include "common/cni/result.h"
 #include "common/net/addr.h"
+#include "common/net/ethtool.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/netns.h"
@@ -428,6 +429,20 @@ static int in_b_fail(void *userdata)
 	return -EXDEV;
 }
 
+/* ethtool on a veth: no permanent MAC (zeros), no bus device. */
+static void test_ethtool(const char *veth)
+{
+	uint8_t hw[HWADDR_MAX];
+	size_t hw_len = 0;
+	char bus[64] = "x";
+
+	CHECK_R(net_ethtool_perm_hwaddr(veth, hw, &hw_len), -ENODATA, "veth: no permanent MAC");
+	CHECK_R(net_ethtool_bus_info(veth, bus, sizeof(bus)), 0, "veth: ethtool drvinfo");
+	CHECK(bus[0] == '\0', "veth: no bus device: \"%s\"", bus);
+	CHECK_R(net_ethtool_bus_info("nope0", bus, sizeof(bus)), -ENODEV, "ethtool: missing link");
+	CHECK_R(net_ethtool_perm_hwaddr("nope0", hw, &hw_len), -ENODEV, "ethtool: missing link");
+}
+
 static void test_links(int fd_a, int fd_b)
 {
 	static const uint8_t hw_veth[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
@@ -457,6 +472,7 @@ static void test_links(int fd_a, int fd_b)
 	CHECK_R(net_link_set_hwaddr(v0.ifindex, hw_veth, sizeof(hw_veth)), 0, "set hwaddr");
 	CHECK_R(net_link_get_by_hwaddr(hw_veth, sizeof(hw_veth), &l), 0, "lookup by hwaddr");
 	CHECK(l.ifindex == v0.ifindex, "hwaddr lookup gives tv0: %s", l.name);
+	test_ethtool("tv0");
 	CHECK_R(net_link_get_by_hwaddr(hw_none, sizeof(hw_none), &l), -ENODEV, "unknown hwaddr");
 	CHECK_R(net_link_set_alias(v1.ifindex, "orig-name.7"), 0, "set alias");
 	CHECK_R(net_link_get_by_alias("orig-name.7", &l), 0, "lookup by alias");

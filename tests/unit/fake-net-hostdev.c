@@ -1,7 +1,8 @@
-/* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink */
+/* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink, ethtool */
 #include <errno.h>
-#include <stdio.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -9,6 +10,7 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
+#include "common/net/ethtool.h"
 #include "common/net/netns.h"
 #include "common/net/nlsock.h"
 #include "common/net/rdma.h"
@@ -19,7 +21,9 @@
 #endif
 
 struct fake_rdma fake_rdma;
+struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
 static unsigned int tmp_netns;
+static unsigned int tmp_netns_blocked;
 
 /* --- common/net/netns.h additions -------------------------------------------------------- */
 
@@ -28,8 +32,14 @@ int netns_new(int *ret_fd)
 	char path[32];
 	int ns, r = fake_net_op("new netns");
 
+	sigset_t cur;
+
 	if (r < 0)
 		return r;
+	sigprocmask(SIG_BLOCK, NULL, &cur);
+	if (sigismember(&cur, SIGTERM) == 1 && sigismember(&cur, SIGINT) == 1 &&
+	    sigismember(&cur, SIGHUP) == 1)
+		tmp_netns_blocked++;
 	snprintf(path, sizeof(path), "tmp%u", ++tmp_netns);
 	ns = fake_net_add_netns(path);
 	if (ns < 0)
@@ -51,6 +61,73 @@ int netns_open_current(int *ret_fd)
 unsigned int fake_net_tmp_netns(void)
 {
 	return tmp_netns;
+}
+
+unsigned int fake_net_tmp_netns_blocked(void)
+{
+	return tmp_netns_blocked;
+}
+
+/* --- common/net/ethtool.h ---------------------------------------------------------------- */
+
+/* The ethtool entry of a link in the current netns; NULL for a link without one (a veth). */
+static const struct fake_ethtool *ethtool_of(const char *ifname, int *ret_r)
+{
+	const struct net_link *l = fake_net_find(fake_net.current, ifname);
+
+	*ret_r = l ? 0 : -ENODEV;
+	for (size_t i = 0; l && i < FAKE_ETHTOOL_MAX; i++)
+		if (fake_ethtool[i].ifindex == l->ifindex)
+			return &fake_ethtool[i];
+	return NULL;
+}
+
+int net_ethtool_perm_hwaddr(const char *ifname, uint8_t *ret, size_t *ret_len)
+{
+	const struct fake_ethtool *e;
+	int r = fake_net_op("ethtool permaddr %s", ifname);
+
+	if (r < 0)
+		return r;
+	e = ethtool_of(ifname, &r);
+	if (r < 0)
+		return r;
+	if (!e || !e->perm_len)
+		return -ENODATA;
+	memcpy(ret, e->perm, e->perm_len);
+	*ret_len = e->perm_len;
+	return 0;
+}
+
+int net_ethtool_bus_info(const char *ifname, char *ret, size_t size)
+{
+	const struct fake_ethtool *e;
+	int r = fake_net_op("ethtool drvinfo %s", ifname);
+
+	if (r < 0)
+		return r;
+	e = ethtool_of(ifname, &r);
+	if (r < 0)
+		return r;
+	snprintf(ret, size, "%s", e ? e->bus_info : "");
+	return 0;
+}
+
+struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t perm_len,
+				      const char *bus_info)
+{
+	for (size_t i = 0; i < FAKE_ETHTOOL_MAX; i++) {
+		struct fake_ethtool *e = &fake_ethtool[i];
+
+		if (e->ifindex && e->ifindex != ifindex)
+			continue;
+		*e = (struct fake_ethtool){ .ifindex = ifindex, .perm_len = perm ? perm_len : 0 };
+		if (perm)
+			memcpy(e->perm, perm, perm_len);
+		snprintf(e->bus_info, sizeof(e->bus_info), "%s", bus_info ? bus_info : "");
+		return e;
+	}
+	return NULL;
 }
 
 /*
@@ -96,8 +173,10 @@ int fake_sysfs_mkdirs(const char *root, const char *rel)
 void fake_rdma_reset(void)
 {
 	memset(&fake_rdma, 0, sizeof(fake_rdma));
+	memset(fake_ethtool, 0, sizeof(fake_ethtool));
 	fake_rdma.mode_attr = 1;
 	tmp_netns = 0;
+	tmp_netns_blocked = 0;
 	rdma_set_transport(fake_rdma_transport);
 }
 
@@ -222,10 +301,11 @@ int fake_rdma_transport(int bus, struct nlmsghdr *nlh,
 	case RDMA_NLDEV_CMD_SYS_GET:
 		if ((r = fake_net_op("rdma sys get")) < 0)
 			return r;
+		/* rdma_nl_rcv_msg(): an operation without a handler is -EINVAL (is_nl_valid). */
+		if (fake_rdma.before_5_2)
+			return -EINVAL;
 		reply_start(&rp, nlh->nlmsg_type);
-		if (fake_rdma.mode_attr >= 0)
-			mnl_attr_put_u8(rp.nlh, RDMA_NLDEV_SYS_ATTR_NETNS_MODE,
-					(uint8_t)fake_rdma.mode_attr);
+		mnl_attr_put_u8(rp.nlh, RDMA_NLDEV_SYS_ATTR_NETNS_MODE, (uint8_t)fake_rdma.mode_attr);
 		return deliver(&rp, cb, data);
 	case RDMA_NLDEV_CMD_GET:
 		if (!(nlh->nlmsg_flags & NLM_F_DUMP))

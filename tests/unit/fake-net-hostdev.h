@@ -1,10 +1,11 @@
-/* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink */
+/* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink, ethtool */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/util/hwaddr.h"
 #include "tests/unit/fake-net.h"
 
 struct nlmsghdr;
@@ -28,7 +29,8 @@ struct fake_rdma_dev {
  */
 struct fake_rdma {
 	bool absent;           /* no RDMA netlink: every request is -EPROTONOSUPPORT */
-	int mode_attr;         /* RDMA_NLDEV_SYS_ATTR_NETNS_MODE: 1 shared, 0 exclusive, -1 omitted */
+	int mode_attr;         /* RDMA_NLDEV_SYS_ATTR_NETNS_MODE: 1 shared, 0 exclusive */
+	bool before_5_2;       /* no SYS_GET handler: the kernel refuses it with -EINVAL */
 	bool interrupt_dump;   /* the next device dump is interrupted once and retried */
 	struct fake_rdma_dev devs[FAKE_RDMA_MAX_DEVS];
 	unsigned int requests;
@@ -61,6 +63,39 @@ int fake_rdma_transport(int bus, struct nlmsghdr *nlh,
  * fake_net_tmp_netns() - number of temporary netns netns_new() handed out
  */
 unsigned int fake_net_tmp_netns(void);
+
+/**
+ * fake_net_tmp_netns_blocked() - number of temporary netns netns_new() handed
+ * out while SIGTERM, SIGINT and SIGHUP were all blocked
+ */
+unsigned int fake_net_tmp_netns_blocked(void);
+
+#define FAKE_ETHTOOL_MAX 8
+
+/*
+ * What ethtool reports of a link, by ifindex (which survives netns moves). A
+ * link without an entry answers as a veth does: no permanent address, no bus.
+ */
+struct fake_ethtool {
+	int ifindex;          /* 0 for an unused entry */
+	uint8_t perm[HWADDR_MAX];
+	size_t perm_len;      /* 0: no permanent address */
+	char bus_info[32];
+};
+
+extern struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
+
+/**
+ * fake_ethtool_set() - give a link a permanent address and a bus device
+ * @ifindex: the link's index
+ * @perm: permanent address, NULL for none
+ * @perm_len: its length
+ * @bus_info: bus device ("" or NULL for none)
+ *
+ * Return: the entry, NULL when the table is full.
+ */
+struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t perm_len,
+				      const char *bus_info);
 
 /**
  * fake_sysfs_mkdirs() - mkdir -p <root>/<rel>, for fake sysfs trees

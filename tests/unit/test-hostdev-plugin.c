@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <net/if_arp.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "common/cni/error.h"
 #include "common/cni/result.h"
 #include "common/net/device.h"
+#include "common/util/cleanup.h"
 #include "plugins/host-device/hostdev.h"
 #include "tests/unit/fake-net-hostdev.h"
 
@@ -59,7 +61,7 @@ static void world(int rdma_mode)
 	fake_rdma_add(7, "mlx5_1", 0, ifindex);
 }
 
-static int run(enum cni_command cmd, const char *json)
+static int run_in(enum cni_command cmd, const char *json, const char *netns)
 {
 	int r;
 
@@ -67,13 +69,37 @@ static int run(enum cni_command cmd, const char *json)
 	r = cni_conf_parse(json, strlen(json), &ctx.conf, &err);
 	assert_int_equal(r, 0);
 	ctx.env = (struct cni_env){ .command = cmd, .command_name = cni_command_name(cmd),
-				    .container_id = "ctr", .netns = POD_PATH, .ifname = "net1",
+				    .container_id = "ctr", .netns = netns, .ifname = "net1",
 				    .args = "", .path = "/nonexistent" };
 	if (cmd == CNI_CMD_ADD)
 		return hostdev_plugin.add(&ctx, &result, &err);
 	if (cmd == CNI_CMD_DEL)
 		return hostdev_plugin.del(&ctx, &err);
 	return hostdev_plugin.check(&ctx, &err);
+}
+
+static int run(enum cni_command cmd, const char *json)
+{
+	return run_in(cmd, json, POD_PATH);
+}
+
+/* The log line of the Nth operation (1-based), "" when there is none. */
+static const char *op_line(unsigned int n, char *buf, size_t size)
+{
+	const char *p = fake_net_log_lines();
+
+	while (--n > 0 && (p = strchr(p, '\n')))
+		p++;
+	snprintf(buf, size, "%.*s", p ? (int)strcspn(p, "\n") : 0, p ? p : "");
+	return buf;
+}
+
+static bool term_blocked_now(void)
+{
+	sigset_t cur;
+
+	sigprocmask(SIG_BLOCK, NULL, &cur);
+	return sigismember(&cur, SIGTERM) == 1;
 }
 
 static size_t links_outside(int ns_a, int ns_b)
@@ -122,6 +148,10 @@ static void test_exclusive_moves_rdma(void **state)
 	world(0);
 	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
 	assert_in_pod(true);
+	/* SIGTERM, SIGINT and SIGHUP wait while the device is between netns, and only then. */
+	assert_int_equal(fake_net_tmp_netns(), 1);
+	assert_int_equal(fake_net_tmp_netns_blocked(), 1);
+	assert_false(term_blocked_now());
 	assert_int_equal(result.n_ifaces, 1);
 	assert_string_equal(result.ifaces[0].name, "net1");
 	assert_string_equal(result.ifaces[0].mac, "02:11:22:33:44:55");
@@ -150,6 +180,9 @@ static void test_exclusive_moves_rdma(void **state)
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
 	assert_home(false, "");
 	assert_non_null(strstr(fake_net_log_lines(), "ns1: rdma move mlx5_1 to 0"));
+	assert_int_equal(fake_net_tmp_netns(), 2);
+	assert_int_equal(fake_net_tmp_netns_blocked(), 2);
+	assert_false(term_blocked_now());
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
 	assert_home(false, "");
 }
@@ -167,15 +200,22 @@ static void test_shared_moves_nothing(void **state)
 	assert_null(strstr(fake_net_log_lines(), "rdma move"));
 }
 
+/*
+ * No RDMA netlink (ib_core not loaded), and a kernel before 5.2, which
+ * refuses RDMA_NLDEV_CMD_SYS_GET with -EINVAL: nothing but the netdev moves.
+ */
 static void test_no_rdma_subsystem(void **state)
 {
 	(void)state;
-	world(0);
-	fake_rdma.absent = true;
-	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
-	assert_in_pod(false);
-	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-	assert_home(false, "");
+	for (int before_5_2 = 0; before_5_2 <= 1; before_5_2++) {
+		world(0);
+		fake_rdma.absent = !before_5_2;
+		fake_rdma.before_5_2 = before_5_2;
+		assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+		assert_in_pod(false);
+		assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+		assert_home(false, "");
+	}
 }
 
 /* A failure at the Nth operation of ADD, for every N: ADD fails and nothing is left changed. */
@@ -230,6 +270,25 @@ static void test_del_fails_at_every_step(void **state)
 			assert_string_equal(l->alias, "ens1f0");
 			assert_int_equal(links_outside(pod, -1), 0);
 			assert_int_equal(fake_rdma.devs[0].ns, pod);
+		} else {
+			/* DEL succeeded despite the failure: then the device is home. */
+			struct net_link *l = fake_net_find(0, "ens1f0");
+			char line[256];
+
+			assert_non_null(l);
+			assert_false(l->flags & IFF_UP);
+			assert_string_equal(l->alias, "");
+			assert_int_equal(fake_net_count(pod), 0);
+			assert_int_equal(links_outside(0, -1), 0);
+			/*
+			 * Only an unreadable RDMA mode leaves the RDMA device behind,
+			 * for the kernel to return with the netns.
+			 */
+			if (fake_rdma.devs[0].ns != 0) {
+				assert_non_null(strstr(op_line(fake_net.fail_at, line, sizeof(line)),
+						       "rdma sys get"));
+				fake_rdma.devs[0].ns = 0;
+			}
 		}
 		fake_net.fail_at = 0;
 		assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
@@ -287,6 +346,7 @@ static int sysfs_setup(void **state)
 	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:01:00.1/driver", root);
 	assert_int_equal(symlink("../../../bus/pci/drivers/vfio-pci", path), 0);
 	mkdirs("bus/auxiliary/devices/mlx5_core.sf.2/net/ens1f0");
+	mkdirs("devices/pci0000:00/0000:01:00.0/net/ens1f0");
 	device_sysfs_set_root(root);
 	return 0;
 }
@@ -316,17 +376,136 @@ static void test_selectors(void **state)
 		"\"ipam\":{\"type\":\"fake\"}}",
 		"{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\","
 		"\"hwaddr\":\"02:11:22:33:44:55\",\"ipam\":{\"type\":\"fake\"}}",
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\","
+		"\"kernelpath\":\"/sys/devices/pci0000:00/0000:01:00.0\",\"ipam\":{\"type\":\"fake\"}}",
 	};
+	/* What ethtool reports as the device's bus device, for DEL's check. */
+	static const char *const bus[] = { "0000:01:00.0", "mlx5_core.sf.2", "mlx5_core.sf.2", "",
+					   "0000:01:00.0" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
 		world(1);
+		fake_ethtool_set(ifindex, NULL, 0, bus[i]);
 		assert_int_equal(run(CNI_CMD_ADD, confs[i]), 0);
 		assert_in_pod(false);
 		assert_int_equal(run(CNI_CMD_DEL, confs[i]), 0);
 		assert_home(false, "");
 	}
 }
+
+/*
+ * DEL moves the pod's CNI_IFNAME to the host only when it is the configured
+ * device as far as the selector tells: a pod with CAP_NET_ADMIN can rename
+ * the device and make a link of its own with that name and an alias.
+ */
+static void forge_in_pod(const char *alias, const uint8_t *hw)
+{
+	struct net_link *real = fake_net_find(pod, "net1");
+	struct net_link *fake;
+
+	assert_non_null(real);
+	snprintf(real->name, sizeof(real->name), "keep0");
+	fake = fake_net_add_link(pod, "net1", "veth", ARPHRD_ETHER, 1500);
+	fake->flags |= IFF_UP;
+	snprintf(fake->alias, sizeof(fake->alias), "%s", alias);
+	memcpy(fake->hwaddr, hw, sizeof(mac));
+	fake->hwaddr_len = sizeof(mac);
+}
+
+static void assert_forgery_left(int del_result)
+{
+	assert_int_equal(del_result, 0);
+	assert_non_null(fake_net_find(pod, "keep0"));
+	assert_non_null(fake_net_find(pod, "net1"));
+	assert_string_equal(fake_net_find(pod, "keep0")->alias, "ens1f0");
+	assert_int_equal(fake_net_count(0), 0);
+	assert_null(strstr(fake_net_log_lines(), "new netns"));
+}
+
+static void test_del_checks_the_pod_link(void **state)
+{
+	static const uint8_t other[6] = { 0x02, 0x99, 0x99, 0x99, 0x99, 0x99 };
+	const char *by_mac = "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\","
+			     "\"hwaddr\":\"02:11:22:33:44:55\"}";
+	const char *by_pci = "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\","
+			     "\"pciBusID\":\"0000:01:00.0\"}";
+	const char *by_path = "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\","
+			      "\"kernelpath\":\"/sys/devices/pci0000:00/0000:01:00.0\"}";
+	struct net_link *l;
+
+	(void)state;
+	/* device: the alias must be the configured name. */
+	world(1);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	forge_in_pod("hdE", other);
+	fake_net.log_len = 0;
+	assert_forgery_left(run(CNI_CMD_DEL, CONF_DEVICE));
+
+	/* hwaddr: another MAC. */
+	world(1);
+	assert_int_equal(run(CNI_CMD_ADD, by_mac), 0);
+	forge_in_pod("hdE", other);
+	fake_net.log_len = 0;
+	assert_forgery_left(run(CNI_CMD_DEL, by_mac));
+
+	/* hwaddr: the permanent MAC counts when there is one (the pod changed the current one). */
+	world(1);
+	fake_ethtool_set(ifindex, mac, sizeof(mac), "0000:01:00.0");
+	assert_int_equal(run(CNI_CMD_ADD, by_mac), 0);
+	fake_net_find(pod, "net1")->hwaddr[0] = 0x06;
+	assert_int_equal(run(CNI_CMD_DEL, by_mac), 0);
+	l = fake_net_find(0, "ens1f0");
+	assert_non_null(l);
+	assert_int_equal(l->hwaddr[0], 0x06);
+	assert_int_equal(fake_net_count(pod), 0);
+	/* ... and a current MAC equal to the config does not make up for another permanent one. */
+	world(1);
+	fake_ethtool_set(ifindex, other, sizeof(other), "");
+	assert_int_equal(run(CNI_CMD_ADD, by_mac), 0);
+	assert_int_equal(run(CNI_CMD_DEL, by_mac), 0);
+	assert_non_null(fake_net_find(pod, "net1"));
+	assert_int_equal(fake_net_count(0), 0);
+
+	/* pciBusID: ethtool's bus device must be the PCI address. */
+	world(1);
+	fake_ethtool_set(ifindex, NULL, 0, "0000:01:00.0");
+	assert_int_equal(run(CNI_CMD_ADD, by_pci), 0);
+	forge_in_pod("ens1f0", mac);
+	fake_net.log_len = 0;
+	assert_forgery_left(run(CNI_CMD_DEL, by_pci));
+
+	/* kernelpath: a bus device that is not on the path. */
+	world(1);
+	fake_ethtool_set(ifindex, NULL, 0, "0000:01:00.0");
+	assert_int_equal(run(CNI_CMD_ADD, by_path), 0);
+	forge_in_pod("ens1f0", mac);
+	fake_ethtool_set(fake_net_find(pod, "net1")->ifindex, NULL, 0, "0000:09:00.0");
+	fake_net.log_len = 0;
+	assert_forgery_left(run(CNI_CMD_DEL, by_path));
+}
+
+/* A device ID that vanished from sysfs: nothing in the pod can be it. */
+static void test_del_device_id_gone(void **state)
+{
+	const char *conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\","
+			   "\"pciBusID\":\"0000:01:00.0\"}";
+	char path[PATH_MAX];
+
+	(void)state;
+	world(1);
+	fake_ethtool_set(ifindex, NULL, 0, "0000:01:00.0");
+	assert_int_equal(run(CNI_CMD_ADD, conf), 0);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:01:00.0/net/ens1f0", root);
+	assert_int_equal(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:01:00.0/net", root);
+	assert_int_equal(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:01:00.0", root);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(run(CNI_CMD_DEL, conf), 0);
+	assert_non_null(fake_net_find(pod, "net1"));
+}
+
 
 static void test_dpdk(void **state)
 {
@@ -365,6 +544,149 @@ static void test_not_found(void **state)
 	assert_home(true, "uplink-a");
 }
 
+#define CONF_MAC "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\"," \
+		 "\"hwaddr\":\"02:11:22:33:44:55\"}"
+
+/* A host with a link that has the test's MAC (and a veth taken0), an empty pod. */
+static struct net_link *host_only(const char *name, const char *alias, bool up)
+{
+	struct net_link *l;
+
+	release();
+	fake_net_reset(IPAM_RESULT);
+	fake_rdma_reset();
+	pod = fake_net_add_netns(POD_PATH);
+	fake_net_add_link(0, "taken0", "veth", ARPHRD_ETHER, 1500);
+	l = fake_net_add_link(0, name, "", ARPHRD_ETHER, 1500);
+	memcpy(l->hwaddr, mac, sizeof(mac));
+	l->hwaddr_len = sizeof(mac);
+	snprintf(l->alias, sizeof(l->alias), "%s", alias);
+	if (up)
+		l->flags |= IFF_UP;
+	return l;
+}
+
+/* The one host link with the test's MAC is @name, with @alias and up state @up. */
+static void assert_host_link(const char *name, const char *alias, bool up)
+{
+	struct net_link *l = fake_net_find(0, name);
+
+	assert_non_null(l);
+	assert_string_equal(l->alias, alias);
+	assert_int_equal(!!(l->flags & IFF_UP), up);
+}
+
+/*
+ * DEL without the pod (empty CNI_NETNS, a path gone or no netns any more)
+ * renames a device back only when the kernel named it (CNI_IFNAME or devN)
+ * and its alias is a free interface name; a live host link is never touched.
+ */
+static void test_recover_in_host(void **state)
+{
+	static const char *const netns[] = { "", "/run/netns/gone" };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(netns); i++) {
+		/* A host link that was never moved, with an alias that is a name. */
+		host_only("eth7", "mgmt0", true);
+		fake_net.log_len = 0;
+		assert_int_equal(run_in(CNI_CMD_DEL, CONF_MAC, netns[i]), 0);
+		assert_host_link("eth7", "mgmt0", true);
+		assert_null(strstr(fake_net_log_lines(), "down"));
+		assert_null(strstr(fake_net_log_lines(), "rename"));
+		/* ... or with a free text as alias. */
+		host_only("eth7", "uplink to tor switch port 12", true);
+		assert_int_equal(run_in(CNI_CMD_DEL, CONF_MAC, netns[i]), 0);
+		assert_host_link("eth7", "uplink to tor switch port 12", true);
+		/* A returned device whose alias is no interface name. */
+		host_only("net1", "uplink to tor switch port 12", true);
+		fake_net.log_len = 0;
+		assert_int_equal(run_in(CNI_CMD_DEL, CONF_MAC, netns[i]), 0);
+		assert_host_link("net1", "uplink to tor switch port 12", true);
+		assert_null(strstr(fake_net_log_lines(), "down"));
+		/* Returned devices: net1 and devN get their names back. */
+		host_only("net1", "ens1f0", false);
+		assert_int_equal(run_in(CNI_CMD_DEL, CONF_MAC, netns[i]), 0);
+		assert_host_link("ens1f0", "", false);
+		host_only("dev12", "ens1f0", false);
+		assert_int_equal(run_in(CNI_CMD_DEL, CONF_MAC, netns[i]), 0);
+		assert_host_link("ens1f0", "", false);
+		/* Its name taken: left as is. */
+		host_only("dev12", "ens1f0", false);
+		fake_net_add_link(0, "ens1f0", "veth", ARPHRD_ETHER, 1500);
+		assert_int_equal(run_in(CNI_CMD_DEL, CONF_MAC, netns[i]), 0);
+		assert_host_link("dev12", "ens1f0", false);
+	}
+	/* A path that is no netns (netns_open() -EINVAL) is a gone netns too. */
+	host_only("net1", "ens1f0", false);
+	fake_net.fail_at = fake_net.ops + 1;
+	fake_net.fail_errno = EINVAL;
+	assert_int_equal(run(CNI_CMD_DEL, CONF_MAC), 0);
+	assert_host_link("ens1f0", "", false);
+	/* By device name: the alias finds it. */
+	host_only("net1", "ens1f0", false);
+	assert_int_equal(run_in(CNI_CMD_DEL, CONF_DEVICE, ""), 0);
+	assert_host_link("ens1f0", "", false);
+}
+
+/*
+ * An ADD killed while the device was in the temporary netns leaves it in the
+ * host as CNI_IFNAME or devN with its original name as alias: DEL with the pod
+ * there (CNI_IFNAME missing in it) renames it back, and an ADD keeps the alias
+ * as the original name.
+ */
+static void test_interrupted_move(void **state)
+{
+	static const char *const names[] = { "net1", "dev3" };
+	struct net_link *l;
+
+	(void)state;
+	host_only("net1", "ens1f0", false);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_MAC), 0);
+	assert_host_link("ens1f0", "", false);
+	host_only("net1", "ens1f0", false);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_host_link("ens1f0", "", false);
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		host_only(names[i], "ens1f0", false);
+		assert_int_equal(run(CNI_CMD_ADD, CONF_MAC), 0);
+		l = fake_net_find(pod, "net1");
+		assert_non_null(l);
+		assert_string_equal(l->alias, "ens1f0");
+		assert_int_equal(run(CNI_CMD_DEL, CONF_MAC), 0);
+		assert_host_link("ens1f0", "", false);
+	}
+	/* Not a returned name, or an alias that is taken or no name: the name is the original. */
+	host_only("eth7", "mgmt0", true);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_MAC), 0);
+	assert_string_equal(fake_net_find(pod, "net1")->alias, "eth7");
+	host_only("net1", "taken0", true);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_MAC), 0);
+	assert_string_equal(fake_net_find(pod, "net1")->alias, "net1");
+	host_only("dev3", "a b", true);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_MAC), 0);
+	assert_string_equal(fake_net_find(pod, "net1")->alias, "dev3");
+}
+
+static void test_config_errors(void **state)
+{
+	(void)state;
+	world(1);
+	assert_int_equal(run(CNI_CMD_ADD, "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\","
+				     "\"kernelpath\":\"/sys/devices/../etc\"}"), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	assert_int_equal(run(CNI_CMD_ADD, "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\","
+				     "\"kernelpath\":\"/sys/devices/x/..\"}"), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	/* DEL is lenient about a device that is gone, not about a wrong type. */
+	assert_int_not_equal(run(CNI_CMD_DEL, "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\","
+					     "\"type\":\"host-device\",\"deviceID\":5}"), 0);
+	assert_int_equal(err.code, CNI_ERR_DECODE);
+	assert_non_null(strstr(err.msg, "deviceID"));
+	assert_home(true, "uplink-a");
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -382,7 +704,12 @@ int main(void)
 		cmocka_unit_test_teardown(test_del_fails_at_every_step, teardown),
 		cmocka_unit_test_teardown(test_pod_name_clash, teardown),
 		cmocka_unit_test_teardown(test_host_name_clash_on_del, teardown),
+		cmocka_unit_test_teardown(test_recover_in_host, teardown),
+		cmocka_unit_test_teardown(test_interrupted_move, teardown),
+		cmocka_unit_test_teardown(test_config_errors, teardown),
 		cmocka_unit_test_setup_teardown(test_selectors, sysfs_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_del_checks_the_pod_link, sysfs_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_del_device_id_gone, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_dpdk, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_not_found, sysfs_setup, sysfs_teardown),
 	};

@@ -57,11 +57,18 @@ static void test_mode(void **state)
 	assert_int_equal(rdma_netns_exclusive(&exclusive), 0);
 	assert_true(exclusive);
 
-	/* A kernel before netns modes answers without the attribute. */
-	fake_rdma.mode_attr = -1;
+	/* A kernel before netns modes (5.2) has no SYS_GET: -EINVAL, which means shared. */
+	fake_rdma.before_5_2 = true;
 	exclusive = true;
 	assert_int_equal(rdma_netns_exclusive(&exclusive), -EOPNOTSUPP);
 	assert_true(exclusive); /* untouched on failure */
+	assert_int_equal(last()->nlmsg_type, NLDEV(RDMA_NLDEV_CMD_SYS_GET));
+	fake_rdma.before_5_2 = false;
+
+	/* Other errors are passed on as they are. */
+	fake_net.fail_at = fake_net.ops + 1;
+	fake_net.fail_errno = ENOBUFS;
+	assert_int_equal(rdma_netns_exclusive(&exclusive), -ENOBUFS);
 
 	fake_rdma.absent = true;
 	assert_int_equal(rdma_netns_exclusive(&exclusive), -EPROTONOSUPPORT);

@@ -72,6 +72,9 @@ static int setup(void **state)
 	mkdirs("bus/auxiliary/devices/mlx5_core.rdma.0");
 	mkdirs("devices/pci0000:00/0000:00:03.0/net/eth3");
 	mkdirs("devices/virtual/nonet");
+	/* Names no real /sys can have: not hexadecimal, no such driver. */
+	mkdirs("bus/auxiliary/devices/cni-unit-test.sf.4/net/ut0");
+	mkdirs("bus/pci/devices/zzzz:zz:zz.z/net/ut1");
 	device_sysfs_set_root(root);
 	return 0;
 }
@@ -169,10 +172,12 @@ static void test_root_reset(void **state)
 
 	(void)state;
 	device_sysfs_set_root(NULL);
-	assert_false(device_aux_exists("mlx5_core.sf.4"));
-	assert_int_equal(device_pci_netdev("0000:01:00.5", name) < 0, 1);
+	assert_false(device_aux_exists("cni-unit-test.sf.4"));
+	assert_int_equal(device_pci_netdev("zzzz:zz:zz.z", name), -ENOENT);
 	device_sysfs_set_root(root);
-	assert_true(device_aux_exists("mlx5_core.sf.4"));
+	assert_true(device_aux_exists("cni-unit-test.sf.4"));
+	assert_int_equal(device_pci_netdev("zzzz:zz:zz.z", name), 0);
+	assert_string_equal(name, "ut1");
 }
 
 int main(void)

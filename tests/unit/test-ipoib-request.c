@@ -62,7 +62,7 @@ static void load_capture(const char *file, struct capture *ret)
 	}
 	assert_true(ret->command[0] != '\0');
 	assert_true(ret->len >= sizeof(struct nlmsghdr) + sizeof(struct ifinfomsg));
-	assert_int_equal(((struct nlmsghdr *)ret->msg.data)->nlmsg_len, ret->len);
+	assert_int_equal(ret->msg.align_.nlmsg_len, ret->len);
 }
 
 /* The value after a keyword of the captured command. */
@@ -169,8 +169,8 @@ static void compare_with(const char *fixture)
 	len = net_link_build_create(&child, ours.data, sizeof(ours.data));
 	assert_true(len > 0);
 
-	want = (const struct nlmsghdr *)cap.msg.data;
-	got = (const struct nlmsghdr *)ours.data;
+	want = &cap.msg.align_;
+	got = &ours.align_;
 	assert_int_equal(got->nlmsg_type, want->nlmsg_type);
 	assert_int_equal(got->nlmsg_flags, want->nlmsg_flags);
 	assert_int_equal(got->nlmsg_len, want->nlmsg_len);
@@ -231,8 +231,8 @@ static void test_detects_difference(void **state)
 	(void)state;
 	load_capture("ipoib-newlink-datagram.txt", &cap);
 	assert_true(net_link_build_create(&child, ours.data, sizeof(ours.data)) > 0);
-	assert_int_equal(pkey_of((struct nlmsghdr *)cap.msg.data), 0x7fff);
-	assert_int_equal(pkey_of((struct nlmsghdr *)ours.data), 0x7ffe);
+	assert_int_equal(pkey_of(&cap.msg.align_), 0x7fff);
+	assert_int_equal(pkey_of(&ours.align_), 0x7ffe);
 }
 
 int main(void)
