@@ -3,7 +3,8 @@
 # allocations shown per pool with their pod, container, interface and age; release by
 # container (one interface or all) and by pod, the store re-read after each; check on a
 # clean store, after the node's block moved, for a pool gone from the node, and on a
-# store holding an address twice; the store lock respected.
+# store holding an address twice; the store lock respected; a release whose commit fails
+# prints nothing as released.
 . "$(dirname "$0")/lib.sh"
 TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}
 
@@ -58,6 +59,13 @@ check "release --dry-run changes nothing" "T release --pod team/pod-b --dry-run 
 check "release by pod in one pool" "T release --pod team/pod-b --pool cidrpool/pc >/dev/null && [ \"\$(held)\" = 'c1/net1=10.77.0.2 c2/net1=10.77.0.4 c3/net1=10.88.1.2' ]"
 check "release by pod" "T release --pod team/pod-b >/dev/null && [ \"\$(held)\" = 'c1/net1=10.77.0.2 c3/net1=10.88.1.2' ]"
 check "release by container (every interface)" "T release --container-id c3 >/dev/null && [ \"\$(held)\" = 'c1/net1=10.77.0.2' ]"
+# A commit that fails (no byte may be written to a file: RLIMIT_FSIZE 0, SIGXFSZ ignored
+# so write() fails with EFBIG; stdout and stderr are a pipe): an error, nothing printed as
+# released, the store as it was.
+out=$( (trap '' XFSZ; ulimit -f 0; T release --container-id c1) 2>&1) && rc=0 || rc=$?
+check "release whose commit fails: exit 1 with the error" "[ $rc = 1 ] && grep -q '^nv-ipam-tool: .*store' <<<\"\$out\""
+check "release whose commit fails: nothing reported released" "! grep -q 'released' <<<\"\$out\""
+check "release whose commit fails: the store is unchanged" "[ \"\$(held)\" = 'c1/net1=10.77.0.2' ]"
 check "release of nothing: exit 1 and a message" "! T release --container-id ghost 2>\"$work/err\" && grep -q 'no allocation matches' \"$work/err\""
 check "the last reserved address survives a release" "[ \"\$(jq -r '.pools.pool1.lastReservedIP' \"$work/store\")\" = 10.77.0.4 ]"
 check "no temporary file left" "[ -z \"\$(ls \"$work\" | grep '\\.tmp\\.')\" ]"

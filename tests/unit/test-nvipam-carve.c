@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -105,6 +106,8 @@ static void test_golden_readme(void **state)
 }
 
 #define NODES12 "[{\"name\":\"node-1\"},{\"name\":\"node-2\"}]"
+
+static void expect_invalid(const char *pool_json, const char *part);
 #define E_POOL "\"subnet\":\"10.10.0.0/16\",\"perNodeBlockSize\":256,\"gateway\":\"10.10.0.1\""
 
 /* Golden E: the controller's exclusion table. */
@@ -146,6 +149,27 @@ static void test_golden_small_pools(void **state)
 	/* IPv6 starts at network+1 and may use the all-ones address. */
 	expect(IPPOOL("\"subnet\":\"fd52:2eb5:44::/126\",\"perNodeBlockSize\":3"), NODES12,
 	       "[" BLK("node-1", "fd52:2eb5:44::1", "fd52:2eb5:44::3") "]", "node-2");
+}
+
+/*
+ * IPv6 /127 and /128 follow the IPv6 rule (network+1 to all-ones, 2^n-1 usable): the
+ * network-address start is IPv4's /31 and /32 only.
+ */
+static void test_ipv6_smallest_subnets(void **state)
+{
+	(void)state;
+	expect(IPPOOL("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":1"), NODES12,
+	       "[" BLK("node-1", "fd00::1", "fd00::1") "]", "node-2");
+	expect_invalid(IPPOOL("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":2"), "perNodeBlockSize");
+	expect_invalid(IPPOOL("\"subnet\":\"fd00::/128\",\"perNodeBlockSize\":1"), "perNodeBlockSize");
+	expect_invalid(IPPOOL("\"subnet\":\"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128\",\"perNodeBlockSize\":1"),
+		       "perNodeBlockSize");
+	/* A status entry on the network address of a /127 is not a valid block. */
+	expect(IPPOOL_ST("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":1", "[" BLK("node-2", "fd00::", "fd00::") "]"),
+	       NODES12, "[" BLK("node-1", "fd00::1", "fd00::1") "]", "node-2");
+	/* IPv4 /31 and /32 keep starting at the network address. */
+	expect(IPPOOL("\"subnet\":\"10.9.0.0/31\",\"perNodeBlockSize\":1"), NODES12,
+	       "[" BLK("node-1", "10.9.0.0", "10.9.0.0") "," BLK("node-2", "10.9.0.1", "10.9.0.1") "]", "");
 }
 
 /* Golden C and D: CIDRPool prefixes with gatewayIndex, and point-to-point /31. */
@@ -260,6 +284,18 @@ static void test_invalid_status_entries(void **state)
 			   "[" PFX("a", "10.0.7.0/24") "," PFX("b", "10.0.7.0/24") "," PFX("c", "10.0.9.0/24") "]"),
 	       "[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]",
 	       "[" PFX("a", "10.0.0.0/24") "," PFX("b", "10.0.1.0/24") "," PFX("c", "10.0.9.0/24") "]", "");
+	/* A stale entry (node gone) or one of a node the selector no longer picks, on a live
+	 * node's prefix, takes no part in the conflict check: the live node keeps its prefix. */
+	expect(CIDRPOOL_ST("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24",
+			   "[" PFX("gone", "10.0.7.0/24") "," PFX("a", "10.0.7.0/24") "," PFX("b", "10.0.3.0/24") "]"),
+	       "[{\"name\":\"a\"},{\"name\":\"b\"}]",
+	       "[" PFX("a", "10.0.7.0/24") "," PFX("b", "10.0.3.0/24") "]", "");
+	expect(CIDRPOOL_ST("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1,"
+			   "\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchExpressions\":"
+			   "[{\"key\":\"pool\",\"operator\":\"Exists\"}]}]}",
+			   "[" PFXGW("a", "10.0.7.0/24", "10.0.7.1") "," PFXGW("x", "10.0.7.0/24", "10.0.7.1") "]"),
+	       "[{\"name\":\"a\",\"labels\":{\"pool\":\"\"}},{\"name\":\"x\"}]",
+	       "[" PFXGW("a", "10.0.7.0/24", "10.0.7.1") "]", "");
 	/* A prefix statically reserved for another node is taken back. */
 	expect(CIDRPOOL_ST("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"staticAllocations\":"
 			   "[{\"nodeName\":\"b\",\"prefix\":\"10.0.4.0/24\"}]", "[" PFX("a", "10.0.4.0/24") "]"),
@@ -326,6 +362,61 @@ static void test_bad_input(void **state)
 	assert_true(carve_nodes_from_objects(&o, &nv, &n, &err) < 0);
 	assert_non_null(strstr(err.msg, "listed twice"));
 	k8s_objects_free(&o);
+}
+
+/* Carve @pool_json for NODES12 within a time bound; SIGALRM ends a carve that hangs. */
+static void expect_fast(const char *pool_json, const char *want, const char *want_unplaced)
+{
+	struct timespec t0, t1;
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	alarm(10);
+	expect(pool_json, NODES12, want, want_unplaced);
+	alarm(0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (ms > 250)
+		fail_msg("carve took %.1f ms: %s", ms, pool_json);
+}
+
+/*
+ * perNodeExclusions covering a block's whole range exclude every block: each node is left
+ * out at once instead of after testing 2^64 or 2^80 blocks one by one.
+ */
+static void test_per_node_exclusions_cover_block(void **state)
+{
+	(void)state;
+	expect_fast(IPPOOL("\"subnet\":\"fd00::/64\",\"perNodeBlockSize\":1,"
+			   "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":0}]"), "[]", "node-1 node-2");
+	expect_fast(IPPOOL("\"subnet\":\"fd00::/64\",\"perNodeBlockSize\":4,\"perNodeExclusions\":"
+			   "[{\"startIndex\":2,\"endIndex\":3},{\"startIndex\":0,\"endIndex\":1}]"), "[]", "node-1 node-2");
+	expect_fast(CIDRPOOL("\"cidr\":\"fd00::/48\",\"perNodeNetworkPrefix\":128,"
+			     "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":0}]"), "[]", "node-1 node-2");
+	/* A /120 per node: its node range ::1-::ff is covered (index 0, the network, is not needed). */
+	expect_fast(CIDRPOOL("\"cidr\":\"fd00::/32\",\"perNodeNetworkPrefix\":120,"
+			     "\"perNodeExclusions\":[{\"startIndex\":1,\"endIndex\":255}]"), "[]", "node-1 node-2");
+	expect_fast(IPPOOL_ST("\"subnet\":\"fd00::/64\",\"perNodeBlockSize\":1,"
+			      "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":0}]",
+			      "[" BLK("node-1", "fd00::1", "fd00::1") "]"), "[]", "node-1 node-2");
+	/* A static allocation is still given, as it is whatever the exclusions. */
+	expect_fast(CIDRPOOL("\"cidr\":\"fd00::/48\",\"perNodeNetworkPrefix\":128,"
+			     "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":0}],"
+			     "\"staticAllocations\":[{\"nodeName\":\"node-2\",\"prefix\":\"fd00::5/128\"}]"),
+		    "[" PFX("node-2", "fd00::5/128") "]", "node-1");
+	/* Not covering: the first block is free at once. */
+	expect_fast(CIDRPOOL("\"cidr\":\"fd00::/48\",\"perNodeNetworkPrefix\":127,"
+			     "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":0}]"),
+		    "[" PFX("node-1", "fd00::/127") "," PFX("node-2", "fd00::2/127") "]", "");
+	/*
+	 * Per-node and pool exclusions together over almost the whole /64: one step past the
+	 * pool exclusion, not 2^63.
+	 */
+	expect_fast(IPPOOL("\"subnet\":\"fd00::/64\",\"perNodeBlockSize\":2,"
+			   "\"perNodeExclusions\":[{\"startIndex\":1,\"endIndex\":1}],\"exclusions\":"
+			   "[{\"startIP\":\"fd00::1\",\"endIP\":\"fd00::ffff:ffff:ffff:fff0\"}]"),
+		    "[" BLK("node-1", "fd00::ffff:ffff:ffff:fff1", "fd00::ffff:ffff:ffff:fff2") ","
+		    BLK("node-2", "fd00::ffff:ffff:ffff:fff3", "fd00::ffff:ffff:ffff:fff4") "]", "");
 }
 
 static int node_name_cmp(const void *a, const void *b)
@@ -420,6 +511,8 @@ int main(void)
 		cmocka_unit_test(test_golden_readme),
 		cmocka_unit_test(test_golden_exclusions),
 		cmocka_unit_test(test_golden_small_pools),
+		cmocka_unit_test(test_ipv6_smallest_subnets),
+		cmocka_unit_test(test_per_node_exclusions_cover_block),
 		cmocka_unit_test(test_golden_cidrpool),
 		cmocka_unit_test(test_static_allocations),
 		cmocka_unit_test(test_keep_and_reuse),

@@ -3,10 +3,25 @@
 #  1. installs nv-ipam and nv-ipam-tool into the host's CNI bin directory atomically
 #     (temporary file in the same directory, fsync, rename, directory fsync), skipping
 #     binaries that are already identical;
-#  2. keeps this node's pool file in sync with the IPPool/CIDRPool status: a full
-#     "kubectl get ippools,cidrpools -o json" piped into "nv-ipam-tool node-pools",
-#     again on every change the API reports (a watch) and at least every
-#     RESYNC_SECONDS. node-pools rewrites the file only when its bytes change.
+#  2. keeps this node's pool file in sync with the IPPool/CIDRPool status: each kind
+#     listed ("kubectl get ippools -o json", then cidrpools) and the two lists piped into
+#     "nv-ipam-tool node-pools", again on every change the API reports and at least
+#     every RESYNC_SECONDS. node-pools rewrites the file only when its bytes change.
+#
+# Watching: kubectl watches one resource type at a time, so each kind has its own
+# background watcher ("kubectl get KIND --watch -o name", restarted when it ends); both
+# write their lines into one FIFO the main loop reads. The watchers start before the
+# first listing, and "--watch" (not "--watch-only") first prints the objects it listed
+# and then watches from that list's resourceVersion: a change made after the watch's list
+# is an event, one made before it is followed by the watch's own listing lines, and every
+# line makes the loop list again, so no change is lost between a listing and the watch
+# (a restarted watch also wakes the loop itself, for the changes made while none ran).
+# One narrow case remains: a kind with no objects left when
+# its watch lists prints no line, so deleting its last pool in the instant between a
+# listing and that watch's own is seen at the next resync. A kind whose CRD is not installed (an IPPool-only
+# install) lists as empty, logged once, and its watcher tries again every
+# RESYNC_SECONDS. Watchers are stopped on exit and SIGTERM, and started again when one
+# has died.
 #
 # Environment (defaults in brackets):
 #   NODE_NAME        this node (required; the DaemonSet sets it from spec.nodeName)
@@ -16,9 +31,9 @@
 #                    [/host/etc/cni/net.d/nv-ipam.d/node-pools.json]
 #   POOLS_NAMESPACE  namespace of the pools [nvidia-network-operator]
 #   RESYNC_SECONDS   full resync period [300]
-#   RETRY_SECONDS    wait after a failed sync or a watch that ended early [5]
+#   RETRY_SECONDS    wait after a failed sync, and before restarting a watch that ended [5]
 #   ONCE             1: install and sync once, then exit (status of the sync) [0]
-#   SYNC_LOOPS       stop after this many watch rounds, 0 = never (tests) [0]
+#   SYNC_LOOPS       stop after this many syncs, 0 = never (tests) [0]
 #   KUBECTL          kubectl binary [kubectl]
 set -euo pipefail
 
@@ -33,11 +48,32 @@ ONCE=${ONCE:-0}
 SYNC_LOOPS=${SYNC_LOOPS:-0}
 KUBECTL=${KUBECTL:-kubectl}
 BINARIES=(nv-ipam nv-ipam-tool)
+KINDS=(ippools cidrpools)
+ABSENT="the server doesn't have a resource type"
 
 log() { printf '%s nv-ipam-node: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >&2; }
 
 tmp_file=
-cleanup() { [ -z "$tmp_file" ] || rm -f "$tmp_file"; }
+state_dir=
+events=
+declare -A watcher=() absent=()
+
+stop_watchers() {
+	local pid
+	for pid in "${watcher[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${watcher[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	watcher=()
+}
+
+cleanup() {
+	stop_watchers
+	[ -z "$tmp_file" ] || rm -f "$tmp_file"
+	[ -z "$state_dir" ] || rm -rf "$state_dir"
+}
 trap cleanup EXIT
 trap 'exit 0' TERM INT
 
@@ -60,31 +96,115 @@ install_binary() {
 	log "installed $dst"
 }
 
+# log_file PREFIX FILE: one log line per line of FILE.
+log_file() {
+	local line
+	while IFS= read -r line; do
+		[ -z "$line" ] || log "$1$line"
+	done <"$2"
+}
+
+# list_kind KIND: the kind's List on stdout. A kind the API does not serve (its CRD is
+# not installed) is an empty List, logged when that starts.
+list_kind() {
+	local kind=$1 err=$state_dir/list.err
+	if "$KUBECTL" get "$kind" -n "$POOLS_NAMESPACE" -o json 2>"$err"; then
+		log_file "listing $kind: " "$err"
+		absent[$kind]=0
+		return 0
+	fi
+	if grep -qF "$ABSENT" "$err"; then
+		[ "${absent[$kind]:-0}" = 1 ] ||
+			log "the API has no resource type $kind (CRD not installed?): taken as none"
+		absent[$kind]=1
+		printf '{"apiVersion":"v1","kind":"List","items":[]}\n'
+		return 0
+	fi
+	log_file "listing $kind: " "$err"
+	return 1
+}
+
 # One full sync: list the pools and let node-pools decide whether the file changes.
 sync_pools() {
-	local json
-	if ! json=$("$KUBECTL" get ippools,cidrpools -n "$POOLS_NAMESPACE" -o json); then
-		log "listing IPPools/CIDRPools failed"
-		return 1
-	fi
-	printf '%s\n' "$json" |
-		"$CNI_BIN_DIR/nv-ipam-tool" node-pools --node "$NODE_NAME" --output "$POOL_FILE" |
+	local kind list=$state_dir/pools.json
+	: >"$list"
+	for kind in "${KINDS[@]}"; do
+		if ! list_kind "$kind" >>"$list"; then
+			log "listing $kind failed"
+			return 1
+		fi
+	done
+	"$CNI_BIN_DIR/nv-ipam-tool" node-pools --node "$NODE_NAME" --input "$list" \
+		--output "$POOL_FILE" |
 		while IFS= read -r line; do log "$line"; done
 }
 
-# Returns at the first change the API reports, or when the resync period ends.
+# watch_kind KIND (in the background): "kubectl get KIND --watch -o name" into the event
+# FIFO, run again whenever it ends; its stderr is logged. SIGTERM stops the watch too.
+watch_kind() {
+	local kind=$1 child="" rc err=$state_dir/watch-$1.err restarted=""
+	trap '[ -z "$child" ] || kill "$child" 2>/dev/null; exit 0' TERM
+	while :; do
+		"$KUBECTL" get "$kind" -n "$POOLS_NAMESPACE" --watch -o name 1>&"$events" 2>"$err" &
+		child=$!
+		echo "$child" >"$state_dir/watch-$kind.pid"
+		# Changes while no watch ran: the loop lists again (the new watch is running).
+		[ -z "$restarted" ] || echo "restarted $kind" >&"$events"
+		restarted=""
+		rc=0
+		wait "$child" || rc=$?
+		if grep -qF "$ABSENT" "$err"; then
+			# Not served (CRD not installed, the listing says so): look again later.
+			sleep "$RESYNC_SECONDS" &
+		else
+			log_file "watch of $kind: " "$err"
+			log "watch of $kind ended (status $rc), restarting in ${RETRY_SECONDS}s"
+			restarted=1
+			sleep "$RETRY_SECONDS" &
+		fi
+		child=$!
+		wait "$child" || true
+	done
+}
+
+# Starts the watchers not running (all at first, then any that died).
+start_watchers() {
+	local kind pid
+	for kind in "${KINDS[@]}"; do
+		pid=${watcher[$kind]:-}
+		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+			continue
+		fi
+		if [ -n "$pid" ]; then
+			log "the watcher of $kind has died, starting it again"
+			# Its kubectl, if it outlived it, would feed the FIFO twice.
+			kill "$(cat "$state_dir/watch-$kind.pid" 2>/dev/null)" 2>/dev/null || true
+		fi
+		watch_kind "$kind" &
+		watcher[$kind]=$!
+	done
+}
+
+# wait_for_change SECONDS: returns at the first line a watch prints (after the lines
+# arriving with it, so a burst is one sync) or after SECONDS. A watcher that died is
+# started again at least every WATCHER_CHECK seconds meanwhile.
+WATCHER_CHECK=5
 wait_for_change() {
-	local fd pid start=$SECONDS
-	exec {fd}< <(exec timeout "$RESYNC_SECONDS" "$KUBECTL" get ippools,cidrpools \
-		-n "$POOLS_NAMESPACE" --watch-only -o name 2>/dev/null)
-	pid=$!
-	if ! read -r -u "$fd" _; then
-		# The watch ended without an event: the resync period, or kubectl failing fast.
-		[ $((SECONDS - start)) -ge "$RESYNC_SECONDS" ] || sleep "$RETRY_SECONDS"
+	local left=$1 woke="" n=0
+	if [[ $left =~ ^[0-9]+$ ]]; then
+		while [ -z "$woke" ] && [ "$left" -gt "$WATCHER_CHECK" ]; do
+			start_watchers
+			read -r -t "$WATCHER_CHECK" -u "$events" _ && woke=1
+			left=$((left - WATCHER_CHECK))
+		done
 	fi
-	exec {fd}<&-
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
+	if [ -z "$woke" ]; then
+		start_watchers
+		read -r -t "$left" -u "$events" _ || return 0
+	fi
+	while [ "$n" -lt 1000 ] && read -r -t 0.1 -u "$events" _; do
+		n=$((n + 1))
+	done
 }
 
 mkdir -p "$CNI_BIN_DIR"
@@ -92,17 +212,23 @@ for b in "${BINARIES[@]}"; do
 	install_binary "$b"
 done
 
+state_dir=$(mktemp -d "${TMPDIR:-/tmp}/nv-ipam-node.XXXXXX")
 if [ "$ONCE" = 1 ]; then
-	sync_pools
-	exit
+	rc=0
+	sync_pools || rc=$?
+	exit "$rc"
 fi
 
-rounds=0
+mkfifo "$state_dir/events"
+exec {events}<>"$state_dir/events"
+start_watchers
+syncs=0
 while :; do
-	sync_pools || sleep "$RETRY_SECONDS"
-	rounds=$((rounds + 1))
-	if [ "$SYNC_LOOPS" -gt 0 ] && [ "$rounds" -ge "$SYNC_LOOPS" ]; then
+	wait=$RESYNC_SECONDS
+	sync_pools || wait=$RETRY_SECONDS
+	syncs=$((syncs + 1))
+	if [ "$SYNC_LOOPS" -gt 0 ] && [ "$syncs" -ge "$SYNC_LOOPS" ]; then
 		exit 0
 	fi
-	wait_for_change
+	wait_for_change "$wait"
 done

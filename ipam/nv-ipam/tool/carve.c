@@ -2,12 +2,17 @@
  * Carving pools into per-node blocks exactly as the nv-ipam controller does (no I/O)
  *
  * Both pool kinds are a row of equal blocks: an IPPool's blocks of perNodeBlockSize
- * addresses from network+1 (network for /31, /32, /127, /128) up to the last usable
+ * addresses from network+1 (network for IPv4 /31 and /32) up to the last usable
  * address (the IPv4 broadcast excluded), and a CIDRPool's prefixes of
  * perNodeNetworkPrefix inside cidr. A block is "fully excluded" when exclusions and
  * perNodeExclusions (relative to the block's start) cover every address a node would
  * hand out from it: the whole IPPool block, or the CIDRPool prefix's node range
  * (network+1 to the last usable address; everything for two or one addresses).
+ *
+ * Scans never walk a huge pool one block at a time: perNodeExclusions covering a whole
+ * block exclude every block (known when the spec is parsed), and a run of blocks under
+ * one pool exclusion is skipped in one step, so an excluded block costs a step only per
+ * exclusion span.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -55,6 +60,7 @@ struct space {
 	u128 use_hi;   /* for the block to count as fully excluded */
 	struct spans excl;     /* absolute, merged */
 	struct spans per_node; /* offsets from a block's start, merged */
+	bool all_excluded;     /* per_node alone covers use_lo..use_hi: no block can be given */
 	bool skip_gw;          /* blocks of one address: the gateway's is never handed out */
 	u128 gw;
 };
@@ -155,6 +161,10 @@ static bool block_excluded(const struct space *sp, u128 k, u128 *ret_next)
 	u128 cur = start + sp->use_lo, end = start + sp->use_hi;
 	const struct span *s;
 
+	if (sp->all_excluded) {
+		*ret_next = sp->count;
+		return true;
+	}
 	for (;;) {
 		const struct span *a = spans_find(&sp->excl, cur);
 		const struct span *b = spans_find(&sp->per_node, cur - start);
@@ -274,9 +284,11 @@ static int parse_exclusions(struct pool_spec *p, struct json_object *spec)
 	return 0;
 }
 
+/* perNodeExclusions; sp.use_lo and sp.use_hi must be set. */
 static int parse_per_node(struct pool_spec *p, struct json_object *spec, u128 last_index)
 {
 	struct json_object *arr;
+	const struct span *s;
 	int r = get_array(p, spec, "perNodeExclusions", &arr);
 
 	for (size_t i = 0; r > 0 && i < json_object_array_length(arr); i++) {
@@ -299,6 +311,12 @@ static int parse_per_node(struct pool_spec *p, struct json_object *spec, u128 la
 	if (r < 0)
 		return r;
 	spans_merge(&p->sp.per_node);
+	/*
+	 * Per-node exclusions alone covering the range a node hands out exclude every block.
+	 * Said once here, or a scan would test each of up to 2^126 blocks in turn.
+	 */
+	s = spans_find(&p->sp.per_node, p->sp.use_lo);
+	p->sp.all_excluded = s && s->hi >= p->sp.use_hi;
 	return 0;
 }
 
@@ -374,14 +392,20 @@ static int parse_ippool(struct pool_spec *p, struct json_object *spec)
 		return bad(p, "\"subnet\" is too large");
 	net = ipmath_from_addr(&p->net.addr);
 	host = ipmath_host_mask(p->sp.family, p->net.len);
-	if (hb <= 1) {
+	/*
+	 * IPv4: network+1 to broadcast-1, the whole subnet for /31 and /32. IPv6: network+1
+	 * to the all-ones address (2^n-1 usable), also for /127 (one address) and /128 (none:
+	 * every perNodeBlockSize is too large). The reference names only IPv4 /31 and /32 as
+	 * starting at the network address; its IPv6 rule has no small-prefix exception.
+	 */
+	if (p->sp.family == AF_INET && hb <= 1) {
 		p->sp.first = net;
 		last = net | host;
 	} else {
 		p->sp.first = net + 1;
 		last = p->sp.family == AF_INET ? (net | host) - 1 : net | host;
 	}
-	usable = last - p->sp.first + 1;
+	usable = hb == 0 && p->sp.family != AF_INET ? 0 : last - p->sp.first + 1;
 	if (get_int(p, spec, "", "perNodeBlockSize", 1, INT64_MAX, true, &size) < 0)
 		return -EINVAL;
 	if ((u128)size > usable)
@@ -402,13 +426,12 @@ static int parse_ippool(struct pool_spec *p, struct json_object *spec)
 	return parse_common(p, spec, p->has_gateway, "spec.gateway");
 }
 
-/* The gateway for prefix @index, as gatewayIndex places it; false when outside the node range. */
+/* The gateway for the prefix at @base, as gatewayIndex places it; false without one. */
 static bool index_gateway(const struct pool_spec *p, u128 base, struct ip_addr *ret)
 {
 	if (!p->has_gw_index)
 		return false;
-	if (p->gw_index < p->sp.use_lo || p->gw_index > p->sp.use_hi)
-		return false;
+	/* parse_cidrpool() refused an index outside use_lo..use_hi. */
 	*ret = ipmath_to_addr(p->sp.family, base + p->gw_index);
 	return true;
 }
@@ -711,13 +734,12 @@ static int collect_kept(const struct pool_spec *p, struct json_object *pool,
 			continue;
 		x->node = json_object_get_string(vn);
 		/*
-		 * An IPPool's entries of nodes that no longer match are discarded before the
-		 * others are checked for overlaps; a CIDRPool entry conflicts with any other.
+		 * Entries of nodes that left or no longer match are discarded before the others
+		 * are checked for conflicts, so a stale entry never displaces a live node's block.
 		 */
-		if (p->cidrpool)
-			x->parsed = cidr_entry_parse(p, e, x);
-		else
-			x->parsed = node_find(match, n_match, x->node) && ippool_entry_parse(p, e, x);
+		if (!node_find(match, n_match, x->node))
+			continue;
+		x->parsed = p->cidrpool ? cidr_entry_parse(p, e, x) : ippool_entry_parse(p, e, x);
 	}
 	if (mark_conflicts(v, n, p->cidrpool) < 0) {
 		free(out);

@@ -91,9 +91,11 @@ int release_main(int argc, char **argv)
 	struct release_args args = { 0 };
 	struct cni_err err = { 0 };
 	const char *store_path, *pod, *slash;
+	_cleanup_free_ char *report = NULL;
+	size_t released = 0, report_len = 0;
+	FILE *out = NULL;
 	struct query q;
 	bool dry_run;
-	size_t released = 0;
 	int r;
 
 	r = cli_options("release", release_help, argc, argv, opts, release_option, &args, &files);
@@ -120,6 +122,12 @@ int release_main(int argc, char **argv)
 
 	if (cli_store_open(&files, &st, &err) < 0)
 		return cli_fail(&err);
+	/* The lines wait for the commit: "released" is printed only once it is true. */
+	out = open_memstream(&report, &report_len);
+	if (!out) {
+		cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		goto fail;
+	}
 	/*
 	 * Release one attachment at a time: nvipam_store_remove() reorders the array, so the
 	 * scan restarts after each removal (a pod has a handful of attachments).
@@ -133,10 +141,10 @@ int release_main(int argc, char **argv)
 			i++;
 			continue;
 		}
-		printf("%s %s in pool %s: container %s interface %s pod %s/%s\n",
-		       dry_run ? "would release" : "released", ip_addr_format(&a->ip, ip, sizeof(ip)),
-		       a->pool, a->container_id, a->ifname, *a->pod_namespace ? a->pod_namespace : "-",
-		       *a->pod_name ? a->pod_name : "-");
+		fprintf(out, "%s %s in pool %s: container %s interface %s pod %s/%s\n",
+			dry_run ? "would release" : "released", ip_addr_format(&a->ip, ip, sizeof(ip)),
+			a->pool, a->container_id, a->ifname, *a->pod_namespace ? a->pod_namespace : "-",
+			*a->pod_name ? a->pod_name : "-");
 		released++;
 		if (dry_run) {
 			i++;
@@ -147,20 +155,29 @@ int release_main(int argc, char **argv)
 		ifname = strdup(a->ifname);
 		if (!pool || !cid || !ifname) {
 			cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-			nvipam_store_close(&st);
-			return cli_fail(&err);
+			goto fail;
 		}
 		(void)nvipam_store_remove(&st, pool, cid, ifname);
 		i = 0;
 	}
-	if (!dry_run && released && nvipam_store_commit(&st, &err) < 0) {
-		nvipam_store_close(&st);
-		return cli_fail(&err);
+	r = fclose(out);
+	out = NULL;
+	if (r != 0) {
+		cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		goto fail;
 	}
+	if (!dry_run && released && nvipam_store_commit(&st, &err) < 0)
+		goto fail;
 	nvipam_store_close(&st);
+	fputs(report, stdout);
 	if (!released) {
 		fprintf(stderr, "nv-ipam-tool: no allocation matches in %s\n", store_path);
 		return CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;
+fail:
+	if (out)
+		(void)fclose(out);
+	nvipam_store_close(&st);
+	return cli_fail(&err);
 }
