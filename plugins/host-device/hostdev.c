@@ -479,13 +479,19 @@ static int pod_configure(void *userdata)
 }
 
 /*
- * A device's way from one netns to another through a temporary one: down,
- * into the temporary netns, renamed and given its alias there (no name
- * outside can clash), into the target. Used by ADD (host to pod) and DEL
- * (pod to host). The device carries its original name at every step, as its
- * name or as its alias, so that it can be recognized wherever a killed plugin
- * leaves it: ADD sets the alias before the rename, DEL renames before it
- * clears the alias.
+ * A device's way from one netns to another (ADD: host to pod; DEL: pod to
+ * host), in one of two plans. Direct (@tmp_fd < 0): down, one move, and the
+ * rename where it cannot touch the host: ADD sets the alias in the host,
+ * moves the device under its own name and renames it in the pod; DEL renames
+ * it in the pod, moves it and clears the alias in the host. Through a
+ * temporary netns: down, into the temporary netns, renamed and given its
+ * alias there (no name outside can clash), into the target; it costs a
+ * second move (the slow part) and is taken only when a link in the way has
+ * the name the device crosses with (the pod's in ADD, the pod's original
+ * name in DEL). Either way the device carries its original name at every
+ * step, as its name or as its alias, so that it can be recognized wherever a
+ * killed plugin leaves it: ADD sets the alias before the rename, DEL renames
+ * before it clears the alias.
  */
 struct transit {
 	int from_fd, tmp_fd, to_fd;
@@ -501,6 +507,13 @@ struct transit {
 
 #define TRANSIT_STEPS 5
 
+/* What -EEXIST from a step means. */
+enum step_eexist {
+	EEXIST_FAILS,   /* an error like any other */
+	EEXIST_CLASH,   /* @to_name is taken in the target: @clash_code */
+	EEXIST_DETOUR,  /* the direct plan is blocked: undo it, go through a temporary netns */
+};
+
 /* A step, run in @fd, and the ops that undo it, run in @undo_fd after it is done. */
 struct transit_step {
 	int fd;
@@ -511,35 +524,65 @@ struct transit_step {
 	size_t n_undo;
 	struct op undo[2];
 	const char *undo_what[2];
+	enum step_eexist eexist;
 };
 
-static void transit_plan(const struct transit *t, struct transit_step ret[TRANSIT_STEPS])
+/* Return: the number of steps, TRANSIT_STEPS through a temporary netns, one fewer direct. */
+static size_t transit_plan(const struct transit *t, struct transit_step ret[TRANSIT_STEPS])
 {
-	/* The name the device has when its alias is set, and after the alias is undone. */
+	/* The device's name when its alias is set or undone, and in a direct move. */
 	const char *aliased = t->rename_first ? t->to_name : t->from_name;
-	const struct transit_step rename = {
-		t->tmp_fd, { .kind = OP_RENAME, .name = t->from_name, .arg = t->to_name },
-		"failed to rename to", t->to_name, t->tmp_fd, 1,
+	bool direct = t->tmp_fd < 0;
+	/* Direct, the rename runs in the pod: the target in ADD, the source in DEL. */
+	int rename_fd = !direct ? t->tmp_fd : t->rename_first ? t->from_fd : t->to_fd;
+	int alias_fd = !direct ? t->tmp_fd : t->rename_first ? t->to_fd : t->from_fd;
+	struct transit_step rename = {
+		rename_fd, { .kind = OP_RENAME, .name = t->from_name, .arg = t->to_name },
+		"failed to rename to", t->to_name, rename_fd, 1,
 		{ { .kind = OP_RENAME, .name = t->to_name, .arg = t->from_name } },
-		{ "restore the name" },
+		{ "restore the name" }, EEXIST_FAILS,
 	};
-	const struct transit_step alias = {
-		t->tmp_fd, { .kind = OP_ALIAS, .name = aliased, .arg = t->alias },
-		"failed to set the alias of", aliased, t->tmp_fd, 1,
+	struct transit_step alias = {
+		alias_fd, { .kind = OP_ALIAS, .name = aliased, .arg = t->alias },
+		"failed to set the alias of", aliased, alias_fd, 1,
 		{ { .kind = OP_ALIAS, .name = aliased, .arg = t->old_alias } },
-		{ "restore the alias" },
+		{ "restore the alias" }, EEXIST_FAILS,
 	};
 
 	/* Renaming needs the link down; a netns move takes it down anyway. */
 	ret[0] = (struct transit_step){
 		t->from_fd, { .kind = OP_DOWN, .name = t->from_name }, "failed to set down",
 		t->from_name, t->from_fd, t->was_up ? 1 : 0,
-		{ { .kind = OP_UP, .name = t->from_name } }, { "set up" },
+		{ { .kind = OP_UP, .name = t->from_name } }, { "set up" }, EEXIST_FAILS,
 	};
+	if (direct) {
+		/* DEL: the pod has a link with the original name. */
+		rename.eexist = EEXIST_DETOUR;
+		ret[1] = t->rename_first ? rename : alias;
+		/* ADD: the pod has a link with the device's host name; DEL: the host has the original name. */
+		ret[2] = (struct transit_step){
+			t->from_fd, { .kind = OP_MOVE, .name = aliased, .fd = t->to_fd },
+			"failed to move to the target netns", aliased, t->to_fd, 1,
+			{ { .kind = OP_MOVE, .name = aliased, .fd = t->from_fd } }, { "move back" },
+			t->rename_first ? EEXIST_CLASH : EEXIST_DETOUR,
+		};
+		if (t->rename_first) {
+			ret[3] = alias;
+			return TRANSIT_STEPS - 1;
+		}
+		/* ADD: CNI_IFNAME is taken in the pod; the undo of a device that is up there sets it down. */
+		ret[3] = (struct transit_step){
+			t->to_fd, rename.o, rename.what, rename.subject, t->to_fd, 2,
+			{ { .kind = OP_DOWN, .name = t->to_name }, rename.undo[0] },
+			{ "set down", rename.undo_what[0] }, EEXIST_CLASH,
+		};
+		return TRANSIT_STEPS - 1;
+	}
 	ret[1] = (struct transit_step){
 		t->from_fd, { .kind = OP_MOVE, .name = t->from_name, .fd = t->tmp_fd },
 		"failed to move to a temporary netns", t->from_name, t->tmp_fd, 1,
 		{ { .kind = OP_MOVE, .name = t->from_name, .fd = t->from_fd } }, { "move back" },
+		EEXIST_FAILS,
 	};
 	ret[2] = t->rename_first ? rename : alias;
 	ret[3] = t->rename_first ? alias : rename;
@@ -548,34 +591,48 @@ static void transit_plan(const struct transit *t, struct transit_step ret[TRANSI
 		"failed to move out of the temporary netns", t->to_name, t->to_fd, 2,
 		{ { .kind = OP_DOWN, .name = t->to_name },
 		  { .kind = OP_MOVE, .name = t->to_name, .fd = t->tmp_fd } },
-		{ "set down", "move to the temporary netns" },
+		{ "set down", "move to the temporary netns" }, EEXIST_CLASH,
 	};
+	return TRANSIT_STEPS;
 }
 
-/* Undoes the first @n_done steps of a transit, the last one first. */
+/* Undoes the first @n_done steps of a transit (TRANSIT_STEPS: all), the last one first. */
 static void transit_undo(const struct transit *t, size_t n_done)
 {
 	struct transit_step steps[TRANSIT_STEPS];
+	size_t n = transit_plan(t, steps);
 
-	transit_plan(t, steps);
+	if (n_done > n)
+		n_done = n;
 	while (n_done-- > 0)
 		for (size_t j = 0; j < steps[n_done].n_undo; j++)
 			run_undo_op(steps[n_done].undo_fd, steps[n_done].undo[j],
 				    steps[n_done].undo_what[j]);
 }
 
-/* Runs a transit; a failed step undoes the steps before it. */
+/*
+ * Runs a transit; a failed step undoes the steps before it.
+ *
+ * Return: 0 when done; 1 when the direct plan is blocked by a name in the
+ * way (undone, @err untouched); else a negative errno, with @err set.
+ */
 static int transit_run(const struct transit *t, struct cni_err *err)
 {
 	struct transit_step steps[TRANSIT_STEPS];
+	size_t n = transit_plan(t, steps);
 
-	transit_plan(t, steps);
-	for (size_t i = 0; i < TRANSIT_STEPS; i++) {
+	for (size_t i = 0; i < n; i++) {
 		int r = op_in(steps[i].fd, &steps[i].o);
 
 		if (r >= 0)
 			continue;
-		if (i == TRANSIT_STEPS - 1 && r == -EEXIST)
+		if (r == -EEXIST && steps[i].eexist == EEXIST_DETOUR) {
+			log_debug("%s \"%s\": a link has that name; through a temporary netns",
+				  steps[i].what, steps[i].subject);
+			transit_undo(t, i);
+			return 1;
+		}
+		if (r == -EEXIST && steps[i].eexist == EEXIST_CLASH)
 			cni_err_set(err, t->clash_code, r, "%s", t->clash_msg);
 		else
 			set_kernel_err(err, r, steps[i].what, steps[i].subject);
@@ -583,6 +640,27 @@ static int transit_run(const struct transit *t, struct cni_err *err)
 		return r;
 	}
 	return 0;
+}
+
+/*
+ * Moves a device by the direct plan, else through a temporary netns made for
+ * it, into @ret_tmp_fd. The caller blocks termination signals around it. On
+ * return @t names the plan taken (its @tmp_fd), for transit_undo().
+ */
+static int transit_move(struct transit *t, int *ret_tmp_fd, struct cni_err *err)
+{
+	int r;
+
+	t->tmp_fd = -1;
+	r = transit_run(t, err);
+	if (r <= 0)
+		return r;
+	r = netns_new(ret_tmp_fd);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot create a temporary netns: %s",
+				   strerror(-r));
+	t->tmp_fd = *ret_tmp_fd;
+	return transit_run(t, err);
 }
 
 static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
@@ -635,21 +713,15 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = rdma_plan_run(&rdma);
 	if (r < 0)
 		return r;
-	termination_signals_block(&sigmask);
-	r = netns_new(&tmp_fd);
-	if (r < 0) {
-		termination_signals_restore(&sigmask);
-		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot create a temporary netns: %s",
-				   strerror(-r));
-	}
 	snprintf(clash, sizeof(clash), "container already has an interface named \"%s\"", ifname);
-	in = (struct transit){ .from_fd = host_fd, .tmp_fd = tmp_fd, .to_fd = pod_fd,
+	in = (struct transit){ .from_fd = host_fd, .tmp_fd = -1, .to_fd = pod_fd,
 			       .from_name = dev.name, .to_name = ifname, .alias = orig,
 			       .old_alias = dev.alias, .was_up = dev.flags & IFF_UP,
 			       .clash_code = CNI_ERR_KERNEL, .clash_msg = clash };
 	log_debug("moving %s (%s %s) into %s as %s", dev.name, c.source, c.value, ctx->env.netns,
 		  ifname);
-	r = transit_run(&in, err);
+	termination_signals_block(&sigmask);
+	r = transit_move(&in, &tmp_fd, err);
 	termination_signals_restore(&sigmask);
 	if (r < 0)
 		return r;
@@ -880,11 +952,6 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r < 0)
 		return r;
 	termination_signals_block(&sigmask);
-	r = netns_new(&tmp_fd);
-	if (r < 0) {
-		cni_err_set(err, CNI_ERR_KERNEL, r, "cannot create a temporary netns: %s", strerror(-r));
-		goto restore_signals;
-	}
 	if (rdma.move) {
 		r = rdma_move(pod_fd, &rdma.dev, host_fd);
 		if (r < 0) {
@@ -893,11 +960,11 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 			goto restore_signals;
 		}
 	}
-	out = (struct transit){ .from_fd = pod_fd, .tmp_fd = tmp_fd, .to_fd = host_fd,
+	out = (struct transit){ .from_fd = pod_fd, .tmp_fd = -1, .to_fd = host_fd,
 				.from_name = ifname, .to_name = orig, .alias = "", .old_alias = orig,
 				.was_up = dev.flags & IFF_UP, .rename_first = true,
 				.clash_code = HOSTDEV_ERR_NAME_TAKEN, .clash_msg = clash_msg };
-	r = transit_run(&out, err);
+	r = transit_move(&out, &tmp_fd, err);
 	if (r < 0 && rdma.move)
 		rdma_move_back(host_fd, &rdma.dev, pod_fd);
 restore_signals:

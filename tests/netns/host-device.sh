@@ -223,16 +223,27 @@ for v in 0.1.0 0.2.0; do
 	ip netns del "$pod"
 done
 
+# detours LOG: how many moves in LOG (a debug logFile) went through a
+# temporary netns because the direct way was blocked by a name.
+DETOUR_MSG="a link has that name; through a temporary netns"
+detours() { grep -c "$DETOUR_MSG" "$1" 2>/dev/null || true; }
+
 # static IPAM with a route, and the host device's name equal to a pod link's
-# name: the temporary netns keeps them apart.
+# name: the direct move is refused (EEXIST), so ADD goes through a temporary
+# netns; DEL meets the same link (the original name taken in the pod) and
+# goes around it too.
 new_dev dev
 mac=$(t_link_json "" "$dev" | jq -r .address)
 t_netns pod
 ip -n "$pod" link add "$dev" type veth peer name "${dev}p" || exit 1
-conf=$(mkconf 1.0.0 st "{\"device\": \"$dev\", \"ipam\": {\"type\": \"static\", \"addresses\": [{\"address\": \"10.67.0.5/24\", \"gateway\": \"10.67.0.1\"}], \"routes\": [{\"dst\": \"10.68.0.0/16\"}]}}")
+hdlog=$T_DIR/static.log
+conf=$(mkconf 1.0.0 st "{\"device\": \"$dev\", \"logFile\": \"$hdlog\", \"logLevel\": \"debug\", \"ipam\": {\"type\": \"static\", \"addresses\": [{\"address\": \"10.67.0.5/24\", \"gateway\": \"10.67.0.1\"}], \"routes\": [{\"dst\": \"10.68.0.0/16\"}]}}")
 t_cni ADD "$conf" CNI_NETNS="$pod_path"
 t_ok "[static, pod has a link named like the device] ADD exits 0"
 res=$T_OUT
+t_eq "[static] ADD went through a temporary netns" 1 "$(detours "$hdlog")"
+t_eq "[static] the device is net1 in the pod, up, alias = original name" \
+	"net1 true alias=$dev $mac" "$(state "$pod" net1)"
 t_eq "[static] net1 in the pod with the address" "10.67.0.5/24" "$(addrs "$pod" net1)"
 t_eq "[static] the pod's own $dev untouched" "$dev" "$(t_link_json "$pod" "$dev" | jq -r .ifname)"
 t_jq_true "[static] route via the gateway on net1" "$(ip -n "$pod" -j route show 10.68.0.0/16)" \
@@ -244,8 +255,31 @@ t_cni CHECK "$(with_prev "$conf" "$res")" CNI_NETNS="$pod_path"
 t_err "[static] CHECK without the route fails" ""
 t_cni DEL "$(with_prev "$conf" "$res")" CNI_NETNS="$pod_path"
 t_ok "[static] DEL exits 0"
+t_eq "[static] DEL went through a temporary netns" 2 "$(detours "$hdlog")"
 at_home "[static] DEL" "$dev" false "$mac"
 t_eq "[static] the pod keeps its own $dev" "$dev ${dev}p lo" "$(t_link_names "$pod")"
+ip netns del "$pod"
+
+# The pod makes a link with the device's original name after ADD: ADD was
+# direct, DEL cannot rename net1 to the original name in the pod and goes
+# through a temporary netns; the device comes home under its original name.
+new_dev dev
+mac=$(t_link_json "" "$dev" | jq -r .address)
+t_netns pod
+hdlog=$T_DIR/delclash.log
+conf=$(mkconf 1.0.0 delclash "{\"device\": \"$dev\", \"logFile\": \"$hdlog\", \"logLevel\": \"debug\"}")
+t_cni ADD "$conf" CNI_NETNS="$pod_path"
+t_ok "[pod takes the original name] ADD exits 0"
+t_eq "[pod takes the original name] ADD was direct" 0 "$(detours "$hdlog")"
+t_eq "[pod takes the original name] net1 in the pod" "net1 true alias=$dev $mac" \
+	"$(state "$pod" net1)"
+ip -n "$pod" link add "$dev" type veth peer name "${dev}p" || exit 1
+t_cni DEL "$conf" CNI_NETNS="$pod_path"
+t_ok "[pod takes the original name] DEL exits 0"
+t_eq "[pod takes the original name] DEL went through a temporary netns" 1 "$(detours "$hdlog")"
+at_home "[pod takes the original name] DEL" "$dev" false "$mac"
+t_eq "[pod takes the original name] the pod keeps its own $dev" "$dev ${dev}p lo" \
+	"$(t_link_names "$pod")"
 ip netns del "$pod"
 
 # CNI_IFNAME equal to the device's own name: no rename at all.

@@ -30,6 +30,7 @@
 static const uint8_t mac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 static int pod;
 static int ifindex;
+static size_t pod_own; /* links of the pod's own, which every outcome leaves there */
 
 static struct cni_ctx ctx;
 static struct cni_result result;
@@ -51,6 +52,7 @@ static void world(int rdma_mode)
 	fake_net_reset(IPAM_RESULT);
 	fake_rdma_reset();
 	pod = fake_net_add_netns(POD_PATH);
+	pod_own = 0;
 	l = fake_net_add_link(0, "ens1f0", "", ARPHRD_ETHER, 1500);
 	l->flags |= IFF_UP;
 	memcpy(l->hwaddr, mac, sizeof(mac));
@@ -59,6 +61,17 @@ static void world(int rdma_mode)
 	ifindex = l->ifindex;
 	fake_rdma.mode_attr = rdma_mode;
 	fake_rdma_add(7, "mlx5_1", 0, ifindex);
+}
+
+/*
+ * The pod gets a link of its own named like the device in the host: a direct
+ * move (ADD) or a rename to the original name in the pod (DEL) is refused,
+ * and the device goes through a temporary netns.
+ */
+static void pod_has_link_named_ens1f0(void)
+{
+	fake_net_add_link(pod, "ens1f0", "veth", ARPHRD_ETHER, 1500);
+	pod_own++;
 }
 
 static int run_in(enum cni_command cmd, const char *json, const char *netns)
@@ -120,8 +133,8 @@ static void assert_home(bool up, const char *alias)
 	assert_non_null(l);
 	assert_int_equal(!!(l->flags & IFF_UP), up);
 	assert_string_equal(l->alias, alias);
-	assert_int_equal(fake_net_count(pod), 0);
-	assert_int_equal(links_outside(0, -1), 0); /* nothing in the pod or a temporary netns */
+	assert_int_equal(fake_net_count(pod), pod_own);
+	assert_int_equal(links_outside(0, pod), 0); /* nothing in a temporary netns */
 	assert_int_equal(fake_rdma.devs[0].ns, 0);
 	assert_int_equal(fake_net.ipam_allocated, 0);
 }
@@ -148,9 +161,8 @@ static void test_exclusive_moves_rdma(void **state)
 	world(0);
 	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
 	assert_in_pod(true);
-	/* SIGTERM, SIGINT and SIGHUP wait while the device is between netns, and only then. */
-	assert_int_equal(fake_net_tmp_netns(), 1);
-	assert_int_equal(fake_net_tmp_netns_blocked(), 1);
+	/* The direct way: no temporary netns; termination signals are not left blocked. */
+	assert_int_equal(fake_net_tmp_netns(), 0);
 	assert_false(term_blocked_now());
 	assert_int_equal(result.n_ifaces, 1);
 	assert_string_equal(result.ifaces[0].name, "net1");
@@ -180,11 +192,120 @@ static void test_exclusive_moves_rdma(void **state)
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
 	assert_home(false, "");
 	assert_non_null(strstr(fake_net_log_lines(), "ns1: rdma move mlx5_1 to 0"));
-	assert_int_equal(fake_net_tmp_netns(), 2);
-	assert_int_equal(fake_net_tmp_netns_blocked(), 2);
+	assert_int_equal(fake_net_tmp_netns(), 0);
 	assert_false(term_blocked_now());
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
 	assert_home(false, "");
+}
+
+/*
+ * The direct way, operation by operation: one netns move each, no temporary
+ * netns; ADD sets the alias in the host and renames in the pod, DEL renames
+ * in the pod and clears the alias in the host.
+ */
+static void test_direct_sequences(void **state)
+{
+	static const char add[] =
+		"host: open netns /run/netns/pod\n"
+		"host: get ens1f0\n"
+		"host: open current netns\n"
+		"host: rdma sys get\n"
+		"host: rdma dev dump\n"
+		"host: rdma port dump mlx5_1\n"
+		"host: get ens1f0\n"
+		"host: down ens1f0\n"
+		"host: get ens1f0\n"
+		"host: alias ens1f0 \"ens1f0\"\n"
+		"host: get ens1f0\n"
+		"host: move ens1f0 to ns1\n"
+		"ns1: get ens1f0\n"
+		"ns1: rename ens1f0 to net1\n"
+		"ns1: get net1\n"
+		"host: rdma move mlx5_1 to 1\n"
+		"host: ipam ADD fake\n"
+		"ns1: configure net1 (1 ips, 0 routes)\n";
+	static const char del[] =
+		"host: ipam DEL fake\n"
+		"host: open netns /run/netns/pod\n"
+		"ns1: get net1\n"
+		"host: get ens1f0\n"
+		"host: open current netns\n"
+		"ns1: rdma sys get\n"
+		"ns1: rdma dev dump\n"
+		"ns1: rdma port dump mlx5_1\n"
+		"ns1: rdma move mlx5_1 to 0\n"
+		"ns1: get net1\n"
+		"ns1: down net1\n"
+		"ns1: get net1\n"
+		"ns1: rename net1 to ens1f0\n"
+		"ns1: get ens1f0\n"
+		"ns1: move ens1f0 to host\n"
+		"host: get ens1f0\n"
+		"host: alias ens1f0 \"\"\n";
+
+	(void)state;
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_string_equal(fake_net_log_lines(), add);
+	assert_in_pod(true);
+	fake_net.log_len = 0;
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_string_equal(fake_net_log_lines(), del);
+	assert_home(false, "");
+	assert_int_equal(fake_net_tmp_netns(), 0);
+}
+
+/*
+ * The pod has a link named like the device in the host: ADD's move is
+ * refused (EEXIST), undone, and the device goes through a temporary netns,
+ * made with termination signals blocked. So does DEL's rename to the
+ * original name in the pod. The pod's link is left alone.
+ */
+static void test_fallback_through_temporary_netns(void **state)
+{
+	const char *log;
+
+	(void)state;
+	world(0);
+	pod_has_link_named_ens1f0();
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_in_pod(true);
+	assert_string_equal(fake_net_find(pod, "ens1f0")->kind, "veth");
+	log = fake_net_log_lines();
+	assert_non_null(strstr(log, "host: move ens1f0 to ns1\n"
+				    "host: get ens1f0\n"
+				    "host: alias ens1f0 \"uplink-a\"\n"
+				    "host: get ens1f0\n"
+				    "host: up ens1f0\n"
+				    "host: new netns\n"));
+	assert_non_null(strstr(log, "ns2: move net1 to ns1\n"));
+	assert_int_equal(fake_net_tmp_netns(), 1);
+	assert_int_equal(fake_net_tmp_netns_blocked(), 1);
+	assert_false(term_blocked_now());
+
+	fake_net.log_len = 0;
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_home(false, "");
+	assert_string_equal(fake_net_find(pod, "ens1f0")->kind, "veth");
+	log = fake_net_log_lines();
+	assert_non_null(strstr(log, "ns1: rename net1 to ens1f0\n"
+				    "ns1: get net1\n"
+				    "ns1: up net1\n"
+				    "host: new netns\n"));
+	assert_non_null(strstr(log, "ns3: move ens1f0 to host"));
+	assert_int_equal(fake_net_tmp_netns(), 2);
+	assert_int_equal(fake_net_tmp_netns_blocked(), 2);
+	assert_false(term_blocked_now());
+
+	/* Only DEL meets the pod's link: ADD is direct, DEL goes around. */
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_int_equal(fake_net_tmp_netns(), 0);
+	pod_has_link_named_ens1f0();
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_home(false, "");
+	assert_int_equal(fake_net_tmp_netns(), 1);
+	assert_int_equal(fake_net_tmp_netns_blocked(), 1);
 }
 
 static void test_shared_moves_nothing(void **state)
@@ -218,20 +339,55 @@ static void test_no_rdma_subsystem(void **state)
 	}
 }
 
-/* A failure at the Nth operation of ADD, for every N: ADD fails and nothing is left changed. */
-static void test_add_fails_at_every_step(void **state)
+/* A world(0), with a pod link named like the device when @around: ADD and DEL go around it. */
+static void world_around(bool around)
 {
-	unsigned int total;
-
-	(void)state;
 	world(0);
+	if (around)
+		pod_has_link_named_ens1f0();
+}
+
+/* The number (1-based) of the first operation logged as @line, 0 when there is none. */
+static unsigned int op_number(const char *line)
+{
+	char buf[256];
+
+	for (unsigned int n = 1; *op_line(n, buf, sizeof(buf)); n++)
+		if (strcmp(buf, line) == 0)
+			return n;
+	return 0;
+}
+
+/*
+ * A failure at the Nth operation of ADD, for every N: ADD fails and nothing
+ * is left changed. The one exception is the undo of the direct way before the
+ * way around: its failure is logged, and the way around still succeeds.
+ */
+static void add_fails_at_every_step(bool around)
+{
+	unsigned int total, detour_from = 0, detour_to = 0;
+
+	world_around(around);
 	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_int_equal(fake_net_tmp_netns(), around ? 1 : 0);
+	if (around) {
+		detour_from = op_number("host: move ens1f0 to ns1");
+		detour_to = op_number("host: new netns");
+		assert_true(detour_from > 0 && detour_to > detour_from + 1);
+	}
 	total = fake_net.ops;
 	assert_true(total > 10);
 	for (unsigned int n = 1; n <= total; n++) {
-		world(0);
+		world_around(around);
 		fake_net.fail_at = n;
 		fake_net.fail_errno = EIO;
+		if (n > detour_from && n < detour_to) {
+			assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+			assert_in_pod(true);
+			assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+			assert_home(false, "");
+			continue;
+		}
 		assert_int_not_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
 		assert_int_not_equal(err.code, 0);
 		assert_home(true, "uplink-a");
@@ -242,24 +398,46 @@ static void test_add_fails_at_every_step(void **state)
 	}
 }
 
+/* The direct way, and the way around a pod link named like the device. */
+static void test_add_fails_at_every_step(void **state)
+{
+	(void)state;
+	add_fails_at_every_step(false);
+	add_fails_at_every_step(true);
+}
+
+/* Where a pod link named like the device's original name is: none, made after ADD, or before. */
+enum del_clash {
+	DEL_CLASH_NONE,
+	DEL_CLASH_AFTER_ADD,  /* ADD is direct, DEL goes around */
+	DEL_CLASH_BEFORE_ADD, /* both go around */
+};
+
+static void add_for_del(enum del_clash clash)
+{
+	world_around(clash == DEL_CLASH_BEFORE_ADD);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	if (clash == DEL_CLASH_AFTER_ADD)
+		pod_has_link_named_ens1f0();
+}
+
 /*
  * A failure at the Nth operation of DEL: either DEL fails and the attachment
  * is whole in the pod (device and RDMA device), or DEL succeeded; a retried
  * DEL then brings everything home.
  */
-static void test_del_fails_at_every_step(void **state)
+static void del_fails_at_every_step(enum del_clash clash)
 {
 	unsigned int base, total;
 
-	(void)state;
-	world(0);
-	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	add_for_del(clash);
 	base = fake_net.ops;
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_int_equal(fake_net_tmp_netns(), clash == DEL_CLASH_NONE ? 0 :
+					       clash == DEL_CLASH_AFTER_ADD ? 1 : 2);
 	total = fake_net.ops - base;
 	for (unsigned int n = 1; n <= total; n++) {
-		world(0);
-		assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+		add_for_del(clash);
 		fake_net.fail_at = fake_net.ops + n;
 		fake_net.fail_errno = EIO;
 		if (run(CNI_CMD_DEL, CONF_DEVICE) < 0) {
@@ -278,8 +456,8 @@ static void test_del_fails_at_every_step(void **state)
 			assert_non_null(l);
 			assert_false(l->flags & IFF_UP);
 			assert_string_equal(l->alias, "");
-			assert_int_equal(fake_net_count(pod), 0);
-			assert_int_equal(links_outside(0, -1), 0);
+			assert_int_equal(fake_net_count(pod), pod_own);
+			assert_int_equal(links_outside(0, pod), 0);
 			/*
 			 * Only an unreadable RDMA mode leaves the RDMA device behind,
 			 * for the kernel to return with the netns.
@@ -296,21 +474,35 @@ static void test_del_fails_at_every_step(void **state)
 	}
 }
 
+static void test_del_fails_at_every_step(void **state)
+{
+	(void)state;
+	del_fails_at_every_step(DEL_CLASH_NONE);
+	del_fails_at_every_step(DEL_CLASH_AFTER_ADD);
+	del_fails_at_every_step(DEL_CLASH_BEFORE_ADD);
+}
+
+/* CNI_IFNAME taken in the pod: the same error from the in-pod rename and from the way around. */
 static void test_pod_name_clash(void **state)
 {
 	(void)state;
-	world(0);
-	fake_net_add_link(pod, "net1", "veth", ARPHRD_ETHER, 1500);
-	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EEXIST);
-	assert_non_null(strstr(err.msg, "container already has an interface named \"net1\""));
-	assert_non_null(fake_net_find(0, "ens1f0"));
-	assert_string_equal(fake_net_find(0, "ens1f0")->alias, "uplink-a");
-	assert_true(fake_net_find(0, "ens1f0")->flags & IFF_UP);
-	assert_int_equal(fake_net_count(pod), 1);
-	assert_int_equal(fake_rdma.devs[0].ns, 0);
-	/* The runtime's DEL after it leaves the other net1 (no alias) alone. */
-	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-	assert_non_null(fake_net_find(pod, "net1"));
+	for (int around = 0; around <= 1; around++) {
+		world_around(around);
+		fake_net_add_link(pod, "net1", "veth", ARPHRD_ETHER, 1500);
+		assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EEXIST);
+		assert_int_equal(err.code, CNI_ERR_KERNEL);
+		assert_string_equal(err.msg, "container already has an interface named \"net1\"");
+		assert_non_null(fake_net_find(0, "ens1f0"));
+		assert_string_equal(fake_net_find(0, "ens1f0")->alias, "uplink-a");
+		assert_true(fake_net_find(0, "ens1f0")->flags & IFF_UP);
+		assert_int_equal(fake_net_count(pod), 1 + pod_own);
+		assert_int_equal(links_outside(0, pod), 0);
+		assert_int_equal(fake_net_tmp_netns(), around ? 1 : 0);
+		assert_int_equal(fake_rdma.devs[0].ns, 0);
+		/* The runtime's DEL after it leaves the other net1 (no alias) alone. */
+		assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+		assert_non_null(fake_net_find(pod, "net1"));
+	}
 }
 
 static void test_host_name_clash_on_del(void **state)
@@ -698,6 +890,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_exclusive_moves_rdma, teardown),
+		cmocka_unit_test_teardown(test_direct_sequences, teardown),
+		cmocka_unit_test_teardown(test_fallback_through_temporary_netns, teardown),
 		cmocka_unit_test_teardown(test_shared_moves_nothing, teardown),
 		cmocka_unit_test_teardown(test_no_rdma_subsystem, teardown),
 		cmocka_unit_test_teardown(test_add_fails_at_every_step, teardown),
