@@ -103,6 +103,8 @@ struct link_match {
 	const uint8_t *hwaddr;
 	size_t hwaddr_len;
 	const char *alias;
+	bool (*match)(const struct net_link *link, void *data);
+	void *data;
 	bool found;
 	struct net_link link;
 };
@@ -121,6 +123,8 @@ static int link_match_cb(struct nl_object *obj, const struct nlmsghdr *nlh, void
 	if (m->hwaddr && (l.hwaddr_len != m->hwaddr_len || memcmp(l.hwaddr, m->hwaddr, l.hwaddr_len)))
 		return 0;
 	if (m->alias && strcmp(l.alias, m->alias) != 0)
+		return 0;
+	if (m->match && !m->match(&l, m->data))
 		return 0;
 	m->link = l;
 	m->found = true;
@@ -201,6 +205,16 @@ int net_link_get_by_alias(const char *alias, struct net_link *ret)
 	struct link_match m = { .alias = alias };
 
 	if (!alias || !*alias)
+		return -EINVAL;
+	return link_find(&m, ret);
+}
+
+int net_link_find(bool (*match)(const struct net_link *link, void *data), void *data,
+		  struct net_link *ret)
+{
+	struct link_match m = { .match = match, .data = data };
+
+	if (!match)
 		return -EINVAL;
 	return link_find(&m, ret);
 }

@@ -111,6 +111,18 @@ int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *r
 int net_link_get_by_alias(const char *alias, struct net_link *ret);
 
 /**
+ * net_link_find() - the first link of the current netns a predicate accepts
+ * @match: called for each link of a dump, without side effects on the kernel
+ *         (it may run again for the same link when the kernel interrupts a dump)
+ * @data: passed to @match
+ * @ret: link, written only on success
+ *
+ * Return: 0 on success, -ENODEV when none matches, negative errno otherwise.
+ */
+int net_link_find(bool (*match)(const struct net_link *link, void *data), void *data,
+		  struct net_link *ret);
+
+/**
  * net_link_create() - create a child link (RTM_NEWLINK, NLM_F_CREATE|NLM_F_EXCL)
  * @child: what to create
  *

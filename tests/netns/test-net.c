@@ -443,6 +443,14 @@ static void test_ethtool(const char *veth)
 	CHECK_R(net_ethtool_perm_hwaddr("nope0", hw, &hw_len), -ENODEV, "ethtool: missing link");
 }
 
+/* A veth whose alias is its peer's name: a predicate that reads more than one field. */
+static bool alias_names_peer(const struct net_link *link, void *data)
+{
+	const struct net_link *peer = data;
+
+	return link->link_ifindex == peer->ifindex && strcmp(link->alias, peer->name) == 0;
+}
+
 static void test_links(int fd_a, int fd_b)
 {
 	static const uint8_t hw_veth[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
@@ -479,6 +487,11 @@ static void test_links(int fd_a, int fd_b)
 	CHECK(l.ifindex == v1.ifindex && strcmp(l.alias, "orig-name.7") == 0,
 	      "alias lookup gives tv1 with its alias \"%s\"", l.alias);
 	CHECK_R(net_link_get_by_alias("orig-name", &l), -ENODEV, "unknown alias");
+	CHECK_R(net_link_find(alias_names_peer, &v0, &l), -ENODEV, "find: no link yet");
+	CHECK_R(net_link_set_alias(v1.ifindex, "tv0"), 0, "alias tv1 after its peer");
+	CHECK_R(net_link_find(alias_names_peer, &v0, &l), 0, "find by predicate");
+	CHECK(l.ifindex == v1.ifindex, "find gives tv1: %s", l.name);
+	CHECK_R(net_link_set_alias(v1.ifindex, "orig-name.7"), 0, "alias back");
 	CHECK_R(net_link_set_alias(v1.ifindex, ""), 0, "clear alias");
 	CHECK_R(net_link_get_by_alias("orig-name.7", &l), -ENODEV, "alias gone");
 	CHECK(net_link_get_by_index(v1.ifindex, &l) == 0 && l.alias[0] == '\0', "alias empty");

@@ -1,7 +1,9 @@
 /* A fake of common/net for unit tests: an in-memory kernel that logs every call and fails on demand */
 #include <errno.h>
 #include <net/if_arp.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -116,6 +118,13 @@ struct net_link *fake_net_find(int ns, const char *name)
 	return l ? &l->link : NULL;
 }
 
+void fake_net_place(struct net_link *link, int ns)
+{
+	struct fake_link *l = (struct fake_link *)((char *)link - offsetof(struct fake_link, link));
+
+	l->ns = ns;
+}
+
 size_t fake_net_count(int ns)
 {
 	size_t n = 0;
@@ -143,6 +152,16 @@ static const char *ns_label(int ns)
 	return buf;
 }
 
+/* Whether SIGTERM, SIGINT and SIGHUP are all blocked: a plugin cannot be stopped mid-step. */
+static bool termination_blocked(void)
+{
+	sigset_t cur;
+
+	sigprocmask(SIG_BLOCK, NULL, &cur);
+	return sigismember(&cur, SIGTERM) == 1 && sigismember(&cur, SIGINT) == 1 &&
+	       sigismember(&cur, SIGHUP) == 1;
+}
+
 int fake_net_op(const char *fmt, ...)
 {
 	char line[512];
@@ -153,7 +172,8 @@ int fake_net_op(const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	n = snprintf(fake_net.log + fake_net.log_len, sizeof(fake_net.log) - fake_net.log_len,
-		     "%s: %s\n", ns_label(fake_net.current), line);
+		     "%s: %s%s\n", ns_label(fake_net.current), line,
+		     termination_blocked() ? " [blocked]" : "");
 	if (n > 0 && fake_net.log_len + (size_t)n < sizeof(fake_net.log))
 		fake_net.log_len += (size_t)n;
 	ack_text[0] = '\0';
@@ -240,6 +260,22 @@ int net_link_get_by_alias(const char *alias, struct net_link *ret)
 		struct fake_link *l = &fake_net.links[i];
 
 		if (l->used && l->ns == fake_net.current && strcmp(l->link.alias, alias) == 0)
+			return get_link(l, ret);
+	}
+	return -ENODEV;
+}
+
+int net_link_find(bool (*match)(const struct net_link *link, void *data), void *data,
+		  struct net_link *ret)
+{
+	int r = fake_net_op("find");
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
+		struct fake_link *l = &fake_net.links[i];
+
+		if (l->used && l->ns == fake_net.current && match(&l->link, data))
 			return get_link(l, ret);
 	}
 	return -ENODEV;

@@ -14,7 +14,8 @@
  * descriptor the fake recognizes, and netns_run() switches the current one.
  *
  * Every call is one operation: it is appended to the log as one line, e.g.
- * "host: create ipoib cniib0 link=ib0 pkey=0x7fff mode=0 umcast=1", and counted.
+ * "host: create ipoib cniib0 link=ib0 pkey=0x7fff mode=0 umcast=1", and counted;
+ * " [blocked]" ends the line when SIGTERM, SIGINT and SIGHUP were all blocked.
  * fake_net.fail_at = N makes the Nth operation fail with fake_net.fail_errno
  * (without changing anything), which is how every step's undo is tested.
  */
@@ -97,6 +98,13 @@ struct net_link *fake_net_add_link(int ns, const char *name, const char *kind,
  * Return: the link, NULL when there is none.
  */
 struct net_link *fake_net_find(int ns, const char *name);
+
+/**
+ * fake_net_place() - put a link of the fake into another netns (not an operation, not logged)
+ * @link: a link fake_net_add_link() or fake_net_find() returned
+ * @ns: netns number
+ */
+void fake_net_place(struct net_link *link, int ns);
 
 /**
  * fake_net_count() - number of links in a netns
