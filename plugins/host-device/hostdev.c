@@ -2,7 +2,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +16,7 @@
 #include "common/net/rdma.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
+#include "common/util/signals.h"
 #include "plugins/host-device/hostdev.h"
 
 enum selector {
@@ -251,28 +251,6 @@ static int alias_name_free(const struct net_link *link)
 	if (r == 0)
 		return -EEXIST;
 	return r == -ENODEV ? 0 : r;
-}
-
-/*
- * SIGTERM, SIGINT and SIGHUP wait while a device is between namespaces: a
- * plugin killed there would leave it in the temporary netns, which the kernel
- * destroys, handing a physical device to the initial netns under a name that
- * is not its own. SIGKILL cannot wait; see the README.
- */
-static void termination_signals_block(sigset_t *ret_old)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	(void)sigprocmask(SIG_BLOCK, &set, ret_old);
-}
-
-static void termination_signals_restore(const sigset_t *old)
-{
-	(void)sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /*
@@ -644,8 +622,12 @@ static int transit_run(const struct transit *t, struct cni_err *err)
 
 /*
  * Moves a device by the direct plan, else through a temporary netns made for
- * it, into @ret_tmp_fd. The caller blocks termination signals around it. On
- * return @t names the plan taken (its @tmp_fd), for transit_undo().
+ * it, into @ret_tmp_fd. On return @t names the plan taken (its @tmp_fd), for
+ * transit_undo(). The caller holds termination signals back around it and
+ * around an undo: a plugin stopped there would leave the device half moved,
+ * in the pod under its original name or in a temporary netns the kernel
+ * destroys, handing a physical device to the host under a name not its own.
+ * SIGKILL cannot be held back; DEL mends both cases (see the README).
  */
 static int transit_move(struct transit *t, int *ret_tmp_fd, struct cni_err *err)
 {
@@ -720,9 +702,9 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 			       .clash_code = CNI_ERR_KERNEL, .clash_msg = clash };
 	log_debug("moving %s (%s %s) into %s as %s", dev.name, c.source, c.value, ctx->env.netns,
 		  ifname);
-	termination_signals_block(&sigmask);
+	signals_block_termination(&sigmask);
 	r = transit_move(&in, &tmp_fd, err);
-	termination_signals_restore(&sigmask);
+	signals_restore(&sigmask);
 	if (r < 0)
 		return r;
 
@@ -767,9 +749,9 @@ fail_rdma:
 	if (rdma.move)
 		rdma_move_back(pod_fd, &rdma.dev, host_fd);
 fail_pod:
-	termination_signals_block(&sigmask);
+	signals_block_termination(&sigmask);
 	transit_undo(&in, TRANSIT_STEPS);
-	termination_signals_restore(&sigmask);
+	signals_restore(&sigmask);
 	cni_result_free(&ipam);
 	return r;
 }
@@ -880,6 +862,32 @@ static int pod_match_run(void *userdata)
 	return -EINVAL;
 }
 
+/*
+ * A device a killed plugin left in the pod on the direct way: between the move
+ * and the rename (ADD), or the rename and the move (DEL), it has its original
+ * name as both name and alias (or a devN name, when ADD took it from the host
+ * as such). Whether it is the configured device is for pod_match to say.
+ */
+static bool left_mid_move(const struct net_link *link, void *data)
+{
+	const char *ifname = data;
+
+	return ifname_valid(link->alias) &&
+	       (strcmp(link->alias, link->name) == 0 || is_returned_name(link->name, ifname));
+}
+
+struct pod_find_left {
+	const char *ifname;
+	struct net_link link;
+};
+
+static int pod_find_left(void *userdata)
+{
+	struct pod_find_left *f = userdata;
+
+	return net_link_find(left_mid_move, (void *)f->ifname, &f->link);
+}
+
 static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	_cleanup_close_ int pod_fd = -1;
@@ -890,6 +898,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	struct rdma_plan rdma = { .err = err, .mode_optional = true };
 	struct net_link dev, clash;
 	struct pod_match match = { .c = &c };
+	struct pod_find_left left = { .ifname = ifname };
 	char orig[IFNAMSIZ], clash_msg[160];
 	struct transit out;
 	sigset_t sigmask;
@@ -905,24 +914,30 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (c.dpdk)
 		return 0;
 	/* No netns, or a path that is no netns any more (a stale bind mount target): gone. */
-	r = *ctx->env.netns ? netns_open(ctx->env.netns, &pod_fd) : -ENOENT;
-	if (r == -ENOENT || r == -EINVAL) {
+	r = cni_plugin_open_netns_del(ctx, &pod_fd, err);
+	if (r < 0)
+		return r;
+	if (r == 0) {
 		recover_in_host(&c, ifname);
 		return 0;
 	}
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
-				   ctx->env.netns, strerror(-r));
 	o = (struct op){ .kind = OP_GET, .name = ifname };
 	r = op_in(pod_fd, &o);
+	dev = o.link;
 	if (r == -ENODEV) {
-		/* A second DEL, an ADD that never got this far, or one killed on the way. */
-		recover_in_host(&c, ifname);
-		return 0;
+		/* A second DEL, an ADD that never got this far, or a plugin killed on the way. */
+		r = netns_run(pod_fd, pod_find_left, &left);
+		if (r == -ENODEV) {
+			recover_in_host(&c, ifname);
+			return 0;
+		}
+		dev = left.link;
+		if (r >= 0)
+			log_info("DEL: %s in %s carries its original name %s: a move that did not "
+				 "finish; it goes back", dev.name, ctx->env.netns, dev.alias);
 	}
 	if (r < 0)
 		return set_kernel_err(err, r, "failed to look up", ifname);
-	dev = o.link;
 	/* The alias is the mark of a device this plugin moved in. */
 	if (!ifname_valid(dev.alias)) {
 		log_warning("DEL: %s in %s has no original name (alias); not moved in by host-device, "
@@ -932,16 +947,16 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	match.link = &dev;
 	r = netns_run(pod_fd, pod_match_run, &match);
 	if (r < 0)
-		return set_kernel_err(err, r, "cannot tell the device of", ifname);
+		return set_kernel_err(err, r, "cannot tell the device of", dev.name);
 	if (!match.ok) {
 		log_warning("DEL: %s in %s is not the configured device (%s %.64s): %s; left in place",
-			    ifname, ctx->env.netns, c.source, c.value ? c.value : "", match.why);
+			    dev.name, ctx->env.netns, c.source, c.value ? c.value : "", match.why);
 		return 0;
 	}
 	memcpy(orig, dev.alias, strlen(dev.alias) + 1); /* a valid name: shorter than IFNAMSIZ */
 	snprintf(clash_msg, sizeof(clash_msg),
 		 "cannot return %s to the host as \"%s\": the host has a link of that name; the "
-		 "device stays in the container", ifname, orig);
+		 "device stays in the container", dev.name, orig);
 	if (net_link_get_by_name(orig, &clash) == 0)
 		return cni_err_set(err, HOSTDEV_ERR_NAME_TAKEN, -EEXIST, "%s", clash_msg);
 	r = netns_open_current(&host_fd);
@@ -951,7 +966,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	r = netns_run(pod_fd, rdma_plan_run, &rdma);
 	if (r < 0)
 		return r;
-	termination_signals_block(&sigmask);
+	signals_block_termination(&sigmask);
 	if (rdma.move) {
 		r = rdma_move(pod_fd, &rdma.dev, host_fd);
 		if (r < 0) {
@@ -961,16 +976,16 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 		}
 	}
 	out = (struct transit){ .from_fd = pod_fd, .tmp_fd = -1, .to_fd = host_fd,
-				.from_name = ifname, .to_name = orig, .alias = "", .old_alias = orig,
+				.from_name = dev.name, .to_name = orig, .alias = "", .old_alias = orig,
 				.was_up = dev.flags & IFF_UP, .rename_first = true,
 				.clash_code = HOSTDEV_ERR_NAME_TAKEN, .clash_msg = clash_msg };
 	r = transit_move(&out, &tmp_fd, err);
 	if (r < 0 && rdma.move)
 		rdma_move_back(host_fd, &rdma.dev, pod_fd);
 restore_signals:
-	termination_signals_restore(&sigmask);
+	signals_restore(&sigmask);
 	if (r >= 0)
-		log_debug("DEL %s: %s is %s in the host again", ctx->env.container_id, ifname, orig);
+		log_debug("DEL %s: %s is %s in the host again", ctx->env.container_id, dev.name, orig);
 	return r;
 }
 

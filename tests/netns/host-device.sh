@@ -457,6 +457,38 @@ t_ok "[interrupted ADD] DEL exits 0"
 at_home "[interrupted ADD] DEL after ADD" "$dev" false "$mac"
 ip netns del "$pod"
 
+# h2. a plugin killed on the direct way: the device is in the pod under its
+#     original name (between ADD's move and rename, or DEL's rename and move),
+#     or as devN (an ADD of a returned device), its original name as alias.
+#     DEL finds it there and brings it home; a second DEL has nothing to do.
+for left in orig devN; do
+	new_dev dev
+	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_netns pod
+	ip link set "$dev" down
+	ip link set "$dev" alias "$dev"
+	name=$dev
+	if [ "$left" = devN ]; then
+		name=dev$((RANDOM % 9000 + 1000))
+		ip link set "$dev" name "$name"
+	fi
+	ip link set "$name" netns "$pod"
+	for sel in "{\"device\": \"$dev\"}" "{\"hwaddr\": \"$mac\"}"; do
+		conf=$(mkconf 1.0.0 leftmid "$sel")
+		t_cni DEL "$conf" CNI_NETNS="$pod_path"
+		t_ok "[left mid-move as $left, $sel] DEL exits 0"
+		at_home "[left mid-move as $left, $sel] DEL" "$dev" false "$mac"
+		t_eq "[left mid-move as $left, $sel] the pod holds lo only" "lo" "$(t_link_names "$pod")"
+		t_cni DEL "$conf" CNI_NETNS="$pod_path"
+		t_ok "[left mid-move as $left, $sel] a second DEL exits 0"
+		at_home "[left mid-move as $left, $sel] second DEL" "$dev" false "$mac"
+		ip link set "$dev" alias "$dev"
+		[ "$left" = devN ] && ip link set "$dev" name "$name"
+		ip link set "$name" netns "$pod"
+	done
+	ip netns del "$pod"
+done
+
 # i. DEL is lenient about a device that is gone, not about a wrong type.
 t_cni DEL "$(mkconf 1.0.0 badtype '{"deviceID": 5}')" CNI_NETNS=""
 t_err "[deviceID is not a string] DEL fails with code 6" 6 "deviceID"

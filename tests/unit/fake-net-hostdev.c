@@ -1,7 +1,6 @@
 /* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink, ethtool */
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,7 +22,6 @@
 struct fake_rdma fake_rdma;
 struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
 static unsigned int tmp_netns;
-static unsigned int tmp_netns_blocked;
 
 /* --- common/net/netns.h additions -------------------------------------------------------- */
 
@@ -32,14 +30,8 @@ int netns_new(int *ret_fd)
 	char path[32];
 	int ns, r = fake_net_op("new netns");
 
-	sigset_t cur;
-
 	if (r < 0)
 		return r;
-	sigprocmask(SIG_BLOCK, NULL, &cur);
-	if (sigismember(&cur, SIGTERM) == 1 && sigismember(&cur, SIGINT) == 1 &&
-	    sigismember(&cur, SIGHUP) == 1)
-		tmp_netns_blocked++;
 	snprintf(path, sizeof(path), "tmp%u", ++tmp_netns);
 	ns = fake_net_add_netns(path);
 	if (ns < 0)
@@ -61,11 +53,6 @@ int netns_open_current(int *ret_fd)
 unsigned int fake_net_tmp_netns(void)
 {
 	return tmp_netns;
-}
-
-unsigned int fake_net_tmp_netns_blocked(void)
-{
-	return tmp_netns_blocked;
 }
 
 /* --- common/net/ethtool.h ---------------------------------------------------------------- */
@@ -176,7 +163,6 @@ void fake_rdma_reset(void)
 	memset(fake_ethtool, 0, sizeof(fake_ethtool));
 	fake_rdma.mode_attr = 1;
 	tmp_netns = 0;
-	tmp_netns_blocked = 0;
 	rdma_set_transport(fake_rdma_transport);
 }
 

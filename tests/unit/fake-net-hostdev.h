@@ -64,12 +64,6 @@ int fake_rdma_transport(int bus, struct nlmsghdr *nlh,
  */
 unsigned int fake_net_tmp_netns(void);
 
-/**
- * fake_net_tmp_netns_blocked() - number of temporary netns netns_new() handed
- * out while SIGTERM, SIGINT and SIGHUP were all blocked
- */
-unsigned int fake_net_tmp_netns_blocked(void);
-
 #define FAKE_ETHTOOL_MAX 8
 
 /*
