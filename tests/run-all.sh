@@ -37,12 +37,14 @@ section "unit and netns under ASan+UBSan"
 meson setup "$out/asan" "${suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbuildtype=debug >/dev/null
 ninja -C "$out/asan"
+# Sanitizers and valgrind slow every test down several times: the timeouts stretch with them.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	meson test -C "$out/asan" --print-errorlogs --suite unit --suite netns || status=1
+	meson test -C "$out/asan" --print-errorlogs --suite unit --suite netns \
+	--timeout-multiplier 3 || status=1
 count "$out/asan"
 
 section "unit under valgrind"
-meson test -C "$out/main" --print-errorlogs --suite unit --no-rebuild \
+meson test -C "$out/main" --print-errorlogs --suite unit --no-rebuild --timeout-multiplier 5 \
 	--wrap='valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --trace-children=no' \
 	|| status=1
 count "$out/main"

@@ -415,6 +415,7 @@ static void store_free_data(struct nvipam_store *s)
 	free(s->allocs);
 	s->allocs = NULL;
 	s->n_allocs = 0;
+	s->cap_allocs = 0;
 	for (size_t i = 0; i < s->n_pools; i++)
 		free(s->pools[i].key);
 	free(s->pools);
@@ -1313,7 +1314,7 @@ static int rd_allocations(struct rd *r, struct nvipam_store *s)
 {
 	_cleanup_free_ char *strs_data = NULL;
 	struct buf strs = { 0 };
-	size_t i = 0, cap = s->n_allocs;
+	size_t i = 0;
 	int ret;
 
 	if (rd_null(r))
@@ -1326,9 +1327,10 @@ static int rd_allocations(struct rd *r, struct nvipam_store *s)
 			       rd_type(r));
 	ret = rd_open(r, '[');
 	while (ret >= 0 && (ret = rd_element(r, &i)) > 0) {
-		if (s->n_allocs == cap) {
+		if (s->n_allocs == s->cap_allocs) {
 			/* The average allocation takes ~300 bytes: one realloc in most stores. */
-			size_t want = cap ? cap * 2 : (size_t)(r->end - r->p) / 256 + 16;
+			size_t want = s->cap_allocs ? s->cap_allocs * 2 :
+						      (size_t)(r->end - r->p) / 256 + 16;
 			struct nvipam_alloc *v = realloc(s->allocs, want * sizeof(*v));
 
 			if (!v) {
@@ -1336,7 +1338,7 @@ static int rd_allocations(struct rd *r, struct nvipam_store *s)
 				break;
 			}
 			s->allocs = v;
-			cap = want;
+			s->cap_allocs = want;
 		}
 		ret = rd_allocation(r, i - 1, &strs, &s->allocs[s->n_allocs]);
 		strs_data = strs.data;
@@ -1660,6 +1662,7 @@ static int parse_reference(struct json_object *root, struct nvipam_store *s, str
 		s->allocs = calloc(total, sizeof(*s->allocs));
 		if (!s->allocs)
 			return why_set(w, -ENOMEM, "out of memory");
+		s->cap_allocs = total;
 	}
 	if (pools) {
 		r = reference_convert_pools(pools, s, w);
@@ -2001,10 +2004,16 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
 		if (r < 0)
 			return r;
 	}
-	v = realloc(s->allocs, (s->n_allocs + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->allocs = v;
+	if (s->n_allocs == s->cap_allocs) {
+		/* Doubling: the operator tool and tests add thousands; one at a time is quadratic. */
+		size_t want = s->cap_allocs ? s->cap_allocs * 2 : 16;
+
+		v = realloc(s->allocs, want * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->allocs = v;
+		s->cap_allocs = want;
+	}
 	r = alloc_copy(&s->allocs[s->n_allocs], a);
 	if (r < 0)
 		return r;

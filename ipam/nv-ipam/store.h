@@ -33,6 +33,7 @@ struct nvipam_store {
 	char *path;
 	struct nvipam_alloc *allocs;
 	size_t n_allocs;
+	size_t cap_allocs;             /* room in @allocs */
 	struct nvipam_store_pool *pools;
 	size_t n_pools;
 	bool dirty;
