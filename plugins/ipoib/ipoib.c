@@ -1,9 +1,7 @@
 /* ipoib CNI plugin: an IPoIB child of an InfiniBand master, moved into the pod */
 #include <errno.h>
-#include <linux/if_link.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/random.h>
 
 #include "common/cni/error.h"
@@ -15,6 +13,7 @@
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
+#include "common/util/signals.h"
 #include "plugins/ipoib/config.h"
 #include "plugins/ipoib/ipoib.h"
 
@@ -24,6 +23,15 @@
 static int kernel_err(struct cni_err *err, int r, const char *what, const char *name)
 {
 	return net_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
+}
+
+/*
+ * After netns_run() failed: a step's own error stands (the first one set is
+ * kept); without one, the netns could not be entered.
+ */
+static int enter_err(struct cni_err *err, int r, const char *netns)
+{
+	return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot enter netns %s: %s", netns, strerror(-r));
 }
 
 /* The master, in the host netns: it must be an IPoIB device that is not itself a child. */
@@ -69,7 +77,7 @@ struct pod_step {
 	struct cni_err *err;
 };
 
-static int pod_rename(void *userdata)
+static int pod_setup(void *userdata)
 {
 	struct pod_step *s = userdata;
 	const char *ifname = s->ctx->env.ifname;
@@ -96,6 +104,9 @@ static int pod_rename(void *userdata)
 					   "failed to set MTU %u on interface \"%s\": %s", s->conf->mtu,
 					   ifname, strerror(-r));
 	}
+	r = net_link_set_up(s->link.ifindex, true);
+	if (r < 0)
+		return kernel_err(s->err, r, "failed to set up", ifname);
 	r = net_link_get_by_index(s->link.ifindex, &s->link);
 	if (r < 0)
 		return kernel_err(s->err, r, "failed to refetch interface", ifname);
@@ -105,14 +116,8 @@ static int pod_rename(void *userdata)
 static int pod_configure(void *userdata)
 {
 	struct pod_step *s = userdata;
-	int r;
 
-	if (s->result->n_ips)
-		return iface_configure(s->ctx->env.ifname, s->result, s->err);
-	r = net_link_set_up(s->link.ifindex, true);
-	if (r < 0)
-		return kernel_err(s->err, r, "failed to set up", s->ctx->env.ifname);
-	return 0;
+	return iface_configure(s->ctx->env.ifname, s->result, s->err);
 }
 
 /* Deletes the child by index in the current netns; the name may be either one. */
@@ -130,6 +135,45 @@ static int undo_create(void *userdata)
 		log_error("undo: cannot delete IPoIB child %s (ifindex %d): %s", s->link.name,
 			  s->link.ifindex, strerror(-r));
 	return 0;
+}
+
+/*
+ * Creates the child in the host and marks it with the alias DEL looks for.
+ * Termination signals are held back from the create until the mark is set (or
+ * the child deleted again): a plugin stopped in between would leave a child
+ * that no DEL can find.
+ */
+static int create_marked(const struct net_child *child, const char *master, const char *alias,
+			 struct pod_step *s)
+{
+	sigset_t sigmask;
+	int r;
+
+	signals_block_termination(&sigmask);
+	r = net_link_create(child);
+	if (r < 0) {
+		kernel_err(s->err, r, "failed to create IPoIB child of master", master);
+		goto restore_signals;
+	}
+	r = net_link_get_by_name(s->tmp_name, &s->link);
+	if (r < 0) {
+		kernel_err(s->err, r, "failed to find the new IPoIB child", s->tmp_name);
+		goto fail;
+	}
+	/* The mark DEL looks for if the kernel hands the child back to the host as dev<N>. */
+	r = net_link_set_alias(s->link.ifindex, alias);
+	if (r < 0) {
+		kernel_err(s->err, r, "failed to mark IPoIB child", s->tmp_name);
+		goto fail;
+	}
+	signals_restore(&sigmask);
+	return 0;
+
+fail:
+	(void)undo_create(s);
+restore_signals:
+	signals_restore(&sigmask);
+	return r;
 }
 
 static int build_result(const struct cni_ctx *ctx, const struct net_link *link,
@@ -188,22 +232,11 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 	log_debug("creating IPoIB child %s of %s (pkey 0x%04x, %s, umcast %u) for %s", tmp_name,
 		  master.name, child.ipoib.pkey, ipoib_config_mode_name(child.ipoib.mode),
 		  child.ipoib.umcast, ctx->env.netns);
-	r = net_link_create(&child);
+	r = create_marked(&child, master.name, alias, &step);
 	if (r < 0)
-		return kernel_err(err, r, "failed to create IPoIB child of master", master.name);
+		return r;
 
 	/* From here on the child exists and every failure removes it. */
-	r = net_link_get_by_name(tmp_name, &step.link);
-	if (r < 0) {
-		kernel_err(err, r, "failed to find the new IPoIB child", tmp_name);
-		goto fail_host;
-	}
-	/* The mark DEL looks for if the kernel hands the child back to the host as dev<N>. */
-	r = net_link_set_alias(step.link.ifindex, alias);
-	if (r < 0) {
-		kernel_err(err, r, "failed to mark IPoIB child", tmp_name);
-		goto fail_host;
-	}
 	r = net_link_set_netns(step.link.ifindex, pod_fd);
 	if (r < 0) {
 		net_err_set(err, CNI_ERR_KERNEL, r, "failed to move interface %s to netns %s: %s",
@@ -211,9 +244,11 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 		goto fail_host;
 	}
 	step.link.ifindex = 0;
-	r = netns_run(pod_fd, pod_rename, &step);
-	if (r < 0)
+	r = netns_run(pod_fd, pod_setup, &step);
+	if (r < 0) {
+		enter_err(err, r, ctx->env.netns);
 		goto fail_pod;
+	}
 
 	if (c.has_ipam) {
 		r = cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_ADD, &ipam, err);
@@ -223,11 +258,13 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 			r = cni_err_set(err, CNI_ERR_IPAM, -EINVAL, "IPAM plugin returned missing IP config");
 			goto fail_ipam;
 		}
+		step.result = &ipam;
+		r = netns_run(pod_fd, pod_configure, &step);
+		if (r < 0) {
+			enter_err(err, r, ctx->env.netns);
+			goto fail_ipam;
+		}
 	}
-	step.result = &ipam;
-	r = netns_run(pod_fd, pod_configure, &step);
-	if (r < 0)
-		goto fail_ipam;
 	r = build_result(ctx, &step.link, &ipam, ret, err);
 	if (r < 0)
 		goto fail_ipam;
@@ -248,6 +285,25 @@ fail_host:
 	return r;
 }
 
+struct sweep {
+	const char *alias;
+	char foreign[IFNAMSIZ]; /* the first link with the alias that is not IPoIB, for the warning */
+};
+
+/* net_link_find() predicate: an IPoIB child with the alias; others with it are noted, skipped. */
+static bool marked_child(const struct net_link *link, void *data)
+{
+	struct sweep *w = data;
+
+	if (strcmp(link->alias, w->alias) != 0)
+		return false;
+	if (strcmp(link->kind, "ipoib") == 0)
+		return true;
+	if (!w->foreign[0])
+		snprintf(w->foreign, sizeof(w->foreign), "%s", link->name);
+	return false;
+}
+
 /*
  * Children of this attachment found by their alias in the current netns: in
  * the host, handed back as dev<N> when the pod netns went before DEL, or never
@@ -256,25 +312,24 @@ fail_host:
  */
 static int sweep_marked(const char *alias, struct cni_err *err)
 {
+	struct sweep w = { .alias = alias };
 	struct net_link link;
 	int r;
 
 	for (int i = 0; i < IPOIB_SWEEP_MAX; i++) {
-		r = net_link_get_by_alias(alias, &link);
+		r = net_link_find(marked_child, &w, &link);
 		if (r == -ENODEV)
-			return 0;
+			break;
 		if (r < 0)
 			return kernel_err(err, r, "failed to look for links marked", alias);
-		if (strcmp(link.kind, "ipoib") != 0) {
-			log_warning("DEL: %s carries alias \"%s\" but is not an IPoIB child; left in place",
-				    link.name, alias);
-			return 0;
-		}
 		log_info("DEL: deleting IPoIB child %s marked \"%s\"", link.name, alias);
 		r = net_link_delete(link.ifindex);
 		if (r < 0 && r != -ENODEV)
 			return kernel_err(err, r, "failed to delete", link.name);
 	}
+	if (w.foreign[0])
+		log_warning("DEL: %s carries alias \"%s\" but is not an IPoIB child; left in place",
+			    w.foreign, alias);
 	return 0;
 }
 
@@ -401,8 +456,7 @@ static int ipoib_check(const struct cni_ctx *ctx, struct cni_err *err)
 	k.master = &master;
 	r = netns_run(pod_fd, pod_check, &k);
 	if (r < 0)
-		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot enter netns %s: %s", ctx->env.netns,
-				   strerror(-r));
+		return enter_err(err, r, ctx->env.netns);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <net/if_arp.h>
 #include <linux/if_link.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,6 +139,16 @@ static void assert_log(const char *want)
 
 	if (strcmp(got, want) != 0)
 		fail_msg("operations:\n%s\nexpected:\n%s", got, want);
+}
+
+/* The plugin holds termination signals back only while it runs a step that must not be cut. */
+static bool termination_held(void)
+{
+	sigset_t cur;
+
+	sigprocmask(SIG_BLOCK, NULL, &cur);
+	return sigismember(&cur, SIGTERM) == 1 || sigismember(&cur, SIGINT) == 1 ||
+	       sigismember(&cur, SIGHUP) == 1;
 }
 
 /* --- config ----------------------------------------------------------------------------- */
@@ -278,16 +289,24 @@ static void test_alias(void **state)
 
 /* --- ADD -------------------------------------------------------------------------------- */
 
-static const char add_ops_nvipam[] =
-	"host: open netns " POD_NETNS "\n"
-	"host: get ib0\n"
-	"host: create ipoib cniibXXXXXXXX link=ib0 pkey=0x7fff mode=0 umcast=1 mtu=0\n"
-	"host: get cniibXXXXXXXX\n"
-	"host: alias cniibXXXXXXXX \"" ALIAS "\"\n"
-	"host: move cniibXXXXXXXX to ns1\n"
-	"ns1: get cniibXXXXXXXX\n"
-	"ns1: sysctl net/ipv4/conf/cniibXXXXXXXX/proxy_arp=1\n"
+/*
+ * Termination signals are held back from the create until the mark is set:
+ * the lookup of the new child's ifindex in between is inside that window too.
+ */
+#define ADD_OPS_CREATE(create_args) \
+	"host: open netns " POD_NETNS "\n" \
+	"host: get ib0\n" \
+	"host: create ipoib cniibXXXXXXXX link=ib0 " create_args " [blocked]\n" \
+	"host: get cniibXXXXXXXX [blocked]\n" \
+	"host: alias cniibXXXXXXXX \"" ALIAS "\" [blocked]\n" \
+	"host: move cniibXXXXXXXX to ns1\n" \
+	"ns1: get cniibXXXXXXXX\n" \
+	"ns1: sysctl net/ipv4/conf/cniibXXXXXXXX/proxy_arp=1\n" \
 	"ns1: rename cniibXXXXXXXX to net1\n"
+
+static const char add_ops_nvipam[] =
+	ADD_OPS_CREATE("pkey=0x7fff mode=0 umcast=1 mtu=0")
+	"ns1: up net1\n"
 	"ns1: get #4\n"
 	"host: ipam ADD nv-ipam\n"
 	"ns1: configure net1 (1 ips, 1 routes)\n";
@@ -302,6 +321,7 @@ static void test_add_sequence(void **state)
 	world(ipam_v4);
 	assert_int_equal(run_add(nad_nvipam, &res), 0);
 	assert_log(add_ops_nvipam);
+	assert_false(termination_held());
 
 	child = fake_net_find(pod, "net1");
 	assert_non_null(child);
@@ -341,9 +361,13 @@ static void test_add_fields_reach_the_kernel(void **state)
 	world(ipam_v4);
 	assert_int_equal(run_add(CONF("\"pkey\":\"0x8001\",\"mode\":\"connected\",\"umcast\":false,"
 				      "\"mtu\":2000,"), &res), 0);
-	assert_non_null(strstr(canonical_log(),
-			       "host: create ipoib cniibXXXXXXXX link=ib0 pkey=0x0001 mode=1 umcast=0 mtu=0\n"));
-	assert_non_null(strstr(canonical_log(), "ns1: rename cniibXXXXXXXX to net1\nns1: mtu net1 2000\n"));
+	/* The MTU is set after the rename and before the link comes up. */
+	assert_log(ADD_OPS_CREATE("pkey=0x0001 mode=1 umcast=0 mtu=0")
+		   "ns1: mtu net1 2000\n"
+		   "ns1: up net1\n"
+		   "ns1: get #4\n"
+		   "host: ipam ADD nv-ipam\n"
+		   "ns1: configure net1 (1 ips, 1 routes)\n");
 	child = fake_net_find(pod, "net1");
 	assert_non_null(child);
 	assert_int_equal(child->ipoib_pkey, 0x8001);
@@ -361,8 +385,11 @@ static void test_add_l2(void **state)
 	(void)state;
 	world(NULL);
 	assert_int_equal(run_add(nad_l2, &res), 0);
-	assert_null(strstr(canonical_log(), "ipam"));
-	assert_non_null(strstr(canonical_log(), "ns1: up net1\n"));
+	/* No IPAM and nothing to configure: the link came up right after the rename. */
+	assert_log(ADD_OPS_CREATE("pkey=0x7fff mode=0 umcast=1 mtu=0")
+		   "ns1: up net1\n"
+		   "ns1: get #4\n");
+	assert_true(fake_net_find(pod, "net1")->flags & IFF_UP);
 	assert_int_equal(res.n_ifaces, 1);
 	assert_int_equal(res.n_ips, 0);
 	assert_int_equal(cni_result_to_json(&res, "0.3.1", &json, &err), 0);
@@ -409,7 +436,11 @@ static void test_add_refusals(void **state)
 /* A failure injected at every operation of ADD: each leaves nothing behind. */
 static void test_add_failure_at_every_step(void **state)
 {
-	static const char *const configs[] = { nad_nvipam, nad_l2 };
+	/* The last sets every field, the MTU (which the master allows) among them. */
+	static const char *const configs[] = {
+		nad_nvipam, nad_l2,
+		CONF("\"pkey\":\"0x8001\",\"mode\":\"connected\",\"umcast\":false,\"mtu\":2000,"),
+	};
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(configs) / sizeof(configs[0]); k++) {
@@ -421,6 +452,8 @@ static void test_add_failure_at_every_step(void **state)
 		cni_result_free(&res);
 		total = fake_net.ops;
 		assert_true(total >= 10);
+		if (k == 2)
+			assert_non_null(strstr(canonical_log(), "ns1: mtu net1 2000\n"));
 		for (unsigned int n = 1; n <= total; n++) {
 			world(ipam_v4);
 			fake_net.fail_at = n;
@@ -430,6 +463,9 @@ static void test_add_failure_at_every_step(void **state)
 					 canonical_log());
 			if (err.code == CNI_OK)
 				fail_msg("config %zu: no error for a failure at operation %u", k, n);
+			if (termination_held())
+				fail_msg("config %zu: signals still held back after a failure at "
+					 "operation %u", k, n);
 			if (fake_net_count(0) != 2 || fake_net_count(pod) != 1 || fake_net.ipam_allocated)
 				fail_msg("config %zu: failure at operation %u left %zu host links, %zu pod "
 					 "links, %d addresses:\n%s", k, n, fake_net_count(0),
@@ -445,7 +481,7 @@ static void test_add_undo_order(void **state)
 	(void)state;
 	/* configure fails: IPAM is released, then the child deleted, in that order. */
 	world(ipam_v4);
-	fake_net.fail_at = 12;
+	fake_net.fail_at = 13;
 	fake_net.fail_errno = EADDRNOTAVAIL;
 	assert_true(run_add(nad_nvipam, &res) < 0);
 	assert_int_equal(err.code, CNI_ERR_KERNEL);
@@ -474,7 +510,7 @@ static void test_add_undo_order(void **state)
 
 	/* The IPAM plugin's own error code comes through. */
 	world(ipam_v4);
-	fake_net.fail_at = 11;
+	fake_net.fail_at = 12;
 	fake_net.fail_errno = EAGAIN;
 	assert_true(run_add(nad_nvipam, &res) < 0);
 	assert_int_equal(err.code, CNI_ERR_TRY_AGAIN);
@@ -505,8 +541,8 @@ static void test_del(void **state)
 		   "host: open netns " POD_NETNS "\n"
 		   "ns1: get net1\n"
 		   "ns1: delete net1\n"
-		   "ns1: get alias \"" ALIAS "\"\n"
-		   "host: get alias \"" ALIAS "\"\n");
+		   "ns1: find\n"
+		   "host: find\n");
 	assert_pristine();
 
 	/* Again: nothing left to do, still success. */
@@ -525,9 +561,9 @@ static void test_del_after_netns_gone(void **state)
 	assert_int_equal(run_del(nad_nvipam), 0);
 	assert_log("host: ipam DEL nv-ipam\n"
 		   "host: open netns " POD_NETNS "\n"
-		   "host: get alias \"" ALIAS "\"\n"
+		   "host: find\n"
 		   "host: delete dev4\n"
-		   "host: get alias \"" ALIAS "\"\n");
+		   "host: find\n");
 	assert_null(fake_net_find(0, "dev4"));
 	assert_int_equal(fake_net_count(0), 2);
 	assert_int_equal(fake_net.ipam_allocated, 0);
@@ -578,6 +614,29 @@ static void test_del_leaves_foreign_links(void **state)
 	assert_int_equal(run_del(nad_nvipam), 0);
 	assert_non_null(fake_net_find(pod, "net1"));
 	assert_non_null(fake_net_find(0, "vethfoo"));
+}
+
+/* A foreign link carrying our alias ahead of our child in the dump does not hide the child. */
+static void test_del_skips_foreign_alias(void **state)
+{
+	struct net_link *link;
+
+	(void)state;
+	world(NULL);
+	link = fake_net_add_link(0, "vethfoo", "veth", ARPHRD_ETHER, 1500);
+	snprintf(link->alias, sizeof(link->alias), "%s", ALIAS);
+	link = fake_net_add_link(0, "dev7", "ipoib", ARPHRD_INFINIBAND, 2044);
+	snprintf(link->alias, sizeof(link->alias), "%s", ALIAS);
+	assert_int_equal(run_del(nad_l2), 0);
+	assert_log("host: open netns " POD_NETNS "\n"
+		   "ns1: get net1\n"
+		   "ns1: find\n"
+		   "host: find\n"
+		   "host: delete dev7\n"
+		   "host: find\n");
+	assert_null(fake_net_find(0, "dev7"));
+	assert_non_null(fake_net_find(0, "vethfoo"));
+	assert_int_equal(fake_net_count(0), 3);
 }
 
 /* A DEL that fails at any operation leaves a state that the next DEL clears. */
@@ -639,9 +698,14 @@ static void test_check(void **state)
 	(void)state;
 	world(ipam_v4);
 	assert_int_equal(run_add(conf, &res), 0);
+	fake_net.log_len = 0;
+	fake_net.log[0] = '\0';
 	assert_int_equal(run_check(conf, &res), 0);
-	assert_non_null(strstr(fake_net_log_lines(), "ipam CHECK nv-ipam"));
-	assert_non_null(strstr(fake_net_log_lines(), "ns1: check net1 (1 ips, 1 routes)"));
+	assert_log("host: open netns " POD_NETNS "\n"
+		   "host: ipam CHECK nv-ipam\n"
+		   "host: get ib0\n"
+		   "ns1: get net1\n"
+		   "ns1: check net1 (1 ips, 1 routes)\n");
 
 	child = fake_net_find(pod, "net1");
 	child->ipoib_pkey = 0x8002;
@@ -676,6 +740,12 @@ static void test_check(void **state)
 	snprintf(child->name, sizeof(child->name), "net1");
 
 	assert_int_equal(run_check(conf, &res), 0);
+
+	/* The master is looked up again, with ADD's errors. */
+	snprintf(fake_net_find(0, "ib0")->name, IFNAMSIZ, "ib9");
+	assert_true(run_check(conf, &res) < 0);
+	assert_int_equal(err.code, CNI_ERR_NOT_FOUND);
+	assert_non_null(strstr(err.msg, "failed to lookup master \"ib0\""));
 	cni_result_free(&res);
 
 	assert_int_equal(load(CNI_CMD_CHECK, conf), 0);
@@ -703,6 +773,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_del_after_killed_add, teardown),
 		cmocka_unit_test_teardown(test_del_stranded_in_pod, teardown),
 		cmocka_unit_test_teardown(test_del_leaves_foreign_links, teardown),
+		cmocka_unit_test_teardown(test_del_skips_foreign_alias, teardown),
 		cmocka_unit_test_teardown(test_del_failure_then_repeat, teardown),
 		cmocka_unit_test_teardown(test_del_dhcp, teardown),
 		cmocka_unit_test_teardown(test_check, teardown),
