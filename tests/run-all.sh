@@ -43,6 +43,12 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 	--timeout-multiplier 3 || status=1
 count "$out/asan"
 
+section "nv-ipam-tool and its deployment under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C "$out/asan" --print-errorlogs --timeout-multiplier 3 \
+	'nv-ipam-tool cli' 'nv-ipam-tool store' 'nv-ipam deploy entrypoint' || status=1
+count "$out/asan"
+
 section "unit under valgrind"
 meson test -C "$out/main" --print-errorlogs --suite unit --no-rebuild --timeout-multiplier 5 \
 	--wrap='valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --trace-children=no' \

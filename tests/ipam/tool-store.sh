@@ -2,9 +2,10 @@
 # nv-ipam-tool show, release and check on stores the nv-ipam binary made: the
 # allocations shown per pool with their pod, container, interface and age; release by
 # container (one interface or all) and by pod, the store re-read after each; check on a
-# clean store, after the node's block moved, for a pool gone from the node, and on a
-# store holding an address twice; the store lock respected; a release whose commit fails
-# prints nothing as released.
+# clean store, after the node's block moved, for a pool gone from the node, on a store
+# holding an address twice and on one where an interface holds two addresses in a pool
+# (release reports every address it drops); the store lock respected; a release whose
+# commit fails prints nothing as released.
 . "$(dirname "$0")/lib.sh"
 TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}
 
@@ -104,6 +105,29 @@ check "check: the duplicate is an error naming both containers" \
 check "show still reads it" "[ \"\$(T show --pool-file \"$work/pools.json\" --json | jq '.pools[] | select(.pool == \"pool1\") | .used')\" = 3 ]"
 T release --container-id dup1 >/dev/null
 check "after releasing one holder, check passes" "T check --pool-file \"$work/pools.json\" >/dev/null"
+
+# One interface holding two addresses in a pool (a hand-edited store, the second entry
+# naming another pod): check reports it; release reports both addresses, as both go.
+# The gateway (allocateDefaultGateway) and a static IP are one address per interface: fine.
+c='{"cniVersion":"1.0.0","name":"net-pool1","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"},"args":{"cni":{"allocateDefaultGateway":true}}}'
+CNI_COMMAND=ADD CNI_CONTAINERID=c8 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 CNI_PATH=/nonexistent \
+	CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod-g" "$NVIPAM" <<<"$c" >/dev/null 2>&1
+check "the gateway and a static IP held: check passes" \
+	"[ \"\$(held)\" = 'c1/net1=10.77.0.2 c5/net1=10.77.9.9 c8/net1=10.77.0.1' ] && T check --pool-file \"$work/pools.json\" >/dev/null"
+jq '.allocations += [.allocations[] | select(.containerID == "c1") | .ip = "10.77.0.9" | .podName = "pod-x"]' \
+	"$work/store" >"$work/store.new" && mv "$work/store.new" "$work/store"
+T check --pool-file "$work/pools.json" >"$work/out" && rc=0 || rc=$?
+check "check: an interface with two addresses in a pool is an error" \
+	"[ $rc = 1 ] && grep -q '^error: pool pool1: 10.77.0.9 (container c1 interface net1 pod default/pod-x): the interface holds another address in the pool, 10.77.0.2 (DEL releases both)$' \"$work/out\" && grep -q '^4 allocations, 1 errors, 1 warnings$' \"$work/out\""
+out=$(T release --pod default/pod-a --dry-run)
+check "release --dry-run by pod: both addresses of the interface, the other pod's too" \
+	"[ \"\$out\" = \"would release 10.77.0.2 in pool pool1: container c1 interface net1 pod default/pod-a
+would release 10.77.0.9 in pool pool1: container c1 interface net1 pod default/pod-x\" ]"
+out=$(T release --container-id c1 --ifname net1)
+check "release: both addresses reported, each once" \
+	"[ \"\$out\" = \"released 10.77.0.2 in pool pool1: container c1 interface net1 pod default/pod-a
+released 10.77.0.9 in pool pool1: container c1 interface net1 pod default/pod-x\" ]"
+check "release: exactly those are gone" "[ \"\$(held)\" = 'c5/net1=10.77.9.9 c8/net1=10.77.0.1' ]"
 
 # A corrupt store: reported, left as it is.
 printf '{"version":1,"pools":{' >"$work/store"

@@ -152,22 +152,36 @@ static void test_golden_small_pools(void **state)
 }
 
 /*
- * IPv6 /127 and /128 follow the IPv6 rule (network+1 to all-ones, 2^n-1 usable): the
- * network-address start is IPv4's /31 and /32 only.
+ * /127 and /128, like /31 and /32, are point-to-point and single-address subnets: every
+ * address is usable, from the network address on (the controller's canUseNetworkAddress()
+ * tests the prefix length against the address width, whatever the family).
  */
 static void test_ipv6_smallest_subnets(void **state)
 {
+	struct outcome o;
+
 	(void)state;
 	expect(IPPOOL("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":1"), NODES12,
+	       "[" BLK("node-1", "fd00::", "fd00::") "," BLK("node-2", "fd00::1", "fd00::1") "]", "");
+	expect(IPPOOL("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":2"), NODES12,
+	       "[" BLK("node-1", "fd00::", "fd00::1") "]", "node-2");
+	expect(IPPOOL("\"subnet\":\"fd00::/128\",\"perNodeBlockSize\":1"), NODES12,
+	       "[" BLK("node-1", "fd00::", "fd00::") "]", "node-2");
+	expect(IPPOOL("\"subnet\":\"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128\",\"perNodeBlockSize\":1"),
+	       NODES12, "[" BLK("node-1", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+				"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff") "]", "node-2");
+	expect_invalid(IPPOOL("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":3"), "perNodeBlockSize");
+	expect_invalid(IPPOOL("\"subnet\":\"fd00::/128\",\"perNodeBlockSize\":2"), "perNodeBlockSize");
+	/* A one-address block on the gateway is skipped, the network address included. */
+	expect(IPPOOL("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":1,\"gateway\":\"fd00::\""), NODES12,
 	       "[" BLK("node-1", "fd00::1", "fd00::1") "]", "node-2");
-	expect_invalid(IPPOOL("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":2"), "perNodeBlockSize");
-	expect_invalid(IPPOOL("\"subnet\":\"fd00::/128\",\"perNodeBlockSize\":1"), "perNodeBlockSize");
-	expect_invalid(IPPOOL("\"subnet\":\"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128\",\"perNodeBlockSize\":1"),
-		       "perNodeBlockSize");
-	/* A status entry on the network address of a /127 is not a valid block. */
-	expect(IPPOOL_ST("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":1", "[" BLK("node-2", "fd00::", "fd00::") "]"),
-	       NODES12, "[" BLK("node-1", "fd00::1", "fd00::1") "]", "node-2");
-	/* IPv4 /31 and /32 keep starting at the network address. */
+	/* A status entry on the network address of a /127 is a valid block: it is kept. */
+	carve(IPPOOL_ST("\"subnet\":\"fd00::/127\",\"perNodeBlockSize\":1", "[" BLK("node-2", "fd00::", "fd00::") "]"),
+	      NODES12, &o);
+	assert_string_equal(o.allocs, "[" BLK("node-1", "fd00::1", "fd00::1") "," BLK("node-2", "fd00::", "fd00::") "]");
+	assert_int_equal(o.kept, 1);
+	outcome_free(&o);
+	/* IPv4 /31 and /32 the same way. */
 	expect(IPPOOL("\"subnet\":\"10.9.0.0/31\",\"perNodeBlockSize\":1"), NODES12,
 	       "[" BLK("node-1", "10.9.0.0", "10.9.0.0") "," BLK("node-2", "10.9.0.1", "10.9.0.1") "]", "");
 }
@@ -228,13 +242,82 @@ static void test_keep_and_reuse(void **state)
 	       "[" BLK("a", "10.10.0.1", "10.10.1.0") "," BLK("b", "10.10.3.1", "10.10.4.0") ","
 	       BLK("c", "10.10.1.1", "10.10.2.0") "," BLK("d", "10.10.2.1", "10.10.3.0") ","
 	       BLK("e", "10.10.4.1", "10.10.5.0") "]", "");
-	/* CIDRPool: node-2 left, node-9 reuses its prefix; a wrong gateway is re-carved. */
+	/*
+	 * CIDRPool: node-3's entry has the wrong gateway, so it is carved anew and, first in
+	 * name order, takes the prefix node-2 left; node-9 gets the next one.
+	 */
 	expect(CIDRPOOL_ST("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1",
 			   "[" PFXGW("node-1", "10.0.0.0/24", "10.0.0.1") "," PFXGW("node-2", "10.0.1.0/24", "10.0.1.1")
 			   "," PFXGW("node-3", "10.0.2.0/24", "10.0.2.9") "]"),
 	       "[{\"name\":\"node-1\"},{\"name\":\"node-3\"},{\"name\":\"node-9\"}]",
 	       "[" PFXGW("node-1", "10.0.0.0/24", "10.0.0.1") "," PFXGW("node-3", "10.0.1.0/24", "10.0.1.1") ","
 	       PFXGW("node-9", "10.0.2.0/24", "10.0.2.1") "]", "");
+}
+
+/*
+ * CIDRPool prefixes of nodes that left are reused by newcomers: the first free prefix in
+ * cidr order goes to the first newcomer in name order, the kept prefixes stay put.
+ */
+static void test_cidrpool_reuse_after_leave(void **state)
+{
+	struct outcome o;
+
+	(void)state;
+	carve(CIDRPOOL_ST("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1",
+			  "[" PFXGW("node-1", "10.0.0.0/24", "10.0.0.1") "," PFXGW("node-2", "10.0.1.0/24", "10.0.1.1")
+			  "," PFXGW("node-3", "10.0.2.0/24", "10.0.2.1") "," PFXGW("node-4", "10.0.3.0/24", "10.0.3.1") "]"),
+	      "[{\"name\":\"node-1\"},{\"name\":\"node-3\"},{\"name\":\"alpha\"},{\"name\":\"zulu\"}]", &o);
+	assert_string_equal(o.allocs, "[" PFXGW("alpha", "10.0.1.0/24", "10.0.1.1") ","
+			    PFXGW("node-1", "10.0.0.0/24", "10.0.0.1") "," PFXGW("node-3", "10.0.2.0/24", "10.0.2.1")
+			    "," PFXGW("zulu", "10.0.3.0/24", "10.0.3.1") "]");
+	assert_int_equal(o.kept, 2);
+	assert_string_equal(o.unplaced, "");
+	outcome_free(&o);
+	/*
+	 * The departed node's entry shares its prefix with a live node's: it is discarded
+	 * before the conflict check, so the live node keeps the prefix and the newcomer
+	 * gets the next free one.
+	 */
+	expect(CIDRPOOL_ST("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24",
+			   "[" PFX("node-1", "10.0.0.0/24") "," PFX("node-2", "10.0.1.0/24") ","
+			   PFX("node-3", "10.0.1.0/24") "]"),
+	       "[{\"name\":\"node-1\"},{\"name\":\"node-3\"},{\"name\":\"node-9\"}]",
+	       "[" PFX("node-1", "10.0.0.0/24") "," PFX("node-3", "10.0.1.0/24") ","
+	       PFX("node-9", "10.0.2.0/24") "]", "");
+}
+
+#define P24_4 "\"subnet\":\"192.168.0.0/24\",\"perNodeBlockSize\":4"
+
+/*
+ * An IPPool node listed twice, as the controller loads the status in order: the node's
+ * last loaded entry is its block; an earlier one's block is not given to anyone in this
+ * run; an entry on a block already loaded, or an invalid one, replaces nothing.
+ */
+static void test_ippool_node_listed_twice(void **state)
+{
+	(void)state;
+	expect(IPPOOL_ST(P24_4,
+			 "[" BLK("a", "192.168.0.1", "192.168.0.4") "," BLK("a", "192.168.0.5", "192.168.0.8") "]"),
+	       "[{\"name\":\"a\"},{\"name\":\"b\"}]",
+	       "[" BLK("a", "192.168.0.5", "192.168.0.8") "," BLK("b", "192.168.0.9", "192.168.0.12") "]", "");
+	expect(IPPOOL_ST(P24_4,
+			 "[" BLK("a", "192.168.0.5", "192.168.0.8") "," BLK("a", "192.168.0.1", "192.168.0.4") "]"),
+	       "[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]",
+	       "[" BLK("a", "192.168.0.1", "192.168.0.4") "," BLK("b", "192.168.0.9", "192.168.0.12") ","
+	       BLK("c", "192.168.0.13", "192.168.0.16") "]", "");
+	/* b's entry on a's block is not loaded; a's later entry supersedes its first. */
+	expect(IPPOOL_ST(P24_4,
+			 "[" BLK("a", "192.168.0.1", "192.168.0.4") "," BLK("b", "192.168.0.1", "192.168.0.4") ","
+			 BLK("a", "192.168.0.5", "192.168.0.8") "]"),
+	       "[{\"name\":\"a\"},{\"name\":\"b\"}]",
+	       "[" BLK("a", "192.168.0.5", "192.168.0.8") "," BLK("b", "192.168.0.9", "192.168.0.12") "]", "");
+	/* A misaligned or a fully excluded later entry leaves the first in place. */
+	expect(IPPOOL_ST(P24_4 ",\"exclusions\":"
+			 "[{\"startIP\":\"192.168.0.9\",\"endIP\":\"192.168.0.12\"}]",
+			 "[" BLK("a", "192.168.0.1", "192.168.0.4") "," BLK("a", "192.168.0.6", "192.168.0.9") ","
+			 BLK("a", "192.168.0.9", "192.168.0.12") "]"),
+	       "[{\"name\":\"a\"},{\"name\":\"b\"}]",
+	       "[" BLK("a", "192.168.0.1", "192.168.0.4") "," BLK("b", "192.168.0.5", "192.168.0.8") "]", "");
 }
 
 /* nodeSelector: terms ORed, expressions ANDed, matchFields on the name. */
@@ -516,6 +599,8 @@ int main(void)
 		cmocka_unit_test(test_golden_cidrpool),
 		cmocka_unit_test(test_static_allocations),
 		cmocka_unit_test(test_keep_and_reuse),
+		cmocka_unit_test(test_cidrpool_reuse_after_leave),
+		cmocka_unit_test(test_ippool_node_listed_twice),
 		cmocka_unit_test(test_node_selector),
 		cmocka_unit_test(test_node_selector_operators),
 		cmocka_unit_test(test_invalid_status_entries),

@@ -2,8 +2,8 @@
  * Carving pools into per-node blocks exactly as the nv-ipam controller does (no I/O)
  *
  * Both pool kinds are a row of equal blocks: an IPPool's blocks of perNodeBlockSize
- * addresses from network+1 (network for IPv4 /31 and /32) up to the last usable
- * address (the IPv4 broadcast excluded), and a CIDRPool's prefixes of
+ * addresses from network+1 (the network address for /31, /32, /127 and /128) up to the
+ * last usable address (the IPv4 broadcast excluded), and a CIDRPool's prefixes of
  * perNodeNetworkPrefix inside cidr. A block is "fully excluded" when exclusions and
  * perNodeExclusions (relative to the block's start) cover every address a node would
  * hand out from it: the whole IPPool block, or the CIDRPool prefix's node range
@@ -393,19 +393,19 @@ static int parse_ippool(struct pool_spec *p, struct json_object *spec)
 	net = ipmath_from_addr(&p->net.addr);
 	host = ipmath_host_mask(p->sp.family, p->net.len);
 	/*
-	 * IPv4: network+1 to broadcast-1, the whole subnet for /31 and /32. IPv6: network+1
-	 * to the all-ones address (2^n-1 usable), also for /127 (one address) and /128 (none:
-	 * every perNodeBlockSize is too large). The reference names only IPv4 /31 and /32 as
-	 * starting at the network address; its IPv6 rule has no small-prefix exception.
+	 * Point-to-point and single-address subnets (/31, /127, /32, /128) use every address,
+	 * from the network address on, whatever the family: the controller tests the prefix
+	 * length against the address width. Otherwise network+1 up to broadcast-1 (IPv4,
+	 * 2^n-2 usable) or up to the all-ones address (IPv6, 2^n-1 usable).
 	 */
-	if (p->sp.family == AF_INET && hb <= 1) {
+	if (hb <= 1) {
 		p->sp.first = net;
 		last = net | host;
 	} else {
 		p->sp.first = net + 1;
 		last = p->sp.family == AF_INET ? (net | host) - 1 : net | host;
 	}
-	usable = hb == 0 && p->sp.family != AF_INET ? 0 : last - p->sp.first + 1;
+	usable = last - p->sp.first + 1;
 	if (get_int(p, spec, "", "perNodeBlockSize", 1, INT64_MAX, true, &size) < 0)
 		return -EINVAL;
 	if ((u128)size > usable)
@@ -535,7 +535,8 @@ struct entry {
 	u128 index;        /* block index */
 	bool has_gateway;
 	struct ip_addr gateway;
-	bool drop;
+	bool drop;         /* not loaded */
+	bool superseded;   /* IPPool: loaded, then replaced by a later entry of its node */
 };
 
 static int node_cmp(const void *a, const void *b)
@@ -562,12 +563,15 @@ static bool u128_in(const u128 *v, size_t n, u128 x)
 	return n && bsearch(&x, v, n, sizeof(*v), u128_cmp) != NULL;
 }
 
-/* An IPPool status entry: aligned, right-sized, inside the subnet. */
+/*
+ * An IPPool status entry the controller loads: aligned, right-sized, inside the subnet,
+ * not fully excluded, a one-address block not on the gateway.
+ */
 static bool ippool_entry_parse(const struct pool_spec *p, struct json_object *e, struct entry *ret)
 {
 	struct json_object *vs = cjson_get(e, "startIP"), *ve = cjson_get(e, "endIP");
 	struct ip_addr a, b;
-	u128 x, y;
+	u128 x, y, next;
 
 	if (!json_object_is_type(vs, json_type_string) || !json_object_is_type(ve, json_type_string) ||
 	    ip_addr_parse(json_object_get_string(vs), &a) < 0 ||
@@ -580,7 +584,8 @@ static bool ippool_entry_parse(const struct pool_spec *p, struct json_object *e,
 	    y - x + 1 != p->sp.size)
 		return false;
 	ret->index = (x - p->sp.first) / p->sp.size;
-	return ret->index < p->sp.count;
+	return ret->index < p->sp.count && !block_excluded(&p->sp, ret->index, &next) &&
+	       !(p->sp.skip_gw && x == p->sp.gw);
 }
 
 static bool cidr_entry_parse(const struct pool_spec *p, struct json_object *e, struct entry *ret)
@@ -665,33 +670,42 @@ static int entry_cmp(const void *a, const void *b, void *arg)
 }
 
 /*
- * Entries sharing a node or a block: an IPPool keeps the first in status order; a CIDRPool
- * drops every entry sharing a node, a prefix or a gateway with another, as the reference
- * validates them.
+ * Entries sharing a block, a node or a gateway. An IPPool's, as the controller loads them
+ * in status order: an entry on a block an earlier loaded entry holds is dropped; a node's
+ * last loaded entry is its allocation, its earlier ones are superseded but their blocks
+ * stay taken for this run. A CIDRPool drops every entry sharing a node, a prefix or a
+ * gateway with another, as the reference validates them.
  */
 static int mark_conflicts(struct entry *v, size_t n, bool cidrpool)
 {
-	static const entry_key_fn keys[] = { key_node, key_index, key_gateway };
+	static const entry_key_fn ippool_keys[] = { key_index, key_node };
+	static const entry_key_fn cidr_keys[] = { key_node, key_index, key_gateway };
+	const entry_key_fn *keys = cidrpool ? cidr_keys : ippool_keys;
+	size_t n_keys = cidrpool ? 3 : 2;
 	_cleanup_free_ size_t *idx = malloc((n ? n : 1) * sizeof(size_t));
-	size_t m = 0;
 
 	if (!idx)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		if (v[i].parsed)
-			idx[m++] = i;
-	for (size_t k = 0; k < (cidrpool ? 3u : 2u); k++) {
+	for (size_t k = 0; k < n_keys; k++) {
 		struct sort_ctx c = { .v = v, .key = keys[k] };
+		size_t m = 0;
 
+		/* A dropped IPPool entry was never loaded: it supersedes no one. */
+		for (size_t i = 0; i < n; i++)
+			if (v[i].parsed && (cidrpool || !v[i].drop))
+				idx[m++] = i;
 		qsort_r(idx, m, sizeof(*idx), entry_cmp, &c);
 		for (size_t i = 1; i < m; i++) {
 			struct entry *x = &v[idx[i - 1]], *y = &v[idx[i]];
 
 			if (keys[k](x, y) != 0 || (keys[k] == key_gateway && !x->has_gateway))
 				continue;
-			y->drop = true;
 			if (cidrpool)
-				x->drop = true;
+				x->drop = y->drop = true;
+			else if (keys[k] == key_index)
+				y->drop = true;
+			else
+				x->superseded = true;
 		}
 	}
 	return 0;
@@ -709,22 +723,24 @@ static int kept_cmp(const void *a, const void *b)
 	return strcmp(((const struct kept *)a)->node, ((const struct kept *)b)->node);
 }
 
-/* Valid status entries of matching nodes, sorted by node name. */
+/*
+ * Valid status entries of matching nodes, sorted by node name, and the blocks they take,
+ * sorted (superseded IPPool entries take their block without keeping it).
+ */
 static int collect_kept(const struct pool_spec *p, struct json_object *pool,
 			const struct carve_node *match, size_t n_match, struct kept **ret,
-			size_t *ret_n)
+			size_t *ret_n, u128 **ret_taken, size_t *ret_n_taken)
 {
 	struct json_object *arr = k8s_object_member(pool, "status", "allocations");
 	size_t n = json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
 	_cleanup_free_ struct entry *v = calloc(n ? n : 1, sizeof(*v));
-	struct kept *out = calloc(n ? n : 1, sizeof(*out));
-	size_t m = 0;
+	_cleanup_free_ struct kept *out = calloc(n ? n : 1, sizeof(*out));
+	_cleanup_free_ u128 *taken = malloc((n ? n : 1) * sizeof(*taken));
+	size_t m = 0, n_taken = 0;
 	u128 next;
 
-	if (!v || !out) {
-		free(out);
+	if (!v || !out || !taken)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
 		struct json_object *vn = cjson_get(e, "nodeName");
@@ -741,10 +757,8 @@ static int collect_kept(const struct pool_spec *p, struct json_object *pool,
 			continue;
 		x->parsed = p->cidrpool ? cidr_entry_parse(p, e, x) : ippool_entry_parse(p, e, x);
 	}
-	if (mark_conflicts(v, n, p->cidrpool) < 0) {
-		free(out);
+	if (mark_conflicts(v, n, p->cidrpool) < 0)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct entry *x = &v[i];
 		const struct carve_node *node = x->parsed ? node_find(match, n_match, x->node) : NULL;
@@ -766,18 +780,19 @@ static int collect_kept(const struct pool_spec *p, struct json_object *pool,
 				continue;
 			if (!st && block_excluded(&p->sp, x->index, &next))
 				continue;
-		} else {
-			if (block_excluded(&p->sp, x->index, &next))
-				continue;
-			if (p->sp.skip_gw && p->sp.first + x->index == p->sp.gw)
-				continue;
 		}
+		taken[n_taken++] = x->index;
+		if (x->superseded)
+			continue;
 		out[m++] = (struct kept){ .node = node->name, .index = x->index,
 					  .has_gateway = x->has_gateway, .gateway = x->gateway };
 	}
 	qsort(out, m, sizeof(*out), kept_cmp);
-	*ret = out;
+	qsort(taken, n_taken, sizeof(*taken), u128_cmp);
+	*ret = TAKE_PTR(out);
 	*ret_n = m;
+	*ret_taken = TAKE_PTR(taken);
+	*ret_n_taken = n_taken;
 	return 0;
 }
 
@@ -827,7 +842,7 @@ static int carve_run(struct pool_spec *p, struct json_object *pool, const struct
 	_cleanup_free_ struct carve_node *match = calloc(n_nodes ? n_nodes : 1, sizeof(*match));
 	_cleanup_free_ struct kept *kept = NULL;
 	_cleanup_free_ u128 *taken = NULL, *reserved = NULL;
-	size_t n_match = 0, n_kept = 0;
+	size_t n_match = 0, n_kept = 0, n_taken = 0;
 	u128 cursor = 0;
 	int r;
 
@@ -836,18 +851,14 @@ static int carve_run(struct pool_spec *p, struct json_object *pool, const struct
 	for (size_t i = 0; i < n_nodes; i++)
 		if (selector_match(p->selector, nodes[i].name, nodes[i].labels))
 			match[n_match++] = nodes[i];
-	r = collect_kept(p, pool, match, n_match, &kept, &n_kept);
+	r = collect_kept(p, pool, match, n_match, &kept, &n_kept, &taken, &n_taken);
 	if (r < 0)
 		return r;
-	taken = malloc((n_kept ? n_kept : 1) * sizeof(*taken));
 	reserved = malloc((p->n_statics ? p->n_statics : 1) * sizeof(*reserved));
 	res->unplaced = calloc(n_match ? n_match : 1, sizeof(*res->unplaced));
 	res->allocs = calloc(n_match ? n_match : 1, sizeof(*res->allocs));
-	if (!taken || !reserved || !res->unplaced || !res->allocs)
+	if (!reserved || !res->unplaced || !res->allocs)
 		return -ENOMEM;
-	for (size_t i = 0; i < n_kept; i++)
-		taken[i] = kept[i].index;
-	qsort(taken, n_kept, sizeof(*taken), u128_cmp);
 	for (size_t i = 0; i < p->n_statics; i++)
 		reserved[i] = p->statics[i].index;
 	qsort(reserved, p->n_statics, sizeof(*reserved), u128_cmp);
@@ -866,7 +877,7 @@ static int carve_run(struct pool_spec *p, struct json_object *pool, const struct
 		} else if (st) {
 			has_gw = cidr_expected_gateway(p, st->index, st, &gw);
 			push_alloc(res, p, match[i].name, st->index, has_gw, &gw);
-		} else if (next_free(p, &cursor, taken, n_kept, reserved, p->n_statics, &index)) {
+		} else if (next_free(p, &cursor, taken, n_taken, reserved, p->n_statics, &index)) {
 			has_gw = p->cidrpool && cidr_expected_gateway(p, index, NULL, &gw);
 			push_alloc(res, p, match[i].name, index, has_gw, &gw);
 		} else {

@@ -56,11 +56,13 @@ int carve_nodes_from_objects(const struct k8s_objects *objs, struct carve_node *
  * @err: code 7 when @pool is neither an IPPool nor a CIDRPool
  *
  * Nodes matching spec.nodeSelector are taken in name order. Valid existing
- * allocations of matching nodes are kept; every other matching node gets its
- * CIDRPool static allocation or the first free aligned block, skipping blocks
- * that are taken, statically reserved, fully excluded (exclusions plus
- * perNodeExclusions) or, for blocks of one address, the gateway. An invalid
- * spec gives an empty status and @ret->invalid with the reason.
+ * allocations of matching nodes are kept (an IPPool node listed twice keeps its
+ * last valid entry, the earlier one's block staying unused this run); every
+ * other matching node gets its CIDRPool static allocation or the first free
+ * aligned block, skipping blocks that are taken, statically reserved, fully
+ * excluded (exclusions plus perNodeExclusions) or, for blocks of one address,
+ * the gateway. An invalid spec gives an empty status and @ret->invalid with
+ * the reason.
  *
  * Return: 0 on success, negative errno on failure.
  */

@@ -2,7 +2,8 @@
  * The check subcommand: the store's integrity against the node pool file
  *
  * Errors (exit 1): a store that cannot be read or parsed, an address held twice in one
- * pool, an allocation in a pool this node has no block of, an address outside its pool's
+ * pool, one interface of a container (an attachment) holding two addresses in one pool,
+ * an allocation in a pool this node has no block of, an address outside its pool's
  * subnet (IPPool) or prefix (CIDRPool). Warnings (exit 1 only with --strict): an address
  * inside the subnet but outside the node's current block (a static IP, or one left from
  * before the pool changed), and the same address held in two pools.
@@ -26,9 +27,10 @@ static const char check_help[] =
 	"Usage: nv-ipam-tool check [--store FILE] [--pool-file FILE] [--strict]\n"
 	"\n"
 	"Check the store under its lock: that it parses, that no address is held twice in\n"
-	"a pool, that every allocation is in a pool this node has a block of and inside its\n"
-	"subnet or prefix. Warns about addresses outside the node's current block (static\n"
-	"IPs, or left over after a pool change) and about one address held in two pools.\n"
+	"a pool, that no container interface holds two addresses in a pool, that every\n"
+	"allocation is in a pool this node has a block of and inside its subnet or prefix.\n"
+	"Warns about addresses outside the node's current block (static IPs, or left over\n"
+	"after a pool change) and about one address held in two pools.\n"
 	"\n"
 	"  --store FILE           the store (default " CLI_DEFAULT_STORE ")\n"
 	"  --pool-file FILE       the node pool file (default " CLI_DEFAULT_POOL_FILE ")\n"
@@ -94,6 +96,43 @@ static int check_addresses(const struct nvipam_store *st, struct tally *t)
 			report(t, true, y, "held twice in the pool, also by container %s", x->container_id);
 		else
 			report(t, false, y, "also held in pool %s", x->pool);
+	}
+	return 0;
+}
+
+static int by_attachment(const void *a, const void *b)
+{
+	const struct nvipam_alloc *x = *(const struct nvipam_alloc *const *)a;
+	const struct nvipam_alloc *y = *(const struct nvipam_alloc *const *)b;
+	int c = strcmp(x->pool, y->pool);
+
+	c = c ? c : strcmp(x->container_id, y->container_id);
+	c = c ? c : strcmp(x->ifname, y->ifname);
+	return c ? c : by_ip(a, b);
+}
+
+/*
+ * nv-ipam gives an attachment (container, interface) one address per pool, static IPs
+ * and the gateway included; a second one is damage, and DEL would release both.
+ */
+static int check_attachments(const struct nvipam_store *st, struct tally *t)
+{
+	_cleanup_free_ const struct nvipam_alloc **v = malloc((st->n_allocs + 1) * sizeof(*v));
+	char ip[IP_PREFIX_STRLEN];
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n_allocs; i++)
+		v[i] = &st->allocs[i];
+	qsort(v, st->n_allocs, sizeof(*v), by_attachment);
+	for (size_t i = 1; i < st->n_allocs; i++) {
+		const struct nvipam_alloc *x = v[i - 1], *y = v[i];
+
+		if (strcmp(x->pool, y->pool) || strcmp(x->container_id, y->container_id) ||
+		    strcmp(x->ifname, y->ifname))
+			continue;
+		report(t, true, y, "the interface holds another address in the pool, %s "
+		       "(DEL releases both)", ip_addr_format(&x->ip, ip, sizeof(ip)));
 	}
 	return 0;
 }
@@ -169,6 +208,8 @@ int check_main(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	r = check_addresses(&st, &t);
+	if (r >= 0)
+		r = check_attachments(&st, &t);
 	if (r >= 0)
 		check_ranges(&st, &pools, &t);
 	printf("%zu allocations, %zu errors, %zu warnings\n", st.n_allocs, t.errors, t.warnings);

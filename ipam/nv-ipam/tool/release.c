@@ -17,7 +17,9 @@ static const char release_help[] =
 	"\n"
 	"Release allocations under the store lock, as DEL would: those of a container (one\n"
 	"interface with --ifname, else all of them) or of a pod, in every pool or in one.\n"
-	"Each released address is printed; nothing matching is an error (exit 1).\n"
+	"Each released address is printed, with any other address the same interface\n"
+	"holds in the pool (a damaged store: DEL drops them together); nothing matching\n"
+	"is an error (exit 1).\n"
 	"\n"
 	"  --store FILE           the store (default " CLI_DEFAULT_STORE ")\n"
 	"  --container-id ID      the container (CNI_CONTAINERID)\n"
@@ -47,6 +49,34 @@ static bool matches(const struct query *q, const struct nvipam_alloc *a)
 	return strlen(a->pod_namespace) == q->pod_ns_len &&
 	       strncmp(a->pod_namespace, q->pod_ns, q->pod_ns_len) == 0 &&
 	       strcmp(a->pod_name, q->pod_name) == 0;
+}
+
+static bool same_attachment(const struct nvipam_alloc *a, const struct nvipam_alloc *b)
+{
+	return strcmp(a->pool, b->pool) == 0 && strcmp(a->container_id, b->container_id) == 0 &&
+	       strcmp(a->ifname, b->ifname) == 0;
+}
+
+/*
+ * Marks in @drop what releasing the matching allocations removes: nvipam_store_remove()
+ * drops a whole attachment (pool, container, interface), so every allocation sharing one
+ * with a match goes too (two in one attachment only in a damaged store). Returns how many.
+ */
+static size_t mark_released(const struct nvipam_store *st, const struct query *q, bool *drop)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n_allocs; i++) {
+		if (drop[i] || !matches(q, &st->allocs[i]))
+			continue;
+		for (size_t j = 0; j < st->n_allocs; j++) {
+			if (!drop[j] && same_attachment(&st->allocs[i], &st->allocs[j])) {
+				drop[j] = true;
+				n++;
+			}
+		}
+	}
+	return n;
 }
 
 struct release_args {
@@ -92,7 +122,8 @@ int release_main(int argc, char **argv)
 	struct cni_err err = { 0 };
 	const char *store_path, *pod, *slash;
 	_cleanup_free_ char *report = NULL;
-	size_t released = 0, report_len = 0;
+	_cleanup_free_ bool *drop = NULL;
+	size_t released, report_len = 0;
 	FILE *out = NULL;
 	struct query q;
 	bool dry_run;
@@ -124,29 +155,33 @@ int release_main(int argc, char **argv)
 		return cli_fail(&err);
 	/* The lines wait for the commit: "released" is printed only once it is true. */
 	out = open_memstream(&report, &report_len);
-	if (!out) {
+	drop = calloc(st.n_allocs + 1, sizeof(*drop));
+	if (!out || !drop) {
 		cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	/*
-	 * Release one attachment at a time: nvipam_store_remove() reorders the array, so the
-	 * scan restarts after each removal (a pod has a handful of attachments).
-	 */
-	for (size_t i = 0; i < st.n_allocs;) {
-		struct nvipam_alloc *a = &st.allocs[i];
-		_cleanup_free_ char *pool = NULL, *cid = NULL, *ifname = NULL;
+	released = mark_released(&st, &q, drop);
+	for (size_t i = 0; i < st.n_allocs; i++) {
+		const struct nvipam_alloc *a = &st.allocs[i];
 		char ip[IP_PREFIX_STRLEN];
 
-		if (!matches(&q, a)) {
-			i++;
+		if (!drop[i])
 			continue;
-		}
 		fprintf(out, "%s %s in pool %s: container %s interface %s pod %s/%s\n",
 			dry_run ? "would release" : "released", ip_addr_format(&a->ip, ip, sizeof(ip)),
 			a->pool, a->container_id, a->ifname, *a->pod_namespace ? a->pod_namespace : "-",
 			*a->pod_name ? a->pod_name : "-");
-		released++;
-		if (dry_run) {
+	}
+	/*
+	 * Release one attachment at a time: nvipam_store_remove() reorders the array, so the
+	 * scan restarts after each removal (a pod has a handful of attachments). It removes
+	 * exactly the marked allocations: whole attachments, each holding a match.
+	 */
+	for (size_t i = 0; !dry_run && i < st.n_allocs;) {
+		struct nvipam_alloc *a = &st.allocs[i];
+		_cleanup_free_ char *pool = NULL, *cid = NULL, *ifname = NULL;
+
+		if (!matches(&q, a)) {
 			i++;
 			continue;
 		}
