@@ -78,15 +78,26 @@ static void report(struct tally *t, bool error, const struct nvipam_alloc *a, co
 		t->warnings++;
 }
 
+/* The store's allocations as pointers sorted by @cmp, NULL when out of memory. */
+static const struct nvipam_alloc **sorted(const struct nvipam_store *st,
+					  int (*cmp)(const void *a, const void *b))
+{
+	const struct nvipam_alloc **v = malloc((st->n_allocs + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < st->n_allocs; i++)
+		v[i] = &st->allocs[i];
+	qsort(v, st->n_allocs, sizeof(*v), cmp);
+	return v;
+}
+
 static int check_addresses(const struct nvipam_store *st, struct tally *t)
 {
-	_cleanup_free_ const struct nvipam_alloc **v = malloc((st->n_allocs + 1) * sizeof(*v));
+	_cleanup_free_ const struct nvipam_alloc **v = sorted(st, by_ip);
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < st->n_allocs; i++)
-		v[i] = &st->allocs[i];
-	qsort(v, st->n_allocs, sizeof(*v), by_ip);
 	for (size_t i = 1; i < st->n_allocs; i++) {
 		const struct nvipam_alloc *x = v[i - 1], *y = v[i];
 
@@ -117,14 +128,11 @@ static int by_attachment(const void *a, const void *b)
  */
 static int check_attachments(const struct nvipam_store *st, struct tally *t)
 {
-	_cleanup_free_ const struct nvipam_alloc **v = malloc((st->n_allocs + 1) * sizeof(*v));
+	_cleanup_free_ const struct nvipam_alloc **v = sorted(st, by_attachment);
 	char ip[IP_PREFIX_STRLEN];
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < st->n_allocs; i++)
-		v[i] = &st->allocs[i];
-	qsort(v, st->n_allocs, sizeof(*v), by_attachment);
 	for (size_t i = 1; i < st->n_allocs; i++) {
 		const struct nvipam_alloc *x = v[i - 1], *y = v[i];
 
