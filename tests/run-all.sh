@@ -13,8 +13,9 @@ fuzz_seconds=${FUZZ_SECONDS:-60}
 passed=0 failed=0 skipped=0
 status=0
 
+# count BUILD [LOG]: add a meson test run's results (LOG: testlog-<wrapper>.json for --wrap runs)
 count() {
-	local log=$1/meson-logs/testlog.json
+	local log=$1/meson-logs/${2:-testlog.json}
 	[ -f "$log" ] || return 0
 	passed=$((passed + $(jq -s '[.[] | select(.result == "OK")] | length' "$log")))
 	failed=$((failed + $(jq -s '[.[] | select(.result == "FAIL" or .result == "TIMEOUT" or .result == "ERROR")] | length' "$log")))
@@ -53,7 +54,7 @@ section "unit under valgrind"
 meson test -C "$out/main" --print-errorlogs --suite unit --no-rebuild --timeout-multiplier 5 \
 	--wrap='valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --trace-children=no' \
 	|| status=1
-count "$out/main"
+count "$out/main" testlog-valgrind.json
 
 # plugin_under_valgrind NAME: the plugin's netns script with every plugin run under valgrind
 plugin_under_valgrind() {
