@@ -951,6 +951,9 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (!match.ok) {
 		log_warning("DEL: %s in %s is not the configured device (%s %.64s): %s; left in place",
 			    dev.name, ctx->env.netns, c.source, c.value ? c.value : "", match.why);
+		/* With no CNI_IFNAME in the pod, the device may be back in the host. */
+		if (left.link.ifindex)
+			recover_in_host(&c, ifname);
 		return 0;
 	}
 	memcpy(orig, dev.alias, strlen(dev.alias) + 1); /* a valid name: shorter than IFNAMSIZ */

@@ -902,6 +902,16 @@ static void test_del_finds_device_left_mid_move(void **state)
 		assert_non_null(fake_net_find(pod, "ens1f0"));
 		assert_null(fake_net_find(0, "ens1f0"));
 	}
+	/*
+	 * A pod link with those marks that is not the device does not stop DEL from
+	 * renaming back the device the kernel handed to the host as net1.
+	 */
+	host_only("net1", "ens1f0", false);
+	l = fake_net_add_link(pod, "ens1f0", "veth", ARPHRD_ETHER, 1500);
+	snprintf(l->alias, sizeof(l->alias), "ens1f0");
+	assert_int_equal(run(CNI_CMD_DEL, CONF_MAC), 0);
+	assert_host_link("ens1f0", "", false);
+	assert_string_equal(fake_net_find(pod, "ens1f0")->kind, "veth");
 	/* Its original name taken in the host: code 104, the device stays in the pod. */
 	host_only("ens1f0", "ens1f0", false);
 	fake_net_place(fake_net_find(0, "ens1f0"), pod);
