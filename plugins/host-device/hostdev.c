@@ -899,6 +899,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	struct net_link dev, clash;
 	struct pod_match match = { .c = &c };
 	struct pod_find_left left = { .ifname = ifname };
+	bool left_behind = false;
 	char orig[IFNAMSIZ], clash_msg[160];
 	struct transit out;
 	sigset_t sigmask;
@@ -932,7 +933,8 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 			return 0;
 		}
 		dev = left.link;
-		if (r >= 0)
+		left_behind = r >= 0;
+		if (left_behind)
 			log_info("DEL: %s in %s carries its original name %s: a move that did not "
 				 "finish; it goes back", dev.name, ctx->env.netns, dev.alias);
 	}
@@ -952,7 +954,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 		log_warning("DEL: %s in %s is not the configured device (%s %.64s): %s; left in place",
 			    dev.name, ctx->env.netns, c.source, c.value ? c.value : "", match.why);
 		/* With no CNI_IFNAME in the pod, the device may be back in the host. */
-		if (left.link.ifindex)
+		if (left_behind)
 			recover_in_host(&c, ifname);
 		return 0;
 	}

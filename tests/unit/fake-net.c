@@ -152,14 +152,19 @@ static const char *ns_label(int ns)
 	return buf;
 }
 
-/* Whether SIGTERM, SIGINT and SIGHUP are all blocked: a plugin cannot be stopped mid-step. */
-static bool termination_blocked(void)
+/* How many of SIGTERM, SIGINT and SIGHUP are blocked now. */
+static int termination_blocked(void)
 {
 	sigset_t cur;
 
 	sigprocmask(SIG_BLOCK, NULL, &cur);
-	return sigismember(&cur, SIGTERM) == 1 && sigismember(&cur, SIGINT) == 1 &&
-	       sigismember(&cur, SIGHUP) == 1;
+	return (sigismember(&cur, SIGTERM) == 1) + (sigismember(&cur, SIGINT) == 1) +
+	       (sigismember(&cur, SIGHUP) == 1);
+}
+
+bool fake_net_termination_held(void)
+{
+	return termination_blocked() > 0;
 }
 
 int fake_net_op(const char *fmt, ...)
@@ -173,7 +178,7 @@ int fake_net_op(const char *fmt, ...)
 	va_end(ap);
 	n = snprintf(fake_net.log + fake_net.log_len, sizeof(fake_net.log) - fake_net.log_len,
 		     "%s: %s%s\n", ns_label(fake_net.current), line,
-		     termination_blocked() ? " [blocked]" : "");
+		     termination_blocked() == 3 ? " [blocked]" : "");
 	if (n > 0 && fake_net.log_len + (size_t)n < sizeof(fake_net.log))
 		fake_net.log_len += (size_t)n;
 	ack_text[0] = '\0';

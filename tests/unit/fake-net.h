@@ -126,6 +126,12 @@ const char *fake_net_sysctl(int ns, const char *path);
 int fake_net_op(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
+ * fake_net_termination_held() - whether any of SIGTERM, SIGINT, SIGHUP is blocked now;
+ * after a plugin returns, none may be
+ */
+bool fake_net_termination_held(void);
+
+/**
  * fake_net_log_lines() - the operation log as one string, lines joined by '\n'
  */
 const char *fake_net_log_lines(void);

@@ -3,7 +3,6 @@
 #include <limits.h>
 #include <net/if_arp.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,14 +106,6 @@ static const char *op_line(unsigned int n, char *buf, size_t size)
 	return buf;
 }
 
-static bool term_blocked_now(void)
-{
-	sigset_t cur;
-
-	sigprocmask(SIG_BLOCK, NULL, &cur);
-	return sigismember(&cur, SIGTERM) == 1;
-}
-
 static size_t links_outside(int ns_a, int ns_b)
 {
 	size_t n = 0;
@@ -163,7 +154,7 @@ static void test_exclusive_moves_rdma(void **state)
 	assert_in_pod(true);
 	/* The direct way: no temporary netns; termination signals are not left blocked. */
 	assert_int_equal(fake_net_tmp_netns(), 0);
-	assert_false(term_blocked_now());
+	assert_false(fake_net_termination_held());
 	assert_int_equal(result.n_ifaces, 1);
 	assert_string_equal(result.ifaces[0].name, "net1");
 	assert_string_equal(result.ifaces[0].mac, "02:11:22:33:44:55");
@@ -193,7 +184,7 @@ static void test_exclusive_moves_rdma(void **state)
 	assert_home(false, "");
 	assert_non_null(strstr(fake_net_log_lines(), "ns1: rdma move mlx5_1 to 0"));
 	assert_int_equal(fake_net_tmp_netns(), 0);
-	assert_false(term_blocked_now());
+	assert_false(fake_net_termination_held());
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
 	assert_home(false, "");
 }
@@ -281,7 +272,7 @@ static void test_fallback_through_temporary_netns(void **state)
 				    "host: new netns [blocked]\n"));
 	assert_non_null(strstr(log, "ns2: move net1 to ns1 [blocked]\n"));
 	assert_int_equal(fake_net_tmp_netns(), 1);
-	assert_false(term_blocked_now());
+	assert_false(fake_net_termination_held());
 
 	fake_net.log_len = 0;
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
@@ -294,7 +285,7 @@ static void test_fallback_through_temporary_netns(void **state)
 				    "host: new netns [blocked]\n"));
 	assert_non_null(strstr(log, "ns3: move ens1f0 to host [blocked]\n"));
 	assert_int_equal(fake_net_tmp_netns(), 2);
-	assert_false(term_blocked_now());
+	assert_false(fake_net_termination_held());
 
 	/* Only DEL meets the pod's link: ADD is direct, DEL goes around. */
 	world(0);

@@ -3,7 +3,6 @@
 #include <net/if_arp.h>
 #include <linux/if_link.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -139,16 +138,6 @@ static void assert_log(const char *want)
 
 	if (strcmp(got, want) != 0)
 		fail_msg("operations:\n%s\nexpected:\n%s", got, want);
-}
-
-/* The plugin holds termination signals back only while it runs a step that must not be cut. */
-static bool termination_held(void)
-{
-	sigset_t cur;
-
-	sigprocmask(SIG_BLOCK, NULL, &cur);
-	return sigismember(&cur, SIGTERM) == 1 || sigismember(&cur, SIGINT) == 1 ||
-	       sigismember(&cur, SIGHUP) == 1;
 }
 
 /* --- config ----------------------------------------------------------------------------- */
@@ -321,7 +310,7 @@ static void test_add_sequence(void **state)
 	world(ipam_v4);
 	assert_int_equal(run_add(nad_nvipam, &res), 0);
 	assert_log(add_ops_nvipam);
-	assert_false(termination_held());
+	assert_false(fake_net_termination_held());
 
 	child = fake_net_find(pod, "net1");
 	assert_non_null(child);
@@ -463,7 +452,7 @@ static void test_add_failure_at_every_step(void **state)
 					 canonical_log());
 			if (err.code == CNI_OK)
 				fail_msg("config %zu: no error for a failure at operation %u", k, n);
-			if (termination_held())
+			if (fake_net_termination_held())
 				fail_msg("config %zu: signals still held back after a failure at "
 					 "operation %u", k, n);
 			if (fake_net_count(0) != 2 || fake_net_count(pod) != 1 || fake_net.ipam_allocated)
