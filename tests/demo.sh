@@ -4,6 +4,11 @@
 # addresses, run CHECK and DEL, and leave nothing behind. Needs root.
 set -euo pipefail
 
+# Network namespaces need root: a user with sudo is asked for it.
+if [ "$(id -u)" -ne 0 ]; then
+	exec sudo -E bash "$0" "$@"
+fi
+
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tests/install-deps.sh" demo
 
@@ -11,11 +16,6 @@ build=${BUILD_DIR:-$top/build-demo}
 [ -d "$build" ] || meson setup "$build" "$top" -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
 ninja -C "$build" >/dev/null
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "demo: creating network namespaces needs root; run it with sudo" >&2
-	exit 1
-fi
 
 id=$$
 pod=cni-demo-$id
@@ -29,7 +29,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [ -t 1 ]; then
+	step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+	step() { printf '\n== %s\n' "$*"; }
+fi
 
 ip netns add "$pod"
 ip link add "$master" type veth peer name "$peer"

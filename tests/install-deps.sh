@@ -19,6 +19,25 @@ done
 
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+
+# apt_get ARGS...: apt-get, waiting (up to 10 minutes) while another apt or
+# dpkg (unattended-upgrades on a fresh machine) holds its locks.
+apt_get() {
+	local log tries=0
+	log=$(mktemp)
+	until DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 "$@" \
+		>"$log" 2>&1; do
+		if ! grep -q 'Could not get lock' "$log" || [ $((tries += 1)) -ge 120 ]; then
+			cat "$log" >&2
+			rm -f "$log"
+			return 1
+		fi
+		[ "$tries" -eq 1 ] && echo "waiting for another package manager to finish" >&2
+		sleep 5
+	done
+	rm -f "$log"
+}
+
 echo "installing: ${missing[*]}" >&2
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt_get update -qq
+apt_get install -y -qq --no-install-recommends "${missing[@]}"

@@ -4,6 +4,11 @@
 # a bounded time. Needs root for the netns and e2e suites (CI runs as root).
 set -euo pipefail
 
+# Network namespaces need root: a user with sudo is asked for it.
+if [ "$(id -u)" -ne 0 ]; then
+	exec sudo -E bash "$0" "$@"
+fi
+
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 tests/install-deps.sh test

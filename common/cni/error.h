@@ -16,7 +16,7 @@ enum cni_code {
 	CNI_ERR_TRY_AGAIN = 11,
 	CNI_ERR_STATUS_UNAVAILABLE = 50,
 	CNI_ERR_STATUS_LIMITED = 51,
-	/* Plugin-specific codes, documented in the README. */
+	/* Plugin-specific codes, documented in docs/errors.md. */
 	CNI_ERR_KERNEL = 100,      /* a netlink or sysctl operation failed */
 	CNI_ERR_IPAM = 101,        /* the IPAM plugin could not be run or its result is unusable */
 	CNI_ERR_NOT_FOUND = 102,   /* a device the config names does not exist */

@@ -43,7 +43,7 @@ struct nvipam_pools {
 
 /**
  * nvipam_pools_load() - read and validate a node pool file
- * @path: JSON file (format in the README)
+ * @path: JSON file (format in docs/nv-ipam.md)
  * @ret: pools, written only on success; release with nvipam_pools_free()
  * @err: code 7 naming the file and the pool on any invalid entry, 5 when unreadable
  *

@@ -627,7 +627,7 @@ static int transit_run(const struct transit *t, struct cni_err *err)
  * around an undo: a plugin stopped there would leave the device half moved,
  * in the pod under its original name or in a temporary netns the kernel
  * destroys, handing a physical device to the host under a name not its own.
- * SIGKILL cannot be held back; DEL mends both cases (see the README).
+ * SIGKILL cannot be held back; DEL mends both cases (see docs/host-device.md).
  */
 static int transit_move(struct transit *t, int *ret_tmp_fd, struct cni_err *err)
 {
@@ -679,7 +679,7 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 				   r == -ENODEV ? "no such network interface" : strerror(-r));
 	/*
 	 * The original name travels with the device as its alias, for DEL (see
-	 * the README). A device the kernel handed back after an interrupted move
+	 * docs/host-device.md). A device the kernel handed back after an interrupted move
 	 * (named CNI_IFNAME or devN) still carries it: keep it.
 	 */
 	orig = dev.name;
