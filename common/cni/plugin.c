@@ -1,5 +1,6 @@
 /* Command dispatch: the one place that prints results and CNI errors */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "common/cni/json.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/cni/trust.h"
 #include "common/cni/version.h"
 #include "common/net/netns.h"
 #include "common/util/cleanup.h"
@@ -209,14 +211,32 @@ int cni_plugin_check_mac(const struct cni_iface *iface, const uint8_t *hwaddr, s
 	return 0;
 }
 
-static void setup_logging(const struct cni_plugin *p, const struct cni_conf *conf)
+int cni_plugin_setup_logging(const char *prog, const char *file, const char *level_name,
+			     enum cni_command cmd, struct cni_err *err)
 {
 	enum log_level level = LOG_LEVEL_INFO;
+	struct cni_err e = { 0 };
+	int fd = -1;
+	int r;
 
-	if (conf->log_level && log_level_parse(conf->log_level, &level) < 0)
+	if (level_name && log_level_parse(level_name, &level) < 0)
 		level = LOG_LEVEL_INFO;
-	if (log_setup(p->name, level, conf->log_file) < 0)
-		log_warning("cannot open logFile \"%s\"; logging to stderr only", conf->log_file);
+	log_setup(prog, level, -1);
+	if (!file || !*file)
+		return 0;
+	r = trust_open_file(TRUST_LOG, "logFile", file, O_WRONLY | O_APPEND | O_CREAT, 0600, &fd, &e);
+	if (r >= 0) {
+		log_setup(prog, level, fd);
+		return 0;
+	}
+	/* A refused path is the config's fault; DEL must still clean up after it. */
+	if (e.code == CNI_ERR_INVALID_CONFIG && cmd != CNI_CMD_DEL) {
+		*err = e;
+		return r;
+	}
+	log_warning("logFile not used, logging to stderr only: %s",
+		    r == -ENOENT ? "its directory does not exist" : e.msg);
+	return 0;
 }
 
 static int run(const struct cni_plugin *p, struct cni_ctx *ctx, char **ret_out, struct cni_err *err)
@@ -234,8 +254,9 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, char **ret_out, 
 		return r;
 	/* conf keeps pointers into input for IPAM delegation. */
 	ctx->conf.raw = input;
-	setup_logging(p, &ctx->conf);
-	if ((r = check_command_version(ctx, err)) < 0)
+	if ((r = cni_plugin_setup_logging(p->name, ctx->conf.log_file, ctx->conf.log_level,
+					  ctx->env.command, err)) < 0 ||
+	    (r = check_command_version(ctx, err)) < 0)
 		goto out;
 	if (ctx->env.command == CNI_CMD_ADD || ctx->env.command == CNI_CMD_DEL)
 		if ((r = check_netns_not_own(&ctx->env, err)) < 0)
@@ -290,7 +311,7 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 
 	if (handle_argv(p, argc, argv, &exit_code))
 		return exit_code;
-	log_setup(p->name, LOG_LEVEL_INFO, NULL);
+	log_setup(p->name, LOG_LEVEL_INFO, -1);
 
 	r = cni_env_load(&ctx.env, &err);
 	if (r >= 0 && ctx.env.command == CNI_CMD_NONE) {

@@ -43,6 +43,23 @@ struct cni_plugin {
 int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
 
 /**
+ * cni_plugin_setup_logging() - the log level and the log file a config asks for
+ * @prog: program name for every line
+ * @file: the config's logFile, NULL or "" for none
+ * @level_name: the config's logLevel, NULL for info (an unknown level is info)
+ * @cmd: the command being run
+ * @err: code 7 when the node does not let a config name that file (trust.h),
+ *       except for DEL, which logs a warning and goes on to clean up
+ *
+ * A file that cannot be opened for another reason is a warning: logging then
+ * goes to stderr only.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int cni_plugin_setup_logging(const char *prog, const char *file, const char *level_name,
+			     enum cni_command cmd, struct cni_err *err);
+
+/**
  * cni_plugin_forward_ipam() - run the command on the IPAM plugin, if the config has one
  * @ctx: context
  * @err: the IPAM error

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/cni/error.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
@@ -19,16 +20,6 @@
 static const char *pool_type_name(enum nvipam_pool_type t)
 {
 	return t == NVIPAM_POOL_CIDRPOOL ? "cidrpool" : "ippool";
-}
-
-static void setup_logging(const struct nvipam_config *c)
-{
-	enum log_level level = LOG_LEVEL_INFO;
-
-	if (c->log_level[0] && log_level_parse(c->log_level, &level) < 0)
-		level = LOG_LEVEL_INFO;
-	if (log_setup("nv-ipam", level, c->log_file[0] ? c->log_file : NULL) < 0)
-		log_warning("cannot open logFile \"%s\"; logging to stderr only", c->log_file);
 }
 
 /* Everything one invocation works with, released in one place. */
@@ -49,17 +40,20 @@ static int session_open(const struct cni_ctx *ctx, bool need_pools, struct sessi
 {
 	int r;
 
-	*s = (struct session){ .store = { .lock_fd = -1 } };
+	*s = (struct session){ .store = { .lock_fd = -1, .dir_fd = -1 } };
 	r = nvipam_config_load(ctx, &s->conf, err);
 	if (r < 0)
 		return r;
-	setup_logging(&s->conf);
+	r = cni_plugin_setup_logging("nv-ipam", s->conf.log_file, s->conf.log_level,
+				     ctx->env.command, err);
+	if (r < 0)
+		return r;
 	if (need_pools) {
-		r = nvipam_pools_load(s->conf.pool_file, &s->pools, err);
+		r = nvipam_pools_load(s->conf.pool_file, true, &s->pools, err);
 		if (r < 0)
 			return r;
 	}
-	return nvipam_store_open(s->conf.store_file, s->conf.lock_timeout_ms, &s->store, err);
+	return nvipam_store_open(s->conf.store_file, true, s->conf.lock_timeout_ms, &s->store, err);
 }
 
 static const struct nvipam_pool *find_pool(const struct session *s, size_t i, struct cni_err *err)

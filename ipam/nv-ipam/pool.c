@@ -52,6 +52,7 @@
  * - Overlapping and adjacent exclusions are merged (nv-ipam refuses overlaps).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@
 #include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/json.h"
+#include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
@@ -599,17 +601,27 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 	return 0;
 }
 
-int nvipam_pools_load(const char *path, struct nvipam_pools *ret, struct cni_err *err)
+int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
+		      struct cni_err *err)
 {
 	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
 	size_t len = 0;
 	int r;
 
-	r = file_read(path, CNI_JSON_MAX_BYTES, &buf, &len);
+	if (confined) {
+		r = trust_open_file(TRUST_CONF, "poolFile", path, O_RDONLY, 0, &fd, err);
+		if (r >= 0)
+			r = file_read_fd(fd, CNI_JSON_MAX_BYTES, &buf, &len);
+		else if (r != -ENOENT)
+			return r;
+	} else {
+		r = file_read(path, CNI_JSON_MAX_BYTES, &buf, &len);
+	}
 	if (r == -EFBIG)
 		return cni_err_set(err, CNI_ERR_DECODE, r, "error unmarshall %s: larger than %u bytes", path,
 				   CNI_JSON_MAX_BYTES);
-	if (r == -EINVAL)
+	if (r == -EINVAL || r == -EISDIR)
 		return cni_err_set(err, CNI_ERR_IO, r, "failed to read node pool file %s: not a regular file",
 				   path);
 	if (r < 0)

@@ -21,6 +21,7 @@
 
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/cni/trust.h"
 #include "ipam/nv-ipam/config.h"
 
 /* Strings in the context live until the next load. */
@@ -43,12 +44,35 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path);
 }
 
+/*
+ * The node lets configs name the test's directory and the made-up paths the
+ * tests use (trust.h); the defaults stay in the lists for the default confDir.
+ */
+static int write_node_settings(void)
+{
+	static char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/node-settings.json", tmp_root);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "{\"confDirs\": [\"%s\", \"/etc/cni/net.d\", \"/run\", \"/in\", \"/file\", "
+		   "\"/a\", \"/from\"],\n"
+		   " \"stateDirs\": [\"%s\", \"/var/lib/cni/nv-ipam\", \"/run\", \"/in\", "
+		   "\"/file\", \"/a\"]}\n",
+		tmp_root, tmp_root);
+	if (fclose(f) != 0)
+		return -1;
+	return setenv(TRUST_SETTINGS_ENV, path, 1);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
 	snprintf(tmp_root, sizeof(tmp_root), "%s/nvipam-config-XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp_root))
+	if (!mkdtemp(tmp_root) || write_node_settings() < 0)
 		return -1;
 	snprintf(empty_dir, sizeof(empty_dir), "%s/empty", tmp_root);
 	return mkdir(empty_dir, 0700);
@@ -478,8 +502,11 @@ static void test_paths(void **state)
 		{ "\"poolFile\":\"/etc/cni/../shadow\"", "poolFile" },
 		{ "\"storeFile\":\"./store\"", "storeFile" },
 		{ "\"storeFile\":\"/var/lib/cni/..\"", "storeFile" },
-		{ "\"logFile\":\"../nv.log\"", "logFile" },
-		{ "\"logFile\":\"/var//..//log\"", "logFile" },
+		/* Outside the directories the node lets a config name. */
+		{ "\"confDir\":\"/root/.ssh\"", "confDir \"/root/.ssh\" is outside" },
+		{ "\"poolFile\":\"/etc/shadow\"", "poolFile \"/etc/shadow\" is outside" },
+		{ "\"storeFile\":\"/etc/cron.d/store\"", "storeFile \"/etc/cron.d/store\" is outside" },
+		{ "\"storeFile\":\"/runaway/store\"", "is outside" },
 	};
 	struct nvipam_config c;
 	char ipam[4200];
@@ -493,6 +520,7 @@ static void test_paths(void **state)
 		"", &c);
 	assert_string_equal(c.pool_file, "/a/..b/c..");
 	assert_string_equal(c.store_file, "/a/.../s");
+	/* logFile is checked where it is opened (a refused one must not stop a DEL). */
 	assert_string_equal(c.log_file, "/l/./x");
 
 	snprintf(ipam, sizeof(ipam), "\"poolFile\":\"/%04000d\"", 0);

@@ -522,7 +522,7 @@ static void test_load_file(void **state)
 	snprintf(path, sizeof(path), "%s/pools.json", dir);
 
 	/* Missing file: code 5. */
-	assert_int_equal(nvipam_pools_load(path, &pools, &err), -ENOENT);
+	assert_int_equal(nvipam_pools_load(path, false, &pools, &err), -ENOENT);
 	assert_int_equal(err.code, CNI_ERR_IO);
 	snprintf(want, sizeof(want), "failed to read node pool file %s: No such file or directory", path);
 	assert_string_equal(err.msg, want);
@@ -530,21 +530,21 @@ static void test_load_file(void **state)
 
 	/* A directory opens but cannot be read. */
 	err = (struct cni_err){ 0 };
-	assert_int_equal(nvipam_pools_load(dir, &pools, &err), -EISDIR);
+	assert_int_equal(nvipam_pools_load(dir, false, &pools, &err), -EISDIR);
 	assert_int_equal(err.code, CNI_ERR_IO);
 	assert_non_null(strstr(err.msg, "failed to read node pool file /tmp/test-nvipam-pool-"));
 
 	/* An empty file is malformed JSON, named by its path. */
 	write_file(path, "");
 	err = (struct cni_err){ 0 };
-	assert_true(nvipam_pools_load(path, &pools, &err) < 0);
+	assert_true(nvipam_pools_load(path, false, &pools, &err) < 0);
 	assert_int_equal(err.code, CNI_ERR_DECODE);
 	assert_non_null(strstr(err.msg, path));
 
 	/* An invalid pool names the path and the pool. */
 	write_file(path, ONE("p", IPPOOL_BASE ",\"gateway\":\"10.9.0.1\""));
 	err = (struct cni_err){ 0 };
-	assert_int_equal(nvipam_pools_load(path, &pools, &err), -EINVAL);
+	assert_int_equal(nvipam_pools_load(path, false, &pools, &err), -EINVAL);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
 	snprintf(want, sizeof(want), "node pool file %s: pool \"p\": \"gateway\" 10.9.0.1 is outside subnet",
 		 path);
@@ -552,7 +552,7 @@ static void test_load_file(void **state)
 
 	write_file(path, ONE("p", IPPOOL_BASE));
 	err = (struct cni_err){ 0 };
-	assert_int_equal(nvipam_pools_load(path, &pools, &err), 0);
+	assert_int_equal(nvipam_pools_load(path, false, &pools, &err), 0);
 	assert_int_equal(err.code, CNI_OK);
 	assert_int_equal(pools.n, 1);
 	assert_range(&pools.pools[0].range, "10.0.0.1", "10.0.0.24");
@@ -567,13 +567,13 @@ static void test_load_file(void **state)
 	big[200000] = '\0';
 	write_file(path, big);
 	err = (struct cni_err){ 0 };
-	assert_int_equal(nvipam_pools_load(path, &pools, &err), 0);
+	assert_int_equal(nvipam_pools_load(path, false, &pools, &err), 0);
 	assert_int_equal(pools.n, 1);
 	nvipam_pools_free(&pools);
 	big[200000] = ' ';
 	write_file(path, big);
 	free(big);
-	assert_true(nvipam_pools_load(path, &pools, &err) < 0);
+	assert_true(nvipam_pools_load(path, false, &pools, &err) < 0);
 	assert_int_equal(err.code, CNI_ERR_DECODE);
 	assert_non_null(strstr(err.msg, "larger than"));
 	assert_non_null(strstr(err.msg, path));

@@ -191,7 +191,7 @@ int check_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = { .lock_fd = -1 };
+	struct nvipam_store st = { .lock_fd = -1, .dir_fd = -1 };
 	struct nvipam_pools pools = { 0 };
 	struct cni_err err = { 0 };
 	const char *pool_file;
@@ -204,7 +204,7 @@ int check_main(int argc, char **argv)
 		return r;
 	pool_file = files.pool_file;
 
-	if (nvipam_pools_load(pool_file, &pools, &err) < 0) {
+	if (nvipam_pools_load(pool_file, false, &pools, &err) < 0) {
 		printf("error: %s\n", err.msg);
 		return CLI_EXIT_FAIL;
 	}
