@@ -19,6 +19,7 @@
 #include "common/util/file.h"
 #include "common/util/hwaddr.h"
 #include "common/util/log.h"
+#include "common/util/text.h"
 
 static void print_usage(const struct cni_plugin *p, FILE *out)
 {
@@ -131,14 +132,19 @@ int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err)
 	return cni_ipam_exec(&ctx->env, &ctx->conf, ctx->env.command, NULL, err);
 }
 
+static int netns_err(const struct cni_ctx *ctx, int r, struct cni_err *err)
+{
+	return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
+			   ctx->env.netns,
+			   r == -EMEDIUMTYPE ? "not a network namespace" :
+			   r == -EINVAL ? "not a namespace" : strerror(-r));
+}
+
 int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err)
 {
 	int r = netns_open(ctx->env.netns, ret_fd);
 
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
-				   ctx->env.netns, strerror(-r));
-	return 0;
+	return r < 0 ? netns_err(ctx, r, err) : 0;
 }
 
 int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err)
@@ -149,13 +155,21 @@ int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni
 		return 0;
 	r = netns_open(ctx->env.netns, ret_fd);
 	if (r == -ENOENT || r == -EINVAL) {
-		log_info("DEL: netns %s is gone (%s)", ctx->env.netns, strerror(-r));
+		log_info("DEL: netns %s is gone (%s)", ctx->env.netns,
+			 r == -EINVAL ? "a file that is no namespace any more" : strerror(-r));
 		return 0;
 	}
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
-				   ctx->env.netns, strerror(-r));
-	return 1;
+	return r < 0 ? netns_err(ctx, r, err) : 1;
+}
+
+void cni_plugin_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size)
+{
+	uint64_t h = text_hash64(ctx->env.container_id, strlen(ctx->env.container_id) + 1,
+				 TEXT_HASH64_INIT);
+
+	h = text_hash64(ctx->env.ifname, strlen(ctx->env.ifname), h);
+	snprintf(buf, size, "%.*s%010llx", CNI_TMP_NAME_PREFIX_LEN, prefix,
+		 (unsigned long long)(h & 0xffffffffffULL));
 }
 
 void cni_plugin_ipam_undo(const struct cni_ctx *ctx)

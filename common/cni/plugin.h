@@ -91,6 +91,22 @@ int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err
  */
 int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err);
 
+/* "cnimv" and the like, then 10 hex digits: IFNAMSIZ - 1 bytes. */
+#define CNI_TMP_NAME_PREFIX_LEN 5
+
+/**
+ * cni_plugin_tmp_name() - the name a new link of this attachment has until it is renamed
+ * @ctx: context (CNI_CONTAINERID and CNI_IFNAME)
+ * @prefix: CNI_TMP_NAME_PREFIX_LEN characters saying which plugin made it
+ * @buf: output
+ * @size: its size, at least IFNAMSIZ
+ *
+ * Derived from the attachment, the same for its every ADD and DEL: a plugin
+ * killed between creating a link and renaming it leaves it under a name the
+ * attachment's DEL can find.
+ */
+void cni_plugin_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size);
+
 /**
  * cni_plugin_ipam_undo() - release what IPAM ADD reserved, when a later ADD step failed
  * @ctx: context

@@ -53,6 +53,17 @@ bool text_utf8_valid(const char *s, size_t n)
 	return true;
 }
 
+uint64_t text_hash64(const void *data, size_t len, uint64_t h)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 size_t text_escape(const char *s, size_t n, char *out, size_t size)
 {
 	size_t o = 0;

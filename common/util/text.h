@@ -27,6 +27,21 @@ size_t text_utf8_decode(const char *s, size_t n, uint32_t *ret_cp);
  */
 bool text_utf8_valid(const char *s, size_t n);
 
+/* The first argument of the first text_hash64() of a chain. */
+#define TEXT_HASH64_INIT 0xcbf29ce484222325ULL
+
+/**
+ * text_hash64() - FNV-1a over bytes: a stable, short stand-in for a name
+ * @data: bytes
+ * @len: their number
+ * @h: TEXT_HASH64_INIT, or the value of a previous call to chain data
+ *
+ * Not a defence against someone choosing inputs to collide.
+ *
+ * Return: the hash.
+ */
+uint64_t text_hash64(const void *data, size_t len, uint64_t h);
+
 /**
  * text_escape() - make untrusted text safe to put in a line of a log or a message
  * @s: text (need not be NUL-terminated)

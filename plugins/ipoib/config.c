@@ -9,6 +9,7 @@
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
+#include "common/util/text.h"
 #include "plugins/ipoib/config.h"
 
 static const char *const mode_names[] = {
@@ -80,23 +81,14 @@ int ipoib_config_load(const struct cni_ctx *ctx, struct ipoib_conf *ret, struct 
 	return 0;
 }
 
-/* FNV-1a: a stable stand-in for a container ID the alias cannot hold. */
-static uint64_t hash_id(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 void ipoib_config_alias(const char *container_id, const char *ifname, char *buf, unsigned long size)
 {
 	int n = snprintf(buf, size, "cni-ipoib %s %s", container_id, ifname);
 
 	if (n < 0 || (unsigned long)n >= size || n > IPOIB_ALIAS_MAX)
-		snprintf(buf, size, "cni-ipoib #%016llx %s", (unsigned long long)hash_id(container_id),
+		/* A stable stand-in for a container ID the alias cannot hold. */
+		snprintf(buf, size, "cni-ipoib #%016llx %s",
+			 (unsigned long long)text_hash64(container_id, strlen(container_id),
+							 TEXT_HASH64_INIT),
 			 ifname);
 }
