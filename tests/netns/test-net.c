@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
@@ -838,7 +839,30 @@ int main(void)
 	CHECK(netns_is_current(fd_a) == 1, "netns_is_current: A");
 	CHECK(netns_is_current(fd_b) == 0, "netns_is_current: not B");
 	CHECK_R(netns_open("/nonexistent/netns", &fd_self), -ENOENT, "netns_open missing path");
-	CHECK_R(netns_open("/dev/null", &fd_self), -EINVAL, "netns_open non-netns file");
+	{
+		char plain[] = "/tmp/test-net-file-XXXXXX";
+		int tfd = mkstemp(plain);
+
+		/* What a netns bind mount leaves behind once unmounted. */
+		CHECK(tfd >= 0 && close(tfd) == 0, "netns_open: a regular file to open");
+		CHECK_R(netns_open(plain, &fd_self), -EINVAL, "netns_open a regular file");
+		unlink(plain);
+	}
+	/* Refused unopened: opening a device can act, opening a FIFO blocks. */
+	CHECK_R(netns_open("/dev/null", &fd_self), -EMEDIUMTYPE, "netns_open a device");
+	CHECK_R(netns_open("/", &fd_self), -EMEDIUMTYPE, "netns_open a directory");
+	CHECK_R(netns_open("/proc/self/ns/mnt", &fd_self), -EMEDIUMTYPE,
+		"netns_open a namespace of another kind");
+	{
+		char fifo[] = "/tmp/test-net-fifo-XXXXXX";
+		int tfd = mkstemp(fifo);
+
+		CHECK(tfd >= 0 && close(tfd) == 0 && unlink(fifo) == 0 && mkfifo(fifo, 0600) == 0,
+		      "netns_open: a FIFO to open");
+		/* A hang here fails the test by its timeout. */
+		CHECK_R(netns_open(fifo, &fd_self), -EMEDIUMTYPE, "netns_open a FIFO");
+		unlink(fifo);
+	}
 	r = netns_open("/proc/self/ns/net", &fd_self);
 	CHECK(r == 0 && netns_is_current(fd_self) == 1, "netns_open /proc/self/ns/net");
 
