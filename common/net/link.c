@@ -353,13 +353,29 @@ static int link_set_attr(int ifindex, uint16_t type, size_t len, const void *dat
 	return nlsock_rtnl_request(nlh);
 }
 
+int net_link_move(int ifindex, int netns_fd, const char *alias)
+{
+	struct nlsock_buf b;
+	struct nlmsghdr *nlh;
+	size_t len = alias ? strlen(alias) : 0;
+
+	nlsock_ack_clear();
+	if (ifindex <= 0 || netns_fd < 0 || len >= sizeof(((struct net_link *)NULL)->alias))
+		return -EINVAL;
+	nlh = link_msg(b.data, sizeof(b.data), RTM_NEWLINK, NLM_F_ACK, ifindex);
+	if (!nlh || !mnl_attr_put_u32_check(nlh, sizeof(b.data), IFLA_NET_NS_FD, (uint32_t)netns_fd))
+		return -EMSGSIZE;
+	/* Without the terminator, as net_link_set_alias() sends it. */
+	if (alias && !mnl_attr_put_check(nlh, sizeof(b.data), IFLA_IFALIAS, len, alias))
+		return -EMSGSIZE;
+	return nlsock_rtnl_request(nlh);
+}
+
 int net_link_set_netns(int ifindex, int netns_fd)
 {
-	uint32_t fd = (uint32_t)netns_fd;
-
 	if (netns_fd < 0)
 		return -EBADF;
-	return link_set_attr(ifindex, IFLA_NET_NS_FD, sizeof(fd), &fd);
+	return net_link_move(ifindex, netns_fd, NULL);
 }
 
 int net_link_set_name(int ifindex, const char *name)

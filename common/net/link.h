@@ -148,6 +148,20 @@ int net_link_delete(int ifindex);
 int net_link_set_netns(int ifindex, int netns_fd);
 
 /**
+ * net_link_move() - move a link into another netns and, in the same request, set its alias
+ * @ifindex: interface index in the current netns
+ * @netns_fd: target netns
+ * @alias: IFLA_IFALIAS it has in the target ("" clears it), NULL to keep the one it has
+ *
+ * One request: nothing can stop the plugin between the move and the alias.
+ * The kernel applies the alias after the move, in the target netns.
+ *
+ * Return: 0 on success, -EEXIST when the target has a link of that name,
+ * negative errno otherwise.
+ */
+int net_link_move(int ifindex, int netns_fd, const char *alias);
+
+/**
  * net_link_set_name() - rename a link (it must be down)
  * @ifindex: interface index
  * @name: new name

@@ -356,11 +356,12 @@ int net_link_delete(int ifindex)
 	return 0;
 }
 
-int net_link_set_netns(int ifindex, int netns_fd)
+int net_link_move(int ifindex, int netns_fd, const char *alias)
 {
 	int ns = netns_fd - FAKE_NET_FD_BASE;
 	struct fake_link *l = find_index(fake_net.current, ifindex);
-	int r = fake_net_op("move %s to %s", l ? l->link.name : "?", ns_label(ns));
+	int r = fake_net_op("move %s to %s%s%s%s", l ? l->link.name : "?", ns_label(ns),
+			    alias ? " alias \"" : "", alias ? alias : "", alias ? "\"" : "");
 
 	if (r < 0)
 		return r;
@@ -370,8 +371,17 @@ int net_link_set_netns(int ifindex, int netns_fd)
 		return -EBADF;
 	if (find_name(ns, l->link.name))
 		return -EEXIST;
+	/* The kernel closes a device it moves. */
 	l->ns = ns;
+	l->link.flags &= ~(unsigned int)IFF_UP;
+	if (alias)
+		snprintf(l->link.alias, sizeof(l->link.alias), "%s", alias);
 	return 0;
+}
+
+int net_link_set_netns(int ifindex, int netns_fd)
+{
+	return net_link_move(ifindex, netns_fd, NULL);
 }
 
 int net_link_set_name(int ifindex, const char *name)
