@@ -79,6 +79,7 @@
 struct loader {
 	const char *origin;
 	const char *key;
+	size_t index;          /* the pool's place in "pools", for a key that is no pool key */
 	struct cni_err *err;
 };
 
@@ -96,6 +97,13 @@ struct span_list {
 static int entry_fail(const struct loader *l, int code, int r, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+static bool pool_key_valid(const char *key);
+
+/*
+ * A network config may point poolFile at any file of the node's config
+ * directories: a message names the file and where in it, never a value it
+ * could not use. A key that is not a pool key is such a value.
+ */
 static int entry_fail(const struct loader *l, int code, int r, const char *fmt, ...)
 {
 	char msg[768];
@@ -104,6 +112,9 @@ static int entry_fail(const struct loader *l, int code, int r, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (!pool_key_valid(l->key))
+		return cni_err_set(l->err, code, r, "node pool file %s: pools member %zu: %s", l->origin,
+				   l->index, msg);
 	return cni_err_set(l->err, code, r, "node pool file %s: pool \"%s\": %s", l->origin, l->key,
 			   msg);
 }
@@ -171,7 +182,7 @@ static int get_addr(const struct loader *l, const char *where, struct json_objec
 	if (!required && !*s)
 		return 0;
 	if (ip_addr_parse(s, &a) < 0)
-		return invalid(l, "%s\"%s\": invalid IP address \"%s\"", where, key, s);
+		return invalid(l, "%s\"%s\": not an IP address", where, key);
 	if (a.family != within->addr.family)
 		return invalid(l, "%s\"%s\" %s and %s %s are of different address families", where,
 			       key, s, within_what, ip_prefix_format(within, pbuf, sizeof(pbuf)));
@@ -192,7 +203,7 @@ static int get_prefix(const struct loader *l, const char *where, struct json_obj
 	if (r < 0)
 		return r;
 	if (ip_prefix_parse(s, ret) < 0)
-		return invalid(l, "%s\"%s\": invalid CIDR \"%s\"", where, key, s);
+		return invalid(l, "%s\"%s\": not a CIDR", where, key);
 	return 1;
 }
 
@@ -511,6 +522,14 @@ static bool pool_name_valid(const char *name)
 	return strlen(name) <= POOL_NAME_MAX && cni_env_valid_id(name);
 }
 
+/* "<name>" (IPPool) or "cidrpool/<name>" (CIDRPool). */
+static bool pool_key_valid(const char *key)
+{
+	const size_t plen = strlen(CIDRPOOL_KEY_PREFIX);
+
+	return pool_name_valid(strncmp(key, CIDRPOOL_KEY_PREFIX, plen) == 0 ? key + plen : key);
+}
+
 static int parse_pool(const struct loader *l, struct json_object *o, struct nvipam_pool *p)
 {
 	const size_t plen = strlen(CIDRPOOL_KEY_PREFIX);
@@ -522,7 +541,7 @@ static int parse_pool(const struct loader *l, struct json_object *o, struct nvip
 
 	cidrpool = strncmp(l->key, CIDRPOOL_KEY_PREFIX, plen) == 0;
 	name = cidrpool ? l->key + plen : l->key;
-	if (!pool_name_valid(name))
+	if (!pool_key_valid(l->key))
 		return invalid(l, "invalid pool key: expected \"<name>\" (IPPool) or "
 			       "\"" CIDRPOOL_KEY_PREFIX "<name>\" (CIDRPool), the name matching "
 			       "^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ and at most %d characters",
@@ -588,7 +607,8 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 	it = json_object_iter_begin(map);
 	end = json_object_iter_end(map);
 	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-		struct loader l = { .origin = origin, .key = json_object_iter_peek_name(&it), .err = err };
+		struct loader l = { .origin = origin, .key = json_object_iter_peek_name(&it),
+				    .index = pools.n, .err = err };
 
 		/* Counted first so a half-read pool is released with the others. */
 		r = parse_pool(&l, json_object_iter_peek_value(&it), &pools.pools[pools.n++]);
