@@ -7,7 +7,7 @@ what=${1:-test}
 pkgs=(meson ninja-build gcc pkg-config libnl-3-dev libnl-route-3-dev libmnl-dev
       libjson-c-dev iproute2 jq containernetworking-plugins)
 if [ "$what" = test ]; then
-	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang
+	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
 	       libclang-rt-14-dev)
 fi
 

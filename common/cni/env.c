@@ -70,34 +70,41 @@ static bool go_space(uint32_t cp)
 	}
 }
 
-int cni_env_check_ifname(const char *name, struct cni_err *err)
+const char *cni_env_ifname_invalid(const char *name)
 {
 	size_t len = strlen(name);
 
 	if (len == 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "interface name is empty");
+		return "is empty";
 	if (len > 15)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL,
-				   "interface name is too long: \"%s\" has %zu bytes, at most 15", name, len);
+		return "longer than 15 bytes";
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "interface name is . or ..");
+		return "is . or ..";
 	/*
 	 * The name is a JSON string in the result and a key of the IPAM store: bytes
 	 * that are not UTF-8 could be neither, and a store key rewritten on the way
 	 * would never match the DEL. The kernel's own rule takes byte 0xa0 as space.
 	 */
 	if (!text_utf8_valid(name, len))
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "interface name is not valid UTF-8");
+		return "is not valid UTF-8";
 	for (size_t i = 0; i < len;) {
 		uint32_t cp = 0;
 		size_t n = text_utf8_decode(name + i, len - i, &cp);
 
 		if (cp == '/' || cp == ':' || go_space(cp) || memchr(name + i, 0xa0, n))
-			return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL,
-					   "interface name contains / or : or whitespace characters: \"%s\"",
-					   name);
+			return "contains / or : or whitespace characters";
 		i += n;
 	}
+	return NULL;
+}
+
+int cni_env_check_ifname(const char *name, struct cni_err *err)
+{
+	const char *why = cni_env_ifname_invalid(name);
+
+	if (why)
+		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "interface name \"%.64s\" %s", name,
+				   why);
 	return 0;
 }
 

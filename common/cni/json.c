@@ -269,6 +269,9 @@ int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, 
 	if (!json_object_is_type(v, json_type_string))
 		return wrong_type(err, key, "an integer or a string", v);
 	text = json_object_get_string(v);
+	if (strlen(text) != (size_t)json_object_get_string_len(v))
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "field \"%s\": NUL character in string",
+				   key);
 	base = strncasecmp(text, "0x", 2) == 0 ? 16 : 10;
 	digits = base == 16 ? text + 2 : text;
 	if (!*digits)

@@ -262,7 +262,7 @@ static int locate(enum trust_area area, const char *key, const char *path, const
 	}
 	if (!best) {
 		area_list(a, list, sizeof(list));
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EACCES,
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "%s \"%.256s\" is outside the directories a network config may name "
 				   "for it (%s); the node allows others in %s (\"%s\")",
 				   key, path, list, trust_settings_path(), a->key);

@@ -157,7 +157,7 @@ static int resolve_path(const char *key, int area, const char *from_stdin, const
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ENAMETOOLONG,
 				   "%s: %s is longer than %d bytes", origin, key, NVIPAM_PATH_MAX_LEN);
 	if (area >= 0 && (r = trust_path_check((enum trust_area)area, key, v, err)) < 0)
-		return cni_err_prefix(err, r, "%s", origin);
+		return cni_err_prefix(err, from_stdin ? -EACCES : r, "%s", origin);
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
 }
@@ -439,7 +439,8 @@ static int resolve_metadata(const struct cni_ctx *ctx, struct nvipam_config *c,
 
 DEFINE_CLEANUP_FUNC(config_freep, struct nvipam_config *, free)
 
-int nvipam_config_load(const struct cni_ctx *ctx, struct nvipam_config *ret, struct cni_err *err)
+int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
+		       struct nvipam_config *ret, struct cni_err *err)
 {
 	static const char *const known_args[] = {
 		"IP", "K8S_POD_NAME", "K8S_POD_NAMESPACE", "K8S_POD_UID", "K8S_POD_INFRA_CONTAINER_ID",
@@ -503,6 +504,10 @@ int nvipam_config_load(const struct cni_ctx *ctx, struct nvipam_config *ret, str
 					    file.has_lock_timeout ? file.lock_timeout_ms :
 					    NVIPAM_LOCK_TIMEOUT_DEFAULT_MS);
 
+	if (scope == NVIPAM_CONFIG_STORE) {
+		*ret = *c;
+		return 0;
+	}
 	if ((r = resolve_pools(ctx, &in, &file, c, err)) < 0 ||
 	    (r = resolve_pool_type(ctx, &in, &file, c, err)) < 0 ||
 	    (r = resolve_requests(ctx, c, err)) < 0 ||

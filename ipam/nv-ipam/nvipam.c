@@ -35,20 +35,28 @@ static void session_close(struct session *s)
 	nvipam_pools_free(&s->pools);
 }
 
-static int session_open(const struct cni_ctx *ctx, bool need_pools, struct session *s,
+/* How much a command needs: ADD and STATUS the pools, CHECK the config, DEL and GC the store. */
+enum session_kind {
+	SESSION_POOLS,
+	SESSION_CONFIG,
+	SESSION_STORE,
+};
+
+static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struct session *s,
 			struct cni_err *err)
 {
 	int r;
 
 	*s = (struct session){ .store = { .lock_fd = -1, .dir_fd = -1 } };
-	r = nvipam_config_load(ctx, &s->conf, err);
+	r = nvipam_config_load(ctx, kind == SESSION_STORE ? NVIPAM_CONFIG_STORE : NVIPAM_CONFIG_FULL,
+			       &s->conf, err);
 	if (r < 0)
 		return r;
 	r = cni_plugin_setup_logging("nv-ipam", s->conf.log_file, s->conf.log_level,
 				     ctx->env.command, err);
 	if (r < 0)
 		return r;
-	if (need_pools) {
+	if (kind == SESSION_POOLS) {
 		r = nvipam_pools_load(s->conf.pool_file, true, &s->pools, err);
 		if (r < 0)
 			return r;
@@ -184,7 +192,7 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 	struct ip_addr ips[NVIPAM_MAX_POOLS];
 	int r;
 
-	r = session_open(ctx, true, &s, err);
+	r = session_open(ctx, SESSION_POOLS, &s, err);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < s.conf.n_pools; i++) {
@@ -242,7 +250,15 @@ static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 	size_t n;
 	int r;
 
-	r = session_open(ctx, false, &s, err);
+	r = session_open(ctx, SESSION_STORE, &s, err);
+	if (r == -EACCES) {
+		/* No ADD could use a path the node refuses: there is nothing to release. */
+		log_warning("DEL %s/%s: nothing to release: %s", ctx->env.container_id, ctx->env.ifname,
+			    err->msg);
+		*err = (struct cni_err){ 0 };
+		r = 0;
+		goto out;
+	}
 	if (r < 0)
 		goto out;
 	/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
@@ -268,7 +284,7 @@ static int nvipam_check(const struct cni_ctx *ctx, struct cni_err *err)
 	struct session s;
 	int r;
 
-	r = session_open(ctx, false, &s, err);
+	r = session_open(ctx, SESSION_CONFIG, &s, err);
 	for (size_t i = 0; r >= 0 && i < s.conf.n_pools; i++) {
 		const struct nvipam_alloc *a = nvipam_store_find(&s.store, s.conf.pool_keys[i],
 								 ctx->env.container_id, ctx->env.ifname);
@@ -311,7 +327,7 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 		log_warning("GC without cni.dev/valid-attachments: nothing released");
 		return 0;
 	}
-	r = session_open(ctx, false, &s, err);
+	r = session_open(ctx, SESSION_STORE, &s, err);
 	for (size_t i = 0; r >= 0 && i < s.store.n_allocs;) {
 		const struct nvipam_alloc *a = &s.store.allocs[i];
 
@@ -337,7 +353,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 	struct session s;
 	int r;
 
-	r = session_open(ctx, true, &s, err);
+	r = session_open(ctx, SESSION_POOLS, &s, err);
 	if (r < 0) {
 		/* STATUS speaks in 50: the reason is kept in the message. */
 		if (err->code != CNI_ERR_TRY_AGAIN)

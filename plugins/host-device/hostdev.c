@@ -1,10 +1,10 @@
 /* host-device CNI plugin: moves an existing host netdev (and its RDMA device) into the pod */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/result.h"
@@ -121,10 +121,11 @@ static int hostdev_conf_load(const struct cni_ctx *ctx, bool lenient, struct hos
 
 	/* The first selector given wins, in the reference's order. */
 	if (device && *device) {
-		if (strlen(device) >= IFNAMSIZ)
+		const char *why = cni_env_ifname_invalid(device);
+
+		if (why)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-					   "invalid device \"%.64s\": longer than %d bytes", device,
-					   IFNAMSIZ - 1);
+					   "invalid device \"%.64s\": %s", device, why);
 		c.sel = SEL_DEVICE;
 		c.value = device;
 		c.source = "device";
@@ -202,17 +203,10 @@ static int set_kernel_err(struct cni_err *err, int r, const char *what, const ch
 	return net_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
 }
 
-/* What the kernel accepts as an interface name (dev_valid_name()). */
+/* What the kernel (and the reference) accept as an interface name. */
 static bool ifname_valid(const char *s)
 {
-	size_t n = strnlen(s, IFNAMSIZ);
-
-	if (n == 0 || n >= IFNAMSIZ || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-		return false;
-	for (const char *p = s; *p; p++)
-		if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
-			return false;
-	return true;
+	return !cni_env_ifname_invalid(s);
 }
 
 /*

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/cni/conf.h"
+#include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
@@ -27,7 +28,7 @@ const char *ipoib_config_mode_name(int mode)
 int ipoib_config_load(const struct cni_ctx *ctx, struct ipoib_conf *ret, struct cni_err *err)
 {
 	struct ipoib_conf c = { .mode = -1, .umcast = true };
-	const char *mode = NULL;
+	const char *mode = NULL, *why;
 	uint64_t pkey;
 	int64_t mtu;
 	int r;
@@ -37,9 +38,9 @@ int ipoib_config_load(const struct cni_ctx *ctx, struct ipoib_conf *ret, struct 
 	if (!c.master || !*c.master)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "host master interface is missing");
-	if (strlen(c.master) >= IFNAMSIZ)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid master \"%.64s\": longer than %d bytes", c.master, IFNAMSIZ - 1);
+	if ((why = cni_env_ifname_invalid(c.master)))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "invalid master \"%.64s\": %s",
+				   c.master, why);
 	if ((r = cni_conf_get_int(&ctx->conf, "mtu", 0, INT32_MAX, &mtu, err)) < 0)
 		return r;
 	c.mtu = r ? (unsigned int)mtu : 0;

@@ -75,7 +75,7 @@ static int macvlan_conf_load(const struct cni_ctx *ctx, struct macvlan_conf *ret
 			     struct cni_err *err)
 {
 	struct macvlan_conf c = { .mode_name = "" };
-	const char *mac = NULL;
+	const char *mac = NULL, *why;
 	int64_t v;
 	bool found = false;
 	int r;
@@ -84,9 +84,9 @@ static int macvlan_conf_load(const struct cni_ctx *ctx, struct macvlan_conf *ret
 		return r;
 	if (c.master && !*c.master)
 		c.master = NULL;
-	if (c.master && strlen(c.master) >= IFNAMSIZ)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid master \"%.64s\": longer than %d bytes", c.master, IFNAMSIZ - 1);
+	if (c.master && (why = cni_env_ifname_invalid(c.master)))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "invalid master \"%.64s\": %s",
+				   c.master, why);
 	if ((r = cni_conf_get_str(&ctx->conf, "mode", &c.mode_name, err)) < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(modes) && !found; i++) {

@@ -143,7 +143,7 @@ static int load(const char *json, const char *cni_args, struct nvipam_config *c,
 	r = cni_args_parse(cni_args, &loaded.args, err);
 	if (r < 0)
 		return r;
-	return nvipam_config_load(&loaded, c, err);
+	return nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, c, err);
 }
 
 static void load_ok(const char *json, const char *cni_args, struct nvipam_config *c)
@@ -529,6 +529,44 @@ static void test_paths(void **state)
 	expect_refused(net(ipam, ""), "", CNI_ERR_INVALID_CONFIG, "poolFile is longer than");
 }
 
+/* DEL and GC need only the store: what only an ADD reads cannot stop them. */
+static void test_store_scope(void **state)
+{
+	struct nvipam_config c;
+	struct cni_err err = { 0 };
+	const char *json;
+
+	(void)state;
+	json = net("\"poolName\":\"bad name\",\"poolType\":\"nope\",\"storeFile\":\"/run/s\"",
+		   "\"args\":{\"cni\":{\"ips\":[\"x\"]}}");
+	release_loaded();
+	assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
+	assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+	assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), 0);
+	assert_string_equal(c.store_file, "/run/s");
+	expect_refused(json, "", CNI_ERR_INVALID_CONFIG, "invalid pool name");
+
+	/* A path the node refuses, named by the network config: -EACCES, no ADD used it. */
+	json = net("\"storeFile\":\"/etc/cron.d/store\"", "");
+	release_loaded();
+	assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
+	assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+	assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), -EACCES);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	/* Named by the node's own nv-ipam.conf it is the node's mistake: not -EACCES. */
+	{
+		const char *dir = conf_dir_with("refused", "{\"storeFile\": \"/etc/cron.d/store\"}");
+
+		json = net_in(dir, "", "");
+		release_loaded();
+		err = (struct cni_err){ 0 };
+		assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
+		assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+		assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), -EINVAL);
+		assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	}
+}
+
 static void test_pool_names(void **state)
 {
 	struct nvipam_config c;
@@ -885,7 +923,7 @@ static int default_conf_dir_child(void)
 		return 77;
 
 	/* An empty default confDir: built-in defaults. */
-	if (nvipam_config_load(&loaded, &c, &err) < 0 ||
+	if (nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, &c, &err) < 0 ||
 	    strcmp(c.pool_file, NVIPAM_DEFAULT_POOL_FILE) != 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
@@ -897,7 +935,7 @@ static int default_conf_dir_child(void)
 	fputs("{\"poolFile\":\"/from/default/dir\",\"poolName\":\"dflt\"}", f);
 	if (fclose(f) != 0)
 		return 1;
-	if (nvipam_config_load(&loaded, &c, &err) < 0)
+	if (nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, &c, &err) < 0)
 		return 1;
 	if (strcmp(c.pool_file, "/from/default/dir") != 0 || strcmp(c.pool_names[0], "dflt") != 0)
 		return 1;
@@ -946,6 +984,7 @@ int main(void)
 		cmocka_unit_test(test_conf_file_errors),
 		cmocka_unit_test(test_missing_conf_dir),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_store_scope),
 		cmocka_unit_test(test_pool_names),
 		cmocka_unit_test(test_pool_names_from_args),
 		cmocka_unit_test(test_force_pool_name),
