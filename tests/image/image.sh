@@ -5,6 +5,10 @@
 # with mode 0755 and the build's bytes, that a second run leaves them
 # untouched, that SIGTERM stops it at once with exit status 0, and that the
 # installed macvlan and host-device do ADD/CHECK/DEL in a throwaway netns.
+# Then the nv-ipam node agent's image (ninja image-agent): bash, kubectl and
+# the static binaries are there, and its entrypoint, run once against a fake
+# kubectl, installs nv-ipam and nv-ipam-tool and writes the node pool file
+# nv-ipam-tool writes from the same pools.
 # Usage: image.sh BUILD_DIR [REFERENCE_CNI_DIR]
 # Environment: PODMAN_RUNTIME (default: crun if it can start a container
 #   here, else runc).
@@ -170,4 +174,42 @@ for plugin in macvlan host-device; do
 	check "$plugin: net1 gone from the pod" bash -c '! ip -n "$1" link show net1 >/dev/null 2>&1' _ "$ns"
 done
 check "host-device: the device is back in the host" bash -c 'ip link show "$1" >/dev/null' _ "${master}p"
+
+echo "# the nv-ipam node agent's image"
+agent=localhost/nv-ipam-node:latest
+if ninja -C "$build" image-agent >"$tmp/agent-build.log" 2>&1; then
+	ok "ninja image-agent"
+else
+	not_ok "ninja image-agent"; tail -20 "$tmp/agent-build.log"; finish
+fi
+out=$(podman run --rm "${run_args[@]}" "$agent" bash -c \
+	'kubectl version --client && /opt/nv-ipam/bin/nv-ipam-tool --version && command -v cmp mkfifo grep' 2>&1)
+check "bash, kubectl (Debian's kubernetes-client), nv-ipam-tool, cmp, mkfifo, grep: $(echo $out)" \
+	bash -c '[[ $1 == *"Client Version"* && $1 == *"nv-ipam-tool "* && $1 == *mkfifo* ]]' _ "$out"
+# A fake kubectl in the container: the fixture's IPPools, no CIDRPool.
+fixtures=$(cd "$(dirname "$0")/../ipam/fixtures" && pwd)
+mkdir -p "$tmp/fake" "$tmp/agent-bin" "$tmp/agent-conf"
+jq '.items |= map(select(.kind == "IPPool"))' "$fixtures/pools.json" >"$tmp/fake/ippools.json"
+jq '.items = []' "$fixtures/pools.json" >"$tmp/fake/cidrpools.json"
+cat >"$tmp/fake/kubectl" <<'SH'
+#!/bin/bash
+[ "$1 $3 $4 $5 $6" = "get -n kube-system -o json" ] || { echo "fake kubectl: unexpected $*" >&2; exit 2; }
+cat "/fake/$2.json"
+SH
+chmod +x "$tmp/fake/kubectl"
+containers+=("cni-agent-$tag")
+podman run --name "cni-agent-$tag" "${run_args[@]}" -v "$tmp/fake:/fake:ro" \
+	-v "$tmp/agent-bin:/host/opt/cni/bin" -v "$tmp/agent-conf:/host/etc/cni/net.d/nv-ipam.d" \
+	-e ONCE=1 -e NODE_NAME=host-b -e POOLS_NAMESPACE=kube-system -e KUBECTL=/fake/kubectl \
+	"$agent" >"$tmp/agent.log" 2>&1
+rc=$(podman inspect -f '{{.State.ExitCode}}' "cni-agent-$tag")
+check "agent entrypoint ONCE=1: exit status $rc" [ "$rc" = 0 ]
+for name in nv-ipam nv-ipam-tool; do
+	check "agent installed $name, static, mode 0755" \
+		bash -c '[ "$(stat -c %a "$1")" = 755 ] && ! LC_ALL=C readelf -lW "$1" | grep -q INTERP' _ "$tmp/agent-bin/$name"
+done
+"$build/ipam/nv-ipam/tool/nv-ipam-tool" node-pools --node host-b --input "$tmp/fake/ippools.json" \
+	--stdout >"$tmp/want-pools.json" 2>/dev/null
+check "agent wrote the node pool file nv-ipam-tool writes from the same pools" \
+	bash -c '[ -s "$1" ] && cmp -s "$1" "$2"' _ "$tmp/agent-conf/node-pools.json" "$tmp/want-pools.json"
 finish
