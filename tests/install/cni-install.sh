@@ -124,7 +124,7 @@ for i in $(seq "$iterations"); do
 		cmp -s "$src_a/$name" "$dst/$name" || cmp -s "$src_b/$name" "$dst/$name" ||
 			{ partial=$((partial + 1)); echo "# partial $name after kill $i"; }
 	done
-	ls -A "$dst" | grep -q -- '\.cni-install-' && leftovers=$((leftovers + 1))
+	ls -A "$dst" | grep -q -- '\.tmp\.' && leftovers=$((leftovers + 1))
 done
 echo "# $mid of $iterations kills hit a running install, $leftovers left a temporary file"
 check "no partial binary under a plugin's name after $iterations kills" [ "$partial" -eq 0 ]
@@ -132,7 +132,7 @@ check "kills hit installs mid-way ($mid running, $leftovers mid-copy)" \
 	bash -c '[ "$1" -gt 0 ] && [ "$2" -gt 0 ]' _ "$mid" "$leftovers"
 log=$("$bin" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep 2>&1)
 check "a run after the kills completes" same_as "$src_b" "$dst"
-check "  ... and removes the temporary files they left" [ -z "$(ls -A "$dst" | grep -- '\.cni-install-')" ]
+check "  ... and removes the temporary files they left" [ -z "$(ls -A "$dst" | grep -- '\.tmp\.')" ]
 
 echo "$((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

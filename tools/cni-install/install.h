@@ -4,8 +4,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Prefix of the temporary files, after the dot and the binary's name: ".macvlan.cni-install-XXXXXX". */
-#define INSTALL_TMP_TAG ".cni-install-"
+/* What follows a binary's name in its temporary files (file_write_atomic()'s "<name>.tmp.<pid>"). */
+#define INSTALL_TMP_TAG ".tmp."
+
+/* Largest binary accepted. */
+#define INSTALL_MAX_SIZE (256u * 1024 * 1024)
 
 enum install_outcome {
 	INSTALL_COPIED,    /* the target was missing or differed, and is now the source */
@@ -35,20 +38,23 @@ int install_lock(const char *dir, int *ret_fd);
 int install_sweep(int dirfd, const char *name);
 
 /**
- * install_binary() - put a copy of @src into @dirfd under @name, atomically
- * @dirfd: the locked target directory
+ * install_binary() - put a copy of @src into @dir under @name, atomically
+ * @dir: the target directory, locked with install_lock()
  * @name: file name in it (no '/')
- * @src: source file
+ * @src: source file (regular, at most INSTALL_MAX_SIZE bytes)
  * @ret: what was done, written on success
  * @ret_size: bytes of the binary, written on success
- * @ret_step: on failure, the step that failed ("open source", "create", "write", ...)
+ * @ret_step: on failure, the step that failed ("read source", "compare", then
+ *            file_write_atomic()'s)
  *
- * The copy goes to a new temporary file in the target directory, gets the
- * source's permission bits, is fsynced and renamed over @name; the directory
- * is fsynced. A reader sees the old binary or the new one, never part of one.
- * A target with the same bytes and mode is left alone.
+ * file_write_atomic() does the copy: a temporary file in the target
+ * directory with the source's permission bits, fsynced, renamed over @name,
+ * the directory fsynced. A reader sees the old binary or the new one, never
+ * part of one. Its temporary name depends on the PID, which two containers
+ * can share: the lock keeps installers apart. A target with the same bytes
+ * and mode is left alone.
  *
  * Return: 0 on success, negative errno on failure (the target is untouched).
  */
-int install_binary(int dirfd, const char *name, const char *src, enum install_outcome *ret,
-		   off_t *ret_size, const char **ret_step);
+int install_binary(const char *dir, const char *name, const char *src, enum install_outcome *ret,
+		   size_t *ret_size, const char **ret_step);

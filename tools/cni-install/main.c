@@ -137,7 +137,7 @@ static int install_all(const struct options *o)
 		enum install_outcome outcome;
 		const char *step = "";
 		char src[4096];
-		off_t size = 0;
+		size_t size = 0;
 		int swept;
 
 		if (!o->chosen[i])
@@ -150,18 +150,18 @@ static int install_all(const struct options *o)
 		if (swept > 0)
 			log_info("removed %d temporary file(s) of %s left by an interrupted install",
 				 swept, suite[i]);
-		r = install_binary(dirfd, suite[i], src, &outcome, &size, &step);
+		r = install_binary(o->cni_bin_dir, suite[i], src, &outcome, &size, &step);
 		if (r < 0) {
 			log_error("cannot install %s into %s (%s): %s", src, o->cni_bin_dir, step,
 				  strerror(-r));
 			return r;
 		}
 		if (outcome == INSTALL_UNCHANGED)
-			log_info("%s/%s is identical to %s (%lld bytes): left alone", o->cni_bin_dir,
-				 suite[i], src, (long long)size);
+			log_info("%s/%s is identical to %s (%zu bytes): left alone", o->cni_bin_dir,
+				 suite[i], src, size);
 		else
-			log_info("installed %s as %s/%s (%lld bytes)", src, o->cni_bin_dir, suite[i],
-				 (long long)size);
+			log_info("installed %s as %s/%s (%zu bytes)", src, o->cni_bin_dir, suite[i],
+				 size);
 	}
 	return 0;
 }
