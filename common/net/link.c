@@ -20,7 +20,7 @@
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
 
-/* IFLA_INFO_DATA of an IPoIB link; libnl has no object for it. Members of a wrong size are skipped. */
+/* IFLA_INFO_DATA of an IPoIB link (libnl has no object for it); wrong-size members are skipped. */
 static void ipoib_parse(const struct nlattr *data, struct net_link *l)
 {
 	const struct nlattr *a;

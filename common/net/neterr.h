@@ -1,4 +1,4 @@
-/* The kernel's error of the last netlink request: its extended-ack text, and CNI errors that carry it */
+/* The kernel's error of the last netlink request: its extended-ack text, CNI errors carrying it */
 #pragma once
 
 struct cni_err;

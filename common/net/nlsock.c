@@ -1,4 +1,4 @@
-/* Netlink plumbing shared by common/net: libnl-3 messages and sockets, with the kernel's errno and extended-ack text */
+/* Netlink plumbing of common/net: libnl-3 messages and sockets, the kernel's errno and ack text */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -244,7 +244,8 @@ static int talk_once(int protocol, struct nl_msg *msg, struct talk *t)
 	return 0;
 }
 
-static int talk_retry(int protocol, struct nl_msg *msg, struct talk *proto, void (*reset)(void *data))
+static int talk_retry(int protocol, struct nl_msg *msg, const struct talk *proto,
+		      void (*reset)(void *data))
 {
 	bool dump = nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP;
 	int r = -EAGAIN;

@@ -1,4 +1,4 @@
-/* Netlink plumbing shared by common/net: libnl-3 messages and sockets, with the kernel's errno and extended-ack text */
+/* Netlink plumbing of common/net: libnl-3 messages and sockets, the kernel's errno and ack text */
 #pragma once
 
 #include <stdbool.h>

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* What follows a binary's name in its temporary files (file_write_atomic()'s "<name>.tmp.<pid>"). */
+/* What follows a name in its temporary files: file_write_atomic()'s "<name>.tmp.<pid>". */
 #define INSTALL_TMP_TAG ".tmp."
 
 /* Largest binary accepted. */

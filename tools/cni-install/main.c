@@ -1,4 +1,4 @@
-/* cni-install: the image's entrypoint, which puts the suite's binaries into the host's CNI bin directory */
+/* cni-install: the image's entrypoint, putting the suite's binaries into the host's CNI bin dir */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
