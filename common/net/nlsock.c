@@ -63,6 +63,7 @@ static void ack_record(const struct nlmsgerr *e)
 	const struct nlmsghdr *nlh = (const void *)((const char *)e - NLMSG_HDRLEN);
 	size_t off = sizeof(*e), len = (size_t)nlmsg_datalen(nlh);
 	struct nlattr *a;
+	void *tlvs;
 	int rem;
 
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
@@ -76,7 +77,9 @@ static void ack_record(const struct nlmsgerr *e)
 	off = NLMSG_ALIGN(off);
 	if (off >= len)
 		return;
-	nla_for_each_attr(a, (struct nlattr *)((char *)nlmsg_data(nlh) + off), (int)(len - off), rem) {
+	/* The offset is NLMSG_ALIGN'ed: the attributes start aligned. */
+	tlvs = (char *)nlmsg_data(nlh) + off;
+	nla_for_each_attr(a, tlvs, (int)(len - off), rem) {
 		if (nla_type(a) != NLMSGERR_ATTR_MSG)
 			continue;
 		if (nla_len(a) > 0 && memchr(nla_data(a), '\0', (size_t)nla_len(a)))
