@@ -12,6 +12,7 @@
 #include "common/net/ethtool.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/netns.h"
 #include "common/net/rdma.h"
 #include "common/util/cleanup.h"

@@ -8,6 +8,7 @@
 #include "common/cni/result.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/netns.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
