@@ -1,4 +1,5 @@
 /* Files: bounded reads of whole files and descriptors, atomic replacement */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -176,4 +177,34 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 fail:
 	(void)unlink(tmp);
 	return r;
+}
+
+void file_sweep_temps(const char *path)
+{
+	_cleanup_free_ char *dir_path = strdup(path);
+	const char *base;
+	char *slash;
+	size_t base_len;
+	DIR *dir;
+	struct dirent *e;
+
+	if (!dir_path)
+		return;
+	slash = strrchr(dir_path, '/');
+	if (slash) {
+		*slash = '\0';
+		base = path + (slash - dir_path) + 1;
+	} else {
+		base = path;
+	}
+	base_len = strlen(base);
+	dir = opendir(!slash ? "." : *dir_path ? dir_path : "/");
+	if (!dir)
+		return;
+	while ((e = readdir(dir))) {
+		if (strncmp(e->d_name, base, base_len) == 0 &&
+		    strncmp(e->d_name + base_len, ".tmp.", 5) == 0)
+			(void)unlinkat(dirfd(dir), e->d_name, 0);
+	}
+	closedir(dir);
 }

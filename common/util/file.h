@@ -57,3 +57,13 @@ int file_make_parents(const char *path, mode_t mode);
  */
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		      const char **ret_step);
+
+/**
+ * file_sweep_temps() - remove the temporary files killed writers left behind with
+ *                      file_write_atomic(): every "<path>.tmp.*"
+ * @path: file
+ *
+ * Only for a caller that holds whatever lock serialises the writers of @path: a live
+ * writer's temporary file would go too.
+ */
+void file_sweep_temps(const char *path);
