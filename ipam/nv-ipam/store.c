@@ -2079,3 +2079,19 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 	*ret_last = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 };
 	return 0;
 }
+
+bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool)
+{
+	struct nvipam_store_pool *p = pool_find(s, pool);
+
+	if (!p)
+		return false;
+	for (size_t i = 0; i < s->n_allocs; i++)
+		if (strcmp(s->allocs[i].pool, pool) == 0)
+			return false;
+	free(p->key);
+	memmove(p, p + 1, (size_t)(s->pools + s->n_pools - (p + 1)) * sizeof(*p));
+	s->n_pools--;
+	s->dirty = true;
+	return true;
+}
