@@ -1,6 +1,7 @@
-/* Kubernetes objects as kubectl prints them: lists of pools and nodes */
+/* Kubernetes objects as kubectl prints them: lists of pools, nodes and pods */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -201,4 +202,14 @@ int k8s_json_add(struct json_object *o, const char *key, struct json_object *v)
 int k8s_json_add_str(struct json_object *o, const char *key, const char *s)
 {
 	return k8s_json_add(o, key, json_object_new_string(s));
+}
+
+void k8s_fput_escaped(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p > ' ' && *p < 0x7f && *p != '\\')
+			putc(*p, out);
+		else
+			fprintf(out, "\\x%02x", *p);
+	}
 }
