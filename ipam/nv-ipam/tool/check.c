@@ -47,7 +47,7 @@ static const char check_help[] =
 	"  --pods FILE            this node's pod listing (kubectl get pods -A --field-selector\n"
 	"                         spec.nodeName=NODE -o json; - for stdin)\n"
 	"  --listed-at SECONDS    when that listing was started (date +%s): allocations made\n"
-	"                         since are not reported (their pod may be starting)\n"
+	"                         since (or in the second before) are not reported\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Exit status: 0 clean, 1 problems found (or the store cannot be read), 2 bad usage.\n";
@@ -195,7 +195,7 @@ static void check_ranges(const struct nvipam_store *st, const struct nvipam_pool
 
 /*
  * Allocations whose pod is gone, as gc judges them (without counting): skipped without a
- * pod, and when made at or after @listed_at. The listing's strings are validated.
+ * pod, and when they may be newer than the listing. The listing's strings are validated.
  */
 static void check_pods(const struct nvipam_store *st, const struct pods *pods, bool has_listed_at,
 		       time_t listed_at, struct tally *t)
@@ -204,7 +204,8 @@ static void check_pods(const struct nvipam_store *st, const struct pods *pods, b
 		const struct nvipam_alloc *a = &st->allocs[i];
 		const char *uid = "";
 
-		if (!*a->pod_namespace || !*a->pod_name || (has_listed_at && a->created >= listed_at))
+		if (!*a->pod_namespace || !*a->pod_name ||
+		    (has_listed_at && pods_may_be_unlisted(a->created, listed_at)))
 			continue;
 		switch (pods_lookup(pods, a->pod_namespace, a->pod_name, a->pod_uid, &uid)) {
 		case PODS_PRESENT:

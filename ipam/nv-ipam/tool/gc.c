@@ -2,8 +2,8 @@
  * The gc subcommand: release the allocations whose pod is gone from the node's pod listing
  *
  * One run, under the store lock from start to end:
- *  1. each allocation is judged against the listing: without a pod name (skipped), created
- *     at or after --listed-at (new: its pod may not be listed yet), its pod listed (seen),
+ *  1. each allocation is judged against the listing: without a pod name (skipped), newer
+ *     than the listing (its pod may not be listed yet: not counted), its pod listed (seen),
  *     or missed (its pod absent, or listed with another UID than the one recorded);
  *  2. the counts file ("<store>.gc") is replaced: a missed allocation's count goes up by
  *     one, every other allocation has none (a pod seen again starts over);
@@ -48,10 +48,11 @@ static const char gc_help[] =
 	"pod (namespace/name) is not listed, or is listed with another UID than the one\n"
 	"recorded; it is released under the store lock on its N-th consecutive miss, and a\n"
 	"pod listed again starts its count over. The counts are kept between runs in\n"
-	"\"<store>.gc\". Allocations without a pod name are skipped; those created at or after\n"
-	"--listed-at are not counted (their pod may be starting). The store's record of a\n"
-	"pool left with no allocation and no block in the node pool file is dropped.\n"
-	"Prints a line per address missed or released, and a summary.\n"
+	"\"<store>.gc\". Allocations without a pod name are skipped. Those made after\n"
+	"--listed-at, or less than a second before it, are not counted: their pod may be\n"
+	"starting and not in the listing. The store's record of a pool left with no\n"
+	"allocation and no block in the node pool file is dropped. Prints a line per\n"
+	"address missed or released, and a summary.\n"
 	"\n"
 	"  --pods FILE            the pod listing (required)\n"
 	"  --listed-at SECONDS    when the listing was started, in seconds since the epoch,\n"
@@ -124,8 +125,7 @@ static void judge(struct judged *j, const struct pods *pods, const struct misses
 		j->v = V_NO_POD;
 		return;
 	}
-	/* Created before the listing started means its pod was bound to this node by then. */
-	if (a->created >= listed_at) {
+	if (pods_may_be_unlisted(a->created, listed_at)) {
 		j->v = V_NEW;
 		return;
 	}
@@ -459,8 +459,8 @@ int gc_main(int argc, char **argv)
 			 .st.lock_fd = -1 };
 	struct cni_err err = { 0 };
 	struct tally t = { 0 };
+	struct timespec now;
 	size_t total;
-	time_t now;
 	int ret;
 
 	ret = cli_options("gc", gc_help, argc, argv, opts, gc_option, &r.args, &r.files);
@@ -471,10 +471,11 @@ int gc_main(int argc, char **argv)
 	if (!r.args.has_listed_at)
 		return cli_usage_error("gc", "--listed-at is required: the time (date +%%s) taken "
 				       "just before the pod listing was started");
-	now = time(NULL);
-	if ((time_t)r.args.listed_at > now)
+	/* The clock date(1) reads: time() may still be a clock tick behind it. */
+	(void)clock_gettime(CLOCK_REALTIME, &now);
+	if ((time_t)r.args.listed_at > now.tv_sec)
 		return cli_usage_error("gc", "--listed-at %lu is in the future (now %lld)",
-				       r.args.listed_at, (long long)now);
+				       r.args.listed_at, (long long)now.tv_sec);
 
 	if (load_inputs(&r, &err) < 0)
 		goto fail;

@@ -233,3 +233,8 @@ enum pods_verdict pods_lookup(const struct pods *p, const char *ns, const char *
 		*ret_uid = first->uid;
 	return PODS_OTHER_UID;
 }
+
+bool pods_may_be_unlisted(time_t created, time_t listed_at)
+{
+	return created >= listed_at - 1;
+}

@@ -1,7 +1,9 @@
 /* The node's pod listing (kubectl get pods -o json): which pods the API has */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "ipam/nv-ipam/tool/k8s.h"
 
@@ -75,3 +77,17 @@ void pods_free(struct pods *p);
  */
 enum pods_verdict pods_lookup(const struct pods *p, const char *ns, const char *name,
 			      const char *uid, const char **ret_uid);
+
+/**
+ * pods_may_be_unlisted() - whether an allocation may be newer than a listing: its pod
+ *                          may be missing from it without being gone
+ * @created: the allocation's creation time (nv-ipam's whole seconds)
+ * @listed_at: when the listing was started (whole seconds of date +%s, taken before kubectl)
+ *
+ * An allocation made before the listing started belongs to a pod bound to this node by
+ * then, which the listing holds unless it was deleted. nv-ipam's time() may run a clock
+ * tick behind the clock date(1) reads, so one second of margin is kept.
+ *
+ * Return: true when the allocation must not count as missed.
+ */
+bool pods_may_be_unlisted(time_t created, time_t listed_at);
