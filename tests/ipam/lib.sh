@@ -21,6 +21,21 @@ nvipam() {
 		"$NVIPAM" <<<"$conf"
 }
 
+# nvipam_pod CMD CONTAINER-ID NAMESPACE/NAME [UID]: nvipam for a pod, with the CNI_ARGS
+# kubelet passes (the pod's namespace, name and UID are recorded with the allocation).
+nvipam_pod() {
+	CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=${3%%/*};K8S_POD_NAME=${3#*/}${4:+;K8S_POD_UID=$4}" \
+		nvipam "$1" "$2"
+}
+
+# wait_older: until a pod listing started now (listed_at=$(date +%s)) is surely later than
+# every allocation made so far (gc counts those made two whole seconds before it).
+wait_older() {
+	local s
+	s=$(date +%s)
+	while [ "$(date +%s)" -lt $((s + 2)) ]; do sleep 0.05; done
+}
+
 # "container address" lines of every ADD that succeeded and was not deleted since.
 live_from_log() {
 	awk '$1=="ADD"{ip[$2]=$3} $1=="DEL"{delete ip[$2]} END{for (c in ip) print c, ip[c]}' "$1" | sort
