@@ -237,9 +237,8 @@ static int check_option(int opt, const char *arg, void *ctx)
 	} else if (opt == 'P') {
 		a->pods = arg;
 	} else if (opt == 'L') {
-		if (cli_parse_uint(arg, 253402300799ul, &a->listed_at) < 0)
-			return cli_usage_error("check", "invalid --listed-at \"%s\": seconds since the "
-					       "epoch (date +%%s)", arg);
+		if (cli_parse_listed_at("check", arg, &a->listed_at))
+			return CLI_EXIT_USAGE;
 		a->has_listed_at = true;
 	} else {
 		return cli_usage_error("check", "invalid option");

@@ -101,9 +101,8 @@ static int gc_option(int opt, const char *arg, void *ctx)
 	if (opt == 'P') {
 		a->pods = arg;
 	} else if (opt == 'L') {
-		if (cli_parse_uint(arg, 253402300799ul, &a->listed_at) < 0)
-			return cli_usage_error("gc", "invalid --listed-at \"%s\": seconds since the epoch "
-					       "(date +%%s)", arg);
+		if (cli_parse_listed_at("gc", arg, &a->listed_at))
+			return CLI_EXIT_USAGE;
 		a->has_listed_at = true;
 	} else if (opt == 'm') {
 		if (cli_parse_uint(arg, GC_MAX_MISSES, &a->misses) < 0 || a->misses == 0)
