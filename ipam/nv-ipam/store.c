@@ -40,7 +40,6 @@
  * becomes the epoch. That file is read with json-c and the cjson getters (once, when
  * migrating); its IPs enter the checksum as written, which is how the daemon prints them.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1815,36 +1814,6 @@ static int lock_take(const char *path, unsigned int timeout_ms, int *ret_fd, str
 
 /* ---- public API ---- */
 
-/*
- * A writer killed between creating its temporary file and the rename leaves
- * "<path>.tmp.<pid>" behind. Whoever holds the lock is the only possible
- * writer, so every such file is stale and removed.
- */
-static void sweep_stale_temps(const char *path)
-{
-	_cleanup_free_ char *dir_path = strdup(path);
-	const char *base;
-	char *slash;
-	size_t base_len;
-	DIR *dir;
-	struct dirent *e;
-
-	if (!dir_path || !(slash = strrchr(dir_path, '/')))
-		return;
-	base = path + (slash - dir_path) + 1;
-	base_len = strlen(base);
-	*slash = '\0';
-	dir = opendir(*dir_path ? dir_path : "/");
-	if (!dir)
-		return;
-	while ((e = readdir(dir))) {
-		if (strncmp(e->d_name, base, base_len) == 0 &&
-		    strncmp(e->d_name + base_len, ".tmp.", 5) == 0)
-			(void)unlinkat(dirfd(dir), e->d_name, 0);
-	}
-	closedir(dir);
-}
-
 static int store_open(const char *path, unsigned int timeout_ms, bool allow_dups,
 		      struct nvipam_store *ret, struct cni_err *err)
 {
@@ -1858,7 +1827,8 @@ static int store_open(const char *path, unsigned int timeout_ms, bool allow_dups
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	r = lock_take(path, timeout_ms, &s.lock_fd, err);
 	if (r >= 0) {
-		sweep_stale_temps(path);
+		/* The lock is ours: a "<path>.tmp.*" is a killed writer's. */
+		file_sweep_temps(path);
 		r = store_load(&s, allow_dups, err);
 	}
 	if (r < 0) {
