@@ -20,13 +20,13 @@ worker() {
 	local w=$1 i id out
 	for i in $(seq "$rounds"); do
 		id=c$w-$i
-		if out=$(nvipam_pod ADD "$id" "live/w$w" "uw$w" 2>/dev/null); then
+		if out=$(nvipam_pod ADD "$id" "live/w$w" "uw$w" 2>>"$work/nvipam.err"); then
 			echo "ADD $id $(jq -r '.ips[0].address' <<<"$out")" >>"$work/log.$w"
 		else
 			echo "ADDFAIL $id" >>"$work/log.$w"
 		fi
 		if [ $((i % 2)) -eq 0 ]; then
-			if nvipam_pod DEL "$id" "live/w$w" "uw$w" >/dev/null 2>&1; then
+			if nvipam_pod DEL "$id" "live/w$w" "uw$w" >/dev/null 2>>"$work/nvipam.err"; then
 				echo "DEL $id" >>"$work/log.$w"
 			else
 				echo "DELFAIL $id" >>"$work/log.$w"
@@ -38,7 +38,7 @@ worker() {
 feeder() {
 	local i
 	for i in $(seq "$stale"); do
-		if nvipam_pod ADD "s$i" "gone/s$i" "us$i" >/dev/null 2>&1; then
+		if nvipam_pod ADD "s$i" "gone/s$i" "us$i" >/dev/null 2>>"$work/nvipam.err"; then
 			echo "STALE s$i" >>"$work/log.feeder"
 		fi
 		sleep 0.0$((RANDOM % 5))
@@ -77,6 +77,7 @@ check "gc ran alongside the workers (at least 3 runs)" "[ $runs -ge 3 ]"
 check "every gc run succeeded" "! grep -qv '^0$' \"$work/gc.rc\" && [ ! -s \"$work/gc.err\" ]"
 check "gc released addresses while the workers ran" "[ $released_during -ge 1 ]"
 check "every worker ADD and DEL succeeded" "! grep -q FAIL \"$work/log\""
+grep -v ' info: ' "$work/nvipam.err" | head -3 | sed 's/^/# nv-ipam: /' || true
 store=$(store_json)
 check "no address held twice" "[ -z \"\$(jq -r '.allocations[].ip' <<<\"\$store\" | sort | uniq -d)\" ]"
 live=$(grep -v '^STALE' "$work/log" | live_from_log /dev/stdin)

@@ -54,23 +54,26 @@ violations() {
 }
 fingerprint() { sha256sum "$work/store" "$work/store.gc" 2>/dev/null || true; }
 
-# usec: the time in microseconds. The kills land anywhere in a run however fast this
-# machine is: the delay before the kill is drawn from [0, span), span starts at the length
-# of a run measured on a copy of the store, then grows after a kill and shrinks after a
-# run that finished, which settles at half the runs killed: span twice a run's length.
+# usec: the time in microseconds. The kills land anywhere in a run, and often where it
+# writes, however fast this machine is (a sanitizer build spends most of a run starting):
+# the delay before the kill is drawn from [lo, hi) (from [0, hi) every third run). hi
+# starts at the length of a run measured on a copy of the store and shrinks after a run
+# that finished; lo rises after a kill that came before any write. Both settle around the
+# writes.
 usec() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
 exec {never}<> <(:)
 mkdir "$work/calib"
 echo '{"kind":"List","items":[]}' >"$work/calib/pods.json"
-span=
+hi=
 for i in 1 2 3 4 5; do
 	cp "$work/store" "$work/calib/store"
 	rm -f "$work/calib/store.gc"
 	start=$(usec)
 	"$TOOL" gc --store "$work/calib/store" --pods "$work/calib/pods.json" --listed-at "$t" --misses 100 >/dev/null
 	d=$(( $(usec) - start ))
-	[ -n "$span" ] && [ "$d" -ge "$span" ] || span=$d
+	[ -n "$hi" ] && [ "$d" -ge "$hi" ] || hi=$d
 done
+lo=0
 kills=0 finished=0 unchanged=0 counts_only=0 late=0 bad=0
 for r in $(seq "$runs"); do
 	listing >"$work/pods.json"
@@ -82,25 +85,35 @@ for r in $(seq "$runs"); do
 		"$work/streak.json" >"$work/streak.new"
 	cp "$work/store" "$work/before.json"
 	fp=$(fingerprint)
-	delay=$(( (RANDOM * 32768 + RANDOM) % span ))
-	delay=$((delay / 1000000)).$(printf '%06d' $((delay % 1000000)))
+	from=$lo
+	[ $((r % 3)) != 0 ] || from=0
+	delay=$(( from + (RANDOM * 32768 + RANDOM) % (hi - from) ))
+	secs=$((delay / 1000000)).$(printf '%06d' $((delay % 1000000)))
 	"$TOOL" gc --store "$work/store" --pool-file "$work/pools.json" --pods "$work/pods.json" \
 		--listed-at "$t" --misses "$misses" >/dev/null 2>&1 &
 	pid=$!
 	# A builtin wait (no exec) of $delay microseconds, then the kill.
-	read -r -t "$delay" -u "$never" _ || true
+	read -r -t "$secs" -u "$never" _ || true
 	kill -9 "$pid" 2>/dev/null || true
 	rc=0
 	{ wait "$pid"; } 2>/dev/null || rc=$?
-	if [ "$rc" = 137 ]; then
-		kills=$((kills + 1))
-		span=$((span * 11 / 10))
-	else
+	now=$(fingerprint)
+	if [ "$rc" != 137 ]; then
 		finished=$((finished + 1))
-		span=$((span * 9 / 10 + 1))
+		hi=$((hi * 9 / 10 + 2))
+		[ "$lo" -lt "$((hi / 2))" ] || lo=$((hi / 2))
+	else
+		kills=$((kills + 1))
+		if [ "$now" = "$fp" ]; then
+			unchanged=$((unchanged + 1))
+			[ "$delay" -le "$lo" ] || lo=$(( (lo * 3 + delay) / 4 ))
+			hi=$((hi * 21 / 20 + 1))
+		elif [ "$(sed -n 1p <<<"$now")" = "$(sed -n 1p <<<"$fp")" ]; then
+			counts_only=$((counts_only + 1))
+		fi
 	fi
 	[ "$rc" = 0 ] || [ "$rc" = 137 ] || { echo "run $r: gc failed (exit $rc)"; bad=$((bad + 1)); }
-	if [ "$rc" = 0 ] || [ "$(fingerprint | sed -n 2p)" != "$(sed -n 2p <<<"$fp")" ]; then
+	if [ "$rc" = 0 ] || [ "$(sed -n 2p <<<"$now")" != "$(sed -n 2p <<<"$fp")" ]; then
 		mv "$work/streak.new" "$work/streak.json"
 	fi
 	if ! jq -e . "$work/store" >/dev/null 2>&1; then
@@ -114,21 +127,14 @@ for r in $(seq "$runs"); do
 	fi
 	v=$(violations)
 	if [ -n "$v" ]; then echo "run $r: $v"; bad=$((bad + 1)); fi
-	# Where the kill landed: nothing written, the counts only, or both.
+	# Due but not released: a kill between the counts and the store commit.
 	if [ "$rc" = 137 ]; then
-		now=$(fingerprint)
-		if [ "$now" = "$fp" ]; then
-			unchanged=$((unchanged + 1))
-		elif [ "$(sed -n 1p <<<"$now")" = "$(sed -n 1p <<<"$fp")" ]; then
-			counts_only=$((counts_only + 1))
-		fi
-		# Due but not released: a kill between the counts and the store commit.
 		jq -e --slurpfile s "$work/store" --argjson n "$misses" \
 			'($s[0].allocations | map(.containerID)) as $ids | any(.misses[]; .count >= $n and (.containerID as $c | $ids | index($c)))' \
 			"$work/counts.json" >/dev/null && late=$((late + 1))
 	fi
 done
-echo "# kills drawn up to $((span / 1000)) ms after the launch; $runs runs: $kills killed ($unchanged before writing anything, $counts_only after the counts and before the store, $late leaving an allocation due and not yet released), $finished finished"
+echo "# kills drawn at last from $((lo / 1000)) to $((hi / 1000)) ms after the launch; $runs runs: $kills killed ($unchanged before writing anything, $counts_only after the counts and before the store, $late leaving an allocation due and not yet released), $finished finished"
 check "most runs killed (at least a third)" "[ $kills -ge $((runs / 3)) ]"
 check "kills landed between the counts and the store commit, leaving allocations due" "[ $counts_only -ge 1 ] && [ $late -ge 1 ]"
 check "after every run: both files load, nothing released early, every count exact, no listed pod's address lost" "[ $bad = 0 ]"

@@ -7,7 +7,8 @@
 # no byte; broken or wrong-kind listings (exit 1) releasing nothing; the store lock; a
 # store commit that fails after the counts were written (released one run late, never
 # early); a corrupt counts file and a killed gc's temporary file; pool records dropped
-# only without allocations and without a block; names from the store escaped; and
+# only without allocations and without a block; names from the store escaped; a damaged
+# store's interface holding a listed pod's address kept whole; and
 # check --pods.
 . "$(dirname "$0")/lib.sh"
 TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}
@@ -163,6 +164,16 @@ t3=$(date +%s)
 out=$(pods default/a/u1 | G --pods - --listed-at "$t3" --misses 1)
 check "names escaped in the output" "grep -q 'pod default/evil\\\\x20pod\\\\x1b\\[31m: not in the pod list' <<<\"\$out\" && ! grep -q \$'\\033' <<<\"\$out\""
 check "an array of pods is a listing too" "jq '.items' \"$work/all.json\" | G --pods - --listed-at $t3 --misses 5 | grep -q '^[0-9]* allocations: '"
+
+# A damaged store (hand-edited): c1's interface also holds an address recorded for a pod
+# that is gone. Releasing goes by interface, as DEL: the listed pod's address keeps both.
+jq '.allocations += [.allocations[] | select(.containerID == "c1") | .ip = "10.77.0.200" | .podName = "ghost"]' \
+	"$work/store" >"$work/store.new" && mv "$work/store.new" "$work/store"
+out=$(pods default/a/u1 | G --pods - --listed-at "$t3" --misses 1)
+check "damaged store: the due address is kept with the reason" \
+	"grep -qx 'kept 10.77.0.200 in pool pool1: container c1 interface net1 pod default/ghost: not in the pod list (miss 1 of 1): its interface holds another address in the pool whose pod is listed (a damaged store: see nv-ipam-tool check)' <<<\"\$out\" && grep -q ', 0 released, 1 kept (damaged store)$' <<<\"\$out\""
+check "damaged store: both addresses of the interface stay" "[ \"\$(jq '[.allocations[] | select(.containerID == \"c1\")] | length' \"$work/store\")\" = 2 ]"
+jq '.allocations |= map(select(.podName != "ghost"))' "$work/store" >"$work/store.new" && mv "$work/store.new" "$work/store"
 
 # check --pods: what gc would release, as warnings (exit 0, 1 with --strict).
 nvipam_pod ADD c11 default/gone u11 >/dev/null
