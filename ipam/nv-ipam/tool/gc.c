@@ -492,7 +492,7 @@ int gc_main(int argc, char **argv)
 		goto fail;
 	}
 	r.out = NULL;
-	total = r.st.path ? t.no_pod + t.fresh + t.seen + t.missed : 0;
+	total = t.no_pod + t.fresh + t.seen + t.missed;
 	fputs(r.report, stdout);
 	printf("%zu allocations: %zu with their pod listed, %zu newer than the listing, "
 	       "%zu without a pod (skipped), %zu missed, %zu %s",
