@@ -2,7 +2,9 @@
 # runner that execs nv-ipam as a runtime would.
 set -euo pipefail
 
-NVIPAM=${1:?usage: $0 NV-IPAM-BINARY}
+# Absolute: meson passes a path relative to the build directory, and crash.sh finds its
+# victims by command line; "ipam/nv-ipam/nv-ipam" would match every worktree's tests.
+NVIPAM=$(realpath "${1:?usage: $0 NV-IPAM-BINARY}")
 work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
