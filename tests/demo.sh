@@ -22,6 +22,10 @@ pod=cni-demo-$id
 master=demo-m$id
 peer=demo-p$id
 state=$(mktemp -d)
+# The network config names files in that private directory: this node's settings
+# (named by the runtime's environment) let it, as /etc/cni/cni-rdma-plugins.json would.
+. "$top/tests/node-settings.sh"
+node_settings "$state/node-settings.json" "$state"
 cleanup() {
 	ip netns del "$pod" 2>/dev/null || true
 	ip link del "$master" 2>/dev/null || true

@@ -4,11 +4,11 @@
 set -euo pipefail
 
 what=${1:-test}
-pkgs=(meson ninja-build gcc pkg-config libnl-3-dev libnl-route-3-dev libmnl-dev
+pkgs=(meson ninja-build gcc pkg-config libnl-3-dev libnl-route-3-dev
       libjson-c-dev iproute2 jq containernetworking-plugins)
 if [ "$what" = test ]; then
-	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang
-	       libclang-rt-14-dev)
+	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
+	       libclang-rt-14-dev podman runc binutils)
 fi
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds and runs every test suite: unit, netns and e2e; the unit and netns
-# suites again under ASan+UBSan; the unit suite under valgrind; the fuzzers for
-# a bounded time. Needs root for the netns and e2e suites (CI runs as root).
+# Builds and runs every test suite: unit, netns and e2e; the image under
+# podman; the unit and netns suites again under ASan+UBSan; the unit suite
+# and the plugins under valgrind; the fuzzers for a bounded time. Needs root
+# for the netns and e2e suites and the image (CI runs as root).
 set -euo pipefail
 
 # Network namespaces need root: a user with sudo is asked for it.
@@ -39,6 +40,15 @@ ninja -C "$out/main"
 meson test -C "$out/main" --print-errorlogs --no-suite fuzz || status=1
 count "$out/main"
 
+section "the image under podman (tests/image/image.sh)"
+if bash tests/image/image.sh "$out/main" /usr/lib/cni >"$out/image.log" 2>&1; then
+	passed=$((passed + 1))
+	tail -1 "$out/image.log"
+else
+	failed=$((failed + 1)); status=1
+	tail -40 "$out/image.log"
+fi
+
 section "unit and netns under ASan+UBSan"
 meson setup "$out/asan" "${suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbuildtype=debug >/dev/null
@@ -61,13 +71,20 @@ meson test -C "$out/main" --print-errorlogs --suite unit --no-rebuild --timeout-
 	|| status=1
 count "$out/main" testlog-valgrind.json
 
+# valgrind cannot watch the allocator of a static binary: the plugins it runs
+# are linked dynamically (same sources, -Dstatic=false).
+section "plugins linked dynamically for valgrind"
+meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabled \
+	-De2e_tests=disabled -Dbench=disabled >/dev/null
+ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device
+
 # plugin_under_valgrind NAME: the plugin's netns script with every plugin run under valgrind
 plugin_under_valgrind() {
 	local name=$1 vglogs=$out/valgrind-$1
 	section "$name netns suite with the plugin under valgrind"
 	mkdir -p "$vglogs"
 	if PLUGIN_WRAPPER="valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --log-file=$vglogs/vg.%p" \
-		bash "tests/netns/$name.sh" "$out/main/plugins/$name/$name" /usr/lib/cni >"$out/valgrind-$name.log" 2>&1; then
+		bash "tests/netns/$name.sh" "$out/dyn/plugins/$name/$name" /usr/lib/cni >"$out/valgrind-$name.log" 2>&1; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1)); status=1

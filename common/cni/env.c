@@ -1,5 +1,6 @@
 /* CNI environment variables: presence per command and validation */
 #include <ctype.h>
+#include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/text.h"
 
 enum {
 	NEED_CONTAINERID = 1U << 0,
@@ -55,22 +57,54 @@ bool cni_env_valid_id(const char *s)
 	return true;
 }
 
-int cni_env_check_ifname(const char *name, struct cni_err *err)
+/* Go's unicode.IsSpace, which the reference applies to each character of a name. */
+static bool go_space(uint32_t cp)
+{
+	switch (cp) {
+	case '\t': case '\n': case '\v': case '\f': case '\r': case ' ':
+	case 0x85: case 0xa0: case 0x1680: case 0x2028: case 0x2029: case 0x202f: case 0x205f:
+	case 0x3000:
+		return true;
+	default:
+		return cp >= 0x2000 && cp <= 0x200a;
+	}
+}
+
+const char *cni_env_ifname_invalid(const char *name)
 {
 	size_t len = strlen(name);
 
 	if (len == 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "interface name is empty");
+		return "is empty";
 	if (len > 15)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL,
-				   "interface name is too long: \"%s\" has %zu bytes, at most 15", name, len);
+		return "longer than 15 bytes";
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "interface name is . or ..");
-	for (const char *p = name; *p; p++)
-		if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
-			return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL,
-					   "interface name contains / or : or whitespace characters: \"%s\"",
-					   name);
+		return "is . or ..";
+	/*
+	 * The name is a JSON string in the result and a key of the IPAM store: bytes
+	 * that are not UTF-8 could be neither, and a store key rewritten on the way
+	 * would never match the DEL. The kernel's own rule takes byte 0xa0 as space.
+	 */
+	if (!text_utf8_valid(name, len))
+		return "is not valid UTF-8";
+	for (size_t i = 0; i < len;) {
+		uint32_t cp = 0;
+		size_t n = text_utf8_decode(name + i, len - i, &cp);
+
+		if (cp == '/' || cp == ':' || go_space(cp) || memchr(name + i, 0xa0, n))
+			return "contains / or : or whitespace characters";
+		i += n;
+	}
+	return NULL;
+}
+
+int cni_env_check_ifname(const char *name, struct cni_err *err)
+{
+	const char *why = cni_env_ifname_invalid(name);
+
+	if (why)
+		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "interface name \"%.64s\" %s", name,
+				   why);
 	return 0;
 }
 

@@ -54,7 +54,18 @@ int cni_env_load(struct cni_env *ret, struct cni_err *err);
 bool cni_env_valid_id(const char *s);
 
 /**
- * cni_env_check_ifname() - interface name rules: 1-15 bytes, not "." or "..", no '/', ':' or space
+ * cni_env_ifname_invalid() - what is wrong with an interface name, by the kernel's and Go's rules
+ * @name: interface name
+ *
+ * 1 to 15 bytes of UTF-8, not "." or "..", without '/', ':', anything Go's
+ * unicode.IsSpace() takes as space, or byte 0xa0 (space to the kernel).
+ *
+ * Return: NULL when valid, else the reason ("longer than 15 bytes", ...).
+ */
+const char *cni_env_ifname_invalid(const char *name);
+
+/**
+ * cni_env_check_ifname() - cni_env_ifname_invalid() for CNI_IFNAME
  * @name: interface name
  * @err: code 4 with the reason
  *

@@ -51,6 +51,31 @@ void cni_err_details(struct cni_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /**
+ * cni_err_prefix() - put context in front of the recorded message ("<context>: <msg>")
+ * @err: error whose message is extended (nothing happens when none is recorded)
+ * @r: negative errno to return
+ * @fmt: the context
+ *
+ * Return: @r.
+ */
+int cni_err_prefix(struct cni_err *err, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
+ * cni_err_code() - change the code of the recorded failure
+ * @err: error (nothing happens when none is recorded)
+ * @code: the new CNI error code
+ * @r: negative errno to return
+ *
+ * For callers that know better what a failure means than the place that
+ * recorded it (an unparsable file of the node is a config problem, not a
+ * decode failure of stdin).
+ *
+ * Return: @r.
+ */
+int cni_err_code(struct cni_err *err, int code, int r);
+
+/**
  * cni_err_print() - print the error as CNI error JSON
  * @err: the failure
  * @cni_version: version to report, NULL to leave it out

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,26 +95,30 @@ struct child_io {
 	size_t out_len;
 	int status;
 	int exec_errno;
+	bool started; /* the child ran: it may have done something an ADD must undo */
 };
 
-/* Feeds stdin and drains stdout together so neither side can block the other. */
+/*
+ * Feeds stdin and drains stdout together so neither side can block the other.
+ * Both descriptors are closed on return, whatever happened.
+ */
 static int pump(int in_fd, const char *in, size_t in_len, int out_fd, struct child_io *io)
 {
 	size_t sent = 0, cap = 0;
 	struct pollfd fds[2];
+	int r = 0;
 
-	while (in_fd >= 0 || out_fd >= 0) {
-		int nfds = 0, r;
+	while (r == 0 && (in_fd >= 0 || out_fd >= 0)) {
+		int nfds = 0;
 
 		if (out_fd >= 0)
 			fds[nfds++] = (struct pollfd){ .fd = out_fd, .events = POLLIN };
 		if (in_fd >= 0)
 			fds[nfds++] = (struct pollfd){ .fd = in_fd, .events = POLLOUT };
-		r = poll(fds, (nfds_t)nfds, -1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
+		if (poll(fds, (nfds_t)nfds, -1) < 0) {
+			if (errno != EINTR)
+				r = -errno;
+			continue;
 		}
 		for (int i = 0; i < nfds; i++) {
 			if (fds[i].fd == in_fd && (fds[i].revents & (POLLOUT | POLLERR | POLLHUP))) {
@@ -132,11 +138,15 @@ static int pump(int in_fd, const char *in, size_t in_len, int out_fd, struct chi
 					char *nb;
 
 					cap = cap ? cap * 2 : 8192;
-					if (cap > IPAM_MAX_OUTPUT + 8192)
-						return -EFBIG;
+					if (cap > IPAM_MAX_OUTPUT + 8192) {
+						r = -EFBIG;
+						break;
+					}
 					nb = realloc(io->out, cap);
-					if (!nb)
-						return -ENOMEM;
+					if (!nb) {
+						r = -ENOMEM;
+						break;
+					}
 					io->out = nb;
 				}
 				rd = read(out_fd, io->out + io->out_len, cap - io->out_len - 1);
@@ -152,13 +162,17 @@ static int pump(int in_fd, const char *in, size_t in_len, int out_fd, struct chi
 			}
 		}
 	}
-	return 0;
+	if (in_fd >= 0)
+		close(in_fd);
+	if (out_fd >= 0)
+		close(out_fd);
+	return r;
 }
 
 static int run_once(const char *bin, char **envp, const char *in, size_t in_len, struct child_io *io)
 {
 	int in_pipe[2], out_pipe[2], err_pipe[2];
-	pid_t pid;
+	pid_t pid, parent;
 	int r = 0, e = 0;
 	ssize_t n;
 
@@ -172,6 +186,7 @@ static int run_once(const char *bin, char **envp, const char *in, size_t in_len,
 		r = -errno;
 		goto close_out;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
@@ -180,6 +195,13 @@ static int run_once(const char *bin, char **envp, const char *in, size_t in_len,
 	if (pid == 0) {
 		char *argv[] = { (char *)bin, NULL };
 
+		/*
+		 * A plugin killed (a runtime's timeout) takes its IPAM plugin with it: an
+		 * orphan could commit an allocation after the DEL that followed released
+		 * nothing. The check covers a parent that died before the prctl.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
 		if (dup2(in_pipe[0], STDIN_FILENO) < 0 || dup2(out_pipe[1], STDOUT_FILENO) < 0)
 			_exit(127);
 		execve(bin, argv, envp);
@@ -187,12 +209,16 @@ static int run_once(const char *bin, char **envp, const char *in, size_t in_len,
 		(void)!write(err_pipe[1], &e, sizeof(e));
 		_exit(127);
 	}
+	io->started = true;
 	close(in_pipe[0]);
 	close(out_pipe[1]);
 	close(err_pipe[1]);
 	/* A closed pipe would otherwise kill us while feeding a plugin that exited early. */
 	signal(SIGPIPE, SIG_IGN);
 	r = pump(in_pipe[1], in, in_len, out_pipe[0], io);
+	/* A plugin that says too much is not waited for: it could block on a full pipe forever. */
+	if (r < 0)
+		(void)kill(pid, SIGKILL);
 	n = read(err_pipe[0], &e, sizeof(e));
 	io->exec_errno = n == (ssize_t)sizeof(e) ? e : 0;
 	close(err_pipe[0]);
@@ -237,6 +263,15 @@ static int pass_error(const char *type, const struct child_io *io, struct cni_er
 	return -EIO;
 }
 
+/* The failure is logged: the ADD's own error is the one the caller reports. */
+static void release_after_add(const struct cni_env *env, const struct cni_conf *conf)
+{
+	struct cni_err ignored = { 0 };
+
+	if (cni_ipam_exec(env, conf, CNI_CMD_DEL, NULL, &ignored) < 0)
+		log_error("IPAM DEL after a failed IPAM ADD failed: %s", ignored.msg);
+}
+
 int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum cni_command cmd,
 		  struct cni_result *ret, struct cni_err *err)
 {
@@ -263,8 +298,17 @@ int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum c
 	}
 	if (r < 0) {
 		free(io.out);
-		return cni_err_set(err, CNI_ERR_IPAM, r, "failed to run IPAM plugin \"%s\": %s", bin,
-				   strerror(-r));
+		if (r == -EFBIG)
+			cni_err_set(err, CNI_ERR_IPAM, r,
+				    "IPAM plugin \"%s\" printed more than %u bytes; it was stopped",
+				    conf->ipam_type, IPAM_MAX_OUTPUT);
+		else
+			cni_err_set(err, CNI_ERR_IPAM, r, "failed to run IPAM plugin \"%s\": %s", bin,
+				    strerror(-r));
+		/* It ran: whatever it reserved before it was stopped is released. */
+		if (io.started && cmd == CNI_CMD_ADD)
+			release_after_add(env, conf);
+		return r;
 	}
 	if (io.exec_errno) {
 		free(io.out);
@@ -288,11 +332,7 @@ int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum c
 	}
 	free(io.out);
 	/* It succeeded, so it reserved what it could not describe: give that back. */
-	if (r < 0 && cmd == CNI_CMD_ADD) {
-		struct cni_err ignored = { 0 };
-
-		if (cni_ipam_exec(env, conf, CNI_CMD_DEL, NULL, &ignored) < 0)
-			log_error("IPAM DEL after an unusable ADD result failed: %s", ignored.msg);
-	}
+	if (r < 0 && cmd == CNI_CMD_ADD)
+		release_after_add(env, conf);
 	return r;
 }

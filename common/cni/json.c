@@ -1,5 +1,7 @@
 /* Strict JSON reading with typed, key-naming getters (json-c stays behind this) */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -7,6 +9,45 @@
 #include "common/cni/json.h"
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
+
+/* Members of every object in a parsed tree (depth is bounded by the tokener). */
+static size_t tree_members(struct json_object *o)
+{
+	size_t n = 0;
+
+	if (json_object_is_type(o, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			n += tree_members(json_object_array_get_idx(o, i));
+	} else if (json_object_is_type(o, json_type_object)) {
+		struct json_object_iterator it = json_object_iter_begin(o);
+		struct json_object_iterator end = json_object_iter_end(o);
+
+		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+			n += 1 + tree_members(json_object_iter_peek_value(&it));
+	}
+	return n;
+}
+
+/* Members written in text the tokener accepted: one ':' outside strings each. */
+static size_t text_members(const char *buf, size_t len)
+{
+	bool in_string = false;
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (in_string) {
+			if (buf[i] == '\\')
+				i++;
+			else if (buf[i] == '"')
+				in_string = false;
+		} else if (buf[i] == '"') {
+			in_string = true;
+		} else if (buf[i] == ':') {
+			n++;
+		}
+	}
+	return n;
+}
 
 int cjson_parse(const char *buf, size_t len, const char *what, struct json_object **ret,
 		struct cni_err *err)
@@ -47,27 +88,61 @@ int cjson_parse(const char *buf, size_t len, const char *what, struct json_objec
 				   "error unmarshall %s: invalid character after top-level value at offset %zu",
 				   what, used);
 	}
+	/*
+	 * json-c keeps one member per key, at the first one's place with the last
+	 * one's value, so the order a key given twice was written in is lost, and
+	 * with it what Go's decoder (last one wins) would read: refused.
+	 */
+	if (text_members(buf, len) != tree_members(o)) {
+		json_object_put(o);
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
+				   "error unmarshall %s: a key appears twice in one object", what);
+	}
 	*ret = o;
 	return 0;
 }
 
+/*
+ * Whether a member name matches a field name as Go's encoding/json matches
+ * them: ignoring case, where the Kelvin sign (U+212A) is a 'k' and the long s
+ * (U+017F) an 's'. @name is ASCII.
+ */
+static bool go_fold_equal(const char *key, const char *name)
+{
+	const unsigned char *k = (const unsigned char *)key;
+
+	for (const char *n = name; *n; n++) {
+		char c = (char)tolower((unsigned char)*n);
+
+		if (*k < 0x80 && tolower(*k) == c) {
+			k++;
+		} else if (c == 'k' && k[0] == 0xe2 && k[1] == 0x84 && k[2] == 0xaa) {
+			k += 3;
+		} else if (c == 's' && k[0] == 0xc5 && k[1] == 0xbf) {
+			k += 2;
+		} else {
+			return false;
+		}
+	}
+	return *k == '\0';
+}
+
 struct json_object *cjson_get(struct json_object *obj, const char *key)
 {
+	struct json_object_iterator it, end;
 	struct json_object *v = NULL;
 
 	if (!obj || !json_object_is_type(obj, json_type_object))
 		return NULL;
-	if (!json_object_object_get_ex(obj, key, &v)) {
-		struct json_object_iterator it = json_object_iter_begin(obj);
-		struct json_object_iterator end = json_object_iter_end(obj);
-
-		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-			if (strcasecmp(json_object_iter_peek_name(&it), key) == 0) {
-				v = json_object_iter_peek_value(&it);
-				break;
-			}
-		}
-	}
+	/*
+	 * Go assigns every member that matches the field in the order they come, so
+	 * the last one that matches is what it reads: {"master":"a","Master":"b"} is b.
+	 */
+	it = json_object_iter_begin(obj);
+	end = json_object_iter_end(obj);
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+		if (go_fold_equal(json_object_iter_peek_name(&it), key))
+			v = json_object_iter_peek_value(&it);
 	if (v && json_object_is_type(v, json_type_null))
 		return NULL;
 	return v;
@@ -194,6 +269,9 @@ int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, 
 	if (!json_object_is_type(v, json_type_string))
 		return wrong_type(err, key, "an integer or a string", v);
 	text = json_object_get_string(v);
+	if (strlen(text) != (size_t)json_object_get_string_len(v))
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "field \"%s\": NUL character in string",
+				   key);
 	base = strncasecmp(text, "0x", 2) == 0 ? 16 : 10;
 	digits = base == 16 ? text + 2 : text;
 	if (!*digits)

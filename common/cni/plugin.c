@@ -1,5 +1,6 @@
 /* Command dispatch: the one place that prints results and CNI errors */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,14 @@
 #include "common/cni/json.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/cni/trust.h"
 #include "common/cni/version.h"
 #include "common/net/netns.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/hwaddr.h"
 #include "common/util/log.h"
+#include "common/util/text.h"
 
 static void print_usage(const struct cni_plugin *p, FILE *out)
 {
@@ -129,14 +132,19 @@ int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err)
 	return cni_ipam_exec(&ctx->env, &ctx->conf, ctx->env.command, NULL, err);
 }
 
+static int netns_err(const struct cni_ctx *ctx, int r, struct cni_err *err)
+{
+	return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
+			   ctx->env.netns,
+			   r == -EMEDIUMTYPE ? "not a network namespace" :
+			   r == -EINVAL ? "not a namespace" : strerror(-r));
+}
+
 int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err)
 {
 	int r = netns_open(ctx->env.netns, ret_fd);
 
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
-				   ctx->env.netns, strerror(-r));
-	return 0;
+	return r < 0 ? netns_err(ctx, r, err) : 0;
 }
 
 int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err)
@@ -147,13 +155,21 @@ int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni
 		return 0;
 	r = netns_open(ctx->env.netns, ret_fd);
 	if (r == -ENOENT || r == -EINVAL) {
-		log_info("DEL: netns %s is gone (%s)", ctx->env.netns, strerror(-r));
+		log_info("DEL: netns %s is gone (%s)", ctx->env.netns,
+			 r == -EINVAL ? "a file that is no namespace any more" : strerror(-r));
 		return 0;
 	}
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
-				   ctx->env.netns, strerror(-r));
-	return 1;
+	return r < 0 ? netns_err(ctx, r, err) : 1;
+}
+
+void cni_plugin_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size)
+{
+	uint64_t h = text_hash64(ctx->env.container_id, strlen(ctx->env.container_id) + 1,
+				 TEXT_HASH64_INIT);
+
+	h = text_hash64(ctx->env.ifname, strlen(ctx->env.ifname), h);
+	snprintf(buf, size, "%.*s%010llx", CNI_TMP_NAME_PREFIX_LEN, prefix,
+		 (unsigned long long)(h & 0xffffffffffULL));
 }
 
 void cni_plugin_ipam_undo(const struct cni_ctx *ctx)
@@ -209,14 +225,32 @@ int cni_plugin_check_mac(const struct cni_iface *iface, const uint8_t *hwaddr, s
 	return 0;
 }
 
-static void setup_logging(const struct cni_plugin *p, const struct cni_conf *conf)
+int cni_plugin_setup_logging(const char *prog, const char *file, const char *level_name,
+			     enum cni_command cmd, struct cni_err *err)
 {
 	enum log_level level = LOG_LEVEL_INFO;
+	struct cni_err e = { 0 };
+	int fd = -1;
+	int r;
 
-	if (conf->log_level && log_level_parse(conf->log_level, &level) < 0)
+	if (level_name && log_level_parse(level_name, &level) < 0)
 		level = LOG_LEVEL_INFO;
-	if (log_setup(p->name, level, conf->log_file) < 0)
-		log_warning("cannot open logFile \"%s\"; logging to stderr only", conf->log_file);
+	log_setup(prog, level, -1);
+	if (!file || !*file)
+		return 0;
+	r = trust_open_file(TRUST_LOG, "logFile", file, O_WRONLY | O_APPEND | O_CREAT, 0600, &fd, &e);
+	if (r >= 0) {
+		log_setup(prog, level, fd);
+		return 0;
+	}
+	/* A refused path is the config's fault; DEL must still clean up after it. */
+	if (e.code == CNI_ERR_INVALID_CONFIG && cmd != CNI_CMD_DEL) {
+		*err = e;
+		return r;
+	}
+	log_warning("logFile not used, logging to stderr only: %s",
+		    r == -ENOENT ? "its directory does not exist" : e.msg);
+	return 0;
 }
 
 static int run(const struct cni_plugin *p, struct cni_ctx *ctx, char **ret_out, struct cni_err *err)
@@ -234,8 +268,9 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, char **ret_out, 
 		return r;
 	/* conf keeps pointers into input for IPAM delegation. */
 	ctx->conf.raw = input;
-	setup_logging(p, &ctx->conf);
-	if ((r = check_command_version(ctx, err)) < 0)
+	if ((r = cni_plugin_setup_logging(p->name, ctx->conf.log_file, ctx->conf.log_level,
+					  ctx->env.command, err)) < 0 ||
+	    (r = check_command_version(ctx, err)) < 0)
 		goto out;
 	if (ctx->env.command == CNI_CMD_ADD || ctx->env.command == CNI_CMD_DEL)
 		if ((r = check_netns_not_own(&ctx->env, err)) < 0)
@@ -290,7 +325,7 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 
 	if (handle_argv(p, argc, argv, &exit_code))
 		return exit_code;
-	log_setup(p->name, LOG_LEVEL_INFO, NULL);
+	log_setup(p->name, LOG_LEVEL_INFO, -1);
 
 	r = cni_env_load(&ctx.env, &err);
 	if (r >= 0 && ctx.env.command == CNI_CMD_NONE) {

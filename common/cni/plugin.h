@@ -43,6 +43,23 @@ struct cni_plugin {
 int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
 
 /**
+ * cni_plugin_setup_logging() - the log level and the log file a config asks for
+ * @prog: program name for every line
+ * @file: the config's logFile, NULL or "" for none
+ * @level_name: the config's logLevel, NULL for info (an unknown level is info)
+ * @cmd: the command being run
+ * @err: code 7 when the node does not let a config name that file (trust.h),
+ *       except for DEL, which logs a warning and goes on to clean up
+ *
+ * A file that cannot be opened for another reason is a warning: logging then
+ * goes to stderr only.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int cni_plugin_setup_logging(const char *prog, const char *file, const char *level_name,
+			     enum cni_command cmd, struct cni_err *err);
+
+/**
  * cni_plugin_forward_ipam() - run the command on the IPAM plugin, if the config has one
  * @ctx: context
  * @err: the IPAM error
@@ -73,6 +90,22 @@ int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err
  * Return: 1 when opened, 0 when the netns is gone, negative errno on failure.
  */
 int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err);
+
+/* "cnimv" and the like, then 10 hex digits: IFNAMSIZ - 1 bytes. */
+#define CNI_TMP_NAME_PREFIX_LEN 5
+
+/**
+ * cni_plugin_tmp_name() - the name a new link of this attachment has until it is renamed
+ * @ctx: context (CNI_CONTAINERID and CNI_IFNAME)
+ * @prefix: CNI_TMP_NAME_PREFIX_LEN characters saying which plugin made it
+ * @buf: output
+ * @size: its size, at least IFNAMSIZ
+ *
+ * Derived from the attachment, the same for its every ADD and DEL: a plugin
+ * killed between creating a link and renaming it leaves it under a name the
+ * attachment's DEL can find.
+ */
+void cni_plugin_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size);
 
 /**
  * cni_plugin_ipam_undo() - release what IPAM ADD reserved, when a later ADD step failed

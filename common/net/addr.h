@@ -1,22 +1,10 @@
-/* Addresses and routes: rtnetlink requests and dumps */
+/* Addresses: rtnetlink requests and dumps */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "common/util/ipaddr.h"
-
-struct net_route {
-	int ifindex;
-	struct ip_prefix dst;
-	bool has_gw;
-	struct ip_addr gw;
-	unsigned int mtu;      /* 0: none */
-	unsigned int advmss;   /* 0: none */
-	unsigned int priority; /* 0: none */
-	unsigned int table;    /* 0: main */
-	int scope;             /* -1: the kernel's default for the route */
-};
 
 struct net_addr {
 	struct ip_prefix prefix;
@@ -43,22 +31,3 @@ int net_addr_add(int ifindex, const struct ip_prefix *prefix);
  * Return: 0 on success, negative errno on failure.
  */
 int net_addr_list(int ifindex, int family, struct net_addr **ret, size_t *ret_n);
-
-/**
- * net_route_add() - add a route (NLM_F_CREATE, no NLM_F_EXCL, as the reference)
- * @route: route
- *
- * Return: 0 on success, negative errno on failure.
- */
-int net_route_add(const struct net_route *route);
-
-/**
- * net_route_list() - the routes through a link in every table
- * @ifindex: interface index
- * @family: AF_INET, AF_INET6 or AF_UNSPEC for both
- * @ret: malloc'ed array, written only on success
- * @ret_n: number of entries
- *
- * Return: 0 on success, negative errno on failure.
- */
-int net_route_list(int ifindex, int family, struct net_route **ret, size_t *ret_n);

@@ -14,6 +14,8 @@
 #include "common/net/addr.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
+#include "common/net/neterr.h"
+#include "common/net/route.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
 

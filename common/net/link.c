@@ -5,39 +5,39 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <libmnl/libmnl.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
+#include <netlink/attr.h>
 #include <netlink/msg.h>
 #include <netlink/object.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/macvlan.h>
 
 #include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
 
-DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free)
-
-/* IFLA_INFO_DATA of an IPoIB link; libnl has no object for it. */
+/* IFLA_INFO_DATA of an IPoIB link (libnl has no object for it); wrong-size members are skipped. */
 static void ipoib_parse(const struct nlattr *data, struct net_link *l)
 {
 	const struct nlattr *a;
+	int rem;
 
-	mnl_attr_for_each_nested(a, data) {
-		if (mnl_attr_validate(a, MNL_TYPE_U16) < 0)
+	nla_for_each_nested(a, data, rem) {
+		if (nla_len(a) != sizeof(uint16_t))
 			continue;
-		switch (mnl_attr_get_type(a)) {
+		switch (nla_type(a)) {
 		case IFLA_IPOIB_PKEY:
-			l->ipoib_pkey = mnl_attr_get_u16(a);
+			l->ipoib_pkey = nla_get_u16(a);
 			break;
 		case IFLA_IPOIB_MODE:
-			l->ipoib_mode = mnl_attr_get_u16(a);
+			l->ipoib_mode = nla_get_u16(a);
 			break;
 		case IFLA_IPOIB_UMCAST:
-			l->ipoib_umcast = mnl_attr_get_u16(a);
+			l->ipoib_umcast = nla_get_u16(a);
 			break;
 		default:
 			break;
@@ -48,15 +48,15 @@ static void ipoib_parse(const struct nlattr *data, struct net_link *l)
 static void ipoib_from_msg(const struct nlmsghdr *nlh, struct net_link *l)
 {
 	const struct nlattr *a, *info;
+	int rem, rem_info;
 
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
+	if (nlmsg_datalen(nlh) < (int)sizeof(struct ifinfomsg))
 		return;
-	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg)) {
-		if (mnl_attr_get_type(a) != IFLA_LINKINFO || mnl_attr_validate(a, MNL_TYPE_NESTED) < 0)
+	nlmsg_for_each_attr(a, nlh, sizeof(struct ifinfomsg), rem) {
+		if (nla_type(a) != IFLA_LINKINFO)
 			continue;
-		mnl_attr_for_each_nested(info, a) {
-			if (mnl_attr_get_type(info) == IFLA_INFO_DATA &&
-			    mnl_attr_validate(info, MNL_TYPE_NESTED) >= 0)
+		nla_for_each_nested(info, a, rem_info) {
+			if (nla_type(info) == IFLA_INFO_DATA)
 				ipoib_parse(info, l);
 		}
 	}
@@ -147,7 +147,7 @@ static int link_get(int ifindex, const char *name, struct net_link *ret)
 	r = rtnl_link_build_get_request(ifindex, name, &msg);
 	if (r < 0)
 		return nlsock_nle_errno(r);
-	r = nlsock_nl_query(msg, link_match_cb, link_match_reset, &m);
+	r = nlsock_query(msg, link_match_cb, link_match_reset, &m);
 	if (r < 0)
 		return r;
 	if (!m.found)
@@ -162,13 +162,10 @@ static int link_find(struct link_match *m, struct net_link *ret)
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	int r;
 
-	msg = nlmsg_alloc_simple(RTM_GETLINK, NLM_F_DUMP);
-	if (!msg)
-		return -ENOMEM;
-	r = nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+	r = nlsock_msg_new(RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi), &msg);
 	if (r < 0)
-		return nlsock_nle_errno(r);
-	r = nlsock_nl_query(msg, link_match_cb, link_match_reset, m);
+		return r;
+	r = nlsock_query(msg, link_match_cb, link_match_reset, m);
 	if (r < 0)
 		return r;
 	if (!m->found)
@@ -221,37 +218,36 @@ int net_link_find(bool (*match)(const struct net_link *link, void *data), void *
 
 /* Requests that change a link */
 
-static struct nlmsghdr *link_msg(void *buf, size_t size, uint16_t type, uint16_t flags,
-				 int ifindex)
+static int link_msg(uint16_t type, uint16_t flags, int ifindex, struct nl_msg **ret)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
 
-	return nlsock_msg_init(buf, size, type, flags, &ifi, sizeof(ifi));
+	return nlsock_msg_new(type, flags, &ifi, sizeof(ifi), ret);
 }
 
-static int macvlan_fill_data(struct nlmsghdr *nlh, size_t size, const struct net_child *c)
+static int macvlan_fill_data(struct nl_msg *msg, const struct net_child *c)
 {
-	if (!mnl_attr_put_u32_check(nlh, size, IFLA_MACVLAN_MODE, c->macvlan.mode))
+	if (nla_put_u32(msg, IFLA_MACVLAN_MODE, c->macvlan.mode) < 0)
 		return -EMSGSIZE;
 	if (c->macvlan.bc_queue_len > 0 &&
-	    !mnl_attr_put_u32_check(nlh, size, IFLA_MACVLAN_BC_QUEUE_LEN, c->macvlan.bc_queue_len))
+	    nla_put_u32(msg, IFLA_MACVLAN_BC_QUEUE_LEN, c->macvlan.bc_queue_len) < 0)
 		return -EMSGSIZE;
 	return 0;
 }
 
 /* All three, u16, in this order: what iproute2 and vishvananda/netlink send. */
-static int ipoib_fill_data(struct nlmsghdr *nlh, size_t size, const struct net_child *c)
+static int ipoib_fill_data(struct nl_msg *msg, const struct net_child *c)
 {
-	if (!mnl_attr_put_u16_check(nlh, size, IFLA_IPOIB_PKEY, c->ipoib.pkey) ||
-	    !mnl_attr_put_u16_check(nlh, size, IFLA_IPOIB_MODE, c->ipoib.mode) ||
-	    !mnl_attr_put_u16_check(nlh, size, IFLA_IPOIB_UMCAST, c->ipoib.umcast))
+	if (nla_put_u16(msg, IFLA_IPOIB_PKEY, c->ipoib.pkey) < 0 ||
+	    nla_put_u16(msg, IFLA_IPOIB_MODE, c->ipoib.mode) < 0 ||
+	    nla_put_u16(msg, IFLA_IPOIB_UMCAST, c->ipoib.umcast) < 0)
 		return -EMSGSIZE;
 	return 0;
 }
 
-static int child_linkinfo(struct nlmsghdr *nlh, size_t size, const struct net_child *c)
+static int child_linkinfo(struct nl_msg *msg, const struct net_child *c)
 {
-	int (*fill)(struct nlmsghdr *, size_t, const struct net_child *) = NULL;
+	int (*fill)(struct nl_msg *, const struct net_child *) = NULL;
 	const char *kind = NULL;
 	struct nlattr *info, *data;
 	int r;
@@ -269,97 +265,133 @@ static int child_linkinfo(struct nlmsghdr *nlh, size_t size, const struct net_ch
 	if (!kind)
 		return -EINVAL;
 	/* Without the terminator, byte for byte what iproute2 sends (the kernel takes both). */
-	info = mnl_attr_nest_start_check(nlh, size, IFLA_LINKINFO);
-	if (!info || !mnl_attr_put_str_check(nlh, size, IFLA_INFO_KIND, kind))
+	info = nla_nest_start(msg, IFLA_LINKINFO);
+	if (!info || nla_put(msg, IFLA_INFO_KIND, (int)strlen(kind), kind) < 0)
 		return -EMSGSIZE;
-	data = mnl_attr_nest_start_check(nlh, size, IFLA_INFO_DATA);
+	data = nla_nest_start(msg, IFLA_INFO_DATA);
 	if (!data)
 		return -EMSGSIZE;
-	r = fill(nlh, size, c);
+	r = fill(msg, c);
 	if (r < 0)
 		return r;
-	mnl_attr_nest_end(nlh, data);
-	mnl_attr_nest_end(nlh, info);
+	if (nla_nest_end(msg, data) < 0 || nla_nest_end(msg, info) < 0)
+		return -EMSGSIZE;
 	return 0;
 }
 
-int net_link_build_create(const struct net_child *c, void *buf, size_t size)
+/* The RTM_NEWLINK of net_link_create(), as a message. */
+static int create_msg(const struct net_child *c, struct nl_msg **ret)
 {
-	struct nlmsghdr *nlh;
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	int r;
 
 	if (!c || !c->name || !*c->name || strlen(c->name) >= IFNAMSIZ || c->master_ifindex <= 0)
 		return -EINVAL;
 	if (c->hwaddr && (c->hwaddr_len == 0 || c->hwaddr_len > HWADDR_MAX))
 		return -EINVAL;
-	nlh = link_msg(buf, size, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, 0);
-	if (!nlh)
-		return -EMSGSIZE;
-	if (!mnl_attr_put_strz_check(nlh, size, IFLA_IFNAME, c->name) ||
-	    !mnl_attr_put_u32_check(nlh, size, IFLA_LINK, (uint32_t)c->master_ifindex))
-		return -EMSGSIZE;
-	if (c->netns_fd >= 0 &&
-	    !mnl_attr_put_u32_check(nlh, size, IFLA_NET_NS_FD, (uint32_t)c->netns_fd))
-		return -EMSGSIZE;
-	if (c->mtu > 0 && !mnl_attr_put_u32_check(nlh, size, IFLA_MTU, c->mtu))
-		return -EMSGSIZE;
-	if (c->hwaddr &&
-	    !mnl_attr_put_check(nlh, size, IFLA_ADDRESS, c->hwaddr_len, c->hwaddr))
-		return -EMSGSIZE;
-	r = child_linkinfo(nlh, size, c);
+	r = link_msg(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, &msg);
 	if (r < 0)
 		return r;
+	if (nla_put_string(msg, IFLA_IFNAME, c->name) < 0 ||
+	    nla_put_u32(msg, IFLA_LINK, (uint32_t)c->master_ifindex) < 0)
+		return -EMSGSIZE;
+	if (c->netns_fd >= 0 && nla_put_u32(msg, IFLA_NET_NS_FD, (uint32_t)c->netns_fd) < 0)
+		return -EMSGSIZE;
+	if (c->mtu > 0 && nla_put_u32(msg, IFLA_MTU, c->mtu) < 0)
+		return -EMSGSIZE;
+	if (c->hwaddr && nla_put(msg, IFLA_ADDRESS, (int)c->hwaddr_len, c->hwaddr) < 0)
+		return -EMSGSIZE;
+	r = child_linkinfo(msg, c);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(msg);
+	return 0;
+}
+
+int net_link_build_create(const struct net_child *c, void *buf, size_t size)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	const struct nlmsghdr *nlh;
+	int r;
+
+	r = create_msg(c, &msg);
+	if (r < 0)
+		return r;
+	nlh = nlmsg_hdr(msg);
+	if (nlh->nlmsg_len > size)
+		return -EMSGSIZE;
+	memcpy(buf, nlh, nlh->nlmsg_len);
 	return (int)nlh->nlmsg_len;
 }
 
 int net_link_create(const struct net_child *child)
 {
-	struct nlsock_buf b;
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	int r;
 
-	nlsock_ack_clear();
-	r = net_link_build_create(child, b.data, sizeof(b.data));
+	net_ack_clear();
+	r = create_msg(child, &msg);
 	if (r < 0)
 		return r;
-	return nlsock_rtnl_request((struct nlmsghdr *)b.data);
+	return nlsock_request(msg);
 }
 
 int net_link_delete(int ifindex)
 {
-	struct nlsock_buf b;
-	struct nlmsghdr *nlh;
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	int r;
 
-	nlsock_ack_clear();
+	net_ack_clear();
 	if (ifindex <= 0)
 		return -EINVAL;
-	nlh = link_msg(b.data, sizeof(b.data), RTM_DELLINK, NLM_F_ACK, ifindex);
-	if (!nlh)
-		return -EMSGSIZE;
-	return nlsock_rtnl_request(nlh);
+	r = link_msg(RTM_DELLINK, 0, ifindex, &msg);
+	if (r < 0)
+		return r;
+	return nlsock_request(msg);
 }
 
 /* RTM_NEWLINK on an existing link with one attribute. */
-static int link_set_attr(int ifindex, uint16_t type, size_t len, const void *data)
+static int link_set_attr(int ifindex, int type, size_t len, const void *data)
 {
-	struct nlsock_buf b;
-	struct nlmsghdr *nlh;
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	int r;
 
-	nlsock_ack_clear();
+	net_ack_clear();
 	if (ifindex <= 0)
 		return -EINVAL;
-	nlh = link_msg(b.data, sizeof(b.data), RTM_NEWLINK, NLM_F_ACK, ifindex);
-	if (!nlh || !mnl_attr_put_check(nlh, sizeof(b.data), type, len, data))
+	r = link_msg(RTM_NEWLINK, 0, ifindex, &msg);
+	if (r < 0)
+		return r;
+	if (nla_put(msg, type, (int)len, data) < 0)
 		return -EMSGSIZE;
-	return nlsock_rtnl_request(nlh);
+	return nlsock_request(msg);
+}
+
+int net_link_move(int ifindex, int netns_fd, const char *alias)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	size_t len = alias ? strlen(alias) : 0;
+	int r;
+
+	net_ack_clear();
+	if (ifindex <= 0 || netns_fd < 0 || len >= sizeof(((struct net_link *)NULL)->alias))
+		return -EINVAL;
+	r = link_msg(RTM_NEWLINK, 0, ifindex, &msg);
+	if (r < 0)
+		return r;
+	if (nla_put_u32(msg, IFLA_NET_NS_FD, (uint32_t)netns_fd) < 0)
+		return -EMSGSIZE;
+	/* Without the terminator, as net_link_set_alias() sends it. */
+	if (alias && nla_put(msg, IFLA_IFALIAS, (int)len, alias) < 0)
+		return -EMSGSIZE;
+	return nlsock_request(msg);
 }
 
 int net_link_set_netns(int ifindex, int netns_fd)
 {
-	uint32_t fd = (uint32_t)netns_fd;
-
 	if (netns_fd < 0)
 		return -EBADF;
-	return link_set_attr(ifindex, IFLA_NET_NS_FD, sizeof(fd), &fd);
+	return net_link_move(ifindex, netns_fd, NULL);
 }
 
 int net_link_set_name(int ifindex, const char *name)
@@ -371,20 +403,22 @@ int net_link_set_name(int ifindex, const char *name)
 
 int net_link_set_up(int ifindex, bool up)
 {
-	struct nlsock_buf b;
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
+	struct ifinfomsg ifi = {
+		.ifi_family = AF_UNSPEC,
+		.ifi_index = ifindex,
+		.ifi_change = IFF_UP,
+		.ifi_flags = up ? IFF_UP : 0,
+	};
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	int r;
 
-	nlsock_ack_clear();
+	net_ack_clear();
 	if (ifindex <= 0)
 		return -EINVAL;
-	nlh = link_msg(b.data, sizeof(b.data), RTM_NEWLINK, NLM_F_ACK, ifindex);
-	if (!nlh)
-		return -EMSGSIZE;
-	ifi = mnl_nlmsg_get_payload(nlh);
-	ifi->ifi_change = IFF_UP;
-	ifi->ifi_flags = up ? IFF_UP : 0;
-	return nlsock_rtnl_request(nlh);
+	r = nlsock_msg_new(RTM_NEWLINK, 0, &ifi, sizeof(ifi), &msg);
+	if (r < 0)
+		return r;
+	return nlsock_request(msg);
 }
 
 int net_link_set_mtu(int ifindex, unsigned int mtu)

@@ -53,27 +53,6 @@ struct net_child {
 };
 
 /**
- * net_ack_last() - the kernel's extended-ack text of the last failed request
- *
- * Return: the text, "" when the kernel gave none. Valid until the next request.
- */
-const char *net_ack_last(void);
-
-struct cni_err;
-
-/**
- * net_err_set() - record a failed kernel request, with the kernel's text as details
- * @err: error to fill (the first failure wins, as with cni_err_set())
- * @code: CNI error code
- * @r: negative errno to return
- * @fmt: message
- *
- * Return: @r.
- */
-int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/**
  * net_link_get_by_name() - look up a link in the current netns
  * @name: interface name
  * @ret: link, written only on success
@@ -123,6 +102,20 @@ int net_link_find(bool (*match)(const struct net_link *link, void *data), void *
 		  struct net_link *ret);
 
 /**
+ * net_link_build_create() - build the RTM_NEWLINK request net_link_create() sends
+ * @child: what to create
+ * @buf: output buffer aligned for struct nlmsghdr (struct nlsock_buf)
+ * @size: size of @buf
+ *
+ * Lets tests compare the request attribute by attribute with a capture of
+ * iproute2's without sending it. The sequence number and port are left 0.
+ *
+ * Return: length of the message at @buf, negative errno on invalid input or
+ * -EMSGSIZE when @buf is too small.
+ */
+int net_link_build_create(const struct net_child *child, void *buf, size_t size);
+
+/**
  * net_link_create() - create a child link (RTM_NEWLINK, NLM_F_CREATE|NLM_F_EXCL)
  * @child: what to create
  *
@@ -146,6 +139,20 @@ int net_link_delete(int ifindex);
  * Return: 0 on success, negative errno on failure.
  */
 int net_link_set_netns(int ifindex, int netns_fd);
+
+/**
+ * net_link_move() - move a link into another netns and, in the same request, set its alias
+ * @ifindex: interface index in the current netns
+ * @netns_fd: target netns
+ * @alias: IFLA_IFALIAS it has in the target ("" clears it), NULL to keep the one it has
+ *
+ * One request: nothing can stop the plugin between the move and the alias.
+ * The kernel applies the alias after the move, in the target netns.
+ *
+ * Return: 0 on success, -EEXIST when the target has a link of that name,
+ * negative errno otherwise.
+ */
+int net_link_move(int ifindex, int netns_fd, const char *alias);
 
 /**
  * net_link_set_name() - rename a link (it must be down)
@@ -192,11 +199,3 @@ int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len);
  * Return: 0 on success, negative errno on failure.
  */
 int net_link_set_alias(int ifindex, const char *alias);
-
-/**
- * net_default_route_ifindex() - the link of the first default route (any family)
- * @ret_ifindex: interface index, written only on success
- *
- * Return: 0 on success, -ENOENT when there is no default route, negative errno otherwise.
- */
-int net_default_route_ifindex(int *ret_ifindex);

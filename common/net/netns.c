@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
 #include <linux/magic.h>
+#include <linux/nsfs.h>
 
 #include "common/net/netns.h"
 #include "common/util/cleanup.h"
@@ -22,17 +24,34 @@ int netns_open(const char *path, int *ret_fd)
 {
 	_cleanup_close_ int fd = -1;
 	struct statfs sfs;
+	struct stat st;
+	int type;
 
 	if (!path || !*path)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Looked at before it is opened: a FIFO would block the open, and opening
+	 * a device can do something (a watchdog starts counting). A namespace
+	 * file is a regular file of nsfs.
+	 */
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EMEDIUMTYPE;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstatfs(fd, &sfs) < 0)
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0)
 		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EMEDIUMTYPE;
 	/* nsfs for bind mounts and /proc/<pid>/ns/net; procfs on kernels before nsfs. */
 	if ((unsigned long)sfs.f_type != NSFS_MAGIC && (unsigned long)sfs.f_type != PROC_SUPER_MAGIC)
 		return -EINVAL;
+	/* Another kind of namespace (/proc/self/ns/mnt); kernels before 4.11 cannot tell. */
+	type = ioctl(fd, NS_GET_NSTYPE);
+	if (type >= 0 && type != CLONE_NEWNET)
+		return -EMEDIUMTYPE;
 	*ret_fd = TAKE_FD(fd);
 	return 0;
 }

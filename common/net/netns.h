@@ -8,8 +8,12 @@
  * @path: e.g. /var/run/netns/x or /proc/<pid>/ns/net
  * @ret_fd: descriptor, written only on success
  *
- * Return: 0 on success, -ENOENT when the path is gone, -EINVAL when it is not
- * a netns, negative errno otherwise.
+ * The path is looked at before it is opened, and opened without blocking.
+ *
+ * Return: 0 on success, -ENOENT when the path is gone, -EINVAL when it is a
+ * regular file but no namespace (what a netns bind mount leaves behind once
+ * unmounted), -EMEDIUMTYPE when it is a namespace of another kind or not a
+ * regular file at all (a FIFO, a device, a directory), negative errno otherwise.
  */
 int netns_open(const char *path, int *ret_fd);
 

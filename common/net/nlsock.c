@@ -1,91 +1,70 @@
-/* Netlink plumbing shared by common/net: libmnl requests with extended ack, libnl reads */
+/* Netlink plumbing of common/net: libnl-3 messages and sockets, the kernel's errno and ack text */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
+#include <netlink/addr.h>
+#include <netlink/attr.h>
 #include <netlink/errno.h>
+#include <netlink/handlers.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/object.h>
 #include <netlink/socket.h>
 
-#include "common/cni/error.h"
-#include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
+#include "common/util/ipaddr.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
 #endif
 
-DEFINE_CLEANUP_FUNC(mnl_socket_closep, struct mnl_socket *, mnl_socket_close)
 DEFINE_CLEANUP_FUNC(nl_socket_freep, struct nl_sock *, nl_socket_free)
+DEFINE_CLEANUP_FUNC(nl_cb_putp, struct nl_cb *, nl_cb_put)
 
-/*
- * The kernel's text for the last failed request. The process is
- * single-threaded and the contract of net_ack_last() is "valid until the next
- * request", so one static buffer is enough.
- */
-static char ack_text[1024];
-
-const char *net_ack_last(void)
+int nlsock_msg_new(uint16_t type, uint16_t flags, const void *hdr, size_t hdr_len,
+		   struct nl_msg **ret)
 {
-	return ack_text;
-}
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 
-int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
-{
-	char msg[sizeof(err->msg)];
-	va_list ap;
-
-	if (!err || err->code != CNI_OK)
-		return r;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cni_err_set(err, code, r, "%s", msg);
-	if (ack_text[0])
-		cni_err_details(err, "%s", ack_text);
-	return r;
-}
-
-void nlsock_ack_clear(void)
-{
-	ack_text[0] = '\0';
-}
-
-struct nlmsghdr *nlsock_msg_init(void *buf, size_t size, uint16_t type, uint16_t flags,
-				 const void *hdr, size_t hdr_len)
-{
-	struct nlmsghdr *nlh;
-
-	if (size < MNL_NLMSG_HDRLEN + MNL_ALIGN(hdr_len))
-		return NULL;
-	/* libmnl does not clear attribute padding: no stack bytes go to the kernel. */
-	memset(buf, 0, size);
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	msg = nlmsg_alloc_simple(type, NLM_F_REQUEST | NLM_F_ACK | flags);
+	if (!msg)
+		return -ENOMEM;
 	if (hdr_len) {
-		void *extra = mnl_nlmsg_put_extra_header(nlh, hdr_len);
+		void *extra = nlmsg_reserve(msg, hdr_len, NLMSG_ALIGNTO);
 
+		if (!extra)
+			return -ENOMEM;
 		if (hdr)
 			memcpy(extra, hdr, hdr_len);
 	}
-	return nlh;
+	*ret = TAKE_PTR(msg);
+	return 0;
 }
 
+/* One request: what the callbacks found. */
+struct talk {
+	nlsock_msg_cb cb;
+	nlsock_obj_cb obj_cb;
+	void *data;
+	const struct nlmsghdr *nlh; /* message being parsed into objects */
+	int r;                      /* first failure: -errno */
+	bool done;                  /* the ack, NLMSG_DONE or an error arrived */
+};
+
 /* Keeps NLMSGERR_ATTR_MSG of an error message, when the kernel sent one. */
-static void ack_record(const struct nlmsghdr *nlh, const struct nlmsgerr *e)
+static void ack_record(const struct nlmsgerr *e)
 {
-	const struct nlattr *attr;
-	size_t off = sizeof(*e);
+	const struct nlmsghdr *nlh = (const void *)((const char *)e - NLMSG_HDRLEN);
+	size_t off = sizeof(*e), len = (size_t)nlmsg_datalen(nlh);
+	struct nlattr *a;
+	void *tlvs;
+	int rem;
 
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
 		return;
@@ -95,173 +74,232 @@ static void ack_record(const struct nlmsghdr *nlh, const struct nlmsgerr *e)
 			return;
 		off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
 	}
-	off = MNL_ALIGN(off);
-	if (off >= mnl_nlmsg_get_payload_len(nlh))
+	off = NLMSG_ALIGN(off);
+	if (off >= len)
 		return;
-	mnl_attr_for_each(attr, nlh, off) {
-		if (mnl_attr_get_type(attr) != NLMSGERR_ATTR_MSG)
+	/* The offset is NLMSG_ALIGN'ed: the attributes start aligned. */
+	tlvs = (char *)nlmsg_data(nlh) + off;
+	nla_for_each_attr(a, tlvs, (int)(len - off), rem) {
+		if (nla_type(a) != NLMSGERR_ATTR_MSG)
 			continue;
-		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
-			return;
-		snprintf(ack_text, sizeof(ack_text), "%s", mnl_attr_get_str(attr));
+		if (nla_len(a) > 0 && memchr(nla_data(a), '\0', (size_t)nla_len(a)))
+			net_ack_set(nla_data(a));
 		return;
 	}
 }
 
-static int cb_error(const struct nlmsghdr *nlh, void *data)
+static int talk_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 {
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	struct talk *t = arg;
 
-	(void)data;
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e))) {
-		errno = EBADMSG;
-		return MNL_CB_ERROR;
-	}
-	if (e->error == 0)
-		return MNL_CB_STOP; /* the ack */
-	ack_record(nlh, e);
-	errno = e->error < 0 ? -e->error : e->error;
-	return MNL_CB_ERROR;
+	(void)nla;
+	ack_record(e);
+	if (t->r == 0)
+		t->r = e->error < 0 ? e->error : -e->error;
+	t->done = true;
+	return NL_STOP;
 }
 
-/* The caller's callback, behind a check for an interrupted dump. */
-struct talk_data {
-	mnl_cb_t cb;
-	void *data;
-};
-
-static int dump_interrupted(const struct nlmsghdr *nlh)
+static int talk_ack(struct nl_msg *msg, void *arg)
 {
-	if (!(nlh->nlmsg_flags & NLM_F_DUMP_INTR))
-		return 0;
-	errno = EINTR;
-	return 1;
+	struct talk *t = arg;
+
+	(void)msg;
+	t->done = true;
+	return NL_STOP;
 }
 
-static int cb_data(const struct nlmsghdr *nlh, void *data)
+static int talk_finish(struct nl_msg *msg, void *arg)
 {
-	struct talk_data *t = data;
+	struct talk *t = arg;
+	const struct nlmsghdr *nlh = nlmsg_hdr(msg);
 
-	if (dump_interrupted(nlh))
-		return MNL_CB_ERROR;
-	return t->cb ? t->cb(nlh, t->data) : MNL_CB_OK;
-}
-
-static int cb_done(const struct nlmsghdr *nlh, void *data)
-{
-	(void)data;
-	if (dump_interrupted(nlh))
-		return MNL_CB_ERROR;
+	t->done = true;
 	/* A dump that failed half-way ends with its error in NLMSG_DONE. */
-	if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
+	if (nlmsg_datalen(nlh) >= (int)sizeof(int)) {
 		int e;
 
-		memcpy(&e, mnl_nlmsg_get_payload(nlh), sizeof(e));
-		if (e < 0) {
-			errno = -e;
-			return MNL_CB_ERROR;
-		}
+		memcpy(&e, nlmsg_data(nlh), sizeof(e));
+		if (e < 0 && t->r == 0)
+			t->r = e;
 	}
-	return MNL_CB_STOP;
+	return NL_STOP;
 }
 
-static int cb_noop(const struct nlmsghdr *nlh, void *data)
+static int talk_interrupted(struct nl_msg *msg, void *arg)
 {
-	(void)nlh;
-	(void)data;
-	return MNL_CB_OK;
+	struct talk *t = arg;
+
+	(void)msg;
+	if (t->r == 0)
+		t->r = -EINTR;
+	return NL_STOP;
 }
 
-static int cb_overrun(const struct nlmsghdr *nlh, void *data)
+static int talk_overrun(struct nl_msg *msg, void *arg)
 {
-	(void)nlh;
-	(void)data;
-	errno = ENOSPC;
-	return MNL_CB_ERROR;
+	struct talk *t = arg;
+
+	(void)msg;
+	if (t->r == 0)
+		t->r = -ENOSPC;
+	return NL_STOP;
 }
 
-static int mnl_open(int bus, struct mnl_socket **ret)
+static void talk_parsed(struct nl_object *obj, void *arg)
 {
-	_cleanup_(mnl_socket_closep) struct mnl_socket *nl = NULL;
-	int one = 1;
+	struct talk *t = arg;
 
-	nl = mnl_socket_open2(bus, SOCK_CLOEXEC);
-	if (!nl)
-		return -errno;
+	if (t->r == 0)
+		t->r = t->obj_cb(obj, t->nlh, t->data);
+}
+
+static int talk_valid(struct nl_msg *msg, void *arg)
+{
+	struct talk *t = arg;
+	int r;
+
+	if (t->obj_cb) {
+		t->nlh = nlmsg_hdr(msg);
+		r = nl_msg_parse(msg, talk_parsed, t);
+		/* A message type libnl has no parser for carries nothing we want. */
+		if (r < 0 && r != -NLE_MSGTYPE_NOSUPPORT && t->r == 0)
+			t->r = nlsock_nle_errno(r);
+	} else if (t->cb) {
+		r = t->cb(nlmsg_hdr(msg), t->data);
+		if (r < 0 && t->r == 0)
+			t->r = r;
+	}
+	return t->r < 0 ? NL_STOP : NL_OK;
+}
+
+static int talk_callbacks(struct talk *t, struct nl_cb **ret)
+{
+	_cleanup_(nl_cb_putp) struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
+	static const struct {
+		enum nl_cb_type type;
+		nl_recvmsg_msg_cb_t fn;
+	} set[] = {
+		{ NL_CB_VALID, talk_valid },       { NL_CB_ACK, talk_ack },
+		{ NL_CB_FINISH, talk_finish },     { NL_CB_DUMP_INTR, talk_interrupted },
+		{ NL_CB_OVERRUN, talk_overrun },
+	};
+
+	if (!cb)
+		return -ENOMEM;
+	for (size_t i = 0; i < ARRAY_SIZE(set); i++)
+		if (nl_cb_set(cb, set[i].type, NL_CB_CUSTOM, set[i].fn, t) < 0)
+			return -EINVAL;
+	if (nl_cb_err(cb, NL_CB_CUSTOM, talk_error, t) < 0)
+		return -EINVAL;
+	*ret = TAKE_PTR(cb);
+	return 0;
+}
+
+static int sock_open(int protocol, struct nl_sock **ret)
+{
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+	int one = 1, fd, r;
+
+	sk = nl_socket_alloc();
+	if (!sk)
+		return -ENOMEM;
+	r = nl_connect(sk, protocol);
+	if (r < 0)
+		return nlsock_nle_errno(r);
+	fd = nl_socket_get_fd(sk);
 	/* Old kernels lack these options; the request still works without them. */
-	(void)mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
-	(void)mnl_socket_setsockopt(nl, NETLINK_CAP_ACK, &one, sizeof(one));
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		return -errno;
-	*ret = TAKE_PTR(nl);
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	*ret = TAKE_PTR(sk);
 	return 0;
 }
 
 /* One send and the replies up to the ack, NLMSG_DONE or an error. */
-static int talk_once(int bus, struct nlmsghdr *nlh, mnl_cb_t cb, void *data, char *buf)
+static int talk_once(int protocol, struct nl_msg *msg, struct talk *t)
 {
-	mnl_cb_t ctl[NLMSG_MIN_TYPE] = {
-		[NLMSG_NOOP] = cb_noop,
-		[NLMSG_ERROR] = cb_error,
-		[NLMSG_DONE] = cb_done,
-		[NLMSG_OVERRUN] = cb_overrun,
-	};
-	_cleanup_(mnl_socket_closep) struct mnl_socket *nl = NULL;
-	struct talk_data t = { .cb = cb, .data = data };
-	unsigned int portid;
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+	_cleanup_(nl_cb_putp) struct nl_cb *cb = NULL;
 	int r;
 
-	r = mnl_open(bus, &nl);
+	r = sock_open(protocol, &sk);
 	if (r < 0)
 		return r;
-	portid = mnl_socket_get_portid(nl);
-	nlh->nlmsg_seq = (uint32_t)time(NULL);
-	nlh->nlmsg_pid = 0;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(nl, buf, NLSOCK_RECV_SIZE);
-
-		if (n < 0)
-			return -errno;
-		if (n == 0)
+	r = talk_callbacks(t, &cb);
+	if (r < 0)
+		return r;
+	/* A retry goes out on a new socket: let libnl number it again. */
+	nlmsg_hdr(msg)->nlmsg_seq = NL_AUTO_SEQ;
+	nlmsg_hdr(msg)->nlmsg_pid = NL_AUTO_PORT;
+	r = nl_send_auto(sk, msg);
+	if (r < 0)
+		return nlsock_nle_errno(r);
+	/* A GET's reply and its ack arrive in two reads; a dump in as many as it takes. */
+	while (!t->done) {
+		r = nl_recvmsgs_report(sk, cb);
+		if (t->r < 0)
+			return t->r;
+		if (r < 0)
+			return nlsock_nle_errno(r);
+		if (r == 0)
 			return -EPIPE;
-		/* An interrupted dump comes back as EINTR; errno is set only on MNL_CB_ERROR. */
-		r = mnl_cb_run2(buf, (size_t)n, nlh->nlmsg_seq, portid, cb_data, &t, ctl,
-				ARRAY_SIZE(ctl));
-		if (r == MNL_CB_ERROR)
-			return errno ? -errno : -EIO;
-		if (r == MNL_CB_STOP)
-			return 0;
 	}
+	return 0;
 }
 
-int nlsock_talk(int bus, struct nlmsghdr *nlh, mnl_cb_t cb, void (*reset)(void *data),
-		void *data)
+static int talk_retry(int protocol, struct nl_msg *msg, const struct talk *proto,
+		      void (*reset)(void *data))
 {
-	_cleanup_free_ char *buf = NULL;
+	bool dump = nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP;
 	int r = -EAGAIN;
 
-	nlsock_ack_clear();
-	buf = malloc(NLSOCK_RECV_SIZE);
-	if (!buf)
-		return -ENOMEM;
-	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	net_ack_clear();
 	for (int i = 0; i < NLSOCK_DUMP_TRIES; i++) {
+		struct talk t = *proto;
+
 		if (i > 0 && reset)
-			reset(data);
-		errno = 0;
-		r = talk_once(bus, nlh, cb, data, buf);
-		if (r != -EINTR || !(nlh->nlmsg_flags & NLM_F_DUMP))
+			reset(t.data);
+		r = talk_once(protocol, msg, &t);
+		if (r != -EINTR || !dump)
 			return r;
 		r = -EAGAIN;
 	}
 	return r;
 }
 
-int nlsock_rtnl_request(struct nlmsghdr *nlh)
+int nlsock_talk(int protocol, struct nl_msg *msg, nlsock_msg_cb cb, void (*reset)(void *data),
+		void *data)
 {
-	return nlsock_talk(NETLINK_ROUTE, nlh, NULL, NULL, NULL);
+	struct talk t = { .cb = cb, .data = data };
+
+	return talk_retry(protocol, msg, &t, reset);
+}
+
+int nlsock_request(struct nl_msg *msg)
+{
+	return nlsock_talk(NETLINK_ROUTE, msg, NULL, NULL, NULL);
+}
+
+int nlsock_query(struct nl_msg *msg, nlsock_obj_cb cb, void (*reset)(void *data), void *data)
+{
+	struct talk t = { .obj_cb = cb, .data = data };
+
+	return talk_retry(NETLINK_ROUTE, msg, &t, reset);
+}
+
+bool nlsock_ip_from_addr(const struct nl_addr *a, int family, struct ip_addr *ret)
+{
+	struct ip_addr ip = { .family = family };
+	size_t n;
+
+	if (!a || nl_addr_get_family(a) != family)
+		return false;
+	n = ip_addr_size(&ip);
+	if (nl_addr_get_len(a) != 0 && nl_addr_get_len(a) != n)
+		return false;
+	memcpy(ip.bytes, nl_addr_get_binary_addr(a), nl_addr_get_len(a));
+	*ret = ip;
+	return true;
 }
 
 int nlsock_nle_errno(int nle)
@@ -329,105 +367,18 @@ int nlsock_nle_errno(int nle)
 	}
 }
 
-int nlsock_nl_open(struct nl_sock **ret)
+int nlsock_grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-	int r;
+	void *p;
+	size_t c;
 
-	sk = nl_socket_alloc();
-	if (!sk)
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 8;
+	p = reallocarray(*v, c, size);
+	if (!p)
 		return -ENOMEM;
-	r = nl_connect(sk, NETLINK_ROUTE);
-	if (r < 0)
-		return nlsock_nle_errno(r);
-	*ret = TAKE_PTR(sk);
+	*v = p;
+	*cap = c;
 	return 0;
-}
-
-struct query {
-	nlsock_obj_cb cb;
-	void *data;
-	const struct nlmsghdr *nlh; /* message being parsed */
-	int r;                      /* first failure: -errno */
-	int kernel_errno;           /* the kernel's error, before libnl maps it */
-};
-
-static void query_parsed(struct nl_object *obj, void *arg)
-{
-	struct query *q = arg;
-
-	if (q->r == 0)
-		q->r = q->cb(obj, q->nlh, q->data);
-}
-
-static int query_valid(struct nl_msg *msg, void *arg)
-{
-	struct query *q = arg;
-	int r;
-
-	q->nlh = nlmsg_hdr(msg);
-	r = nl_msg_parse(msg, query_parsed, q);
-	/* A message type libnl has no parser for carries nothing we want. */
-	if (r < 0 && r != -NLE_MSGTYPE_NOSUPPORT && q->r == 0)
-		q->r = nlsock_nle_errno(r);
-	return q->r < 0 ? NL_STOP : NL_OK;
-}
-
-static int query_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
-{
-	struct query *q = arg;
-
-	(void)nla;
-	q->kernel_errno = e->error < 0 ? e->error : -e->error;
-	return NL_STOP;
-}
-
-static int query_once(struct nl_msg *msg, struct query *q)
-{
-	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-	int r;
-
-	r = nlsock_nl_open(&sk);
-	if (r < 0)
-		return r;
-	r = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, query_valid, q);
-	if (r >= 0)
-		r = nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, query_error, q);
-	if (r < 0)
-		return nlsock_nle_errno(r);
-	/* A retry goes out on a new socket: let libnl number it again. */
-	nlmsg_hdr(msg)->nlmsg_seq = NL_AUTO_SEQ;
-	nlmsg_hdr(msg)->nlmsg_pid = NL_AUTO_PORT;
-	r = nl_send_auto(sk, msg);
-	if (r < 0)
-		return nlsock_nle_errno(r);
-	r = nl_recvmsgs_default(sk);
-	if (q->r < 0)
-		return q->r;
-	if (q->kernel_errno < 0)
-		return q->kernel_errno;
-	if (r == -NLE_DUMP_INTR)
-		return -EINTR;
-	if (r < 0)
-		return nlsock_nle_errno(r);
-	return 0;
-}
-
-int nlsock_nl_query(struct nl_msg *msg, nlsock_obj_cb cb, void (*reset)(void *data), void *data)
-{
-	bool dump = nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP;
-	int r = -EAGAIN;
-
-	nlsock_ack_clear();
-	for (int i = 0; i < NLSOCK_DUMP_TRIES; i++) {
-		struct query q = { .cb = cb, .data = data };
-
-		if (i > 0 && reset)
-			reset(data);
-		r = query_once(msg, &q);
-		if (r != -EINTR || !dump)
-			return r;
-		r = -EAGAIN;
-	}
-	return r;
 }

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 #include <rdma/rdma_netlink.h>
 
 #include "common/net/nlsock.h"
@@ -23,20 +24,10 @@ void rdma_set_transport(rdma_transport_fn fn)
 	transport = fn ? fn : nlsock_talk;
 }
 
-/*
- * RDMA netlink messages carry no family header, only attributes. Built here
- * rather than with nlsock_msg_init() so that the transport is this file's
- * only tie to nlsock.c, and unit tests can link it next to fake-net.
- */
-static struct nlmsghdr *rdma_msg(struct nlsock_buf *b, uint16_t op, uint16_t flags)
+/* RDMA netlink messages carry no family header, only attributes. */
+static int rdma_msg(uint16_t op, uint16_t flags, struct nl_msg **ret)
 {
-	struct nlmsghdr *nlh;
-
-	memset(b, 0, sizeof(*b)); /* no stack bytes go to the kernel */
-	nlh = mnl_nlmsg_put_header(b->data);
-	nlh->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op);
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	return nlh;
+	return nlsock_msg_new(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op), flags, NULL, 0, ret);
 }
 
 /* Attribute table of one reply; unknown or malformed attributes are skipped. */
@@ -44,43 +35,36 @@ struct attrs {
 	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX];
 };
 
-static int collect_attr_cb(const struct nlattr *attr, void *data)
+static bool attr_valid(const struct nlattr *a)
 {
-	struct attrs *a = data;
-	uint16_t type = mnl_attr_get_type(attr);
+	int len = nla_len(a);
 
-	if (mnl_attr_type_valid(attr, RDMA_NLDEV_ATTR_MAX - 1) < 0)
-		return MNL_CB_OK;
-	switch (type) {
+	switch (nla_type(a)) {
 	case RDMA_NLDEV_ATTR_DEV_INDEX:
 	case RDMA_NLDEV_ATTR_PORT_INDEX:
 	case RDMA_NLDEV_ATTR_NDEV_INDEX:
-		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
-			return MNL_CB_OK;
-		break;
+		return len == sizeof(uint32_t);
 	case RDMA_NLDEV_SYS_ATTR_NETNS_MODE:
-		if (mnl_attr_validate(attr, MNL_TYPE_U8) < 0)
-			return MNL_CB_OK;
-		break;
+		return len == sizeof(uint8_t);
 	case RDMA_NLDEV_ATTR_DEV_NAME:
-		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
-			return MNL_CB_OK;
-		break;
+		return len > 0 && ((const char *)nla_data(a))[len - 1] == '\0';
 	default:
-		break;
+		return true;
 	}
-	a->tb[type] = attr;
-	return MNL_CB_OK;
 }
 
-static int parse_reply_attrs(const struct nlmsghdr *nlh, struct attrs *a)
+static void parse_reply_attrs(const struct nlmsghdr *nlh, struct attrs *a)
 {
+	const struct nlattr *attr;
+	int rem;
+
 	memset(a, 0, sizeof(*a));
-	if (mnl_attr_parse(nlh, 0, collect_attr_cb, a) < 0) {
-		errno = EBADMSG;
-		return MNL_CB_ERROR;
+	nlmsg_for_each_attr(attr, nlh, 0, rem) {
+		int type = nla_type(attr);
+
+		if (type < RDMA_NLDEV_ATTR_MAX && attr_valid(attr))
+			a->tb[type] = attr;
 	}
-	return MNL_CB_OK;
 }
 
 /* --- netns mode ------------------------------------------------------------------------ */
@@ -95,24 +79,25 @@ static int mode_cb(const struct nlmsghdr *nlh, void *data)
 	struct mode_reply *m = data;
 	struct attrs a;
 
-	if (parse_reply_attrs(nlh, &a) != MNL_CB_OK)
-		return MNL_CB_ERROR;
+	parse_reply_attrs(nlh, &a);
 	if (a.tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]) {
 		m->found = true;
 		/* The kernel's value: 1 shared, 0 exclusive. */
-		m->exclusive = mnl_attr_get_u8(a.tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]) == 0;
+		m->exclusive = nla_get_u8(a.tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]) == 0;
 	}
-	return MNL_CB_OK;
+	return 0;
 }
 
 int rdma_netns_exclusive(bool *ret_exclusive)
 {
-	struct nlsock_buf b;
-	struct nlmsghdr *nlh = rdma_msg(&b, RDMA_NLDEV_CMD_SYS_GET, 0);
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct mode_reply m = { 0 };
 	int r;
 
-	r = transport(NETLINK_RDMA, nlh, mode_cb, NULL, &m);
+	r = rdma_msg(RDMA_NLDEV_CMD_SYS_GET, 0, &msg);
+	if (r < 0)
+		return r;
+	r = transport(NETLINK_RDMA, msg, mode_cb, NULL, &m);
 	/*
 	 * Kernels before 5.2 have no SYS_GET handler, and rdma_nl_rcv_msg()
 	 * refuses an operation without one with -EINVAL: they only share.
@@ -133,40 +118,36 @@ int rdma_netns_exclusive(bool *ret_exclusive)
 struct dev_list {
 	struct rdma_dev *devs;
 	size_t n;
+	size_t cap;
 };
 
 static void dev_list_reset(void *data)
 {
 	struct dev_list *l = data;
 
-	free(l->devs);
-	l->devs = NULL;
 	l->n = 0;
 }
 
 static int dev_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct dev_list *l = data;
-	struct rdma_dev *grown;
+	struct rdma_dev *d;
 	struct attrs a;
+	int r;
 
-	if (parse_reply_attrs(nlh, &a) != MNL_CB_OK)
-		return MNL_CB_ERROR;
+	parse_reply_attrs(nlh, &a);
 	if (!a.tb[RDMA_NLDEV_ATTR_DEV_INDEX])
-		return MNL_CB_OK;
-	grown = realloc(l->devs, (l->n + 1) * sizeof(*l->devs));
-	if (!grown) {
-		errno = ENOMEM;
-		return MNL_CB_ERROR;
-	}
-	l->devs = grown;
-	grown = &l->devs[l->n++];
-	memset(grown, 0, sizeof(*grown));
-	grown->index = mnl_attr_get_u32(a.tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
+		return 0;
+	r = nlsock_grow((void **)&l->devs, &l->cap, l->n, sizeof(*l->devs));
+	if (r < 0)
+		return r;
+	d = &l->devs[l->n++];
+	memset(d, 0, sizeof(*d));
+	d->index = nla_get_u32(a.tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
 	if (a.tb[RDMA_NLDEV_ATTR_DEV_NAME])
-		snprintf(grown->name, sizeof(grown->name), "%s",
-			 mnl_attr_get_str(a.tb[RDMA_NLDEV_ATTR_DEV_NAME]));
-	return MNL_CB_OK;
+		snprintf(d->name, sizeof(d->name), "%s",
+			 (const char *)nla_data(a.tb[RDMA_NLDEV_ATTR_DEV_NAME]));
+	return 0;
 }
 
 struct port_match {
@@ -184,24 +165,25 @@ static int port_cb(const struct nlmsghdr *nlh, void *data)
 	struct port_match *p = data;
 	struct attrs a;
 
-	if (parse_reply_attrs(nlh, &a) != MNL_CB_OK)
-		return MNL_CB_ERROR;
+	parse_reply_attrs(nlh, &a);
 	if (a.tb[RDMA_NLDEV_ATTR_NDEV_INDEX] &&
-	    mnl_attr_get_u32(a.tb[RDMA_NLDEV_ATTR_NDEV_INDEX]) == p->ifindex)
+	    nla_get_u32(a.tb[RDMA_NLDEV_ATTR_NDEV_INDEX]) == p->ifindex)
 		p->found = true;
-	return MNL_CB_OK;
+	return 0;
 }
 
 static int port_has_netdev(uint32_t dev_index, int ifindex, bool *ret_found)
 {
-	struct nlsock_buf b;
-	struct nlmsghdr *nlh = rdma_msg(&b, RDMA_NLDEV_CMD_PORT_GET, NLM_F_DUMP);
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct port_match p = { .ifindex = (uint32_t)ifindex };
 	int r;
 
-	if (!mnl_attr_put_u32_check(nlh, sizeof(b.data), RDMA_NLDEV_ATTR_DEV_INDEX, dev_index))
+	r = rdma_msg(RDMA_NLDEV_CMD_PORT_GET, NLM_F_DUMP, &msg);
+	if (r < 0)
+		return r;
+	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) < 0)
 		return -EMSGSIZE;
-	r = transport(NETLINK_RDMA, nlh, port_cb, port_match_reset, &p);
+	r = transport(NETLINK_RDMA, msg, port_cb, port_match_reset, &p);
 	if (r < 0)
 		return r;
 	*ret_found = p.found;
@@ -210,14 +192,16 @@ static int port_has_netdev(uint32_t dev_index, int ifindex, bool *ret_found)
 
 int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret)
 {
-	struct nlsock_buf b;
-	struct nlmsghdr *nlh = rdma_msg(&b, RDMA_NLDEV_CMD_GET, NLM_F_DUMP);
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct dev_list l = { 0 };
 	int r;
 
 	if (ifindex <= 0)
 		return -EINVAL;
-	r = transport(NETLINK_RDMA, nlh, dev_cb, dev_list_reset, &l);
+	r = rdma_msg(RDMA_NLDEV_CMD_GET, NLM_F_DUMP, &msg);
+	if (r < 0)
+		return r;
+	r = transport(NETLINK_RDMA, msg, dev_cb, dev_list_reset, &l);
 	for (size_t i = 0; r >= 0 && i < l.n; i++) {
 		bool found = false;
 
@@ -241,13 +225,16 @@ int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret)
 
 int rdma_dev_set_netns(uint32_t index, int netns_fd)
 {
-	struct nlsock_buf b;
-	struct nlmsghdr *nlh = rdma_msg(&b, RDMA_NLDEV_CMD_SET, 0);
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	int r;
 
 	if (netns_fd < 0)
 		return -EBADF;
-	if (!mnl_attr_put_u32_check(nlh, sizeof(b.data), RDMA_NLDEV_ATTR_DEV_INDEX, index) ||
-	    !mnl_attr_put_u32_check(nlh, sizeof(b.data), RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd))
+	r = rdma_msg(RDMA_NLDEV_CMD_SET, 0, &msg);
+	if (r < 0)
+		return r;
+	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, index) < 0 ||
+	    nla_put_u32(msg, RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd) < 0)
 		return -EMSGSIZE;
-	return transport(NETLINK_RDMA, nlh, NULL, NULL, NULL);
+	return transport(NETLINK_RDMA, msg, NULL, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct nl_msg;
 struct nlmsghdr;
 
 struct rdma_dev {
@@ -12,11 +13,12 @@ struct rdma_dev {
 };
 
 /*
- * How a request reaches the kernel: nlsock_talk()'s signature. Unit tests put
- * a fake kernel here with rdma_set_transport(); the messages built and the
- * replies parsed are the real ones.
+ * How a request reaches the kernel: nlsock_talk()'s signature (the callback
+ * returns 0 or a negative errno). Unit tests put a fake kernel here with
+ * rdma_set_transport(); the messages built and the replies parsed are the
+ * real ones.
  */
-typedef int (*rdma_transport_fn)(int bus, struct nlmsghdr *nlh,
+typedef int (*rdma_transport_fn)(int protocol, struct nl_msg *msg,
 				 int (*cb)(const struct nlmsghdr *nlh, void *data),
 				 void (*reset)(void *data), void *data);
 

@@ -2,6 +2,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +55,29 @@ int file_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 	return 0;
 }
 
-int file_read(const char *path, size_t max, char **ret, size_t *ret_len)
+/* A regular file's size, looked at before it is opened: a FIFO or a device is refused unopened. */
+static int check_regular(int dirfd, const char *name, int at_flags, size_t max)
 {
-	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	if (fstatat(dirfd, name, &st, at_flags) < 0)
 		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((unsigned long long)st.st_size > max)
+		return -EFBIG;
+	return 0;
+}
+
+/* The open file is still a regular file (it was not swapped since it was looked at). */
+static int check_opened(int fd, size_t max)
+{
+	struct stat st;
+
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (S_ISDIR(st.st_mode))
@@ -69,7 +86,167 @@ int file_read(const char *path, size_t max, char **ret, size_t *ret_len)
 		return -EINVAL;
 	if ((unsigned long long)st.st_size > max)
 		return -EFBIG;
+	return 0;
+}
+
+static int read_at(int dirfd, const char *name, int at_flags, size_t max, char **ret,
+		   size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	int r;
+
+	r = check_regular(dirfd, name, at_flags, max);
+	if (r < 0)
+		return r;
+	if (at_flags & AT_SYMLINK_NOFOLLOW)
+		flags |= O_NOFOLLOW;
+	fd = openat(dirfd, name, flags);
+	if (fd < 0)
+		return -errno;
+	r = check_opened(fd, max);
+	if (r < 0)
+		return r;
 	return file_read_fd(fd, max, ret, ret_len);
+}
+
+int file_read(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	return read_at(AT_FDCWD, path, 0, max, ret, ret_len);
+}
+
+int file_read_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len)
+{
+	if (!*name || strchr(name, '/'))
+		return -EINVAL;
+	return read_at(dirfd, name, AT_SYMLINK_NOFOLLOW, max, ret, ret_len);
+}
+
+/*
+ * The next component of a relative path, copied into @buf; @p advances past it.
+ * Return: 1 with a component, 0 at the end, -EINVAL for "", ".", ".." or a
+ * component that does not fit.
+ */
+static int next_component(const char **p, char *buf, size_t size)
+{
+	size_t n;
+
+	if (!**p)
+		return 0;
+	n = strcspn(*p, "/");
+	if (n == 0 || n >= size || (n == 1 && (*p)[0] == '.') ||
+	    (n == 2 && (*p)[0] == '.' && (*p)[1] == '.'))
+		return -EINVAL;
+	memcpy(buf, *p, n);
+	buf[n] = '\0';
+	*p += n;
+	if (**p == '/') {
+		(*p)++;
+		if (!**p)
+			return -EINVAL;
+	}
+	return 1;
+}
+
+/* Opens one directory below @dirfd, never through a symbolic link; creates it with @create_mode. */
+static int subdir_open(int dirfd, const char *name, mode_t create_mode, int *ret_fd)
+{
+	struct stat st;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create_mode) {
+		if (mkdirat(dirfd, name, create_mode) < 0 && errno != EEXIST)
+			return -errno;
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		/* O_DIRECTORY|O_NOFOLLOW on a link gives ELOOP or ENOTDIR: say which it was. */
+		if ((e == ENOTDIR || e == ELOOP) && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+		return -e;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* Walks @rel below @root_fd up to its last component, which is left in @last ("" when none). */
+static int walk_beneath(int root_fd, const char *rel, mode_t create_mode, bool keep_last,
+			char *last, size_t size, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+	const char *p = rel;
+	int r;
+
+	last[0] = '\0';
+	if (*rel == '/')
+		return -EINVAL;
+	fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -errno;
+	while ((r = next_component(&p, last, size)) > 0) {
+		int next = -1;
+
+		if (keep_last && !*p)
+			break;
+		r = subdir_open(fd, last, create_mode, &next);
+		if (r < 0)
+			return r;
+		closep(&fd);
+		fd = next;
+		last[0] = '\0';
+	}
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int file_open_beneath(int root_fd, const char *rel, int flags, mode_t mode, int *ret_fd)
+{
+	_cleanup_close_ int dirfd = -1;
+	_cleanup_close_ int fd = -1;
+	char name[NAME_MAX + 1];
+	int r;
+
+	r = walk_beneath(root_fd, rel, 0, true, name, sizeof(name), &dirfd);
+	if (r < 0)
+		return r;
+	if (!name[0])
+		return -EINVAL;
+	r = check_regular(dirfd, name, AT_SYMLINK_NOFOLLOW, SIZE_MAX);
+	if (r < 0 && !(r == -ENOENT && (flags & O_CREAT)))
+		return r;
+	fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	r = check_opened(fd, SIZE_MAX);
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int file_dir_open_beneath(int root_fd, const char *rel, mode_t create_mode, int *ret_fd)
+{
+	char name[NAME_MAX + 1];
+
+	return walk_beneath(root_fd, rel, create_mode, false, name, sizeof(name), ret_fd);
+}
+
+int file_dir_check_private(int dirfd)
+{
+	struct stat st;
+
+	if (fstat(dirfd, &st) < 0)
+		return -errno;
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return -EPERM;
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return -EPERM;
+	return 0;
 }
 
 int file_make_parents(const char *path, mode_t mode)
@@ -111,44 +288,48 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-static int fsync_dir_of(const char *path)
+/* Opens the directory of @path and returns the file's name in it. */
+static int dir_of(const char *path, int *ret_fd, const char **ret_name)
 {
 	_cleanup_free_ char *dir = strdup(path);
-	_cleanup_close_ int fd = -1;
-	char *slash;
+	const char *slash = strrchr(path, '/');
+	int fd;
 
 	if (!dir)
 		return -ENOMEM;
-	slash = strrchr(dir, '/');
 	if (!slash)
 		strcpy(dir, ".");
-	else if (slash == dir)
+	else if (slash == path)
 		dir[1] = '\0';
 	else
-		*slash = '\0';
+		dir[slash - path] = '\0';
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) < 0)
+	if (fd < 0)
 		return -errno;
+	*ret_fd = fd;
+	*ret_name = slash ? slash + 1 : path;
 	return 0;
 }
 
-int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
-		      const char **ret_step)
+int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+			 const char **ret_step)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
 	int r;
 
 	*ret_step = "create";
-	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
+	if (!*name || strchr(name, '/'))
+		return -EINVAL;
+	if (asprintf(&tmp, "%s.tmp.%ld", name, (long)getpid()) < 0) {
 		tmp = NULL;
 		return -ENOMEM;
 	}
-	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
+	fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0 && errno == EEXIST) {
 		/* Left by a killed process that had our PID. */
-		(void)unlink(tmp);
-		fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
+		(void)unlinkat(dirfd, tmp, 0);
+		fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
 	}
 	if (fd < 0)
 		return -errno;
@@ -167,44 +348,53 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 		goto fail;
 	}
 	*ret_step = "rename";
-	if (rename(tmp, path) < 0) {
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
 		r = -errno;
 		goto fail;
 	}
 	*ret_step = "sync directory";
-	return fsync_dir_of(path);
+	return fsync(dirfd) < 0 ? -errno : 0;
 
 fail:
-	(void)unlink(tmp);
+	(void)unlinkat(dirfd, tmp, 0);
 	return r;
 }
 
-void file_sweep_temps(const char *path)
+int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+		      const char **ret_step)
 {
-	_cleanup_free_ char *dir_path = strdup(path);
-	const char *base;
-	char *slash;
-	size_t base_len;
-	DIR *dir;
-	struct dirent *e;
+	_cleanup_close_ int dirfd = -1;
+	const char *name = NULL;
+	int r;
 
-	if (!dir_path)
+	*ret_step = "create";
+	r = dir_of(path, &dirfd, &name);
+	if (r < 0)
+		return r;
+	return file_write_atomic_at(dirfd, name, data, len, mode, ret_step);
+}
+
+void file_sweep_temps_at(int dirfd, const char *name)
+{
+	size_t name_len = strlen(name);
+	struct dirent *e;
+	DIR *dir;
+	int fd;
+
+	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
 		return;
-	slash = strrchr(dir_path, '/');
-	if (slash) {
-		*slash = '\0';
-		base = path + (slash - dir_path) + 1;
-	} else {
-		base = path;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
 	}
-	base_len = strlen(base);
-	dir = opendir(!slash ? "." : *dir_path ? dir_path : "/");
-	if (!dir)
-		return;
+	/* readdir() of a descriptor that was read before starts where that left off. */
+	rewinddir(dir);
 	while ((e = readdir(dir))) {
-		if (strncmp(e->d_name, base, base_len) == 0 &&
-		    strncmp(e->d_name + base_len, ".tmp.", 5) == 0)
-			(void)unlinkat(dirfd(dir), e->d_name, 0);
+		if (strncmp(e->d_name, name, name_len) == 0 &&
+		    strncmp(e->d_name + name_len, ".tmp.", 5) == 0)
+			(void)unlinkat(dirfd, e->d_name, 0);
 	}
 	closedir(dir);
 }

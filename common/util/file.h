@@ -31,6 +31,60 @@ int file_read_fd(int fd, size_t max, char **ret, size_t *ret_len);
 int file_read(const char *path, size_t max, char **ret, size_t *ret_len);
 
 /**
+ * file_read_at() - file_read() of a file in a directory, without following a symbolic link
+ * @dirfd: directory
+ * @name: file name in it (one component)
+ * @max: most bytes accepted
+ * @ret: malloc'ed, NUL-terminated contents, written only on success
+ * @ret_len: number of bytes read (without the terminator)
+ *
+ * Return: as file_read(), and -ELOOP for a symbolic link.
+ */
+int file_read_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len);
+
+/**
+ * file_open_beneath() - open a regular file below a directory, no symbolic link on the way
+ * @root_fd: the directory the path is relative to
+ * @rel: relative path ("a/b/log"), no "." or ".." component, no leading '/'
+ * @flags: open(2) flags for the file (O_CREAT allowed); O_NOFOLLOW, O_NONBLOCK,
+ *         O_NOCTTY and O_CLOEXEC are added
+ * @mode: mode of a file O_CREAT creates
+ * @ret_fd: descriptor, written only on success
+ *
+ * Every directory on the way is opened with O_NOFOLLOW; an existing file is
+ * looked at (without opening it) before it is opened, so a FIFO or a device is
+ * refused without the side effects of an open, and checked again once open.
+ *
+ * Return: 0 on success, -ELOOP when a component is a symbolic link, -EISDIR for
+ * a directory, -EINVAL for another non-regular file or a bad @rel, -ENOENT
+ * when a directory on the way is missing, negative errno otherwise.
+ */
+int file_open_beneath(int root_fd, const char *rel, int flags, mode_t mode, int *ret_fd);
+
+/**
+ * file_dir_open_beneath() - open (and create) a directory below a directory, no symbolic link on the way
+ * @root_fd: the directory the path is relative to
+ * @rel: relative path, as for file_open_beneath(); "" is @root_fd itself
+ * @create_mode: mode of the directories created when missing; 0 creates none
+ * @ret_fd: descriptor (O_DIRECTORY), written only on success
+ *
+ * Return: 0 on success, -ELOOP for a symbolic link, -ENOTDIR for something that
+ * is not a directory, -ENOENT when missing and not created, negative errno otherwise.
+ */
+int file_dir_open_beneath(int root_fd, const char *rel, mode_t create_mode, int *ret_fd);
+
+/**
+ * file_dir_check_private() - whether only root can change what a directory holds
+ * @dirfd: directory
+ *
+ * As sshd's StrictModes: owned by root (or by the user running us, for tests
+ * without privileges) and writable by neither group nor others.
+ *
+ * Return: 0 when it is, -EPERM when it is not, negative errno when it cannot be told.
+ */
+int file_dir_check_private(int dirfd);
+
+/**
  * file_make_parents() - create the missing directories above a file (mkdir -p of its dirname)
  * @path: file
  * @mode: permissions of the directories created
@@ -38,6 +92,23 @@ int file_read(const char *path, size_t max, char **ret, size_t *ret_len);
  * Return: 0 on success, negative errno on failure.
  */
 int file_make_parents(const char *path, mode_t mode);
+
+/**
+ * file_write_atomic_at() - file_write_atomic() of a file in a directory
+ * @dirfd: directory
+ * @name: file name in it (one component)
+ * @data: new contents
+ * @len: their length
+ * @mode: permissions of the new file, whatever the umask
+ * @ret_step: on failure, the step that failed (as file_write_atomic())
+ *
+ * The temporary file is created with O_EXCL|O_NOFOLLOW and everything is
+ * relative to @dirfd, so a symbolic link anywhere cannot redirect the write.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+			 const char **ret_step);
 
 /**
  * file_write_atomic() - replace a file so that readers see the old or the new contents
@@ -59,11 +130,12 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 		      const char **ret_step);
 
 /**
- * file_sweep_temps() - remove the temporary files killed writers left behind with
- *                      file_write_atomic(): every "<path>.tmp.*"
- * @path: file
+ * file_sweep_temps_at() - remove the temporary files killed writers left behind with
+ *                         file_write_atomic_at(): every "<name>.tmp.*" in a directory
+ * @dirfd: the directory
+ * @name: the file's name in it
  *
- * Only for a caller that holds whatever lock serialises the writers of @path: a live
+ * Only for a caller that holds whatever lock serialises the writers of @name: a live
  * writer's temporary file would go too.
  */
-void file_sweep_temps(const char *path);
+void file_sweep_temps_at(int dirfd, const char *name);

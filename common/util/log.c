@@ -1,6 +1,5 @@
 /* Logging to stderr and an optional log file; stdout stays the protocol channel */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/util/log.h"
+#include "common/util/text.h"
 
 /* One process-wide sink: a plugin is a short-lived single-threaded process. */
 static struct {
@@ -24,23 +24,13 @@ static const char *const level_names[] = {
 	[LOG_LEVEL_DEBUG] = "debug",
 };
 
-int log_setup(const char *prog, enum log_level level, const char *file)
+void log_setup(const char *prog, enum log_level level, int fd)
 {
-	int fd;
-
 	log_state.prog = prog;
 	log_state.level = level;
-	if (!file || !*file)
-		return 0;
-	if (file[0] != '/')
-		return -EINVAL;
-	fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	if (log_state.fd >= 0)
+	if (log_state.fd >= 0 && log_state.fd != fd)
 		close(log_state.fd);
 	log_state.fd = fd;
-	return 0;
 }
 
 int log_level_parse(const char *s, enum log_level *ret)
@@ -61,7 +51,7 @@ int log_level_parse(const char *s, enum log_level *ret)
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-	char line[2048];
+	char msg[2048], line[2048 + 128];
 	char stamp[40];
 	struct timespec ts;
 	struct tm tm;
@@ -70,19 +60,19 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 	if (level > log_state.level)
 		return;
+	va_start(ap, fmt);
+	m = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	n = snprintf(line, sizeof(line), "%s.%03ldZ %s[%d] %s: ", stamp, ts.tv_nsec / 1000000,
 		     log_state.prog, (int)getpid(), level_names[level]);
-	va_start(ap, fmt);
-	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (m < 0)
+	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
-	n += m;
-	if ((size_t)n > sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
+	n += (int)text_escape(msg, strnlen(msg, sizeof(msg)), line + n, sizeof(line) - (size_t)n - 1);
 	line[n++] = '\n';
 	(void)!write(STDERR_FILENO, line, (size_t)n);
 	if (log_state.fd >= 0)

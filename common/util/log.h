@@ -12,12 +12,9 @@ enum log_level {
  * log_setup() - set the program name, threshold and optional log file
  * @prog: prefix for every line
  * @level: lines above this level are dropped
- * @file: absolute path to append to, NULL for stderr only
- *
- * Return: 0 on success, negative errno when the file cannot be opened (logging
- * to stderr still works).
+ * @fd: an open log file to append every line to (ownership passes here), -1 for stderr only
  */
-int log_setup(const char *prog, enum log_level level, const char *file);
+void log_setup(const char *prog, enum log_level level, int fd);
 
 /**
  * log_level_parse() - parse "error", "warning", "info", "debug" (and "verbose")
@@ -32,6 +29,10 @@ int log_level_parse(const char *s, enum log_level *ret);
  * log_msg() - write one line at a level
  * @level: level
  * @fmt: message
+ *
+ * The message is escaped (common/util/text.h) before it is written: a value
+ * from a network config can neither start a line of its own nor carry
+ * terminal controls or invalid UTF-8 into the log.
  */
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

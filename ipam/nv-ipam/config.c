@@ -1,5 +1,6 @@
 /* nv-ipam network configuration: stdin ipam section over nv-ipam.conf, requests from args */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/cni/plugin.h"
+#include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "ipam/nv-ipam/config.h"
@@ -44,20 +46,6 @@ struct nvipam_layer {
 	int64_t lock_timeout_ms;
 };
 
-/* Type errors from the getters name the key; this adds where the key was read. */
-static int in_origin(struct cni_err *err, int r, const char *origin)
-{
-	char msg[sizeof(err->msg)];
-	int n;
-
-	if (r >= 0 || !err)
-		return r;
-	n = snprintf(msg, sizeof(msg), "%s: %s", origin, err->msg);
-	if (n > 0)
-		memcpy(err->msg, msg, sizeof(err->msg));
-	return r;
-}
-
 /* Element errors from the array getters name "ips[0]" only: say which list it was. */
 static int get_str_array(const struct cni_ctx *ctx, const char *path, char ***ret, size_t *ret_n,
 			 struct cni_err *err)
@@ -65,7 +53,7 @@ static int get_str_array(const struct cni_ctx *ctx, const char *path, char ***re
 	int r = cni_conf_get_str_array(&ctx->conf, path, ret, ret_n, err);
 
 	if (r < 0 && err && !strstr(err->msg, path))
-		return in_origin(err, r, path);
+		return cni_err_prefix(err, r, "%s", path);
 	return r;
 }
 
@@ -100,14 +88,14 @@ static int layer_read(struct json_object *obj, const char *origin, struct nvipam
 	    (r = get_str(obj, "daemonSocket", &daemon_socket, err)) < 0 ||
 	    (r = cjson_get_int(obj, "daemonCallTimeoutSeconds", INT64_MIN, INT64_MAX, &daemon_timeout,
 			       err)) < 0)
-		return in_origin(err, r, origin);
+		return cni_err_prefix(err, r, "%s", origin);
 	r = cjson_get_bool(obj, "forcePoolName", &l.force_pool_name, err);
 	if (r < 0)
-		return in_origin(err, r, origin);
+		return cni_err_prefix(err, r, "%s", origin);
 	l.has_force_pool_name = r > 0;
 	r = cjson_get_int(obj, "lockTimeoutMs", 1, NVIPAM_LOCK_TIMEOUT_MAX_MS, &l.lock_timeout_ms, err);
 	if (r < 0)
-		return in_origin(err, r, origin);
+		return cni_err_prefix(err, r, "%s", origin);
 	l.has_lock_timeout = r > 0;
 	*ret = l;
 	return 0;
@@ -117,17 +105,17 @@ static int layer_read(struct json_object *obj, const char *origin, struct nvipam
 static int conf_file_read(const char *path, struct json_object **ret, struct cni_err *err)
 {
 	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
 	struct json_object *root = NULL;
 	size_t len = 0;
 	int r;
 
-	r = file_read(path, NVIPAM_CONF_MAX_BYTES, &buf, &len);
+	r = trust_open_file(TRUST_CONF, "confDir", path, O_RDONLY, 0, &fd, err);
 	if (r == -ENOENT)
 		return 0;
-	/* A FIFO or device there would block or feed us without end. */
-	if (r == -EISDIR || r == -EINVAL)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
-				   "failed to read/parse config file(%s): not a regular file", path);
+	if (r < 0)
+		return r;
+	r = file_read_fd(fd, NVIPAM_CONF_MAX_BYTES, &buf, &len);
 	if (r == -EFBIG)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
 				   "failed to read/parse config file(%s): larger than %u bytes", path,
@@ -136,11 +124,9 @@ static int conf_file_read(const char *path, struct json_object **ret, struct cni
 		return cni_err_set(err, CNI_ERR_IO, r, "failed to read config file(%s): %s", path,
 				   strerror(-r));
 	r = cjson_parse(buf, len, path, &root, err);
-	if (r < 0) {
+	if (r < 0)
 		/* An unparsable file is a configuration problem, not a stdin decode failure. */
-		err->code = CNI_ERR_INVALID_CONFIG;
-		return r;
-	}
+		return cni_err_code(err, CNI_ERR_INVALID_CONFIG, r);
 	if (!json_object_is_type(root, json_type_object)) {
 		json_object_put(root);
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
@@ -150,41 +136,28 @@ static int conf_file_read(const char *path, struct json_object **ret, struct cni
 	return 1;
 }
 
-/* Absolute, and no ".." component that could lead out of the intended directory. */
-static bool path_is_safe(const char *p)
-{
-	if (p[0] != '/')
-		return false;
-	while (*p) {
-		size_t n;
-
-		p += strspn(p, "/");
-		n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return false;
-		p += n;
-	}
-	return true;
-}
-
-/* The value of the highest level that sets @key, checked as a path, or @def. */
-static int resolve_path(const char *key, const char *from_stdin, const char *from_file,
+/*
+ * The value of the highest level that sets @key, or @def. A path that reaches
+ * the disk must lie where the node lets a network config point (trust.h): the
+ * node's nv-ipam.conf is checked the same way, so the node widens the
+ * directories in one place. logFile (@area < 0) is checked when it is opened.
+ */
+static int resolve_path(const char *key, int area, const char *from_stdin, const char *from_file,
 			const char *file_origin, const char *def, char *dst, size_t size,
 			struct cni_err *err)
 {
 	const char *v = from_stdin ? from_stdin : from_file ? from_file : def;
 	const char *origin = from_stdin ? "ipam" : from_file ? file_origin : "default";
+	int r;
 
 	dst[0] = '\0';
 	if (!v)
 		return 0;
-	if (!path_is_safe(v))
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "%s: %s \"%.256s\" must be an absolute path without \"..\" components",
-				   origin, key, v);
 	if (strlen(v) > NVIPAM_PATH_MAX_LEN || strlen(v) >= size)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ENAMETOOLONG,
 				   "%s: %s is longer than %d bytes", origin, key, NVIPAM_PATH_MAX_LEN);
+	if (area >= 0 && (r = trust_path_check((enum trust_area)area, key, v, err)) < 0)
+		return cni_err_prefix(err, from_stdin ? -EACCES : r, "%s", origin);
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
 }
@@ -466,7 +439,8 @@ static int resolve_metadata(const struct cni_ctx *ctx, struct nvipam_config *c,
 
 DEFINE_CLEANUP_FUNC(config_freep, struct nvipam_config *, free)
 
-int nvipam_config_load(const struct cni_ctx *ctx, struct nvipam_config *ret, struct cni_err *err)
+int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
+		       struct nvipam_config *ret, struct cni_err *err)
 {
 	static const char *const known_args[] = {
 		"IP", "K8S_POD_NAME", "K8S_POD_NAMESPACE", "K8S_POD_UID", "K8S_POD_INFRA_CONTAINER_ID",
@@ -494,8 +468,8 @@ int nvipam_config_load(const struct cni_ctx *ctx, struct nvipam_config *ret, str
 		return r;
 
 	/* nv-ipam.conf is found through confDir, so only stdin can move it. */
-	r = resolve_path("confDir", in.conf_dir, NULL, NULL, NVIPAM_DEFAULT_CONF_DIR, conf_dir,
-			 sizeof(conf_dir), err);
+	r = resolve_path("confDir", TRUST_CONF, in.conf_dir, NULL, NULL, NVIPAM_DEFAULT_CONF_DIR,
+			 conf_dir, sizeof(conf_dir), err);
 	if (r < 0)
 		return r;
 	len = strlen(conf_dir);
@@ -513,12 +487,12 @@ int nvipam_config_load(const struct cni_ctx *ctx, struct nvipam_config *ret, str
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	if ((r = resolve_path("poolFile", in.pool_file, file.pool_file, conf_file,
+	if ((r = resolve_path("poolFile", TRUST_CONF, in.pool_file, file.pool_file, conf_file,
 			      NVIPAM_DEFAULT_POOL_FILE, c->pool_file, sizeof(c->pool_file), err)) < 0 ||
-	    (r = resolve_path("storeFile", in.store_file, file.store_file, conf_file,
+	    (r = resolve_path("storeFile", TRUST_STATE, in.store_file, file.store_file, conf_file,
 			      NVIPAM_DEFAULT_STORE_FILE, c->store_file, sizeof(c->store_file), err)) < 0 ||
-	    (r = resolve_path("logFile", in.log_file, file.log_file, conf_file, NULL, c->log_file,
-			      sizeof(c->log_file), err)) < 0)
+	    (r = resolve_path("logFile", -1, in.log_file, file.log_file, conf_file, NULL,
+			      c->log_file, sizeof(c->log_file), err)) < 0)
 		return r;
 	level = in.log_level ? in.log_level : file.log_level ? file.log_level : NVIPAM_LOG_LEVEL_DEFAULT;
 	if (strlen(level) >= sizeof(c->log_level))
@@ -530,6 +504,10 @@ int nvipam_config_load(const struct cni_ctx *ctx, struct nvipam_config *ret, str
 					    file.has_lock_timeout ? file.lock_timeout_ms :
 					    NVIPAM_LOCK_TIMEOUT_DEFAULT_MS);
 
+	if (scope == NVIPAM_CONFIG_STORE) {
+		*ret = *c;
+		return 0;
+	}
 	if ((r = resolve_pools(ctx, &in, &file, c, err)) < 0 ||
 	    (r = resolve_pool_type(ctx, &in, &file, c, err)) < 0 ||
 	    (r = resolve_requests(ctx, c, err)) < 0 ||

@@ -38,6 +38,11 @@ struct nvipam_config {
 	char device_id[256];
 };
 
+enum nvipam_config_scope {
+	NVIPAM_CONFIG_FULL,  /* ADD, CHECK, STATUS: pools and requests too */
+	NVIPAM_CONFIG_STORE, /* DEL, GC: only where the store and the log are */
+};
+
 /**
  * nvipam_config_load() - the effective nv-ipam config of one invocation
  * @ctx: parsed environment, network config and CNI_ARGS
@@ -50,6 +55,12 @@ struct nvipam_config {
  * fine, an unparsable one is an error), then defaults; args.cni overrides poolNames and
  * poolType; static IPs from runtimeConfig.ips > args.cni.ips > CNI_ARGS IP.
  *
- * Return: 0 on success, negative errno on failure.
+ * @scope says how much is resolved: DEL and GC neither read nor check pools and
+ * requests, so a config that could not ADD can still be deleted.
+ *
+ * Return: 0 on success, -EACCES (with @err code 7) when the network config
+ * names a path the node does not let it name (no ADD can have used it),
+ * another negative errno on other failures.
  */
-int nvipam_config_load(const struct cni_ctx *ctx, struct nvipam_config *ret, struct cni_err *err);
+int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
+		       struct nvipam_config *ret, struct cni_err *err);

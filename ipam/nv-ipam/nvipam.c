@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/cni/error.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
@@ -19,16 +20,6 @@
 static const char *pool_type_name(enum nvipam_pool_type t)
 {
 	return t == NVIPAM_POOL_CIDRPOOL ? "cidrpool" : "ippool";
-}
-
-static void setup_logging(const struct nvipam_config *c)
-{
-	enum log_level level = LOG_LEVEL_INFO;
-
-	if (c->log_level[0] && log_level_parse(c->log_level, &level) < 0)
-		level = LOG_LEVEL_INFO;
-	if (log_setup("nv-ipam", level, c->log_file[0] ? c->log_file : NULL) < 0)
-		log_warning("cannot open logFile \"%s\"; logging to stderr only", c->log_file);
 }
 
 /* Everything one invocation works with, released in one place. */
@@ -44,22 +35,33 @@ static void session_close(struct session *s)
 	nvipam_pools_free(&s->pools);
 }
 
-static int session_open(const struct cni_ctx *ctx, bool need_pools, struct session *s,
+/* How much a command needs: ADD and STATUS the pools, CHECK the config, DEL and GC the store. */
+enum session_kind {
+	SESSION_POOLS,
+	SESSION_CONFIG,
+	SESSION_STORE,
+};
+
+static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struct session *s,
 			struct cni_err *err)
 {
 	int r;
 
-	*s = (struct session){ .store = { .lock_fd = -1 } };
-	r = nvipam_config_load(ctx, &s->conf, err);
+	*s = (struct session){ .store = { .lock_fd = -1, .dir_fd = -1 } };
+	r = nvipam_config_load(ctx, kind == SESSION_STORE ? NVIPAM_CONFIG_STORE : NVIPAM_CONFIG_FULL,
+			       &s->conf, err);
 	if (r < 0)
 		return r;
-	setup_logging(&s->conf);
-	if (need_pools) {
-		r = nvipam_pools_load(s->conf.pool_file, &s->pools, err);
+	r = cni_plugin_setup_logging("nv-ipam", s->conf.log_file, s->conf.log_level,
+				     ctx->env.command, err);
+	if (r < 0)
+		return r;
+	if (kind == SESSION_POOLS) {
+		r = nvipam_pools_load(s->conf.pool_file, true, &s->pools, err);
 		if (r < 0)
 			return r;
 	}
-	return nvipam_store_open(s->conf.store_file, s->conf.lock_timeout_ms, &s->store, err);
+	return nvipam_store_open(s->conf.store_file, true, s->conf.lock_timeout_ms, &s->store, err);
 }
 
 static const struct nvipam_pool *find_pool(const struct session *s, size_t i, struct cni_err *err)
@@ -190,7 +192,7 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 	struct ip_addr ips[NVIPAM_MAX_POOLS];
 	int r;
 
-	r = session_open(ctx, true, &s, err);
+	r = session_open(ctx, SESSION_POOLS, &s, err);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < s.conf.n_pools; i++) {
@@ -248,7 +250,15 @@ static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 	size_t n;
 	int r;
 
-	r = session_open(ctx, false, &s, err);
+	r = session_open(ctx, SESSION_STORE, &s, err);
+	if (r == -EACCES) {
+		/* No ADD could use a path the node refuses: there is nothing to release. */
+		log_warning("DEL %s/%s: nothing to release: %s", ctx->env.container_id, ctx->env.ifname,
+			    err->msg);
+		*err = (struct cni_err){ 0 };
+		r = 0;
+		goto out;
+	}
 	if (r < 0)
 		goto out;
 	/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
@@ -274,7 +284,7 @@ static int nvipam_check(const struct cni_ctx *ctx, struct cni_err *err)
 	struct session s;
 	int r;
 
-	r = session_open(ctx, false, &s, err);
+	r = session_open(ctx, SESSION_CONFIG, &s, err);
 	for (size_t i = 0; r >= 0 && i < s.conf.n_pools; i++) {
 		const struct nvipam_alloc *a = nvipam_store_find(&s.store, s.conf.pool_keys[i],
 								 ctx->env.container_id, ctx->env.ifname);
@@ -317,7 +327,7 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 		log_warning("GC without cni.dev/valid-attachments: nothing released");
 		return 0;
 	}
-	r = session_open(ctx, false, &s, err);
+	r = session_open(ctx, SESSION_STORE, &s, err);
 	for (size_t i = 0; r >= 0 && i < s.store.n_allocs;) {
 		const struct nvipam_alloc *a = &s.store.allocs[i];
 
@@ -343,7 +353,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 	struct session s;
 	int r;
 
-	r = session_open(ctx, true, &s, err);
+	r = session_open(ctx, SESSION_POOLS, &s, err);
 	if (r < 0) {
 		/* STATUS speaks in 50: the reason is kept in the message. */
 		if (err->code != CNI_ERR_TRY_AGAIN)

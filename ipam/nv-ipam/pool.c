@@ -52,6 +52,7 @@
  * - Overlapping and adjacent exclusions are merged (nv-ipam refuses overlaps).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@
 #include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/json.h"
+#include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
@@ -77,6 +79,7 @@
 struct loader {
 	const char *origin;
 	const char *key;
+	size_t index;          /* the pool's place in "pools", for a key that is no pool key */
 	struct cni_err *err;
 };
 
@@ -94,6 +97,13 @@ struct span_list {
 static int entry_fail(const struct loader *l, int code, int r, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+static bool pool_key_valid(const char *key);
+
+/*
+ * A network config may point poolFile at any file of the node's config
+ * directories: a message names the file and where in it, never a value it
+ * could not use. A key that is not a pool key is such a value.
+ */
 static int entry_fail(const struct loader *l, int code, int r, const char *fmt, ...)
 {
 	char msg[768];
@@ -102,6 +112,9 @@ static int entry_fail(const struct loader *l, int code, int r, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (!pool_key_valid(l->key))
+		return cni_err_set(l->err, code, r, "node pool file %s: pools member %zu: %s", l->origin,
+				   l->index, msg);
 	return cni_err_set(l->err, code, r, "node pool file %s: pool \"%s\": %s", l->origin, l->key,
 			   msg);
 }
@@ -169,7 +182,7 @@ static int get_addr(const struct loader *l, const char *where, struct json_objec
 	if (!required && !*s)
 		return 0;
 	if (ip_addr_parse(s, &a) < 0)
-		return invalid(l, "%s\"%s\": invalid IP address \"%s\"", where, key, s);
+		return invalid(l, "%s\"%s\": not an IP address", where, key);
 	if (a.family != within->addr.family)
 		return invalid(l, "%s\"%s\" %s and %s %s are of different address families", where,
 			       key, s, within_what, ip_prefix_format(within, pbuf, sizeof(pbuf)));
@@ -190,7 +203,7 @@ static int get_prefix(const struct loader *l, const char *where, struct json_obj
 	if (r < 0)
 		return r;
 	if (ip_prefix_parse(s, ret) < 0)
-		return invalid(l, "%s\"%s\": invalid CIDR \"%s\"", where, key, s);
+		return invalid(l, "%s\"%s\": not a CIDR", where, key);
 	return 1;
 }
 
@@ -509,6 +522,14 @@ static bool pool_name_valid(const char *name)
 	return strlen(name) <= POOL_NAME_MAX && cni_env_valid_id(name);
 }
 
+/* "<name>" (IPPool) or "cidrpool/<name>" (CIDRPool). */
+static bool pool_key_valid(const char *key)
+{
+	const size_t plen = strlen(CIDRPOOL_KEY_PREFIX);
+
+	return pool_name_valid(strncmp(key, CIDRPOOL_KEY_PREFIX, plen) == 0 ? key + plen : key);
+}
+
 static int parse_pool(const struct loader *l, struct json_object *o, struct nvipam_pool *p)
 {
 	const size_t plen = strlen(CIDRPOOL_KEY_PREFIX);
@@ -520,7 +541,7 @@ static int parse_pool(const struct loader *l, struct json_object *o, struct nvip
 
 	cidrpool = strncmp(l->key, CIDRPOOL_KEY_PREFIX, plen) == 0;
 	name = cidrpool ? l->key + plen : l->key;
-	if (!pool_name_valid(name))
+	if (!pool_key_valid(l->key))
 		return invalid(l, "invalid pool key: expected \"<name>\" (IPPool) or "
 			       "\"" CIDRPOOL_KEY_PREFIX "<name>\" (CIDRPool), the name matching "
 			       "^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ and at most %d characters",
@@ -586,7 +607,8 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 	it = json_object_iter_begin(map);
 	end = json_object_iter_end(map);
 	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-		struct loader l = { .origin = origin, .key = json_object_iter_peek_name(&it), .err = err };
+		struct loader l = { .origin = origin, .key = json_object_iter_peek_name(&it),
+				    .index = pools.n, .err = err };
 
 		/* Counted first so a half-read pool is released with the others. */
 		r = parse_pool(&l, json_object_iter_peek_value(&it), &pools.pools[pools.n++]);
@@ -599,17 +621,27 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 	return 0;
 }
 
-int nvipam_pools_load(const char *path, struct nvipam_pools *ret, struct cni_err *err)
+int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
+		      struct cni_err *err)
 {
 	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
 	size_t len = 0;
 	int r;
 
-	r = file_read(path, CNI_JSON_MAX_BYTES, &buf, &len);
+	if (confined) {
+		r = trust_open_file(TRUST_CONF, "poolFile", path, O_RDONLY, 0, &fd, err);
+		if (r >= 0)
+			r = file_read_fd(fd, CNI_JSON_MAX_BYTES, &buf, &len);
+		else if (r != -ENOENT)
+			return r;
+	} else {
+		r = file_read(path, CNI_JSON_MAX_BYTES, &buf, &len);
+	}
 	if (r == -EFBIG)
 		return cni_err_set(err, CNI_ERR_DECODE, r, "error unmarshall %s: larger than %u bytes", path,
 				   CNI_JSON_MAX_BYTES);
-	if (r == -EINVAL)
+	if (r == -EINVAL || r == -EISDIR)
 		return cni_err_set(err, CNI_ERR_IO, r, "failed to read node pool file %s: not a regular file",
 				   path);
 	if (r < 0)

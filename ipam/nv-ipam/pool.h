@@ -44,12 +44,16 @@ struct nvipam_pools {
 /**
  * nvipam_pools_load() - read and validate a node pool file
  * @path: JSON file (format in docs/nv-ipam.md)
+ * @confined: @path comes from a network config: it must lie in the node's config
+ *            directories and is opened beneath them (common/cni/trust.h)
  * @ret: pools, written only on success; release with nvipam_pools_free()
- * @err: code 7 naming the file and the pool on any invalid entry, 5 when unreadable
+ * @err: code 7 naming the file and the pool on any invalid entry (or a path a
+ *       network config may not name), 5 when unreadable
  *
  * Return: 0 on success, negative errno on failure.
  */
-int nvipam_pools_load(const char *path, struct nvipam_pools *ret, struct cni_err *err);
+int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
+		      struct cni_err *err);
 
 /**
  * nvipam_pools_parse() - nvipam_pools_load() on text (for tests and the operator tool)

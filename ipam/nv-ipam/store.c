@@ -58,8 +58,10 @@
 
 #include "common/cni/error.h"
 #include "common/cni/json.h"
+#include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/store.h"
 
 #define STORE_VERSION 1
@@ -138,44 +140,6 @@ static const unsigned char plain_byte[256] = {
 #undef ROW3
 
 /*
- * Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 when it is not one:
- * overlong forms, surrogates and code points above U+10FFFF are invalid, as for json-c's
- * validating tokener.
- */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/*
  * Write @s as a JSON string. @go_html applies Go's encoding/json rules on top (escape <, >,
  * &, U+2028 and U+2029), which the reference checksum is computed over.
  */
@@ -241,7 +205,7 @@ static void buf_put_json_str(struct buf *b, const char *s, bool go_html)
 			i++;
 			continue;
 		}
-		len = utf8_seq_len(p + i, n - i);
+		len = text_utf8_decode(s + i, n - i, NULL);
 		if (len == 0) {
 			buf_puts(b, "\\ufffd");
 			i++;
@@ -906,7 +870,7 @@ static int rd_string(struct rd *r)
 		}
 		if (c < 0x20)
 			return rd_fail(r, "control character in string");
-		len = utf8_seq_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
+		len = text_utf8_decode(r->p, (size_t)(r->end - r->p), NULL);
 		if (!len)
 			return rd_fail(r, "invalid UTF-8");
 		buf_add(&r->str, r->p, len);
@@ -1685,23 +1649,24 @@ static int parse_reference(struct json_object *root, struct nvipam_store *s, str
 /* ---- loading ---- */
 
 /* Read the whole file; a missing file is ret_len 0. Return: 0, or negative errno. */
-static int read_file(const char *path, char **ret, size_t *ret_len, struct cni_err *err)
+static int read_file(const struct nvipam_store *s, char **ret, size_t *ret_len,
+		     struct cni_err *err)
 {
-	int r = file_read(path, STORE_MAX_BYTES, ret, ret_len);
+	int r = file_read_at(s->dir_fd, s->name, STORE_MAX_BYTES, ret, ret_len);
 
 	if (r == -ENOENT) {
 		*ret = NULL;
 		*ret_len = 0;
 		return 0;
 	}
-	if (r == -EISDIR || r == -EINVAL)
+	if (r == -EISDIR || r == -EINVAL || r == -ELOOP)
 		return cni_err_set(err, CNI_ERR_IO, r, "cannot read store file %s: not a regular file",
-				   path);
+				   s->path);
 	if (r == -EFBIG)
 		return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: larger than %u bytes",
-				   path, STORE_MAX_BYTES);
+				   s->path, STORE_MAX_BYTES);
 	if (r < 0)
-		return cni_err_set(err, CNI_ERR_IO, r, "cannot read store file %s: %s", path,
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot read store file %s: %s", s->path,
 				   strerror(-r));
 	return 0;
 }
@@ -1715,7 +1680,7 @@ static int store_load(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	size_t len = 0;
 	int r;
 
-	r = read_file(s->path, &data, &len, err);
+	r = read_file(s, &data, &len, err);
 	if (r < 0)
 		return r;
 	if (len == 0)
@@ -1762,29 +1727,27 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int lock_take(const char *path, unsigned int timeout_ms, int *ret_fd, struct cni_err *err)
+static int lock_take(const struct nvipam_store *s, unsigned int timeout_ms, int *ret_fd,
+		     struct cni_err *err)
 {
-	_cleanup_free_ char *lock_path = NULL;
+	_cleanup_free_ char *lock_name = NULL;
 	_cleanup_close_ int fd = -1;
 	int64_t deadline = now_us() + (int64_t)timeout_ms * 1000;
 	int64_t backoff_us = 1000;
-	int r;
+	struct stat st;
 
-	if (asprintf(&lock_path, "%s.lock", path) < 0) {
-		lock_path = NULL;
+	if (asprintf(&lock_name, "%s.lock", s->name) < 0) {
+		lock_name = NULL;
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	}
-	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == ENOENT) {
-		r = file_make_parents(path, 0700);
-		if (r < 0)
-			return cni_err_set(err, CNI_ERR_IO, r, "cannot create the directory of store %s: %s",
-					   path, strerror(-r));
-		fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	}
-	if (fd < 0)
-		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot open store lock %s: %s", lock_path,
-				   strerror(errno));
+	/* A link planted in place of the lock must not make root create a file elsewhere. */
+	fd = openat(s->dir_fd, lock_name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot open store lock %s.lock: %s", s->path,
+				   errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return cni_err_set(err, CNI_ERR_IO, -EINVAL,
+				   "cannot open store lock %s.lock: not a regular file", s->path);
 	for (;;) {
 		struct timespec ts;
 		int64_t left, us;
@@ -1794,12 +1757,12 @@ static int lock_take(const char *path, unsigned int timeout_ms, int *ret_fd, str
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
-			return cni_err_set(err, CNI_ERR_IO, -errno, "cannot lock %s: %s", lock_path,
+			return cni_err_set(err, CNI_ERR_IO, -errno, "cannot lock %s.lock: %s", s->path,
 					   strerror(errno));
 		left = deadline - now_us();
 		if (left <= 0)
 			return cni_err_set(err, CNI_ERR_TRY_AGAIN, -EAGAIN,
-					   "store %s is locked by another process (waited %u ms)", path,
+					   "store %s is locked by another process (waited %u ms)", s->path,
 					   timeout_ms);
 		/* Poll: flock() has no timeout, and a blocking wait cannot be bounded without a signal. */
 		us = backoff_us < left ? backoff_us : left;
@@ -1812,12 +1775,60 @@ static int lock_take(const char *path, unsigned int timeout_ms, int *ret_fd, str
 	return 0;
 }
 
+/*
+ * The store's directory, opened once: everything after is relative to it. A
+ * path from a network config is opened beneath the node's state directory
+ * (trust.h), created when missing; the operator's own path as it is named.
+ * Either way only root may be able to change what the directory holds, or
+ * anyone who can would decide what root reads, writes and removes there.
+ */
+static int dir_open(struct nvipam_store *s, bool confined, struct cni_err *err)
+{
+	_cleanup_free_ char *dir = strdup(s->path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	struct stat st;
+	int r;
+
+	if (!dir)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (!slash || !slash[1])
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "store file %s: must be an absolute path to a file", s->path);
+	s->name = s->path + (slash - dir) + 1;
+	if (slash == dir)
+		slash++;
+	*slash = '\0';
+	if (confined) {
+		r = trust_open_dir(TRUST_STATE, "storeFile", dir, true, &s->dir_fd, err);
+		if (r == -ENOENT)
+			return cni_err_set(err, CNI_ERR_IO, r, "cannot open the directory of store %s: %s",
+					   s->path, strerror(-r));
+		if (r < 0)
+			return r;
+	} else {
+		s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (s->dir_fd < 0)
+			return cni_err_set(err, CNI_ERR_IO, -errno, "cannot open the directory of store %s: %s",
+					   s->path, strerror(errno));
+	}
+	r = file_dir_check_private(s->dir_fd);
+	if (r == -EPERM && fstat(s->dir_fd, &st) == 0)
+		return cni_err_set(err, CNI_ERR_IO, r,
+				   "store directory %s is not safe: it must be owned by root and "
+				   "writable by no one else (owner uid %u, mode %04o)", dir,
+				   (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot check store directory %s: %s", dir,
+				   strerror(-r));
+	return 0;
+}
+
 /* ---- public API ---- */
 
-static int store_open(const char *path, unsigned int timeout_ms, bool allow_dups,
+static int store_open(const char *path, bool confined, unsigned int timeout_ms, bool allow_dups,
 		      struct nvipam_store *ret, struct cni_err *err)
 {
-	struct nvipam_store s = { .lock_fd = -1 };
+	struct nvipam_store s = { .lock_fd = -1, .dir_fd = -1 };
 	int r;
 
 	if (!path || !*path)
@@ -1825,10 +1836,12 @@ static int store_open(const char *path, unsigned int timeout_ms, bool allow_dups
 	s.path = strdup(path);
 	if (!s.path)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	r = lock_take(path, timeout_ms, &s.lock_fd, err);
+	r = dir_open(&s, confined, err);
+	if (r >= 0)
+		r = lock_take(&s, timeout_ms, &s.lock_fd, err);
 	if (r >= 0) {
-		/* The lock is ours: a "<path>.tmp.*" is a killed writer's. */
-		file_sweep_temps(path);
+		/* The lock is ours: a "<name>.tmp.*" is a killed writer's. */
+		file_sweep_temps_at(s.dir_fd, s.name);
 		r = store_load(&s, allow_dups, err);
 	}
 	if (r < 0) {
@@ -1839,16 +1852,16 @@ static int store_open(const char *path, unsigned int timeout_ms, bool allow_dups
 	return 0;
 }
 
-int nvipam_store_open(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
-		      struct cni_err *err)
+int nvipam_store_open(const char *path, bool confined, unsigned int timeout_ms,
+		      struct nvipam_store *ret, struct cni_err *err)
 {
-	return store_open(path, timeout_ms, false, ret, err);
+	return store_open(path, confined, timeout_ms, false, ret, err);
 }
 
 int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
 			      struct cni_err *err)
 {
-	return store_open(path, timeout_ms, true, ret, err);
+	return store_open(path, false, timeout_ms, true, ret, err);
 }
 
 static void serialize(const struct nvipam_store *s, struct buf *b)
@@ -1913,7 +1926,7 @@ int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err)
 	if (b.oom)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	/* We hold the lock, so a temporary file with our name is a dead writer's. */
-	r = file_write_atomic(s->path, b.data, b.len, 0600, &step);
+	r = file_write_atomic_at(s->dir_fd, s->name, b.data, b.len, 0600, &step);
 	if (r < 0 && strcmp(step, "sync directory") != 0)
 		return cni_err_set(err, CNI_ERR_IO, r, "cannot write store file %s: %s: %s", s->path,
 				   step, strerror(-r));
@@ -1935,9 +1948,11 @@ void nvipam_store_close(struct nvipam_store *s)
 		store_free_data(s);
 		if (s->lock_fd >= 0)
 			(void)close(s->lock_fd); /* releases the flock */
+		if (s->dir_fd >= 0)
+			(void)close(s->dir_fd);
 		free(s->path);
 	}
-	*s = (struct nvipam_store){ .lock_fd = -1 };
+	*s = (struct nvipam_store){ .lock_fd = -1, .dir_fd = -1 };
 }
 
 static bool is_attachment(const struct nvipam_alloc *a, const char *pool, const char *container_id,

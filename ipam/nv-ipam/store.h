@@ -30,7 +30,9 @@ struct nvipam_store_pool {
 
 struct nvipam_store {
 	int lock_fd;                   /* held while the store is open */
+	int dir_fd;                    /* the store's directory; files are opened relative to it */
 	char *path;
+	const char *name;              /* the file's name in its directory (points into @path) */
 	struct nvipam_alloc *allocs;
 	size_t n_allocs;
 	size_t cap_allocs;             /* room in @allocs */
@@ -42,19 +44,25 @@ struct nvipam_store {
 /**
  * nvipam_store_open() - lock "<path>.lock" (bounded wait) and load "<path>"
  * @path: store file; a missing or empty file is an empty store
+ * @confined: @path comes from a network config: it must lie in the node's state
+ *            directory (common/cni/trust.h) and is opened beneath it, creating what
+ *            is missing; otherwise (the operator's path) its directory must exist
  * @timeout_ms: how long to wait for the lock
  * @ret: the open store, written only on success
  * @err: code 11 when the lock is not free in time; code 5 naming the file when it is
- *       unreadable or corrupt (the file is left untouched)
+ *       unreadable or corrupt (the file is left untouched), or when the store's
+ *       directory is not owned by root or is writable by group or others; code 7
+ *       for a path a network config may not name
  *
+ * The lock file and the store are opened without following symbolic links.
  * A store written by the reference nv-ipam node daemon (its "entries" and
  * "checksum" layout) is read and converted; it is rewritten in our format on
  * the next commit.
  *
  * Return: 0 on success, negative errno on failure.
  */
-int nvipam_store_open(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
-		      struct cni_err *err);
+int nvipam_store_open(const char *path, bool confined, unsigned int timeout_ms,
+		      struct nvipam_store *ret, struct cni_err *err);
 
 /**
  * nvipam_store_open_inspect() - nvipam_store_open() for the operator tool: an IP held

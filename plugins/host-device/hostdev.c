@@ -1,10 +1,10 @@
 /* host-device CNI plugin: moves an existing host netdev (and its RDMA device) into the pod */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/result.h"
@@ -12,6 +12,7 @@
 #include "common/net/ethtool.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/netns.h"
 #include "common/net/rdma.h"
 #include "common/util/cleanup.h"
@@ -121,10 +122,11 @@ static int hostdev_conf_load(const struct cni_ctx *ctx, bool lenient, struct hos
 
 	/* The first selector given wins, in the reference's order. */
 	if (device && *device) {
-		if (strlen(device) >= IFNAMSIZ)
+		const char *why = cni_env_ifname_invalid(device);
+
+		if (why)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-					   "invalid device \"%.64s\": longer than %d bytes", device,
-					   IFNAMSIZ - 1);
+					   "invalid device \"%.64s\": %s", device, why);
 		c.sel = SEL_DEVICE;
 		c.value = device;
 		c.source = "device";
@@ -202,17 +204,10 @@ static int set_kernel_err(struct cni_err *err, int r, const char *what, const ch
 	return net_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
 }
 
-/* What the kernel accepts as an interface name (dev_valid_name()). */
+/* What the kernel (and the reference) accept as an interface name. */
 static bool ifname_valid(const char *s)
 {
-	size_t n = strnlen(s, IFNAMSIZ);
-
-	if (n == 0 || n >= IFNAMSIZ || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-		return false;
-	for (const char *p = s; *p; p++)
-		if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
-			return false;
-	return true;
+	return !cni_env_ifname_invalid(s);
 }
 
 /*
@@ -264,13 +259,12 @@ enum op_kind {
 	OP_DOWN,
 	OP_MOVE,
 	OP_RENAME,
-	OP_ALIAS,
 };
 
 struct op {
 	enum op_kind kind;
 	const char *name;   /* the link's name where the op runs */
-	const char *arg;    /* OP_RENAME: new name; OP_ALIAS: alias */
+	const char *arg;    /* OP_RENAME: new name; OP_MOVE: the alias it gets (NULL: kept) */
 	int fd;             /* OP_MOVE: target netns */
 	struct net_link link; /* the link as found before the change */
 };
@@ -291,13 +285,11 @@ static int op_run(void *userdata)
 	case OP_DOWN:
 		return net_link_set_up(o->link.ifindex, false);
 	case OP_MOVE:
-		return net_link_set_netns(o->link.ifindex, o->fd);
+		return net_link_move(o->link.ifindex, o->fd, o->arg);
 	case OP_RENAME:
 		if (strcmp(o->name, o->arg) == 0)
 			return 0;
 		return net_link_set_name(o->link.ifindex, o->arg);
-	case OP_ALIAS:
-		return net_link_set_alias(o->link.ifindex, o->arg);
 	}
 	return -EINVAL;
 }
@@ -458,32 +450,33 @@ static int pod_configure(void *userdata)
 
 /*
  * A device's way from one netns to another (ADD: host to pod; DEL: pod to
- * host), in one of two plans. Direct (@tmp_fd < 0): down, one move, and the
- * rename where it cannot touch the host: ADD sets the alias in the host,
- * moves the device under its own name and renames it in the pod; DEL renames
- * it in the pod, moves it and clears the alias in the host. Through a
- * temporary netns: down, into the temporary netns, renamed and given its
- * alias there (no name outside can clash), into the target; it costs a
- * second move (the slow part) and is taken only when a link in the way has
- * the name the device crosses with (the pod's in ADD, the pod's original
- * name in DEL). Either way the device carries its original name at every
- * step, as its name or as its alias, so that it can be recognized wherever a
- * killed plugin leaves it: ADD sets the alias before the rename, DEL renames
- * before it clears the alias.
+ * host), in one of two plans. Direct (@tmp_fd < 0): one move, and the rename
+ * where it cannot touch the host: ADD moves the device under its own name
+ * and renames it in the pod; DEL renames it in the pod and moves it. Through
+ * a temporary netns: into the temporary netns, renamed there (no name outside
+ * can clash), into the target; it costs a second move (the slow part) and is
+ * taken only when a link in the way has the name the device crosses with
+ * (the pod's in ADD, the pod's original name in DEL).
+ *
+ * The alias changes with the move into or out of the pod, in the same
+ * request, so the device carries its original name at every step, as its name
+ * or as its alias, and no kill between two requests leaves the host with a
+ * change of ours: ADD changes nothing in the host before the move, and a
+ * netns move takes a device down by itself.
  */
 struct transit {
 	int from_fd, tmp_fd, to_fd;
 	const char *from_name;  /* its name where it is */
 	const char *to_name;    /* its name where it goes */
-	const char *alias;      /* set on the way */
+	const char *alias;      /* set by the move out of the source */
 	const char *old_alias;  /* put back by the undo */
 	bool was_up;            /* put back by the undo */
-	bool rename_first;      /* rename, then set the alias (DEL) */
+	bool rename_first;      /* rename in the source, then move (DEL) */
 	int clash_code;         /* the error when @to_name is taken in the target */
 	const char *clash_msg;
 };
 
-#define TRANSIT_STEPS 5
+#define TRANSIT_STEPS 4
 
 /* What -EEXIST from a step means. */
 enum step_eexist {
@@ -492,86 +485,186 @@ enum step_eexist {
 	EEXIST_DETOUR,  /* the direct plan is blocked: undo it, go through a temporary netns */
 };
 
-/* A step, run in @fd, and the ops that undo it, run in @undo_fd after it is done. */
+/* An op that undoes a step, run in @fd; skipped when @what is NULL. */
+struct undo_op {
+	int fd;
+	struct op o;
+	const char *what;
+};
+
+/* A step, run in @fd, and the ops that undo it once it is done, in their order. */
 struct transit_step {
 	int fd;
 	struct op o;
 	const char *what;       /* the failure message ... */
 	const char *subject;    /* ... and the name it names */
-	int undo_fd;
-	size_t n_undo;
-	struct op undo[2];
-	const char *undo_what[2];
 	enum step_eexist eexist;
+	struct undo_op undo[2];
 };
 
-/* Return: the number of steps, TRANSIT_STEPS through a temporary netns, one fewer direct. */
+/* Ops for the steps and their undo. */
+#define UP_OP(nm) { .kind = OP_UP, .name = (nm) }
+#define DOWN_OP(nm) { .kind = OP_DOWN, .name = (nm) }
+#define RENAME_OP(from, to) { .kind = OP_RENAME, .name = (from), .arg = (to) }
+#define MOVE_OP(nm, to_fd, new_alias) { .kind = OP_MOVE, .name = (nm), .fd = (to_fd), .arg = (new_alias) }
+
+/* ADD, direct: into the pod under the host name with the alias, renamed there. */
+static size_t plan_add_direct(const struct transit *t, struct transit_step *ret)
+{
+	ret[0] = (struct transit_step){
+		.fd = t->from_fd,
+		.o = MOVE_OP(t->from_name, t->to_fd, t->alias),
+		.what = "failed to move to the target netns",
+		.subject = t->from_name,
+		/* The pod has a link with the device's host name. */
+		.eexist = EEXIST_DETOUR,
+		.undo = {
+			{ .fd = t->to_fd, .o = MOVE_OP(t->from_name, t->from_fd, t->old_alias),
+			  .what = "move back" },
+			/* It left the host up and comes back to it up. */
+			{ .fd = t->from_fd, .o = UP_OP(t->from_name), .what = t->was_up ? "set up" : NULL },
+		},
+	};
+	ret[1] = (struct transit_step){
+		.fd = t->to_fd,
+		.o = RENAME_OP(t->from_name, t->to_name),
+		.what = "failed to rename to",
+		.subject = t->to_name,
+		/* CNI_IFNAME is taken in the pod. */
+		.eexist = EEXIST_CLASH,
+		.undo = {
+			/* Renaming needs it down; after the configuration it is up. */
+			{ .fd = t->to_fd, .o = DOWN_OP(t->to_name), .what = "set down" },
+			{ .fd = t->to_fd, .o = RENAME_OP(t->to_name, t->from_name),
+			  .what = "restore the name" },
+		},
+	};
+	return 2;
+}
+
+/* ADD, around: into a temporary netns with the alias, renamed there, into the pod. */
+static size_t plan_add_detour(const struct transit *t, struct transit_step *ret)
+{
+	ret[0] = (struct transit_step){
+		.fd = t->from_fd,
+		.o = MOVE_OP(t->from_name, t->tmp_fd, t->alias),
+		.what = "failed to move to a temporary netns",
+		.subject = t->from_name,
+		.eexist = EEXIST_FAILS,
+		.undo = {
+			{ .fd = t->tmp_fd, .o = MOVE_OP(t->from_name, t->from_fd, t->old_alias),
+			  .what = "move back" },
+			{ .fd = t->from_fd, .o = UP_OP(t->from_name), .what = t->was_up ? "set up" : NULL },
+		},
+	};
+	ret[1] = (struct transit_step){
+		.fd = t->tmp_fd,
+		.o = RENAME_OP(t->from_name, t->to_name),
+		.what = "failed to rename to",
+		.subject = t->to_name,
+		.eexist = EEXIST_FAILS,
+		.undo = { { .fd = t->tmp_fd, .o = RENAME_OP(t->to_name, t->from_name),
+			    .what = "restore the name" } },
+	};
+	ret[2] = (struct transit_step){
+		.fd = t->tmp_fd,
+		.o = MOVE_OP(t->to_name, t->to_fd, NULL),
+		.what = "failed to move out of the temporary netns",
+		.subject = t->to_name,
+		.eexist = EEXIST_CLASH,
+		.undo = {
+			{ .fd = t->to_fd, .o = DOWN_OP(t->to_name), .what = "set down" },
+			{ .fd = t->to_fd, .o = MOVE_OP(t->to_name, t->tmp_fd, NULL),
+			  .what = "move to the temporary netns" },
+		},
+	};
+	return 3;
+}
+
+/* DEL, direct: down and renamed in the pod, into the host with the alias cleared. */
+static size_t plan_del_direct(const struct transit *t, struct transit_step *ret)
+{
+	ret[0] = (struct transit_step){
+		.fd = t->from_fd,
+		.o = DOWN_OP(t->from_name),
+		.what = "failed to set down",
+		.subject = t->from_name,
+		.eexist = EEXIST_FAILS,
+		.undo = { { .fd = t->from_fd, .o = UP_OP(t->from_name),
+			    .what = t->was_up ? "set up" : NULL } },
+	};
+	ret[1] = (struct transit_step){
+		.fd = t->from_fd,
+		.o = RENAME_OP(t->from_name, t->to_name),
+		.what = "failed to rename to",
+		.subject = t->to_name,
+		/* The pod has a link with the original name. */
+		.eexist = EEXIST_DETOUR,
+		.undo = { { .fd = t->from_fd, .o = RENAME_OP(t->to_name, t->from_name),
+			    .what = "restore the name" } },
+	};
+	ret[2] = (struct transit_step){
+		.fd = t->from_fd,
+		.o = MOVE_OP(t->to_name, t->to_fd, t->alias),
+		.what = "failed to move to the target netns",
+		.subject = t->to_name,
+		/* The host has a link with the original name. */
+		.eexist = EEXIST_CLASH,
+		.undo = { { .fd = t->to_fd, .o = MOVE_OP(t->to_name, t->from_fd, t->old_alias),
+			    .what = "move back" } },
+	};
+	return 3;
+}
+
+/* DEL, around: down in the pod, into a temporary netns, renamed, into the host, alias cleared. */
+static size_t plan_del_detour(const struct transit *t, struct transit_step *ret)
+{
+	ret[0] = (struct transit_step){
+		.fd = t->from_fd,
+		.o = DOWN_OP(t->from_name),
+		.what = "failed to set down",
+		.subject = t->from_name,
+		.eexist = EEXIST_FAILS,
+		.undo = { { .fd = t->from_fd, .o = UP_OP(t->from_name),
+			    .what = t->was_up ? "set up" : NULL } },
+	};
+	ret[1] = (struct transit_step){
+		.fd = t->from_fd,
+		.o = MOVE_OP(t->from_name, t->tmp_fd, NULL),
+		.what = "failed to move to a temporary netns",
+		.subject = t->from_name,
+		.eexist = EEXIST_FAILS,
+		.undo = { { .fd = t->tmp_fd, .o = MOVE_OP(t->from_name, t->from_fd, NULL),
+			    .what = "move back" } },
+	};
+	ret[2] = (struct transit_step){
+		.fd = t->tmp_fd,
+		.o = RENAME_OP(t->from_name, t->to_name),
+		.what = "failed to rename to",
+		.subject = t->to_name,
+		.eexist = EEXIST_FAILS,
+		.undo = { { .fd = t->tmp_fd, .o = RENAME_OP(t->to_name, t->from_name),
+			    .what = "restore the name" } },
+	};
+	ret[3] = (struct transit_step){
+		.fd = t->tmp_fd,
+		.o = MOVE_OP(t->to_name, t->to_fd, t->alias),
+		.what = "failed to move out of the temporary netns",
+		.subject = t->to_name,
+		.eexist = EEXIST_CLASH,
+		.undo = { { .fd = t->to_fd, .o = MOVE_OP(t->to_name, t->tmp_fd, t->old_alias),
+			    .what = "move to the temporary netns" } },
+	};
+	return 4;
+}
+
+/* Return: the number of steps. */
 static size_t transit_plan(const struct transit *t, struct transit_step ret[TRANSIT_STEPS])
 {
-	/* The device's name when its alias is set or undone, and in a direct move. */
-	const char *aliased = t->rename_first ? t->to_name : t->from_name;
-	bool direct = t->tmp_fd < 0;
-	/* Direct, the rename runs in the pod: the target in ADD, the source in DEL. */
-	int rename_fd = !direct ? t->tmp_fd : t->rename_first ? t->from_fd : t->to_fd;
-	int alias_fd = !direct ? t->tmp_fd : t->rename_first ? t->to_fd : t->from_fd;
-	struct transit_step rename = {
-		rename_fd, { .kind = OP_RENAME, .name = t->from_name, .arg = t->to_name },
-		"failed to rename to", t->to_name, rename_fd, 1,
-		{ { .kind = OP_RENAME, .name = t->to_name, .arg = t->from_name } },
-		{ "restore the name" }, EEXIST_FAILS,
-	};
-	struct transit_step alias = {
-		alias_fd, { .kind = OP_ALIAS, .name = aliased, .arg = t->alias },
-		"failed to set the alias of", aliased, alias_fd, 1,
-		{ { .kind = OP_ALIAS, .name = aliased, .arg = t->old_alias } },
-		{ "restore the alias" }, EEXIST_FAILS,
-	};
-
-	/* Renaming needs the link down; a netns move takes it down anyway. */
-	ret[0] = (struct transit_step){
-		t->from_fd, { .kind = OP_DOWN, .name = t->from_name }, "failed to set down",
-		t->from_name, t->from_fd, t->was_up ? 1 : 0,
-		{ { .kind = OP_UP, .name = t->from_name } }, { "set up" }, EEXIST_FAILS,
-	};
-	if (direct) {
-		/* DEL: the pod has a link with the original name. */
-		rename.eexist = EEXIST_DETOUR;
-		ret[1] = t->rename_first ? rename : alias;
-		/* ADD: the pod has a link with the device's host name; DEL: the host has the original name. */
-		ret[2] = (struct transit_step){
-			t->from_fd, { .kind = OP_MOVE, .name = aliased, .fd = t->to_fd },
-			"failed to move to the target netns", aliased, t->to_fd, 1,
-			{ { .kind = OP_MOVE, .name = aliased, .fd = t->from_fd } }, { "move back" },
-			t->rename_first ? EEXIST_CLASH : EEXIST_DETOUR,
-		};
-		if (t->rename_first) {
-			ret[3] = alias;
-			return TRANSIT_STEPS - 1;
-		}
-		/* ADD: CNI_IFNAME is taken in the pod; the undo of a device that is up there sets it down. */
-		ret[3] = (struct transit_step){
-			t->to_fd, rename.o, rename.what, rename.subject, t->to_fd, 2,
-			{ { .kind = OP_DOWN, .name = t->to_name }, rename.undo[0] },
-			{ "set down", rename.undo_what[0] }, EEXIST_CLASH,
-		};
-		return TRANSIT_STEPS - 1;
-	}
-	ret[1] = (struct transit_step){
-		t->from_fd, { .kind = OP_MOVE, .name = t->from_name, .fd = t->tmp_fd },
-		"failed to move to a temporary netns", t->from_name, t->tmp_fd, 1,
-		{ { .kind = OP_MOVE, .name = t->from_name, .fd = t->from_fd } }, { "move back" },
-		EEXIST_FAILS,
-	};
-	ret[2] = t->rename_first ? rename : alias;
-	ret[3] = t->rename_first ? alias : rename;
-	ret[4] = (struct transit_step){
-		t->tmp_fd, { .kind = OP_MOVE, .name = t->to_name, .fd = t->to_fd },
-		"failed to move out of the temporary netns", t->to_name, t->to_fd, 2,
-		{ { .kind = OP_DOWN, .name = t->to_name },
-		  { .kind = OP_MOVE, .name = t->to_name, .fd = t->tmp_fd } },
-		{ "set down", "move to the temporary netns" }, EEXIST_CLASH,
-	};
-	return TRANSIT_STEPS;
+	memset(ret, 0, TRANSIT_STEPS * sizeof(*ret));
+	if (t->rename_first)
+		return t->tmp_fd < 0 ? plan_del_direct(t, ret) : plan_del_detour(t, ret);
+	return t->tmp_fd < 0 ? plan_add_direct(t, ret) : plan_add_detour(t, ret);
 }
 
 /* Undoes the first @n_done steps of a transit (TRANSIT_STEPS: all), the last one first. */
@@ -583,9 +676,10 @@ static void transit_undo(const struct transit *t, size_t n_done)
 	if (n_done > n)
 		n_done = n;
 	while (n_done-- > 0)
-		for (size_t j = 0; j < steps[n_done].n_undo; j++)
-			run_undo_op(steps[n_done].undo_fd, steps[n_done].undo[j],
-				    steps[n_done].undo_what[j]);
+		for (size_t j = 0; j < ARRAY_SIZE(steps[n_done].undo); j++)
+			if (steps[n_done].undo[j].what)
+				run_undo_op(steps[n_done].undo[j].fd, steps[n_done].undo[j].o,
+					    steps[n_done].undo[j].what);
 }
 
 /*

@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "common/cni/conf.h"
+#include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
+#include "common/util/text.h"
 #include "plugins/ipoib/config.h"
 
 static const char *const mode_names[] = {
@@ -26,7 +28,7 @@ const char *ipoib_config_mode_name(int mode)
 int ipoib_config_load(const struct cni_ctx *ctx, struct ipoib_conf *ret, struct cni_err *err)
 {
 	struct ipoib_conf c = { .mode = -1, .umcast = true };
-	const char *mode = NULL;
+	const char *mode = NULL, *why;
 	uint64_t pkey;
 	int64_t mtu;
 	int r;
@@ -36,9 +38,9 @@ int ipoib_config_load(const struct cni_ctx *ctx, struct ipoib_conf *ret, struct 
 	if (!c.master || !*c.master)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "host master interface is missing");
-	if (strlen(c.master) >= IFNAMSIZ)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid master \"%.64s\": longer than %d bytes", c.master, IFNAMSIZ - 1);
+	if ((why = cni_env_ifname_invalid(c.master)))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "invalid master \"%.64s\": %s",
+				   c.master, why);
 	if ((r = cni_conf_get_int(&ctx->conf, "mtu", 0, INT32_MAX, &mtu, err)) < 0)
 		return r;
 	c.mtu = r ? (unsigned int)mtu : 0;
@@ -80,23 +82,14 @@ int ipoib_config_load(const struct cni_ctx *ctx, struct ipoib_conf *ret, struct 
 	return 0;
 }
 
-/* FNV-1a: a stable stand-in for a container ID the alias cannot hold. */
-static uint64_t hash_id(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 void ipoib_config_alias(const char *container_id, const char *ifname, char *buf, unsigned long size)
 {
 	int n = snprintf(buf, size, "cni-ipoib %s %s", container_id, ifname);
 
 	if (n < 0 || (unsigned long)n >= size || n > IPOIB_ALIAS_MAX)
-		snprintf(buf, size, "cni-ipoib #%016llx %s", (unsigned long long)hash_id(container_id),
+		/* A stable stand-in for a container ID the alias cannot hold. */
+		snprintf(buf, size, "cni-ipoib #%016llx %s",
+			 (unsigned long long)text_hash64(container_id, strlen(container_id),
+							 TEXT_HASH64_INIT),
 			 ifname);
 }

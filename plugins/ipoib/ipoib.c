@@ -2,13 +2,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/result.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/netns.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
@@ -138,6 +138,30 @@ static int undo_create(void *userdata)
 }
 
 /*
+ * An IPoIB child under this attachment's temporary name in the current netns:
+ * an ADD killed between creating and marking it left it there. It goes,
+ * whether this is a DEL or an ADD run again.
+ */
+static int delete_leftover(const char *tmp_name, struct cni_err *err)
+{
+	struct net_link link;
+	int r;
+
+	r = net_link_get_by_name(tmp_name, &link);
+	if (r == -ENODEV)
+		return 0;
+	if (r < 0)
+		return kernel_err(err, r, "failed to look up", tmp_name);
+	if (strcmp(link.kind, "ipoib") != 0)
+		return 0;
+	log_info("deleting IPoIB child %s, left by an ADD that did not finish", tmp_name);
+	r = net_link_delete(link.ifindex);
+	if (r < 0 && r != -ENODEV)
+		return kernel_err(err, r, "failed to delete", tmp_name);
+	return 0;
+}
+
+/*
  * Creates the child in the host and marks it with the alias DEL looks for.
  * Termination signals are held back from the create until the mark is set (or
  * the child deleted again): a plugin stopped in between would leave a child
@@ -151,6 +175,11 @@ static int create_marked(const struct net_child *child, const char *master, cons
 
 	signals_block_termination(&sigmask);
 	r = net_link_create(child);
+	if (r == -EEXIST) {
+		r = delete_leftover(s->tmp_name, s->err);
+		if (r >= 0)
+			r = net_link_create(child);
+	}
 	if (r < 0) {
 		kernel_err(s->err, r, "failed to create IPoIB child of master", master);
 		goto restore_signals;
@@ -198,7 +227,6 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 	struct cni_result ipam = { 0 };
 	struct pod_step step = { .ctx = ctx, .conf = &c, .err = err };
 	char tmp_name[IFNAMSIZ], alias[IPOIB_ALIAS_MAX + 1];
-	uint32_t rnd;
 	int r;
 
 	r = ipoib_config_load(ctx, &c, err);
@@ -211,9 +239,7 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 	if (r < 0)
 		return r;
 
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return cni_err_set(err, CNI_ERR_INTERNAL, -EIO, "getrandom failed");
-	snprintf(tmp_name, sizeof(tmp_name), "cniib%08x", rnd);
+	cni_plugin_tmp_name(ctx, "cniib", tmp_name, sizeof(tmp_name));
 	step.tmp_name = tmp_name;
 	ipoib_config_alias(ctx->env.container_id, ctx->env.ifname, alias, sizeof(alias));
 
@@ -364,11 +390,12 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	_cleanup_close_ int pod_fd = -1;
 	const char *ipam_type = ctx->conf.ipam_type;
-	char alias[IPOIB_ALIAS_MAX + 1];
+	char alias[IPOIB_ALIAS_MAX + 1], tmp_name[IFNAMSIZ];
 	struct pod_delete d = { .ifname = ctx->env.ifname, .alias = alias, .err = err };
 	int r;
 
 	ipoib_config_alias(ctx->env.container_id, ctx->env.ifname, alias, sizeof(alias));
+	cni_plugin_tmp_name(ctx, "cniib", tmp_name, sizeof(tmp_name));
 
 	/* IPAM first: its reservation must go even when the netns is already gone. An
 	 * ADD with dhcp never got that far, so there is nothing of dhcp's to release. */
@@ -386,7 +413,11 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 			return cni_err_set(err, CNI_ERR_KERNEL, r, "failed to delete %s in %s: %s",
 					   ctx->env.ifname, ctx->env.netns, strerror(-r));
 	}
-	return sweep_marked(alias, err);
+	r = sweep_marked(alias, err);
+	if (r < 0)
+		return r;
+	/* Created but not yet marked when its ADD was killed: only its name tells. */
+	return delete_leftover(tmp_name, err);
 }
 
 struct pod_check {

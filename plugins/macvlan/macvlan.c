@@ -4,14 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/result.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/netns.h"
+#include "common/net/route.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
 #include "plugins/macvlan/macvlan.h"
@@ -76,7 +77,7 @@ static int macvlan_conf_load(const struct cni_ctx *ctx, struct macvlan_conf *ret
 			     struct cni_err *err)
 {
 	struct macvlan_conf c = { .mode_name = "" };
-	const char *mac = NULL;
+	const char *mac = NULL, *why;
 	int64_t v;
 	bool found = false;
 	int r;
@@ -85,9 +86,9 @@ static int macvlan_conf_load(const struct cni_ctx *ctx, struct macvlan_conf *ret
 		return r;
 	if (c.master && !*c.master)
 		c.master = NULL;
-	if (c.master && strlen(c.master) >= IFNAMSIZ)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid master \"%.64s\": longer than %d bytes", c.master, IFNAMSIZ - 1);
+	if (c.master && (why = cni_env_ifname_invalid(c.master)))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "invalid master \"%.64s\": %s",
+				   c.master, why);
 	if ((r = cni_conf_get_str(&ctx->conf, "mode", &c.mode_name, err)) < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(modes) && !found; i++) {
@@ -241,9 +242,56 @@ static int pod_undo_create(void *userdata)
 	return 0;
 }
 
+/*
+ * A macvlan under this attachment's temporary name is one a killed ADD of it
+ * left behind: it goes, whether this is a DEL or an ADD run again.
+ */
+static int delete_leftover(const char *tmp_name, struct cni_err *err)
+{
+	struct net_link link;
+	int r;
+
+	r = net_link_get_by_name(tmp_name, &link);
+	if (r == -ENODEV)
+		return 0;
+	if (r < 0)
+		return kernel_err(err, r, "failed to look up", tmp_name);
+	if (strcmp(link.kind, "macvlan") != 0)
+		return 0;
+	log_info("deleting macvlan %s, left by an ADD that did not finish", tmp_name);
+	r = net_link_delete(link.ifindex);
+	if (r < 0 && r != -ENODEV)
+		return kernel_err(err, r, "failed to delete", tmp_name);
+	return 0;
+}
+
 static int create_child(void *userdata)
 {
 	return net_link_create(userdata);
+}
+
+static int pod_delete_leftover(void *userdata)
+{
+	struct pod_step *s = userdata;
+
+	return delete_leftover(s->tmp_name, s->err);
+}
+
+/* In the pod netns, from the netns of the master; a leftover of the same name is replaced. */
+static int create_in_pod(const struct macvlan_conf *c, int pod_fd, struct net_child *child,
+			 struct pod_step *s)
+{
+	int r;
+
+	for (int attempt = 0;; attempt++) {
+		r = c->link_in_container ? netns_run(pod_fd, create_child, child) :
+					   net_link_create(child);
+		if (r != -EEXIST || attempt == 1)
+			return r;
+		r = netns_run(pod_fd, pod_delete_leftover, s);
+		if (r < 0)
+			return r;
+	}
 }
 
 static int build_result(const struct cni_ctx *ctx, struct pod_step *s, struct cni_result *ipam,
@@ -268,7 +316,6 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	struct cni_result ipam = { 0 };
 	struct pod_step step = { .ctx = ctx, .err = err };
 	char tmp_name[IFNAMSIZ];
-	uint32_t rnd;
 	int r;
 
 	r = macvlan_conf_load(ctx, &c, err);
@@ -281,9 +328,7 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	if (r < 0)
 		return r;
 
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return cni_err_set(err, CNI_ERR_INTERNAL, -EIO, "getrandom failed");
-	snprintf(tmp_name, sizeof(tmp_name), "cnimv%08x", rnd);
+	cni_plugin_tmp_name(ctx, "cnimv", tmp_name, sizeof(tmp_name));
 	step.tmp_name = tmp_name;
 
 	child = (struct net_child){
@@ -298,7 +343,7 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	};
 	log_debug("creating macvlan %s on %s (mode %s) in %s", tmp_name, master.name,
 		  mode_name(c.mode), ctx->env.netns);
-	r = c.link_in_container ? netns_run(pod_fd, create_child, &child) : net_link_create(&child);
+	r = create_in_pod(&c, pod_fd, &child, &step);
 	if (r < 0)
 		return kernel_err(err, r, "failed to create macvlan on master", master.name);
 
@@ -338,6 +383,7 @@ fail_link:
 
 struct pod_delete {
 	const char *ifname;
+	const char *tmp_name;
 	struct cni_err *err;
 };
 
@@ -348,28 +394,29 @@ static int pod_delete(void *userdata)
 	int r;
 
 	r = net_link_get_by_name(d->ifname, &link);
-	if (r == -ENODEV)
-		return 0;
-	if (r < 0)
+	if (r < 0 && r != -ENODEV)
 		return kernel_err(d->err, r, "failed to look up", d->ifname);
 	/* A DEL after a failed ADD must not remove another plugin's interface of that name. */
-	if (strcmp(link.kind, "macvlan") != 0) {
+	if (r == 0 && strcmp(link.kind, "macvlan") != 0) {
 		log_warning("DEL: %s is a %s link, not a macvlan; left in place", d->ifname,
 			    link.kind[0] ? link.kind : "non-virtual");
-		return 0;
+	} else if (r == 0) {
+		r = net_link_delete(link.ifindex);
+		if (r < 0 && r != -ENODEV)
+			return kernel_err(d->err, r, "failed to delete", d->ifname);
 	}
-	r = net_link_delete(link.ifindex);
-	if (r < 0 && r != -ENODEV)
-		return kernel_err(d->err, r, "failed to delete", d->ifname);
-	return 0;
+	/* An ADD killed before its rename left the link under its temporary name. */
+	return delete_leftover(d->tmp_name, d->err);
 }
 
 static int macvlan_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	_cleanup_close_ int pod_fd = -1;
-	struct pod_delete d = { .ifname = ctx->env.ifname, .err = err };
+	char tmp_name[IFNAMSIZ];
+	struct pod_delete d = { .ifname = ctx->env.ifname, .tmp_name = tmp_name, .err = err };
 	int r;
 
+	cni_plugin_tmp_name(ctx, "cnimv", tmp_name, sizeof(tmp_name));
 	/* IPAM first: its reservation must go even when the netns is already gone. */
 	if (ctx->conf.ipam_type && *ctx->conf.ipam_type) {
 		r = cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_DEL, NULL, err);

@@ -13,7 +13,10 @@
 #           nothing, run alongside to show the exec floor
 # Environment: ITERATIONS (default 200), WARMUP (default 10),
 #   GO_PLUGIN (default /usr/lib/cni/PLUGIN), REFERENCE_CNI_DIR (default /usr/lib/cni,
-#   used as CNI_PATH so both plugins delegate to the same host-local).
+#   used as CNI_PATH so both plugins delegate to the same host-local),
+#   EXTRA_PLUGINS: more "LABEL=PATH" words, run interleaved with the others and
+#   compared with go like ours (bench-static: the dynamically linked build, a
+#   static noop).
 # Exit status: 0, 1 if a plugin run failed, 2 on a harness error, 77 if not root or
 # a netns or veth cannot be created.
 set -euo pipefail
@@ -90,31 +93,41 @@ mkdir "$tmp/bin"
 cp "$ours" "$tmp/bin/ours-$plugin"
 cp "$go" "$tmp/bin/go-$plugin"
 cp "$noop" "$tmp/bin/noop"
+extra=()
+for e in ${EXTRA_PLUGINS:-}; do
+	label=${e%%=*}
+	path=${e#*=}
+	[ -x "$path" ] || die "$path ($label) is not an executable"
+	echo "$label: $(realpath "$path")"
+	cp "$path" "$tmp/bin/$label-$plugin"
+	extra+=(--plugin "$label=$tmp/bin/$label-$plugin")
+done
 
 status=0
 (cd "$tmp" && "$bench" --plugin "ours=$tmp/bin/ours-$plugin" --plugin "go=$tmp/bin/go-$plugin" \
-	--plugin "noop=$tmp/bin/noop" \
+	--plugin "noop=$tmp/bin/noop" "${extra[@]}" \
 	--config L2.json --config IPAM.json --netns "/run/netns/$ns" --ifname eth0 \
 	--cni-path "$ref_dir" --iterations "$iterations" --warmup "$warmup" \
 	--json="$tmp/figures.json") || status=$?
 [ -s "$tmp/figures.json" ] || exit "$status"
 
 echo
-echo "== ratios ours/go (below 1: ours is faster or smaller)"
-echo "   'above floor': (ours - noop) / (go - noop), the work done after being exec'd"
+echo "== ratios to go (below 1: faster or smaller than go)"
+echo "   'above floor': (label - noop) / (go - noop), the work done after being exec'd"
 # ru_maxrss from wait4 covers reaped descendants too: with IPAM it is max(plugin, host-local).
 jq -r '
 	def fig(c; l; cmd; f): first(.results[] | select(.config == c and .label == l and .command == cmd) | f);
 	def ratio(a; b): if a == null or b == null or b == 0 then "-" else a / b end;
-	def above(c; cmd): ratio(fig(c; "ours"; cmd; .median_us) - fig(c; "noop"; cmd; .median_us);
-				 fig(c; "go"; cmd; .median_us) - fig(c; "noop"; cmd; .median_us));
+	def above(c; l; cmd): ratio(fig(c; l; cmd; .median_us) - fig(c; "noop"; cmd; .median_us);
+				    fig(c; "go"; cmd; .median_us) - fig(c; "noop"; cmd; .median_us));
 	def peak(c; l): [fig(c; l; "ADD"; .peak_rss_kib), fig(c; l; "DEL"; .peak_rss_kib)] | max;
-	. as $all | ["L2", "IPAM"][] as $c | $all | ($c + ".json") as $f |
-	[$c, ratio(fig($f; "ours"; "ADD"; .median_us); fig($f; "go"; "ADD"; .median_us)),
-	 above($f; "ADD"),
-	 ratio(fig($f; "ours"; "DEL"; .median_us); fig($f; "go"; "DEL"; .median_us)),
-	 ratio(peak($f; "ours"); peak($f; "go"))] | @tsv
+	. as $all | ([.results[].label] | unique | map(select(. != "go" and (startswith("noop") | not)))) as $labels |
+	["L2", "IPAM"][] as $c | $labels[] as $l | $all | ($c + ".json") as $f |
+	[$c, $l, ratio(fig($f; $l; "ADD"; .median_us); fig($f; "go"; "ADD"; .median_us)),
+	 above($f; $l; "ADD"),
+	 ratio(fig($f; $l; "DEL"; .median_us); fig($f; "go"; "DEL"; .median_us)),
+	 ratio(peak($f; $l); peak($f; "go"))] | @tsv
 ' "$tmp/figures.json" | awk -F'\t' '
 	function r(x) { return x == "-" ? "   -" : sprintf("%4.2f", x) }
-	{ printf "%-5s median ADD %s (above floor %s)   median DEL %s   peak RSS %s\n", $1, r($2), r($3), r($4), r($5) }'
+	{ printf "%-5s %-8s median ADD %s (above floor %s)   median DEL %s   peak RSS %s\n", $1, $2, r($3), r($4), r($5), r($6) }'
 exit "$status"

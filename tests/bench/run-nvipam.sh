@@ -20,6 +20,8 @@ burst=${BURST:-200}
 [ -x "$hl" ] || { echo "SKIP: $hl missing (containernetworking-plugins)" >&2; exit 77; }
 
 tmp=$(mktemp -d /tmp/nvipam-bench.XXXXXX)
+. "$(dirname "$0")/../node-settings.sh"
+node_settings "$tmp/node-settings.json" "$tmp"
 # IPAM plugins never enter it, but CNI_NETNS must not be the caller's own netns.
 ns=nvipam-bench-$$
 trap 'rm -rf "$tmp"; ip netns del "$ns" 2>/dev/null || true' EXIT

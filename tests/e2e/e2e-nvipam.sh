@@ -17,6 +17,8 @@ master=e2nM$tag
 peer=e2nP$tag
 pod=e2n$tag
 tmp=$(mktemp -d /tmp/e2e-nvipam.XXXXXX)
+. "$(dirname "$0")/../node-settings.sh"
+node_settings "$tmp/node-settings.json" "$tmp"
 cleanup() {
 	ip netns del "$pod" 2>/dev/null || true
 	ip link del "$master" 2>/dev/null || true

@@ -7,6 +7,8 @@ set -euo pipefail
 NVIPAM=$(realpath "${1:?usage: $0 NV-IPAM-BINARY}")
 work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/../node-settings.sh"
+node_settings "$work/node-settings.json" "$work"
 
 # One IPPool block of 1000 addresses (10.77.0.1 - 10.77.3.232), gateway .1:
 # large enough that the tests never exhaust it.

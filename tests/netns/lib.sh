@@ -75,6 +75,9 @@ t_on_exit() {
 t_init() {
 	local probe err
 	T_DIR=$(mktemp -d /tmp/cni-netns-test.XXXXXX) || { echo "FAIL: mktemp"; exit 1; }
+	# Configs may name files in T_DIR (logFile), as a node allows in its settings.
+	. "$(dirname "${BASH_SOURCE[0]}")/../node-settings.sh"
+	node_settings "$T_DIR/node-settings.json" "$T_DIR"
 	trap t_on_exit EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM

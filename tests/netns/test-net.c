@@ -15,13 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 
 #include "common/cni/error.h"
 #include "common/cni/result.h"
@@ -29,8 +31,10 @@
 #include "common/net/ethtool.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/netns.h"
 #include "common/net/nlsock.h"
+#include "common/net/route.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
@@ -102,50 +106,50 @@ static bool addr_is(const struct ip_addr *a, const char *text)
 /* Test-only: a veth pair, which common/net has no call for. */
 static int veth_create(const char *name, const char *peer)
 {
-	struct nlsock_buf b;
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct nlattr *info, *data, *pi;
-	struct nlmsghdr *nlh;
-	size_t size = sizeof(b.data);
+	int r;
 
-	nlh = nlsock_msg_init(b.data, size, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi,
-			      sizeof(ifi));
-	if (!nlh || !mnl_attr_put_strz_check(nlh, size, IFLA_IFNAME, name))
+	r = nlsock_msg_new(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof(ifi), &msg);
+	if (r < 0)
+		return r;
+	if (nla_put_string(msg, IFLA_IFNAME, name) < 0)
 		return -EMSGSIZE;
-	info = mnl_attr_nest_start_check(nlh, size, IFLA_LINKINFO);
-	if (!info || !mnl_attr_put_strz_check(nlh, size, IFLA_INFO_KIND, "veth"))
+	info = nla_nest_start(msg, IFLA_LINKINFO);
+	if (!info || nla_put_string(msg, IFLA_INFO_KIND, "veth") < 0)
 		return -EMSGSIZE;
-	data = mnl_attr_nest_start_check(nlh, size, IFLA_INFO_DATA);
-	pi = data ? mnl_attr_nest_start_check(nlh, size, VETH_INFO_PEER) : NULL;
+	data = nla_nest_start(msg, IFLA_INFO_DATA);
+	pi = data ? nla_nest_start(msg, VETH_INFO_PEER) : NULL;
 	if (!pi)
 		return -EMSGSIZE;
 	/* The peer's attributes follow its own ifinfomsg. */
-	memset(mnl_nlmsg_get_payload_tail(nlh), 0, sizeof(ifi));
-	nlh->nlmsg_len += MNL_ALIGN(sizeof(ifi));
-	if (!mnl_attr_put_strz_check(nlh, size, IFLA_IFNAME, peer))
+	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+	    nla_put_string(msg, IFLA_IFNAME, peer) < 0)
 		return -EMSGSIZE;
-	mnl_attr_nest_end(nlh, pi);
-	mnl_attr_nest_end(nlh, data);
-	mnl_attr_nest_end(nlh, info);
-	return nlsock_rtnl_request(nlh);
+	nla_nest_end(msg, pi);
+	nla_nest_end(msg, data);
+	nla_nest_end(msg, info);
+	return nlsock_request(msg);
 }
 
 /* Test-only: delete an address, which common/net has no call for. */
 static int addr_delete(int ifindex, const struct ip_prefix *p)
 {
-	struct nlsock_buf b;
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct ifaddrmsg ifa = {
 		.ifa_family = (uint8_t)p->addr.family,
 		.ifa_prefixlen = (uint8_t)p->len,
 		.ifa_index = (uint32_t)ifindex,
 	};
-	struct nlmsghdr *nlh;
+	int r;
 
-	nlh = nlsock_msg_init(b.data, sizeof(b.data), RTM_DELADDR, 0, &ifa, sizeof(ifa));
-	if (!nlh || !mnl_attr_put_check(nlh, sizeof(b.data), IFA_LOCAL, ip_addr_size(&p->addr),
-					p->addr.bytes))
+	r = nlsock_msg_new(RTM_DELADDR, 0, &ifa, sizeof(ifa), &msg);
+	if (r < 0)
+		return r;
+	if (nla_put(msg, IFA_LOCAL, (int)ip_addr_size(&p->addr), p->addr.bytes) < 0)
 		return -EMSGSIZE;
-	return nlsock_rtnl_request(nlh);
+	return nlsock_request(msg);
 }
 
 static int count_links(const struct nlmsghdr *nlh, void *data)
@@ -154,21 +158,20 @@ static int count_links(const struct nlmsghdr *nlh, void *data)
 
 	if (nlh->nlmsg_type == RTM_NEWLINK)
 		(*n)++;
-	return MNL_CB_OK;
+	return 0;
 }
 
-/* nlsock_talk() dumps with libmnl (common/net reads with libnl; RDMA netlink will not). */
-static void test_mnl_dump(size_t want)
+/* nlsock_talk() hands over raw messages (RDMA netlink's, which libnl has no objects for). */
+static void test_raw_dump(size_t want)
 {
-	struct nlsock_buf b;
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
-	struct nlmsghdr *nlh;
 	size_t n = 0;
 
-	nlh = nlsock_msg_init(b.data, sizeof(b.data), RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi));
-	CHECK(nlh != NULL, "dump request built");
-	if (nlh)
-		CHECK_R(nlsock_talk(NETLINK_ROUTE, nlh, count_links, NULL, &n), 0, "libmnl link dump");
+	nlsock_msg_new(RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi), &msg);
+	CHECK(msg != NULL, "dump request built");
+	if (msg)
+		CHECK_R(nlsock_talk(NETLINK_ROUTE, msg, count_links, NULL, &n), 0, "raw link dump");
 	CHECK(n == want, "%zu links dumped, want %zu", n, want);
 }
 
@@ -247,10 +250,11 @@ static size_t nest_types(const struct nlattr *nest, uint16_t *types, size_t max)
 {
 	const struct nlattr *a;
 	size_t n = 0;
+	int rem;
 
-	mnl_attr_for_each_nested(a, nest) {
+	nla_for_each_nested(a, nest, rem) {
 		if (n < max)
-			types[n] = mnl_attr_get_type(a);
+			types[n] = (uint16_t)nla_type(a);
 		n++;
 	}
 	return n;
@@ -273,7 +277,7 @@ static void test_build(void)
 	const struct ifinfomsg *ifi;
 	bool ifname = false, link = false, other = false;
 	uint16_t types[8];
-	int len;
+	int len, rem, rem_nest;
 
 	len = net_link_build_create(&c, b.data, sizeof(b.data));
 	CHECK(len > 0 && (size_t)len == nlh->nlmsg_len, "IPoIB request built (%d bytes)", len);
@@ -281,15 +285,15 @@ static void test_build(void)
 		      (nlh->nlmsg_flags & (NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK)) ==
 			      (NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK),
 	      "RTM_NEWLINK with CREATE|EXCL|ACK");
-	ifi = mnl_nlmsg_get_payload(nlh);
+	ifi = nlmsg_data(nlh);
 	CHECK(ifi->ifi_index == 0 && ifi->ifi_family == AF_UNSPEC, "empty ifinfomsg");
-	mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
-		switch (mnl_attr_get_type(a)) {
+	nlmsg_for_each_attr(a, nlh, sizeof(*ifi), rem) {
+		switch (nla_type(a)) {
 		case IFLA_IFNAME:
-			ifname = strcmp(mnl_attr_get_str(a), "ib0.8001") == 0;
+			ifname = strcmp(nla_data(a), "ib0.8001") == 0;
 			break;
 		case IFLA_LINK:
-			link = mnl_attr_get_u32(a) == 7;
+			link = nla_get_u32(a) == 7;
 			break;
 		case IFLA_LINKINFO:
 			info = a;
@@ -303,13 +307,13 @@ static void test_build(void)
 	if (info) {
 		const struct nlattr *kind = NULL;
 
-		mnl_attr_for_each_nested(a, info) {
-			if (mnl_attr_get_type(a) == IFLA_INFO_KIND)
+		nla_for_each_nested(a, info, rem_nest) {
+			if (nla_type(a) == IFLA_INFO_KIND)
 				kind = a;
-			else if (mnl_attr_get_type(a) == IFLA_INFO_DATA)
+			else if (nla_type(a) == IFLA_INFO_DATA)
 				data = a;
 		}
-		CHECK(kind && strcmp(mnl_attr_get_str(kind), "ipoib") == 0, "kind ipoib");
+		CHECK(kind && strcmp(nla_data(kind), "ipoib") == 0, "kind ipoib");
 	}
 	if (CHECK(data != NULL, "IFLA_INFO_DATA present")) {
 		size_t n = nest_types(data, types, ARRAY_SIZE(types));
@@ -319,9 +323,9 @@ static void test_build(void)
 		CHECK(n == 3 && types[0] == IFLA_IPOIB_PKEY && types[1] == IFLA_IPOIB_MODE &&
 			      types[2] == IFLA_IPOIB_UMCAST,
 		      "PKEY, MODE, UMCAST in that order (%zu attributes)", n);
-		mnl_attr_for_each_nested(a, data) {
-			if (i < 3 && mnl_attr_get_payload_len(a) == 2)
-				v[i] = mnl_attr_get_u16(a);
+		nla_for_each_nested(a, data, rem_nest) {
+			if (i < 3 && nla_len(a) == 2)
+				v[i] = nla_get_u16(a);
 			i++;
 		}
 		CHECK(v[0] == 0x8001 && v[1] == 1 && v[2] == 1, "u16 values 0x%x %u %u", v[0], v[1],
@@ -344,21 +348,20 @@ static void test_build(void)
 	{
 		bool ns = false, mtu = false, addr = false;
 
-		mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
-			switch (mnl_attr_get_type(a)) {
+		nlmsg_for_each_attr(a, nlh, sizeof(*ifi), rem) {
+			switch (nla_type(a)) {
 			case IFLA_NET_NS_FD:
-				ns = mnl_attr_get_u32(a) == 5;
+				ns = nla_get_u32(a) == 5;
 				break;
 			case IFLA_MTU:
-				mtu = mnl_attr_get_u32(a) == 1400;
+				mtu = nla_get_u32(a) == 1400;
 				break;
 			case IFLA_ADDRESS:
-				addr = mnl_attr_get_payload_len(a) == 6 &&
-				       memcmp(mnl_attr_get_payload(a), hw, 6) == 0;
+				addr = nla_len(a) == 6 && memcmp(nla_data(a), hw, 6) == 0;
 				break;
 			case IFLA_LINKINFO:
-				mnl_attr_for_each_nested(info, a) {
-					if (mnl_attr_get_type(info) == IFLA_INFO_DATA)
+				nla_for_each_nested(info, a, rem_nest) {
+					if (nla_type(info) == IFLA_INFO_DATA)
 						data = info;
 				}
 				break;
@@ -475,7 +478,7 @@ static void test_links(int fd_a, int fd_b)
 	CHECK_R(net_link_get_by_name("nope0", &l), -ENODEV, "missing name");
 	CHECK_R(net_link_get_by_index(99999, &l), -ENODEV, "missing index");
 	CHECK_R(net_link_get_by_name("0123456789abcdef", &l), -EINVAL, "overlong name");
-	test_mnl_dump(3); /* lo, tv0, tv1 */
+	test_raw_dump(3); /* lo, tv0, tv1 */
 
 	CHECK_R(net_link_set_hwaddr(v0.ifindex, hw_veth, sizeof(hw_veth)), 0, "set hwaddr");
 	CHECK_R(net_link_get_by_hwaddr(hw_veth, sizeof(hw_veth), &l), 0, "lookup by hwaddr");
@@ -786,7 +789,7 @@ static void test_delete(void)
 static int in_new_netns(void *userdata)
 {
 	(void)userdata;
-	test_mnl_dump(1);
+	test_raw_dump(1);
 	return 1;
 }
 
@@ -838,7 +841,30 @@ int main(void)
 	CHECK(netns_is_current(fd_a) == 1, "netns_is_current: A");
 	CHECK(netns_is_current(fd_b) == 0, "netns_is_current: not B");
 	CHECK_R(netns_open("/nonexistent/netns", &fd_self), -ENOENT, "netns_open missing path");
-	CHECK_R(netns_open("/dev/null", &fd_self), -EINVAL, "netns_open non-netns file");
+	{
+		char plain[] = "/tmp/test-net-file-XXXXXX";
+		int tfd = mkstemp(plain);
+
+		/* What a netns bind mount leaves behind once unmounted. */
+		CHECK(tfd >= 0 && close(tfd) == 0, "netns_open: a regular file to open");
+		CHECK_R(netns_open(plain, &fd_self), -EINVAL, "netns_open a regular file");
+		unlink(plain);
+	}
+	/* Refused unopened: opening a device can act, opening a FIFO blocks. */
+	CHECK_R(netns_open("/dev/null", &fd_self), -EMEDIUMTYPE, "netns_open a device");
+	CHECK_R(netns_open("/", &fd_self), -EMEDIUMTYPE, "netns_open a directory");
+	CHECK_R(netns_open("/proc/self/ns/mnt", &fd_self), -EMEDIUMTYPE,
+		"netns_open a namespace of another kind");
+	{
+		char fifo[] = "/tmp/test-net-fifo-XXXXXX";
+		int tfd = mkstemp(fifo);
+
+		CHECK(tfd >= 0 && close(tfd) == 0 && unlink(fifo) == 0 && mkfifo(fifo, 0600) == 0,
+		      "netns_open: a FIFO to open");
+		/* A hang here fails the test by its timeout. */
+		CHECK_R(netns_open(fifo, &fd_self), -EMEDIUMTYPE, "netns_open a FIFO");
+		unlink(fifo);
+	}
 	r = netns_open("/proc/self/ns/net", &fd_self);
 	CHECK(r == 0 && netns_is_current(fd_self) == 1, "netns_open /proc/self/ns/net");
 

@@ -5,13 +5,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 #include <rdma/rdma_netlink.h>
 
 #include "common/net/ethtool.h"
 #include "common/net/netns.h"
-#include "common/net/nlsock.h"
 #include "common/net/rdma.h"
 #include "tests/unit/fake-net-hostdev.h"
 
@@ -117,21 +117,6 @@ struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t p
 	return NULL;
 }
 
-/*
- * rdma.c's default transport; fake-net has no netlink socket. Tests install
- * fake_rdma_transport() instead (fake_rdma_reset() does).
- */
-int nlsock_talk(int bus, struct nlmsghdr *nlh, mnl_cb_t cb, void (*reset)(void *data),
-		void *data)
-{
-	(void)bus;
-	(void)nlh;
-	(void)cb;
-	(void)reset;
-	(void)data;
-	return -EPROTONOSUPPORT;
-}
-
 /* --- fake sysfs trees ------------------------------------------------------------------- */
 
 int fake_sysfs_mkdirs(const char *root, const char *rel)
@@ -209,48 +194,31 @@ static bool ndev_here(int ifindex)
 	return false;
 }
 
-static int req_attr_cb(const struct nlattr *attr, void *data)
-{
-	const struct nlattr **tb = data;
-
-	if (mnl_attr_type_valid(attr, RDMA_NLDEV_ATTR_MAX - 1) >= 0)
-		tb[mnl_attr_get_type(attr)] = attr;
-	return MNL_CB_OK;
-}
-
 /* One reply message handed to the caller's callback. */
-struct reply {
-	union {
-		char buf[512];
-		struct nlmsghdr align_;
-	};
-	struct nlmsghdr *nlh;
-};
-
-static struct nlmsghdr *reply_start(struct reply *rp, uint16_t type)
+static int reply_start(uint16_t type, struct nl_msg **ret)
 {
-	memset(rp, 0, sizeof(*rp));
-	rp->nlh = mnl_nlmsg_put_header(rp->buf);
-	rp->nlh->nlmsg_type = type;
-	return rp->nlh;
+	*ret = nlmsg_alloc_simple(type, 0);
+	return *ret ? 0 : -ENOMEM;
 }
 
-static int deliver(struct reply *rp, int (*cb)(const struct nlmsghdr *, void *), void *data)
+static int deliver(struct nl_msg *reply, int (*cb)(const struct nlmsghdr *, void *), void *data)
 {
-	if (cb && cb(rp->nlh, data) != MNL_CB_OK)
-		return errno ? -errno : -EIO;
-	return 0;
+	int r = cb ? cb(nlmsg_hdr(reply), data) : 0;
+
+	nlmsg_free(reply);
+	return r;
 }
 
 static int dev_reply(const struct fake_rdma_dev *d, uint16_t type,
 		     int (*cb)(const struct nlmsghdr *, void *), void *data)
 {
-	struct reply rp;
-	struct nlmsghdr *nlh = reply_start(&rp, type);
+	struct nl_msg *rp;
 
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, d->index);
-	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, d->name);
-	return deliver(&rp, cb, data);
+	if (reply_start(type, &rp) < 0)
+		return -ENOMEM;
+	nla_put_u32(rp, RDMA_NLDEV_ATTR_DEV_INDEX, d->index);
+	nla_put_string(rp, RDMA_NLDEV_ATTR_DEV_NAME, d->name);
+	return deliver(rp, cb, data);
 }
 
 static int dump_devs(uint16_t type, int (*cb)(const struct nlmsghdr *, void *), void *data)
@@ -263,26 +231,30 @@ static int dump_devs(uint16_t type, int (*cb)(const struct nlmsghdr *, void *), 
 	return 0;
 }
 
-int fake_rdma_transport(int bus, struct nlmsghdr *nlh,
+int fake_rdma_transport(int protocol, struct nl_msg *msg,
 			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
 			void *data)
 {
+	const struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = { 0 };
 	uint16_t op = nlh->nlmsg_type & ((1 << 10) - 1);
+	const struct nlattr *a;
 	struct fake_rdma_dev *d;
-	struct reply rp;
-	int r;
+	struct nl_msg *rp;
+	int r, rem;
 
 	fake_rdma.requests++;
-	fake_rdma.last_bus = bus;
+	fake_rdma.last_bus = protocol;
 	fake_rdma.last_len = nlh->nlmsg_len < sizeof(fake_rdma.last) ? nlh->nlmsg_len : 0;
 	memcpy(fake_rdma.last, nlh, fake_rdma.last_len);
-	if (bus != NETLINK_RDMA || fake_rdma.absent)
+	if (protocol != NETLINK_RDMA || fake_rdma.absent)
 		return -EPROTONOSUPPORT;
 	if ((nlh->nlmsg_type >> 10) != RDMA_NL_NLDEV)
 		return -EOPNOTSUPP;
-	mnl_attr_parse(nlh, 0, req_attr_cb, tb);
-	errno = 0;
+	nlmsg_for_each_attr(a, nlh, 0, rem) {
+		if (nla_type(a) < RDMA_NLDEV_ATTR_MAX)
+			tb[nla_type(a)] = a;
+	}
 	switch (op) {
 	case RDMA_NLDEV_CMD_SYS_GET:
 		if ((r = fake_net_op("rdma sys get")) < 0)
@@ -290,9 +262,10 @@ int fake_rdma_transport(int bus, struct nlmsghdr *nlh,
 		/* rdma_nl_rcv_msg(): an operation without a handler is -EINVAL (is_nl_valid). */
 		if (fake_rdma.before_5_2)
 			return -EINVAL;
-		reply_start(&rp, nlh->nlmsg_type);
-		mnl_attr_put_u8(rp.nlh, RDMA_NLDEV_SYS_ATTR_NETNS_MODE, (uint8_t)fake_rdma.mode_attr);
-		return deliver(&rp, cb, data);
+		if (reply_start(nlh->nlmsg_type, &rp) < 0)
+			return -ENOMEM;
+		nla_put_u8(rp, RDMA_NLDEV_SYS_ATTR_NETNS_MODE, (uint8_t)fake_rdma.mode_attr);
+		return deliver(rp, cb, data);
 	case RDMA_NLDEV_CMD_GET:
 		if (!(nlh->nlmsg_flags & NLM_F_DUMP))
 			return -EOPNOTSUPP;
@@ -310,26 +283,26 @@ int fake_rdma_transport(int bus, struct nlmsghdr *nlh,
 	case RDMA_NLDEV_CMD_PORT_GET:
 		if (!(nlh->nlmsg_flags & NLM_F_DUMP) || !tb[RDMA_NLDEV_ATTR_DEV_INDEX])
 			return -EINVAL;
-		d = find_dev(mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]));
+		d = find_dev(nla_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]));
 		if ((r = fake_net_op("rdma port dump %s", d ? d->name : "?")) < 0)
 			return r;
 		if (!d)
 			return -EINVAL;
-		reply_start(&rp, nlh->nlmsg_type);
-		mnl_attr_put_u32(rp.nlh, RDMA_NLDEV_ATTR_DEV_INDEX, d->index);
-		mnl_attr_put_u32(rp.nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+		if (reply_start(nlh->nlmsg_type, &rp) < 0)
+			return -ENOMEM;
+		nla_put_u32(rp, RDMA_NLDEV_ATTR_DEV_INDEX, d->index);
+		nla_put_u32(rp, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
 		if (d->ndev_ifindex && ndev_here(d->ndev_ifindex))
-			mnl_attr_put_u32(rp.nlh, RDMA_NLDEV_ATTR_NDEV_INDEX,
-					 (uint32_t)d->ndev_ifindex);
-		return deliver(&rp, cb, data);
+			nla_put_u32(rp, RDMA_NLDEV_ATTR_NDEV_INDEX, (uint32_t)d->ndev_ifindex);
+		return deliver(rp, cb, data);
 	case RDMA_NLDEV_CMD_SET: {
 		int ns;
 
 		if (!tb[RDMA_NLDEV_ATTR_DEV_INDEX])
 			return -EINVAL;
-		d = find_dev(mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]));
+		d = find_dev(nla_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]));
 		ns = tb[RDMA_NLDEV_NET_NS_FD] ?
-			     (int)mnl_attr_get_u32(tb[RDMA_NLDEV_NET_NS_FD]) - FAKE_NET_FD_BASE : -1;
+			     (int)nla_get_u32(tb[RDMA_NLDEV_NET_NS_FD]) - FAKE_NET_FD_BASE : -1;
 		if ((r = fake_net_op("rdma move %s to %d", d ? d->name : "?", ns)) < 0)
 			return r;
 		if (!d)

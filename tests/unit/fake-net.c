@@ -13,13 +13,13 @@
 #include "common/cni/result.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
+#include "common/net/neterr.h"
 #include "common/net/netns.h"
+#include "common/net/route.h"
 #include "common/net/sysctl.h"
 #include "tests/unit/fake-net.h"
 
 struct fake_net fake_net;
-
-static char ack_text[128];
 
 void fake_net_reset(const char *ipam_result)
 {
@@ -27,7 +27,7 @@ void fake_net_reset(const char *ipam_result)
 	strcpy(fake_net.ns_path[0], "host");
 	fake_net.next_ifindex = 1;
 	fake_net.ipam_result = ipam_result;
-	ack_text[0] = '\0';
+	net_ack_clear();
 }
 
 int fake_net_add_netns(const char *path)
@@ -181,10 +181,11 @@ int fake_net_op(const char *fmt, ...)
 		     termination_blocked() == 3 ? " [blocked]" : "");
 	if (n > 0 && fake_net.log_len + (size_t)n < sizeof(fake_net.log))
 		fake_net.log_len += (size_t)n;
-	ack_text[0] = '\0';
+	net_ack_clear();
 	if (++fake_net.ops != fake_net.fail_at)
 		return 0;
-	snprintf(ack_text, sizeof(ack_text), "fake: operation %u fails", fake_net.ops);
+	snprintf(line, sizeof(line), "fake: operation %u fails", fake_net.ops);
+	net_ack_set(line);
 	return -fake_net.fail_errno;
 }
 
@@ -193,28 +194,7 @@ const char *fake_net_log_lines(void)
 	return fake_net.log;
 }
 
-/* --- common/net/nlsock.h, link.h ------------------------------------------------------- */
-
-const char *net_ack_last(void)
-{
-	return ack_text;
-}
-
-int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
-{
-	char msg[sizeof(err->msg)];
-	va_list ap;
-
-	if (!err || err->code != CNI_OK)
-		return r;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cni_err_set(err, code, r, "%s", msg);
-	if (ack_text[0])
-		cni_err_details(err, "%s", ack_text);
-	return r;
-}
+/* --- common/net/link.h ----------------------------------------------------------------- */
 
 static int get_link(struct fake_link *l, struct net_link *ret)
 {
@@ -356,11 +336,12 @@ int net_link_delete(int ifindex)
 	return 0;
 }
 
-int net_link_set_netns(int ifindex, int netns_fd)
+int net_link_move(int ifindex, int netns_fd, const char *alias)
 {
 	int ns = netns_fd - FAKE_NET_FD_BASE;
 	struct fake_link *l = find_index(fake_net.current, ifindex);
-	int r = fake_net_op("move %s to %s", l ? l->link.name : "?", ns_label(ns));
+	int r = fake_net_op("move %s to %s%s%s%s", l ? l->link.name : "?", ns_label(ns),
+			    alias ? " alias \"" : "", alias ? alias : "", alias ? "\"" : "");
 
 	if (r < 0)
 		return r;
@@ -370,8 +351,17 @@ int net_link_set_netns(int ifindex, int netns_fd)
 		return -EBADF;
 	if (find_name(ns, l->link.name))
 		return -EEXIST;
+	/* The kernel closes a device it moves. */
 	l->ns = ns;
+	l->link.flags &= ~(unsigned int)IFF_UP;
+	if (alias)
+		snprintf(l->link.alias, sizeof(l->link.alias), "%s", alias);
 	return 0;
+}
+
+int net_link_set_netns(int ifindex, int netns_fd)
+{
+	return net_link_move(ifindex, netns_fd, NULL);
 }
 
 int net_link_set_name(int ifindex, const char *name)

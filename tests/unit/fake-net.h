@@ -7,9 +7,10 @@
 #include "common/net/link.h"
 
 /*
- * The fake replaces every function of common/net/{link,nlsock,netns,sysctl,iface}.h
- * and cni_ipam_exec(). A test links it with the plugin's sources and dep_proto
- * (never with common/net itself). Network namespaces are small integers (0 is
+ * The fake replaces every function of common/net/{link,route,netns,sysctl,iface}.h
+ * and cni_ipam_exec(). A test links it with the plugin's sources, dep_proto
+ * and the real kernel-error recorder common/net/neterr.c (never with the rest
+ * of common/net): a failing operation leaves its text for net_ack_last(). Network namespaces are small integers (0 is
  * the host); a netns "path" registered with fake_net_add_netns() opens to a
  * descriptor the fake recognizes, and netns_run() switches the current one.
  *

@@ -151,6 +151,86 @@ static void test_case_insensitive_keys(void **state)
 	cni_conf_free(&c);
 }
 
+static void test_keys_matched_as_go(void **state)
+{
+	static const struct {
+		const char *json;
+		const char *master; /* what Go's decoder reads into "master" */
+	} cases[] = {
+		/* Every member matching the field is assigned in turn: the last one stays. */
+		{ "{\"master\":\"a\",\"Master\":\"b\"}", "b" },
+		{ "{\"Master\":\"b\",\"master\":\"a\"}", "a" },
+		{ "{\"MASTER\":\"c\",\"master\":\"a\",\"mAsTeR\":\"b\"}", "b" },
+		/* Go folds the long s (U+017F) to 's' and the Kelvin sign (U+212A) to 'k'. */
+		{ "{\"master\":\"a\",\"ma\xc5\xbfter\":\"s\"}", "s" },
+		{ "{\"ma\xc5\xbfter\":\"s\",\"master\":\"a\"}", "a" },
+		/* Not a match: other letters have no such partner, "mastr" is another key. */
+		{ "{\"master\":\"a\",\"m\xc3\xa1ster\":\"x\",\"mastr\":\"y\"}", "a" },
+	};
+	struct cni_err err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char json[256];
+		struct cni_conf c;
+		const char *s = NULL;
+
+		snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"x\":%s}",
+			 cases[i].json);
+		assert_int_equal(parse(json, &c, &err), 0);
+		assert_int_equal(cni_conf_get_str(&c, "x.master", &s, &err), 1);
+		if (strcmp(s, cases[i].master) != 0)
+			fail_msg("case %zu: read \"%s\", Go reads \"%s\"", i, s, cases[i].master);
+		cni_conf_free(&c);
+	}
+	{
+		struct cni_conf c;
+		const char *s = NULL;
+		const char *kelvin = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mask\":\"a\","
+				     "\"mas\xe2\x84\xaa\":\"k\"}";
+
+		assert_int_equal(parse(kelvin, &c, &err), 0);
+		assert_int_equal(cni_conf_get_str(&c, "mask", &s, &err), 1);
+		assert_string_equal(s, "k");
+		cni_conf_free(&c);
+	}
+}
+
+static void test_duplicate_keys_refused(void **state)
+{
+	/*
+	 * json-c keeps a repeated key at its first place: the order Go's decoder
+	 * reads them in is gone, so a config that repeats a key is refused.
+	 */
+	static const char *const dup[] = {
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"master\":\"a\",\"Master\":\"b\",\"master\":\"c\"}",
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"name\":\"m\"}",
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"ipam\":{\"type\":\"a\",\"type\":\"b\"}}",
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"l\":[{\"k\":1,\"k\":2}]}",
+		/* Escapes decode to the same key. */
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"a\":1,\"\\u0061\":2}",
+	};
+	/* Colons in strings and keys are not members. */
+	static const char ok[] =
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"a:b\":\"x:y\\\":\",\"l\":[\":\",{\"k\":\"::\"}]}";
+	struct cni_conf c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(dup) / sizeof(dup[0]); i++) {
+		struct cni_err err = { 0 };
+
+		assert_int_equal(parse(dup[i], &c, &err), -EINVAL);
+		assert_int_equal(err.code, CNI_ERR_DECODE);
+		assert_non_null(strstr(err.msg, "a key appears twice in one object"));
+	}
+	{
+		struct cni_err err = { 0 };
+
+		assert_int_equal(parse(ok, &c, &err), 0);
+		cni_conf_free(&c);
+	}
+}
+
 static void test_typed_getters(void **state)
 {
 	static const char json[] = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mtu\":\"1500\","
@@ -285,6 +365,8 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_huge_and_deep_input),
 		cmocka_unit_test(test_case_insensitive_keys),
+		cmocka_unit_test(test_keys_matched_as_go),
+		cmocka_unit_test(test_duplicate_keys_refused),
 		cmocka_unit_test(test_typed_getters),
 		cmocka_unit_test(test_dns_and_prev_result),
 		cmocka_unit_test(test_gc_attachments),

@@ -136,9 +136,18 @@ static void test_container_id(void **state)
 
 static void test_ifname_rules(void **state)
 {
-	static const char *const good[] = { "eth0", "net1", "a", "123456789012345", "eth0.100", "a-b_c" };
-	static const char *const bad[] = { "", ".", "..", "1234567890123456", "a/b", "a:b", "a b",
-					   "a\tb" };
+	/* UTF-8 counts in bytes (15 at most); control characters pass, as in the kernel. */
+	static const char *const good[] = { "eth0", "net1", "a", "123456789012345", "eth0.100", "a-b_c",
+					    "n\xc3\xa9" "t1", "\xe7\xbd\x91\xe5\x8d\xa1", "a\x01" "b" };
+	static const char *const bad[] = {
+		"", ".", "..", "1234567890123456", "a/b", "a:b", "a b", "a\tb",
+		/* Not UTF-8: its allocation would be kept under another name than DEL asks for. */
+		"net\xff", "net\xc3", "\xed\xa0\x80" "x", "\xc0\xae" "x",
+		/* Space to Go (NEL, NBSP, U+2003, U+3000), and byte 0xa0 to the kernel. */
+		"a\xc2\x85" "b", "a\xc2\xa0" "b", "a\xe2\x80\x83" "b", "\xe3\x80\x80" "x", "\xe2\x82\xa0",
+		/* 16 bytes in 8 characters. */
+		"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {

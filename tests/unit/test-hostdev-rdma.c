@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 #include <rdma/rdma_netlink.h>
 
 #include "common/net/rdma.h"
@@ -33,10 +34,11 @@ static const struct nlmsghdr *last(void)
 static int64_t last_u32(uint16_t type)
 {
 	const struct nlattr *a;
+	int rem;
 
-	mnl_attr_for_each(a, last(), 0)
-		if (mnl_attr_get_type(a) == type)
-			return mnl_attr_get_u32(a);
+	nlmsg_for_each_attr(a, last(), 0, rem)
+		if (nla_type(a) == type)
+			return nla_get_u32(a);
 	return -1;
 }
 

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -52,6 +55,20 @@ static int setup(void **state)
 		 dir);
 	write_plugin("garbageipam", body);
 	write_plugin("earlyexit", "exit 0");
+	/* More than the 1 MiB an IPAM answer may be; DEL is recorded. */
+	snprintf(body, sizeof(body),
+		 "echo \"$CNI_COMMAND\" >> %s/big.log; [ \"$CNI_COMMAND\" = DEL ] && exit 0\n"
+		 "head -c 2000000 /dev/zero | tr '\\\\0' x; echo finished >> %s/big.log",
+		 dir, dir);
+	write_plugin("bigipam", body);
+	write_plugin("endless", "[ \"$CNI_COMMAND\" = DEL ] && exit 0; exec yes");
+	/* Records its pid, then would commit long after its parent is gone. */
+	snprintf(body, sizeof(body),
+		 "[ \"$CNI_COMMAND\" = DEL ] && exit 0; echo $$ > %s/slow.pid.tmp\n"
+		 "mv %s/slow.pid.tmp %s/slow.pid; for i in $(seq 10); do sleep 0.1; done\n"
+		 "echo committed > %s/slow.log",
+		 dir, dir, dir, dir);
+	write_plugin("slowipam", body);
 	return 0;
 }
 
@@ -157,6 +174,76 @@ static void test_broken_plugins(void **state)
 	assert_int_equal(run("earlyexit", CNI_CMD_DEL, NULL, &err), 0);
 }
 
+static void expect_no_child_left(void)
+{
+	errno = 0;
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+static void test_oversized_reply(void **state)
+{
+	struct cni_result res = { 0 };
+	struct cni_err err = { 0 };
+	char seen[64];
+
+	(void)state;
+	/* A hang here is the bug: the alarm turns it into a failure. */
+	alarm(20);
+	assert_int_equal(run("bigipam", CNI_CMD_ADD, &res, &err), -EFBIG);
+	assert_int_equal(err.code, CNI_ERR_IPAM);
+	assert_non_null(strstr(err.msg, "printed more than 1048576 bytes"));
+	/* Stopped before it finished, then released with DEL. */
+	assert_string_equal(read_seen("big.log", seen, sizeof(seen)), "ADD\nDEL\n");
+	expect_no_child_left();
+
+	err = (struct cni_err){ 0 };
+	assert_int_equal(run("endless", CNI_CMD_ADD, &res, &err), -EFBIG);
+	assert_int_equal(err.code, CNI_ERR_IPAM);
+	expect_no_child_left();
+	alarm(0);
+}
+
+static bool file_exists(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void test_child_dies_with_parent(void **state)
+{
+	char seen[32];
+	pid_t plugin, ipam;
+	int status;
+
+	(void)state;
+	plugin = fork();
+	assert_true(plugin >= 0);
+	if (plugin == 0) {
+		struct cni_result res = { 0 };
+		struct cni_err err = { 0 };
+
+		(void)run("slowipam", CNI_CMD_ADD, &res, &err);
+		_exit(0);
+	}
+	for (int i = 0; i < 500 && !file_exists("slow.pid"); i++)
+		usleep(10000);
+	ipam = (pid_t)atoi(read_seen("slow.pid", seen, sizeof(seen)));
+	assert_true(ipam > 0);
+	/* The runtime's timeout kills the plugin: its IPAM plugin goes with it. */
+	assert_int_equal(kill(plugin, SIGKILL), 0);
+	assert_int_equal(waitpid(plugin, &status, 0), plugin);
+	for (int i = 0; i < 200 && kill(ipam, 0) == 0; i++)
+		usleep(10000);
+	assert_int_equal(kill(ipam, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	/* Its loop would have ended by now. */
+	sleep(2);
+	assert_false(file_exists("slow.log"));
+}
+
 static void test_find(void **state)
 {
 	struct cni_err err = { 0 };
@@ -188,6 +275,8 @@ int main(void)
 		cmocka_unit_test(test_add_result_and_stdin),
 		cmocka_unit_test(test_error_passed_through),
 		cmocka_unit_test(test_broken_plugins),
+		cmocka_unit_test(test_oversized_reply),
+		cmocka_unit_test(test_child_dies_with_parent),
 		cmocka_unit_test(test_find),
 	};
 

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <libmnl/libmnl.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 
 #include "common/net/link.h"
 #include "common/net/nlsock.h"
@@ -87,10 +88,11 @@ struct attrs {
 
 static void collect(const void *payload, size_t len, struct attrs *ret)
 {
-	const struct nlattr *attr;
+	struct nlattr *attr;
+	int rem;
 
 	ret->n = 0;
-	mnl_attr_for_each_payload(payload, len) {
+	nla_for_each_attr(attr, (struct nlattr *)payload, (int)len, rem) {
 		assert_true(ret->n < 64);
 		ret->a[ret->n++] = attr;
 	}
@@ -99,7 +101,7 @@ static void collect(const void *payload, size_t len, struct attrs *ret)
 static const struct nlattr *find(const struct attrs *s, uint16_t type)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (mnl_attr_get_type(s->a[i]) == type)
+		if (nla_type(s->a[i]) == type)
 			return s->a[i];
 	return NULL;
 }
@@ -119,27 +121,26 @@ static void compare_attrs(const void *want, size_t want_len, const void *got, si
 	collect(want, want_len, &w);
 	collect(got, got_len, &g);
 	for (size_t i = 0; i < w.n; i++) {
-		uint16_t type = mnl_attr_get_type(w.a[i]);
+		uint16_t type = nla_type(w.a[i]);
 		const struct nlattr *o = find(&g, type);
 
 		if (!o)
 			fail_msg("%s: attribute %u (depth %d) missing from ours", what, type, depth);
 		if (nested(depth, type)) {
-			compare_attrs(mnl_attr_get_payload(w.a[i]), mnl_attr_get_payload_len(w.a[i]),
-				      mnl_attr_get_payload(o), mnl_attr_get_payload_len(o), depth + 1,
+			compare_attrs(nla_data(w.a[i]), (unsigned int)nla_len(w.a[i]),
+				      nla_data(o), (unsigned int)nla_len(o), depth + 1,
 				      what);
 			continue;
 		}
-		if (mnl_attr_get_payload_len(o) != mnl_attr_get_payload_len(w.a[i]) ||
-		    memcmp(mnl_attr_get_payload(o), mnl_attr_get_payload(w.a[i]),
-			   mnl_attr_get_payload_len(o)) != 0)
-			fail_msg("%s: attribute %u (depth %d) differs: %u bytes vs %u", what, type, depth,
-				 mnl_attr_get_payload_len(o), mnl_attr_get_payload_len(w.a[i]));
+		if (nla_len(o) != nla_len(w.a[i]) ||
+		    memcmp(nla_data(o), nla_data(w.a[i]), (size_t)nla_len(o)) != 0)
+			fail_msg("%s: attribute %u (depth %d) differs: %d bytes vs %d", what, type, depth,
+				 nla_len(o), nla_len(w.a[i]));
 	}
 	for (size_t i = 0; i < g.n; i++)
-		if (!find(&w, mnl_attr_get_type(g.a[i])))
+		if (!find(&w, nla_type(g.a[i])))
 			fail_msg("%s: ours has attribute %u (depth %d) that iproute2 does not send", what,
-				 mnl_attr_get_type(g.a[i]), depth);
+				 nla_type(g.a[i]), depth);
 }
 
 static void compare_with(const char *fixture)
@@ -174,12 +175,12 @@ static void compare_with(const char *fixture)
 	assert_int_equal(got->nlmsg_type, want->nlmsg_type);
 	assert_int_equal(got->nlmsg_flags, want->nlmsg_flags);
 	assert_int_equal(got->nlmsg_len, want->nlmsg_len);
-	assert_memory_equal(mnl_nlmsg_get_payload(got), mnl_nlmsg_get_payload(want),
+	assert_memory_equal(nlmsg_data(got), nlmsg_data(want),
 			    sizeof(struct ifinfomsg));
-	compare_attrs(mnl_nlmsg_get_payload_offset(want, sizeof(struct ifinfomsg)),
-		      want->nlmsg_len - MNL_ALIGN(sizeof(struct nlmsghdr)) - sizeof(struct ifinfomsg),
-		      mnl_nlmsg_get_payload_offset(got, sizeof(struct ifinfomsg)),
-		      got->nlmsg_len - MNL_ALIGN(sizeof(struct nlmsghdr)) - sizeof(struct ifinfomsg), 0,
+	compare_attrs(nlmsg_attrdata(want, sizeof(struct ifinfomsg)),
+		      want->nlmsg_len - NLMSG_ALIGN(sizeof(struct nlmsghdr)) - sizeof(struct ifinfomsg),
+		      nlmsg_attrdata(got, sizeof(struct ifinfomsg)),
+		      got->nlmsg_len - NLMSG_ALIGN(sizeof(struct nlmsghdr)) - sizeof(struct ifinfomsg), 0,
 		      cap.command);
 }
 
@@ -201,18 +202,18 @@ static uint16_t pkey_of(const struct nlmsghdr *nlh)
 	const struct nlattr *linkinfo, *data, *pkey;
 	struct attrs top, info, fields;
 
-	collect(mnl_nlmsg_get_payload_offset(nlh, sizeof(struct ifinfomsg)),
-		nlh->nlmsg_len - MNL_ALIGN(sizeof(struct nlmsghdr)) - sizeof(struct ifinfomsg), &top);
+	collect(nlmsg_attrdata(nlh, sizeof(struct ifinfomsg)),
+		nlh->nlmsg_len - NLMSG_ALIGN(sizeof(struct nlmsghdr)) - sizeof(struct ifinfomsg), &top);
 	linkinfo = find(&top, IFLA_LINKINFO);
 	assert_non_null(linkinfo);
-	collect(mnl_attr_get_payload(linkinfo), mnl_attr_get_payload_len(linkinfo), &info);
+	collect(nla_data(linkinfo), (unsigned int)nla_len(linkinfo), &info);
 	data = find(&info, IFLA_INFO_DATA);
 	assert_non_null(data);
-	collect(mnl_attr_get_payload(data), mnl_attr_get_payload_len(data), &fields);
+	collect(nla_data(data), (unsigned int)nla_len(data), &fields);
 	pkey = find(&fields, IFLA_IPOIB_PKEY);
 	assert_non_null(pkey);
-	assert_int_equal(mnl_attr_get_payload_len(pkey), 2);
-	return mnl_attr_get_u16(pkey);
+	assert_int_equal(nla_len(pkey), 2);
+	return nla_get_u16(pkey);
 }
 
 /* The parsing sees what differs: a request with another pkey reads back as such. */

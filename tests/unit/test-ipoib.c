@@ -14,7 +14,9 @@
 
 #include "common/cni/error.h"
 #include "common/cni/result.h"
+#include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
+#include "common/util/text.h"
 #include "plugins/ipoib/config.h"
 #include "plugins/ipoib/ipoib.h"
 #include "tests/unit/fake-net.h"
@@ -113,17 +115,28 @@ static int run_del(const char *json)
 	return ipoib_plugin.del(&ctx, &err);
 }
 
-/* The log with the random temporary name replaced by cniibXXXXXXXX. */
+/*
+ * The log with the attachment's temporary name replaced by cniibXXXXXXXX: the
+ * name FNV-1a of "<container id>\0<ifname>" gives (any other name stays and
+ * fails the comparison).
+ */
 static const char *canonical_log(void)
 {
 	static char out[FAKE_NET_LOG_SIZE];
 	const char *in = fake_net_log_lines();
+	char tmp[IFNAMSIZ];
 	size_t o = 0;
 
+	snprintf(tmp, sizeof(tmp), "cniib%010llx",
+		 (unsigned long long)(text_hash64(ctx.env.ifname, strlen(ctx.env.ifname),
+						  text_hash64(ctx.env.container_id,
+							      strlen(ctx.env.container_id) + 1,
+							      TEXT_HASH64_INIT)) &
+				      0xffffffffffULL));
 	for (size_t i = 0; in[i] && o + 1 < sizeof(out);) {
-		if (strncmp(in + i, "cniib", 5) == 0 && strspn(in + i + 5, "0123456789abcdef") == 8) {
+		if (strncmp(in + i, tmp, strlen(tmp)) == 0) {
 			o += (size_t)snprintf(out + o, sizeof(out) - o, "cniibXXXXXXXX");
-			i += 13;
+			i += strlen(tmp);
 		} else {
 			out[o++] = in[i++];
 		}
@@ -531,7 +544,8 @@ static void test_del(void **state)
 		   "ns1: get net1\n"
 		   "ns1: delete net1\n"
 		   "ns1: find\n"
-		   "host: find\n");
+		   "host: find\n"
+		   "host: get cniibXXXXXXXX\n");
 	assert_pristine();
 
 	/* Again: nothing left to do, still success. */
@@ -552,11 +566,39 @@ static void test_del_after_netns_gone(void **state)
 		   "host: open netns " POD_NETNS "\n"
 		   "host: find\n"
 		   "host: delete dev4\n"
-		   "host: find\n");
+		   "host: find\n"
+		   "host: get cniibXXXXXXXX\n");
 	assert_null(fake_net_find(0, "dev4"));
 	assert_int_equal(fake_net_count(0), 2);
 	assert_int_equal(fake_net.ipam_allocated, 0);
 	assert_int_equal(run_del(nad_nvipam), 0);
+}
+
+/* An ADD killed between create and mark leaves an unmarked child under its temporary name. */
+static void test_del_after_add_killed_before_mark(void **state)
+{
+	char tmp[IFNAMSIZ];
+
+	(void)state;
+	world(NULL);
+	assert_int_equal(load(CNI_CMD_DEL, nad_l2), 0);
+	cni_plugin_tmp_name(&ctx, "cniib", tmp, sizeof(tmp));
+	fake_net_add_link(0, tmp, "ipoib", ARPHRD_INFINIBAND, 2044);
+	/* Another attachment's unmarked child, and a foreign link of our name kind, stay. */
+	fake_net_add_link(0, "cniib0000000001", "ipoib", ARPHRD_INFINIBAND, 2044);
+	assert_int_equal(run_del(nad_l2), 0);
+	assert_null(fake_net_find(0, tmp));
+	assert_non_null(fake_net_find(0, "cniib0000000001"));
+	/* An ADD run again after such a kill replaces the leftover. */
+	fake_net_add_link(0, tmp, "ipoib", ARPHRD_INFINIBAND, 2044);
+	{
+		struct cni_result res;
+
+		assert_int_equal(run_add(nad_l2, &res), 0);
+		cni_result_free(&res);
+	}
+	assert_null(fake_net_find(0, tmp));
+	assert_non_null(fake_net_find(pod, "net1"));
 }
 
 /* An ADD killed before the move leaves the child in the host, marked: DEL removes it. */
@@ -622,7 +664,8 @@ static void test_del_skips_foreign_alias(void **state)
 		   "ns1: find\n"
 		   "host: find\n"
 		   "host: delete dev7\n"
-		   "host: find\n");
+		   "host: find\n"
+		   "host: get cniibXXXXXXXX\n");
 	assert_null(fake_net_find(0, "dev7"));
 	assert_non_null(fake_net_find(0, "vethfoo"));
 	assert_int_equal(fake_net_count(0), 3);
@@ -759,6 +802,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_add_undo_order, teardown),
 		cmocka_unit_test_teardown(test_del, teardown),
 		cmocka_unit_test_teardown(test_del_after_netns_gone, teardown),
+		cmocka_unit_test_teardown(test_del_after_add_killed_before_mark, teardown),
 		cmocka_unit_test_teardown(test_del_after_killed_add, teardown),
 		cmocka_unit_test_teardown(test_del_stranded_in_pod, teardown),
 		cmocka_unit_test_teardown(test_del_leaves_foreign_links, teardown),

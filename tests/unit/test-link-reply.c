@@ -28,52 +28,52 @@ static void on_object(struct nl_object *obj, void *arg)
 	p->r = link_from_object(obj, p->nlh, &p->link);
 }
 
+/* An RTM_NEWLINK reply: header and ifinfomsg, attributes to follow. */
+static struct nl_msg *reply_start(int ifindex, unsigned short type)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_type = type, .ifi_index = ifindex };
+	struct nl_msg *msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+
+	assert_non_null(msg);
+	assert_int_equal(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+	return msg;
+}
+
 /*
  * A reply for an IPoIB child "ib0.8002" of ifindex 5: 20-byte hardware
  * address, and IFLA_INFO_DATA with the attributes the kernel reports; @extra
  * adds an attribute of a type the parser does not know.
  */
-static void build_reply(char *buf, size_t size, uint16_t pkey, uint16_t mode, uint16_t umcast,
-			  bool extra)
+static struct nl_msg *build_reply(uint16_t pkey, uint16_t mode, uint16_t umcast, bool extra)
 {
 	static const uint8_t hw[20] = { 0x80, 0x00, 0x00, 0x4a, 0xfe, 0x80, 0, 0, 0, 0,
 					0,    0,    0x00, 0x02, 0xc9, 0x03, 0x00, 0x0d, 0x7d, 0x11 };
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifi;
+	struct nl_msg *msg = reply_start(9, ARPHRD_INFINIBAND);
 	struct nlattr *info, *data;
 
-	nlh->nlmsg_type = RTM_NEWLINK;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_type = ARPHRD_INFINIBAND;
-	ifi->ifi_index = 9;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, "ib0.8002");
-	mnl_attr_put_u32(nlh, IFLA_MTU, 2044);
-	mnl_attr_put_u32(nlh, IFLA_LINK, 5);
-	mnl_attr_put(nlh, IFLA_ADDRESS, sizeof(hw), hw);
-	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
-	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "ipoib");
-	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
-	mnl_attr_put_u16(nlh, IFLA_IPOIB_PKEY, pkey);
-	mnl_attr_put_u16(nlh, IFLA_IPOIB_MODE, mode);
-	mnl_attr_put_u16(nlh, IFLA_IPOIB_UMCAST, umcast);
+	assert_int_equal(nla_put_string(msg, IFLA_IFNAME, "ib0.8002"), 0);
+	assert_int_equal(nla_put_u32(msg, IFLA_MTU, 2044), 0);
+	assert_int_equal(nla_put_u32(msg, IFLA_LINK, 5), 0);
+	assert_int_equal(nla_put(msg, IFLA_ADDRESS, sizeof(hw), hw), 0);
+	info = nla_nest_start(msg, IFLA_LINKINFO);
+	assert_int_equal(nla_put_string(msg, IFLA_INFO_KIND, "ipoib"), 0);
+	data = nla_nest_start(msg, IFLA_INFO_DATA);
+	assert_int_equal(nla_put_u16(msg, IFLA_IPOIB_PKEY, pkey), 0);
+	assert_int_equal(nla_put_u16(msg, IFLA_IPOIB_MODE, mode), 0);
+	assert_int_equal(nla_put_u16(msg, IFLA_IPOIB_UMCAST, umcast), 0);
 	if (extra)
-		mnl_attr_put_u32(nlh, IFLA_IPOIB_UMCAST + 7, 0xdeadbeef);
-	mnl_attr_nest_end(nlh, data);
-	mnl_attr_nest_end(nlh, info);
-	assert_true(nlh->nlmsg_len <= size);
+		assert_int_equal(nla_put_u32(msg, IFLA_IPOIB_UMCAST + 7, 0xdeadbeef), 0);
+	nla_nest_end(msg, data);
+	nla_nest_end(msg, info);
+	return msg;
 }
 
-static void parse(char *buf, struct parsed *ret)
+static void parse(struct nl_msg *msg, struct parsed *ret)
 {
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
-	struct nl_msg *msg = nlmsg_convert(nlh);
-
-	assert_non_null(msg);
 	nlmsg_set_proto(msg, NETLINK_ROUTE); /* what picks libnl's link parser */
 	memset(ret, 0, sizeof(*ret));
 	ret->r = -ENOENT;
-	ret->nlh = nlh;
+	ret->nlh = nlmsg_hdr(msg);
 	assert_int_equal(nl_msg_parse(msg, on_object, ret), 0);
 	nlmsg_free(msg);
 	assert_int_equal(ret->r, 0);
@@ -89,13 +89,11 @@ static void test_ipoib_reply(void **state)
 		{ 0x8002, 1, 0 }, /* a full-member pkey, connected, no umcast */
 		{ 0x0003, 0, 1 }, /* a limited-member pkey */
 	};
-	char buf[1024];
 	struct parsed p;
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		build_reply(buf, sizeof(buf), cases[i].pkey, cases[i].mode, cases[i].umcast, i == 1);
-		parse(buf, &p);
+		parse(build_reply(cases[i].pkey, cases[i].mode, cases[i].umcast, i == 1), &p);
 		assert_string_equal(p.link.name, "ib0.8002");
 		assert_string_equal(p.link.kind, "ipoib");
 		assert_int_equal(p.link.ifindex, 9);
@@ -113,26 +111,20 @@ static void test_ipoib_reply(void **state)
 /* A malformed IFLA_INFO_DATA member (a u16 sent as u8) is skipped, not read past. */
 static void test_ipoib_reply_malformed(void **state)
 {
-	char buf[1024];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifi;
+	struct nl_msg *msg = reply_start(4, 0);
 	struct nlattr *info, *data;
 	struct parsed p;
 
 	(void)state;
-	nlh->nlmsg_type = RTM_NEWLINK;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = 4;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, "ib1");
-	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
-	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "ipoib");
-	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
-	mnl_attr_put_u8(nlh, IFLA_IPOIB_PKEY, 0x7f);
-	mnl_attr_put_u16(nlh, IFLA_IPOIB_MODE, 1);
-	mnl_attr_nest_end(nlh, data);
-	mnl_attr_nest_end(nlh, info);
-	parse(buf, &p);
+	assert_int_equal(nla_put_string(msg, IFLA_IFNAME, "ib1"), 0);
+	info = nla_nest_start(msg, IFLA_LINKINFO);
+	assert_int_equal(nla_put_string(msg, IFLA_INFO_KIND, "ipoib"), 0);
+	data = nla_nest_start(msg, IFLA_INFO_DATA);
+	assert_int_equal(nla_put_u8(msg, IFLA_IPOIB_PKEY, 0x7f), 0);
+	assert_int_equal(nla_put_u16(msg, IFLA_IPOIB_MODE, 1), 0);
+	nla_nest_end(msg, data);
+	nla_nest_end(msg, info);
+	parse(msg, &p);
 	assert_string_equal(p.link.kind, "ipoib");
 	assert_int_equal(p.link.ipoib_pkey, 0);
 	assert_int_equal(p.link.ipoib_mode, 1);

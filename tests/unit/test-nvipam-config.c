@@ -21,6 +21,7 @@
 
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/cni/trust.h"
 #include "ipam/nv-ipam/config.h"
 
 /* Strings in the context live until the next load. */
@@ -43,12 +44,35 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path);
 }
 
+/*
+ * The node lets configs name the test's directory and the made-up paths the
+ * tests use (trust.h); the defaults stay in the lists for the default confDir.
+ */
+static int write_node_settings(void)
+{
+	static char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/node-settings.json", tmp_root);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "{\"confDirs\": [\"%s\", \"/etc/cni/net.d\", \"/run\", \"/in\", \"/file\", "
+		   "\"/a\", \"/from\"],\n"
+		   " \"stateDirs\": [\"%s\", \"/var/lib/cni/nv-ipam\", \"/run\", \"/in\", "
+		   "\"/file\", \"/a\"]}\n",
+		tmp_root, tmp_root);
+	if (fclose(f) != 0)
+		return -1;
+	return setenv(TRUST_SETTINGS_ENV, path, 1);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
 	snprintf(tmp_root, sizeof(tmp_root), "%s/nvipam-config-XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp_root))
+	if (!mkdtemp(tmp_root) || write_node_settings() < 0)
 		return -1;
 	snprintf(empty_dir, sizeof(empty_dir), "%s/empty", tmp_root);
 	return mkdir(empty_dir, 0700);
@@ -119,7 +143,7 @@ static int load(const char *json, const char *cni_args, struct nvipam_config *c,
 	r = cni_args_parse(cni_args, &loaded.args, err);
 	if (r < 0)
 		return r;
-	return nvipam_config_load(&loaded, c, err);
+	return nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, c, err);
 }
 
 static void load_ok(const char *json, const char *cni_args, struct nvipam_config *c)
@@ -243,7 +267,9 @@ static void test_field_types(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		expect_refused(net(bad[i].ipam, bad[i].top), "", CNI_ERR_DECODE, bad[i].key);
+		expect_refused(net_in(strstr(bad[i].ipam, "confDir") ? NULL : empty_dir, bad[i].ipam,
+				      bad[i].top),
+			       "", CNI_ERR_DECODE, bad[i].key);
 }
 
 static void test_missing_ipam(void **state)
@@ -478,8 +504,11 @@ static void test_paths(void **state)
 		{ "\"poolFile\":\"/etc/cni/../shadow\"", "poolFile" },
 		{ "\"storeFile\":\"./store\"", "storeFile" },
 		{ "\"storeFile\":\"/var/lib/cni/..\"", "storeFile" },
-		{ "\"logFile\":\"../nv.log\"", "logFile" },
-		{ "\"logFile\":\"/var//..//log\"", "logFile" },
+		/* Outside the directories the node lets a config name. */
+		{ "\"confDir\":\"/root/.ssh\"", "confDir \"/root/.ssh\" is outside" },
+		{ "\"poolFile\":\"/etc/shadow\"", "poolFile \"/etc/shadow\" is outside" },
+		{ "\"storeFile\":\"/etc/cron.d/store\"", "storeFile \"/etc/cron.d/store\" is outside" },
+		{ "\"storeFile\":\"/runaway/store\"", "is outside" },
 	};
 	struct nvipam_config c;
 	char ipam[4200];
@@ -493,10 +522,49 @@ static void test_paths(void **state)
 		"", &c);
 	assert_string_equal(c.pool_file, "/a/..b/c..");
 	assert_string_equal(c.store_file, "/a/.../s");
+	/* logFile is checked where it is opened (a refused one must not stop a DEL). */
 	assert_string_equal(c.log_file, "/l/./x");
 
 	snprintf(ipam, sizeof(ipam), "\"poolFile\":\"/%04000d\"", 0);
 	expect_refused(net(ipam, ""), "", CNI_ERR_INVALID_CONFIG, "poolFile is longer than");
+}
+
+/* DEL and GC need only the store: what only an ADD reads cannot stop them. */
+static void test_store_scope(void **state)
+{
+	struct nvipam_config c;
+	struct cni_err err = { 0 };
+	const char *json;
+
+	(void)state;
+	json = net("\"poolName\":\"bad name\",\"poolType\":\"nope\",\"storeFile\":\"/run/s\"",
+		   "\"args\":{\"cni\":{\"ips\":[\"x\"]}}");
+	release_loaded();
+	assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
+	assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+	assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), 0);
+	assert_string_equal(c.store_file, "/run/s");
+	expect_refused(json, "", CNI_ERR_INVALID_CONFIG, "invalid pool name");
+
+	/* A path the node refuses, named by the network config: -EACCES, no ADD used it. */
+	json = net("\"storeFile\":\"/etc/cron.d/store\"", "");
+	release_loaded();
+	assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
+	assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+	assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), -EACCES);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	/* Named by the node's own nv-ipam.conf it is the node's mistake: not -EACCES. */
+	{
+		const char *dir = conf_dir_with("refused", "{\"storeFile\": \"/etc/cron.d/store\"}");
+
+		json = net_in(dir, "", "");
+		release_loaded();
+		err = (struct cni_err){ 0 };
+		assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
+		assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+		assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), -EINVAL);
+		assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	}
 }
 
 static void test_pool_names(void **state)
@@ -855,7 +923,7 @@ static int default_conf_dir_child(void)
 		return 77;
 
 	/* An empty default confDir: built-in defaults. */
-	if (nvipam_config_load(&loaded, &c, &err) < 0 ||
+	if (nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, &c, &err) < 0 ||
 	    strcmp(c.pool_file, NVIPAM_DEFAULT_POOL_FILE) != 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
@@ -867,7 +935,7 @@ static int default_conf_dir_child(void)
 	fputs("{\"poolFile\":\"/from/default/dir\",\"poolName\":\"dflt\"}", f);
 	if (fclose(f) != 0)
 		return 1;
-	if (nvipam_config_load(&loaded, &c, &err) < 0)
+	if (nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, &c, &err) < 0)
 		return 1;
 	if (strcmp(c.pool_file, "/from/default/dir") != 0 || strcmp(c.pool_names[0], "dflt") != 0)
 		return 1;
@@ -916,6 +984,7 @@ int main(void)
 		cmocka_unit_test(test_conf_file_errors),
 		cmocka_unit_test(test_missing_conf_dir),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_store_scope),
 		cmocka_unit_test(test_pool_names),
 		cmocka_unit_test(test_pool_names_from_args),
 		cmocka_unit_test(test_force_pool_name),

@@ -4,6 +4,7 @@
  * dropping of an unused pool record
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -322,6 +323,7 @@ static void test_misses_files(void **state)
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	struct stat st;
+	int dfd;
 	FILE *f;
 
 	(void)state;
@@ -329,32 +331,41 @@ static void test_misses_files(void **state)
 	assert_string_equal(p, "/var/lib/cni/nv-ipam/store.gc");
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/store.gc", dir);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
 	/* Missing: no counts, nothing read. */
-	assert_int_equal(misses_load(path, &m, &err), 0);
+	assert_int_equal(misses_load(dfd, "store.gc", path, &m, &err), 0);
 	assert_int_equal(m.n, 0);
 	assert_null(m.text);
 	/* Written (0600), then the same text again is no write. */
 	assert_int_equal(misses_format(ptrs, &one, 1, &text, &len), 0);
-	assert_int_equal(misses_save(path, &m, text, len, &err), 1);
+	assert_int_equal(misses_save(dfd, "store.gc", path, &m, text, len, &err), 1);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	assert_int_equal(misses_load(path, &m, &err), 0);
+	assert_int_equal(misses_load(dfd, "store.gc", path, &m, &err), 0);
 	assert_int_equal(misses_get(&m, &a), 1);
-	assert_int_equal(misses_save(path, &m, text, len, &err), 0);
+	assert_int_equal(misses_save(dfd, "store.gc", path, &m, text, len, &err), 0);
 	misses_free(&m);
 	/* Corrupt: named, and left for the caller to replace. */
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("{\"version\":1,", f);
 	fclose(f);
-	assert_true(misses_load(path, &m, &err) < 0);
+	assert_true(misses_load(dfd, "store.gc", path, &m, &err) < 0);
 	assert_non_null(strstr(err.msg, path));
 	/* A directory in its place is unreadable, not a crash. */
 	err = (struct cni_err){ 0 };
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkdir(path, 0700), 0);
-	assert_true(misses_load(path, &m, &err) < 0);
+	assert_true(misses_load(dfd, "store.gc", path, &m, &err) < 0);
 	assert_int_equal(err.code, 5);
+	/* A symbolic link in its place is not followed. */
+	err = (struct cni_err){ 0 };
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_true(misses_load(dfd, "store.gc", path, &m, &err) < 0);
+	assert_non_null(strstr(err.msg, "a symbolic link"));
+	close(dfd);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 }
@@ -364,7 +375,7 @@ static void test_misses_files(void **state)
 static void test_store_drop_pool(void **state)
 {
 	char dir[] = "/tmp/nvipam-gc-test-XXXXXX", path[128], cmd[160];
-	struct nvipam_store s = { .lock_fd = -1 };
+	struct nvipam_store s = { .lock_fd = -1, .dir_fd = -1 };
 	struct nvipam_alloc a = mk("pool1", "10.0.0.2", "c1", 1700000000);
 	struct nvipam_alloc b = mk("pool2", "10.0.1.2", "c1", 1700000000);
 	struct nvipam_alloc c = mk("pool3", "10.0.2.2", "c1", 1700000000);
@@ -373,7 +384,7 @@ static void test_store_drop_pool(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/store", dir);
-	assert_int_equal(nvipam_store_open(path, 1000, &s, &err), 0);
+	assert_int_equal(nvipam_store_open(path, false, 1000, &s, &err), 0);
 	assert_int_equal(nvipam_store_add(&s, &a, true), 0);
 	assert_int_equal(nvipam_store_add(&s, &b, true), 0);
 	assert_int_equal(nvipam_store_add(&s, &c, true), 0);
@@ -394,7 +405,7 @@ static void test_store_drop_pool(void **state)
 	assert_int_equal(nvipam_store_commit(&s, &err), 0);
 	nvipam_store_close(&s);
 	/* Gone from the file; the others keep their last reserved address. */
-	assert_int_equal(nvipam_store_open(path, 1000, &s, &err), 0);
+	assert_int_equal(nvipam_store_open(path, false, 1000, &s, &err), 0);
 	assert_int_equal(s.n_pools, 2);
 	assert_string_equal(s.pools[1].key, "pool3");
 	assert_true(s.pools[1].has_last);

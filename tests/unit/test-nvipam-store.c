@@ -27,6 +27,7 @@
 
 #include "common/cni/error.h"
 #include "common/cni/json.h"
+#include "common/cni/trust.h"
 #include "ipam/nv-ipam/store.h"
 
 /* 2024-06-14T10:00:00Z */
@@ -49,6 +50,25 @@ static int setup(void **state)
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/nvipam-store-test-XXXXXX");
 	return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Confined stores may lie below /tmp/nvipam-store-test-*: the node says so (trust.h). */
+static int group_setup(void **state)
+{
+	static char path[] = "/tmp/nvipam-store-settings-XXXXXX";
+	int fd = mkstemp(path);
+	const char *text = "{\"stateDirs\": [\"/tmp\"]}";
+
+	(void)state;
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) < 0)
+		return -1;
+	return setenv(TRUST_SETTINGS_ENV, path, 1);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return unlink(getenv(TRUST_SETTINGS_ENV));
 }
 
 static int teardown(void **state)
@@ -160,10 +180,11 @@ static struct nvipam_alloc mk(const char *pool, const char *addr, const char *ci
 	};
 }
 
+/* As nv-ipam opens it: the path came from a network config. */
 static void open_ok(const char *path, struct nvipam_store *s)
 {
 	struct cni_err err = { 0 };
-	int r = nvipam_store_open(path, 1000, s, &err);
+	int r = nvipam_store_open(path, true, 1000, s, &err);
 
 	if (r < 0)
 		fail_msg("open %s: %d %s", path, err.code, err.msg);
@@ -398,11 +419,11 @@ static void test_reads_rfc3339_variants(void **state)
 
 static void expect_open_fails(const char *path, int code, const char *part)
 {
-	struct nvipam_store s = { .lock_fd = -1 };
+	struct nvipam_store s = { .lock_fd = -1, .dir_fd = -1 };
 	struct cni_err err = { 0 };
 	int r;
 
-	r = nvipam_store_open(path, 0, &s, &err);
+	r = nvipam_store_open(path, false, 0, &s, &err);
 	if (r >= 0)
 		fail_msg("%s opened, expected \"%s\"", path, part);
 	if (err.code != code || !strstr(err.msg, path) || !strstr(err.msg, part))
@@ -657,6 +678,96 @@ static void test_unreadable(void **state)
 	expect_open_fails(path, CNI_ERR_IO, "cannot read store file");
 	expect_open_fails(path, CNI_ERR_IO, "not a regular file");
 	assert_int_equal(rmdir(path), 0);
+}
+
+/* ---- the store's directory and files are not followed where root should not go ---- */
+
+static void expect_confined_open_fails(const char *path, int code, const char *msg_part)
+{
+	struct nvipam_store s;
+	struct cni_err err = { 0 };
+
+	assert_true(nvipam_store_open(path, true, 100, &s, &err) < 0);
+	if (err.code != code || !strstr(err.msg, msg_part))
+		fail_msg("code %d \"%s\", expected %d with \"%s\"", err.code, err.msg, code, msg_part);
+}
+
+static void test_directory_must_be_private(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *lock = path_in("store.lock");
+	struct nvipam_store s;
+
+	(void)state;
+	/* Anyone who may write there would decide what root reads, writes and removes. */
+	assert_int_equal(chmod(dir, 0777), 0);
+	expect_confined_open_fails(path, CNI_ERR_IO, "is not safe");
+	assert_int_equal(chmod(dir, 0770), 0);
+	expect_confined_open_fails(path, CNI_ERR_IO, "mode 0770");
+	assert_int_equal(chmod(dir, 01733), 0);
+	expect_confined_open_fails(path, CNI_ERR_IO, "writable by no one else");
+	/* Refused before the lock file is made. */
+	assert_false(exists(lock));
+	/* The operator's tool refuses it as well. */
+	{
+		struct cni_err err = { 0 };
+
+		assert_true(nvipam_store_open_inspect(path, 100, &s, &err) < 0);
+		assert_int_equal(err.code, CNI_ERR_IO);
+	}
+	assert_int_equal(chmod(dir, 0755), 0);
+	open_ok(path, &s);
+	nvipam_store_close(&s);
+	assert_true(exists(lock));
+}
+
+static void test_planted_links_not_followed(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *lock = path_in("store.lock");
+	_cleanup_free_ char *victim = path_in("victim");
+	_cleanup_free_ char *real = path_in("real");
+	_cleanup_free_ char *link = path_in("link");
+	_cleanup_free_ char *via_link = path_in("link/store");
+	struct nvipam_store s;
+
+	(void)state;
+	/* The lock: root would create (and flock) a file wherever the link points. */
+	assert_int_equal(symlink(victim, lock), 0);
+	expect_confined_open_fails(path, CNI_ERR_IO, "symbolic link");
+	assert_false(exists(victim));
+	assert_int_equal(unlink(lock), 0);
+	/* The store itself: read through a link, or replaced through one by the rename. */
+	write_all(victim, "{\"version\":1,\"pools\":{},\"allocations\":[]}\n", 42);
+	assert_int_equal(symlink(victim, path), 0);
+	expect_confined_open_fails(path, CNI_ERR_IO, "not a regular file");
+	assert_int_equal(unlink(path), 0);
+	/* A FIFO is refused without waiting for a writer. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	expect_confined_open_fails(path, CNI_ERR_IO, "not a regular file");
+	assert_int_equal(unlink(path), 0);
+	/* A link on the way below the node's state directory. */
+	assert_int_equal(mkdir(real, 0700), 0);
+	assert_int_equal(symlink(real, link), 0);
+	expect_confined_open_fails(via_link, CNI_ERR_INVALID_CONFIG, "symbolic link");
+	assert_false(exists(via_link));
+	/* The operator names the path as it wants it followed. */
+	{
+		struct cni_err err = { 0 };
+
+		assert_int_equal(nvipam_store_open_inspect(via_link, 100, &s, &err), 0);
+		nvipam_store_close(&s);
+	}
+}
+
+static void test_outside_state_directories(void **state)
+{
+	(void)state;
+	/* The node settings allow /tmp only. */
+	expect_confined_open_fails("/etc/nvipam-store-test/store", CNI_ERR_INVALID_CONFIG,
+				   "is outside the directories");
+	assert_false(exists("/etc/nvipam-store-test"));
+	expect_confined_open_fails("/tmp/../etc/store", CNI_ERR_INVALID_CONFIG, "\"..\"");
 }
 
 /* ---- reference daemon's format ---- */
@@ -1041,7 +1152,7 @@ static pid_t hold_in_child(const char *path, int ready, int go, int go_w, int ho
 		/* Only the parent writes to us: EOF reaches us if it dies. */
 		if (go_w >= 0)
 			(void)close(go_w);
-		if (nvipam_store_open(path, 1000, &s, &err) < 0)
+		if (nvipam_store_open(path, false, 1000, &s, &err) < 0)
 			_exit(2);
 		if (write(ready, &c, 1) != 1)
 			_exit(3);
@@ -1071,7 +1182,7 @@ static void test_lock_contention(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
 	int ready[2], go[2];
-	struct nvipam_store s = { .lock_fd = -1 };
+	struct nvipam_store s = { .lock_fd = -1, .dir_fd = -1 };
 	struct cni_err err = { 0 };
 	struct timespec t0;
 	double waited;
@@ -1086,7 +1197,7 @@ static void test_lock_contention(void **state)
 	assert_int_equal(read(ready[0], &c, 1), 1);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = nvipam_store_open(path, 100, &s, &err);
+	r = nvipam_store_open(path, false, 100, &s, &err);
 	waited = ms_since(&t0);
 	assert_int_equal(r, -EAGAIN);
 	assert_int_equal(err.code, CNI_ERR_TRY_AGAIN);
@@ -1123,7 +1234,7 @@ static void test_lock_released_while_waiting(void **state)
 	pid = hold_in_child(path, ready[1], -1, -1, 150);
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(nvipam_store_open(path, 5000, &s, &err), 0);
+	assert_int_equal(nvipam_store_open(path, false, 5000, &s, &err), 0);
 	waited = ms_since(&t0);
 	/* Taken once the child let go, well before the timeout. */
 	assert_true(waited >= 50.0);
@@ -1225,20 +1336,33 @@ static void test_commit_directory_gone(void **state)
 	_cleanup_free_ char *moved = path_in("moved");
 	_cleanup_free_ char *path = path_in("sub/store");
 	_cleanup_free_ char *old_path = path_in("moved/store");
+	_cleanup_free_ char *old_lock = path_in("moved/store.lock");
 	_cleanup_free_ char *before = NULL, *after = NULL;
 	struct nvipam_store s;
 	size_t len, after_len;
 
 	(void)state;
 	before = prepare_dirty(&s, path, &len);
-	/* The directory was replaced by a file: the temp file cannot be created. */
+	/*
+	 * The directory was renamed and its name taken by a file: the commit goes
+	 * where the store was opened and locked, never through the name again.
+	 */
 	assert_int_equal(rename(sub, moved), 0);
 	write_all(sub, "x", 1);
-	assert_commit_fails(&s, "create");
+	commit_ok(&s);
 	after = read_all(old_path, &after_len);
-	assert_int_equal(after_len, len);
-	assert_memory_equal(after, before, len);
-	assert_int_equal(count_prefixed(moved, "store.tmp"), 0);
+	assert_true(after_len > len);
+	assert_non_null(strstr(after, "10.0.0.2"));
+	free(after);
+	after = read_all(sub, &after_len);
+	assert_int_equal(after_len, 1);
+	/* The directory removed from under the open store: the temp file cannot be created. */
+	add_ok(&s, "pool1", "10.0.0.3", "c3", "net1", true);
+	assert_int_equal(unlink(old_path), 0);
+	assert_int_equal(unlink(old_lock), 0);
+	assert_int_equal(rmdir(moved), 0);
+	assert_commit_fails(&s, "create");
+	assert_false(exists(moved));
 	nvipam_store_close(&s);
 }
 
@@ -1311,6 +1435,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_files_untouched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unsupported_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_directory_must_be_private, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_planted_links_not_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_outside_state_directories, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_from_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reference_zero_checksum, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reference_checksum_mismatch, setup, teardown),
@@ -1327,5 +1454,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_10000_allocations_timing, setup, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -257,7 +257,7 @@ int check_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = { .lock_fd = -1 };
+	struct nvipam_store st = { .lock_fd = -1, .dir_fd = -1 };
 	struct nvipam_pools pools = { 0 };
 	struct check_args a = { 0 };
 	struct pods pods = { 0 };
@@ -273,7 +273,7 @@ int check_main(int argc, char **argv)
 		return cli_usage_error("check", "--listed-at needs --pods");
 	pool_file = files.pool_file;
 
-	if (nvipam_pools_load(pool_file, &pools, &err) < 0 ||
+	if (nvipam_pools_load(pool_file, false, &pools, &err) < 0 ||
 	    (a.pods && pods_read(a.pods, &pods, &err) < 0)) {
 		nvipam_pools_free(&pools);
 		printf("error: %s\n", err.msg);

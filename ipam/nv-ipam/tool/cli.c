@@ -91,7 +91,7 @@ int cli_store_open(const struct cli_node_files *files, struct nvipam_store *ret,
 
 	/* Looking must not create the store's directory or lock file. */
 	if (stat(files->store, &sb) < 0 && errno == ENOENT) {
-		*ret = (struct nvipam_store){ .lock_fd = -1 };
+		*ret = (struct nvipam_store){ .lock_fd = -1, .dir_fd = -1 };
 		return 0;
 	}
 	return nvipam_store_open_inspect(files->store, (unsigned int)files->lock_timeout_ms, ret, err);

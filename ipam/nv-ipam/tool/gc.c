@@ -324,7 +324,8 @@ struct run {
 	struct nvipam_store st;
 	struct misses old;
 	bool rewrite_counts; /* the counts file did not load: replace it */
-	char *counts_path;
+	char *counts_path;   /* for messages */
+	char *counts_name;   /* in the store's directory */
 	struct judged *v;
 	struct attachment *due;
 	size_t n_due;
@@ -341,6 +342,7 @@ static void run_free(struct run *r)
 	attachments_free(r->due, r->n_due);
 	free(r->v);
 	free(r->counts_path);
+	free(r->counts_name);
 	misses_free(&r->old);
 	nvipam_store_close(&r->st);
 	nvipam_pools_free(&r->pools);
@@ -356,7 +358,7 @@ static int load_inputs(struct run *r, struct cni_err *err)
 	if (k < 0)
 		return k;
 	if (stat(r->files.pool_file, &sb) == 0 || errno != ENOENT) {
-		k = nvipam_pools_load(r->files.pool_file, &r->pools, err);
+		k = nvipam_pools_load(r->files.pool_file, false, &r->pools, err);
 		if (k < 0)
 			return k;
 		r->have_pools = true;
@@ -365,11 +367,12 @@ static int load_inputs(struct run *r, struct cni_err *err)
 	if (k < 0 || !r->st.path)
 		return k;
 	r->counts_path = misses_path(r->st.path);
-	if (!r->counts_path)
+	r->counts_name = misses_path(r->st.name);
+	if (!r->counts_path || !r->counts_name)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	/* The lock is ours: a temporary counts file is a killed gc's. */
-	file_sweep_temps(r->counts_path);
-	if (misses_load(r->counts_path, &r->old, err) < 0) {
+	file_sweep_temps_at(r->st.dir_fd, r->counts_name);
+	if (misses_load(r->st.dir_fd, r->counts_name, r->counts_path, &r->old, err) < 0) {
 		/* Counts that start over only delay releases. */
 		fprintf(stderr, "nv-ipam-tool gc: warning: %s; the miss counts start over\n", err->msg);
 		*err = (struct cni_err){ 0 };
@@ -415,7 +418,7 @@ static int collect(struct run *r, struct tally *t, struct cni_err *err)
 	}
 	/* Counts first: a kill before the store commit leaves them due, not lost. */
 	if (!r->args.dry_run && (n_counts || r->old.text || r->rewrite_counts)) {
-		k = misses_save(r->counts_path, &r->old, text, len, err);
+		k = misses_save(r->st.dir_fd, r->counts_name, r->counts_path, &r->old, text, len, err);
 		if (k < 0)
 			return k;
 	}
@@ -438,7 +441,8 @@ static int collect(struct run *r, struct tally *t, struct cni_err *err)
 	 * The released allocations' counts match nothing now; dropped here to keep the file
 	 * tidy. Failing (or a kill) leaves them for the next run to drop: the release stands.
 	 */
-	if (misses_save(r->counts_path, &(struct misses){ 0 }, after, after_len, &e) < 0)
+	if (misses_save(r->st.dir_fd, r->counts_name, r->counts_path, &(struct misses){ 0 }, after,
+			after_len, &e) < 0)
 		fprintf(stderr, "nv-ipam-tool gc: warning: %s\n", e.msg);
 	return 0;
 }
@@ -455,7 +459,7 @@ int gc_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct run r = { .files = CLI_NODE_FILES_INIT, .args.misses = GC_DEFAULT_MISSES,
-			 .st.lock_fd = -1 };
+			 .st.lock_fd = -1, .st.dir_fd = -1 };
 	struct cni_err err = { 0 };
 	struct tally t = { 0 };
 	struct timespec now;

@@ -175,13 +175,14 @@ int misses_parse(const char *text, size_t len, const char *origin, struct misses
 	return 0;
 }
 
-int misses_load(const char *path, struct misses *ret, struct cni_err *err)
+int misses_load(int dirfd, const char *name, const char *path, struct misses *ret,
+		struct cni_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
 	int r;
 
-	r = file_read(path, MISSES_MAX_BYTES, &text, &len);
+	r = file_read_at(dirfd, name, MISSES_MAX_BYTES, &text, &len);
 	if (r == -ENOENT) {
 		*ret = (struct misses){ 0 };
 		return 0;
@@ -189,7 +190,7 @@ int misses_load(const char *path, struct misses *ret, struct cni_err *err)
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, r, "cannot read %s: %s", path,
 				   r == -EFBIG ? "too large" : r == -EINVAL ? "not a regular file"
-				   : strerror(-r));
+				   : r == -ELOOP ? "a symbolic link" : strerror(-r));
 	r = misses_parse(text, len, path, ret, err);
 	if (r < 0) {
 		free(text);
@@ -287,15 +288,15 @@ int misses_format(const struct nvipam_alloc *const *allocs, const unsigned long 
 	return 0;
 }
 
-int misses_save(const char *path, const struct misses *old, const char *text, size_t len,
-		struct cni_err *err)
+int misses_save(int dirfd, const char *name, const char *path, const struct misses *old,
+		const char *text, size_t len, struct cni_err *err)
 {
 	const char *step;
 	int r;
 
 	if (old->text && old->len == len && memcmp(old->text, text, len) == 0)
 		return 0;
-	r = file_write_atomic(path, text, len, 0600, &step);
+	r = file_write_atomic_at(dirfd, name, text, len, 0600, &step);
 	/* After the rename the new counts are in place, whatever the directory sync says. */
 	if (r < 0 && strcmp(step, "sync directory") != 0)
 		return cni_err_set(err, CNI_ERR_IO, r, "cannot write %s: %s: %s", path, step,

@@ -31,22 +31,27 @@ struct misses {
 
 /**
  * misses_path() - the counts file of a store
- * @store: store file
+ * @store: store file (a path, or its name in its directory)
  *
  * Return: "<store>.gc", malloc'ed; NULL when out of memory.
  */
 char *misses_path(const char *store);
 
 /**
- * misses_load() - read a counts file
- * @path: file; a missing one holds no counts
+ * misses_load() - read a counts file in the store's directory (no symbolic link followed)
+ * @dirfd: the store's directory
+ * @name: the file's name in it
+ * @path: the file's path, for messages
  * @ret: counts, written only on success; release with misses_free()
  * @err: code 5 when unreadable, 6 naming the file when it does not parse or holds anything
  *       invalid
  *
+ * A missing file holds no counts.
+ *
  * Return: 0 on success, negative errno on failure.
  */
-int misses_load(const char *path, struct misses *ret, struct cni_err *err);
+int misses_load(int dirfd, const char *name, const char *path, struct misses *ret,
+		struct cni_err *err);
 
 /**
  * misses_parse() - misses_load() on text
@@ -84,18 +89,20 @@ int misses_format(const struct nvipam_alloc *const *allocs, const unsigned long 
 		  char **ret, size_t *ret_len);
 
 /**
- * misses_save() - replace a counts file atomically (file_write_atomic(), mode 0600), unless
- *                 it already holds exactly @text
- * @path: file
- * @old: the counts as loaded from @path
+ * misses_save() - replace a counts file atomically (file_write_atomic_at(), mode 0600),
+ *                 unless it already holds exactly @text
+ * @dirfd: the store's directory
+ * @name: the file's name in it
+ * @path: the file's path, for messages
+ * @old: the counts as loaded from it
  * @text: new contents, from misses_format()
  * @len: their length
  * @err: code 5 on failure (the old file stays as it was)
  *
  * Return: 1 when written, 0 when unchanged, negative errno on failure.
  */
-int misses_save(const char *path, const struct misses *old, const char *text, size_t len,
-		struct cni_err *err);
+int misses_save(int dirfd, const char *name, const char *path, const struct misses *old,
+		const char *text, size_t len, struct cni_err *err);
 
 /**
  * misses_free() - release counts and zero them

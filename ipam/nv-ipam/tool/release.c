@@ -117,7 +117,7 @@ int release_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = { .lock_fd = -1 };
+	struct nvipam_store st = { .lock_fd = -1, .dir_fd = -1 };
 	struct release_args args = { 0 };
 	struct cni_err err = { 0 };
 	const char *store_path, *pod, *slash;

@@ -274,7 +274,7 @@ int show_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = { .lock_fd = -1 };
+	struct nvipam_store st = { .lock_fd = -1, .dir_fd = -1 };
 	struct nvipam_pools pools = { 0 };
 	struct cni_err err = { 0 };
 	struct show_args a = { 0 };
@@ -292,7 +292,7 @@ int show_main(int argc, char **argv)
 	pool_file = files.pool_file;
 
 	if (stat(pool_file, &sb) == 0 || errno != ENOENT) {
-		if (nvipam_pools_load(pool_file, &pools, &err) < 0)
+		if (nvipam_pools_load(pool_file, false, &pools, &err) < 0)
 			return cli_fail(&err);
 	}
 	if (cli_store_open(&files, &st, &err) < 0)

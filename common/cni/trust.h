@@ -1,0 +1,79 @@
+/* Trust: the directories a network config's paths may name, and opening files beneath them */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct cni_err;
+
+/*
+ * A network config is written by whoever may create a NAD, and the plugins run
+ * as root: a path it names (logFile, confDir, poolFile, storeFile) may only
+ * lead below the node's directories for that kind of file. The node sets them
+ * in its settings file (TRUST_SETTINGS_FILE, or the file the runtime's
+ * environment names in TRUST_SETTINGS_ENV); without one they are the defaults
+ * below.
+ */
+#define TRUST_SETTINGS_ENV "CNI_RDMA_PLUGINS_CONF"
+#ifndef TRUST_SETTINGS_FILE
+#define TRUST_SETTINGS_FILE "/etc/cni/cni-rdma-plugins.json"
+#endif
+
+enum trust_area {
+	TRUST_LOG,   /* logFile: "logDirs", default /var/log */
+	TRUST_CONF,  /* confDir, poolFile: "confDirs", default /etc/cni/net.d */
+	TRUST_STATE, /* storeFile: "stateDirs", default /var/lib/cni/nv-ipam */
+};
+
+/**
+ * trust_path_check() - whether a config may name a path, without opening it
+ * @area: the kind of file
+ * @key: the config key, for the message ("logFile")
+ * @path: the value
+ * @err: code 7 when the path is not absolute, has a "." or ".." component, or is
+ *       outside the area's directories; code 7 when the node's settings file is
+ *       invalid
+ *
+ * Return: 0 when it may, negative errno otherwise.
+ */
+int trust_path_check(enum trust_area area, const char *key, const char *path,
+		     struct cni_err *err);
+
+/**
+ * trust_open_file() - open a regular file a config names, beneath its area's directory
+ * @area: the kind of file
+ * @key: the config key, for messages
+ * @path: the value (checked as trust_path_check() does)
+ * @flags: open(2) flags (O_CREAT allowed); never blocks, never follows a symbolic link
+ * @mode: mode of a file O_CREAT creates
+ * @ret_fd: descriptor, written only on success
+ * @err: code 7 as trust_path_check(), and for a symbolic link, a directory, a
+ *       FIFO or a device at or on the way to @path; -ENOENT is returned with
+ *       @err untouched, for callers to whom a missing file is no error; code 5
+ *       for other failures
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int trust_open_file(enum trust_area area, const char *key, const char *path, int flags,
+		    mode_t mode, int *ret_fd, struct cni_err *err);
+
+/**
+ * trust_open_dir() - open (and create) a directory a config names, beneath its area's directory
+ * @area: the kind of file
+ * @key: the config key, for messages
+ * @path: the directory (checked as trust_path_check() does)
+ * @create: create what is missing, the area's directory included (mode 0700)
+ * @ret_fd: descriptor, written only on success
+ * @err: as trust_open_file()
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int trust_open_dir(enum trust_area area, const char *key, const char *path, bool create,
+		   int *ret_fd, struct cni_err *err);
+
+/**
+ * trust_settings_path() - the node settings file in effect
+ *
+ * Return: TRUST_SETTINGS_ENV's value when set, TRUST_SETTINGS_FILE otherwise.
+ */
+const char *trust_settings_path(void);

@@ -1,0 +1,34 @@
+/* The kernel's error of the last netlink request: its extended-ack text, CNI errors carrying it */
+#pragma once
+
+struct cni_err;
+
+/**
+ * net_ack_last() - the kernel's extended-ack text of the last failed request
+ *
+ * Return: the text, "" when the kernel gave none. Valid until the next request.
+ */
+const char *net_ack_last(void);
+
+/**
+ * net_ack_set() - keep the kernel's text of a failed request for net_ack_last()
+ * @text: NLMSGERR_ATTR_MSG as the kernel sent it; truncated to the recorder's size
+ */
+void net_ack_set(const char *text);
+
+/**
+ * net_ack_clear() - forget the text of an earlier request (every request starts with it)
+ */
+void net_ack_clear(void);
+
+/**
+ * net_err_set() - record a failed kernel request, with the kernel's text as details
+ * @err: error to fill (the first failure wins, as with cni_err_set())
+ * @code: CNI error code
+ * @r: negative errno to return
+ * @fmt: message
+ *
+ * Return: @r.
+ */
+int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));

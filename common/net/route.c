@@ -1,0 +1,215 @@
+/* Routes: rtnetlink requests and dumps */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netlink/addr.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/object.h>
+#include <netlink/route/route.h>
+
+#include "common/net/neterr.h"
+#include "common/net/nlsock.h"
+#include "common/net/route.h"
+#include "common/util/cleanup.h"
+
+static bool family_ok(int family)
+{
+	return family == AF_INET || family == AF_INET6;
+}
+
+int net_route_add(const struct net_route *route)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct rtmsg rtm = { 0 };
+	unsigned int table;
+	int alen, r;
+
+	net_ack_clear();
+	if (!route || route->ifindex <= 0 || !family_ok(route->dst.addr.family))
+		return -EINVAL;
+	alen = (int)ip_addr_size(&route->dst.addr);
+	if (route->dst.len > (unsigned int)alen * 8 || route->scope > 255)
+		return -EINVAL;
+	if (route->has_gw && route->gw.family != route->dst.addr.family)
+		return -EINVAL;
+	table = route->table ? route->table : RT_TABLE_MAIN;
+	rtm.rtm_family = (uint8_t)route->dst.addr.family;
+	rtm.rtm_dst_len = (uint8_t)route->dst.len;
+	/* Tables past 255 only fit in RTA_TABLE. */
+	rtm.rtm_table = table < 256 ? (uint8_t)table : RT_TABLE_UNSPEC;
+	rtm.rtm_protocol = RTPROT_BOOT;
+	/* Unset means universe, as the reference sends when the result has no scope. */
+	rtm.rtm_scope = route->scope >= 0 ? (uint8_t)route->scope : RT_SCOPE_UNIVERSE;
+	rtm.rtm_type = RTN_UNICAST;
+	r = nlsock_msg_new(RTM_NEWROUTE, NLM_F_CREATE, &rtm, sizeof(rtm), &msg);
+	if (r < 0)
+		return r;
+	if (nla_put(msg, RTA_DST, alen, route->dst.addr.bytes) < 0 ||
+	    (route->has_gw && nla_put(msg, RTA_GATEWAY, alen, route->gw.bytes) < 0) ||
+	    nla_put_u32(msg, RTA_OIF, (uint32_t)route->ifindex) < 0 ||
+	    (route->priority && nla_put_u32(msg, RTA_PRIORITY, route->priority) < 0) ||
+	    (table >= 256 && nla_put_u32(msg, RTA_TABLE, table) < 0))
+		return -EMSGSIZE;
+	if (route->mtu || route->advmss) {
+		struct nlattr *metrics = nla_nest_start(msg, RTA_METRICS);
+
+		if (!metrics || (route->mtu && nla_put_u32(msg, RTAX_MTU, route->mtu) < 0) ||
+		    (route->advmss && nla_put_u32(msg, RTAX_ADVMSS, route->advmss) < 0) ||
+		    nla_nest_end(msg, metrics) < 0)
+			return -EMSGSIZE;
+	}
+	return nlsock_request(msg);
+}
+
+struct route_list {
+	int ifindex;       /* 0: any link */
+	bool default_only; /* first default route in the main table */
+	struct net_route *v;
+	size_t n;
+	size_t cap;
+	size_t base; /* entries of earlier dumps, kept when a dump is retried */
+};
+
+static int route_from_object(struct rtnl_route *rr, struct rtnl_nexthop *nh, struct net_route *ret)
+{
+	struct nl_addr *dst = rtnl_route_get_dst(rr);
+	struct net_route rt = { .scope = -1 };
+	int family = rtnl_route_get_family(rr);
+	uint32_t v;
+
+	if (!dst) {
+		rt.dst.addr.family = family; /* 0/0 */
+	} else if (nlsock_ip_from_addr(dst, family, &rt.dst.addr)) {
+		rt.dst.len = nl_addr_get_prefixlen(dst);
+	} else {
+		return -EPROTO;
+	}
+	rt.ifindex = rtnl_route_nh_get_ifindex(nh);
+	rt.has_gw = nlsock_ip_from_addr(rtnl_route_nh_get_gateway(nh), family, &rt.gw);
+	if (rtnl_route_get_metric(rr, RTAX_MTU, &v) == 0)
+		rt.mtu = v;
+	if (rtnl_route_get_metric(rr, RTAX_ADVMSS, &v) == 0)
+		rt.advmss = v;
+	rt.priority = rtnl_route_get_priority(rr);
+	rt.table = rtnl_route_get_table(rr);
+	rt.scope = rtnl_route_get_scope(rr);
+	*ret = rt;
+	return 0;
+}
+
+/* The nexthop through the wanted link, or any link when ifindex is 0. */
+static struct rtnl_nexthop *route_nexthop(struct rtnl_route *rr, int ifindex)
+{
+	int n = rtnl_route_get_nnexthops(rr);
+
+	for (int i = 0; i < n; i++) {
+		struct rtnl_nexthop *nh = rtnl_route_nexthop_n(rr, i);
+		int oif = nh ? rtnl_route_nh_get_ifindex(nh) : 0;
+
+		if (oif > 0 && (ifindex == 0 || oif == ifindex))
+			return nh;
+	}
+	return NULL;
+}
+
+static int route_cb(struct nl_object *obj, const struct nlmsghdr *nlh, void *data)
+{
+	struct rtnl_route *rr = (struct rtnl_route *)obj;
+	struct route_list *l = data;
+	struct rtnl_nexthop *nh;
+	struct net_route rt;
+	int r;
+
+	(void)nlh;
+	if (strcmp(nl_object_get_type(obj), "route/route") != 0 ||
+	    !family_ok(rtnl_route_get_family(rr)))
+		return 0;
+	if (l->default_only) {
+		struct nl_addr *dst = rtnl_route_get_dst(rr);
+
+		if (l->n > 0 || rtnl_route_get_table(rr) != RT_TABLE_MAIN ||
+		    rtnl_route_get_type(rr) != RTN_UNICAST || (dst && nl_addr_get_prefixlen(dst) != 0))
+			return 0;
+	}
+	nh = route_nexthop(rr, l->ifindex);
+	if (!nh)
+		return 0;
+	/* A route this module cannot represent is left out, not a failure of the list. */
+	if (route_from_object(rr, nh, &rt) < 0)
+		return 0;
+	r = nlsock_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v));
+	if (r < 0)
+		return r;
+	l->v[l->n++] = rt;
+	return 0;
+}
+
+static void route_reset(void *data)
+{
+	struct route_list *l = data;
+
+	l->n = l->base;
+}
+
+/* Appends the routes of one family to the list. */
+static int route_dump(int family, struct route_list *l)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct rtmsg rtm = { .rtm_family = (uint8_t)family };
+	int r;
+
+	r = nlsock_msg_new(RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm), &msg);
+	if (r < 0)
+		return r;
+	l->base = l->n;
+	return nlsock_query(msg, route_cb, route_reset, l);
+}
+
+int net_route_list(int ifindex, int family, struct net_route **ret, size_t *ret_n)
+{
+	struct route_list l = { .ifindex = ifindex };
+	int r = 0;
+
+	net_ack_clear();
+	if (ifindex <= 0 || (family != AF_UNSPEC && !family_ok(family)))
+		return -EINVAL;
+	/* One family per dump: AF_UNSPEC would also bring multicast routing tables. */
+	if (family == AF_UNSPEC || family == AF_INET)
+		r = route_dump(AF_INET, &l);
+	if (r >= 0 && (family == AF_UNSPEC || family == AF_INET6))
+		r = route_dump(AF_INET6, &l);
+	if (r < 0) {
+		free(l.v);
+		return r;
+	}
+	*ret = l.v;
+	*ret_n = l.n;
+	return 0;
+}
+
+int net_default_route_ifindex(int *ret_ifindex)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+
+	net_ack_clear();
+	for (size_t i = 0; i < ARRAY_SIZE(families); i++) {
+		struct route_list l = { .default_only = true };
+		int r = route_dump(families[i], &l);
+		int ifindex = l.n > 0 ? l.v[0].ifindex : 0;
+
+		free(l.v);
+		if (r < 0)
+			return r;
+		if (ifindex > 0) {
+			*ret_ifindex = ifindex;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

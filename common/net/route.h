@@ -1,0 +1,46 @@
+/* Routes: rtnetlink requests and dumps */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/util/ipaddr.h"
+
+struct net_route {
+	int ifindex;
+	struct ip_prefix dst;
+	bool has_gw;
+	struct ip_addr gw;
+	unsigned int mtu;      /* 0: none */
+	unsigned int advmss;   /* 0: none */
+	unsigned int priority; /* 0: none */
+	unsigned int table;    /* 0: main */
+	int scope;             /* -1: the kernel's default for the route */
+};
+
+/**
+ * net_route_add() - add a route (NLM_F_CREATE, no NLM_F_EXCL, as the reference)
+ * @route: route
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_route_add(const struct net_route *route);
+
+/**
+ * net_route_list() - the routes through a link in every table
+ * @ifindex: interface index
+ * @family: AF_INET, AF_INET6 or AF_UNSPEC for both
+ * @ret: malloc'ed array, written only on success
+ * @ret_n: number of entries
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_route_list(int ifindex, int family, struct net_route **ret, size_t *ret_n);
+
+/**
+ * net_default_route_ifindex() - the link of the first default route (any family)
+ * @ret_ifindex: interface index, written only on success
+ *
+ * Return: 0 on success, -ENOENT when there is no default route, negative errno otherwise.
+ */
+int net_default_route_ifindex(int *ret_ifindex);

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# cni-install without a container: flags, the copy, identical binaries left
+# alone, SIGTERM, and SIGKILL at random points of an install (never a partial
+# binary under a plugin's name). No privileges needed.
+# Usage: cni-install.sh CNI_INSTALL
+set -uo pipefail
+
+bin=${1:?usage: $0 CNI_INSTALL}
+names=(macvlan ipoib host-device nv-ipam nv-ipam-tool)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cni-install-test.XXXXXX")
+pid=
+cleanup() {
+	[ -z "$pid" ] || kill -9 "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+
+# make_sources DIR SEED MIB: one file per binary, distinct per name and seed, mode 0755.
+make_sources() {
+	mkdir -p "$1"
+	for name in "${names[@]}"; do
+		{ printf '%s %s\n' "$name" "$2"; head -c "$(($3 * 1024 * 1024))" /dev/urandom; } >"$1/$name"
+		chmod 0755 "$1/$name"
+	done
+}
+
+# same_as DIR TARGET: every binary in TARGET is the one in DIR, mode 0755.
+same_as() {
+	for name in "${names[@]}"; do
+		cmp -s "$1/$name" "$2/$name" || return 1
+		[ "$(stat -c %a "$2/$name")" = 755 ] || return 1
+	done
+}
+
+src_a=$tmp/a src_b=$tmp/b dst=$tmp/dst
+make_sources "$src_a" a 1
+make_sources "$src_b" b 1
+mkdir "$dst"
+
+echo "# flags"
+out=$("$bin" --help)
+check "--help exits 0" [ $? -eq 0 ]
+check "  ... and names --cni-bin-dir and --no-sleep" \
+	bash -c '[[ $1 == *--cni-bin-dir=DIR* && $1 == *--no-sleep* ]]' _ "$out"
+check "--version" bash -c '[[ $("$1" --version) == "cni-install "* ]]' _ "$bin"
+"$bin" --bogus >/dev/null 2>&1
+check "an unknown option exits 1" [ $? -eq 1 ]
+"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep nope >/dev/null 2>&1
+check "an unknown binary exits 1" [ $? -eq 1 ]
+"$bin" --src-dir "$src_a" --cni-bin-dir relative/dir --no-sleep >/dev/null 2>&1
+check "a relative --cni-bin-dir exits 1" [ $? -eq 1 ]
+err=$("$bin" --src-dir "$src_a" --cni-bin-dir "$dst/missing" --no-sleep 2>&1)
+check "a missing --cni-bin-dir exits 1" [ $? -eq 1 ]
+check "  ... and says so: $err" bash -c '[[ $1 == *"No such file or directory"* ]]' _ "$err"
+check "nothing installed by the failed runs" [ -z "$(ls -A "$dst")" ]
+
+echo "# install, then again"
+log=$("$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep 2>&1)
+check "install exits 0" [ $? -eq 0 ]
+check "all binaries installed with mode 0755" same_as "$src_a" "$dst"
+check "one 'installed' line per binary" [ "$(grep -c ' installed ' <<<"$log")" -eq 5 ]
+before=$(stat -c '%n %i %Y' "$dst"/*)
+log=$("$bin" -src-dir="$src_a" -cni-bin-dir="$dst" -no-sleep 2>&1)
+check "second run (Go-style flags) exits 0" [ $? -eq 0 ]
+check "identical binaries untouched (same inodes)" [ "$before" = "$(stat -c '%n %i %Y' "$dst"/*)" ]
+check "one 'left alone' line per binary" [ "$(grep -c 'left alone' <<<"$log")" -eq 5 ]
+chmod 0700 "$dst/macvlan"
+ln -sf "$src_b/ipoib" "$dst/ipoib"
+"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep 2>/dev/null
+check "a wrong mode and a symlink are replaced" same_as "$src_a" "$dst"
+check "  ... the symlink's target is untouched" cmp -s "$src_b/ipoib" "$tmp/b/ipoib"
+"$bin" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep macvlan 2>/dev/null
+check "naming one binary installs only that one" \
+	bash -c 'cmp -s "$1/b/macvlan" "$1/dst/macvlan" && cmp -s "$1/a/ipoib" "$1/dst/ipoib"' _ "$tmp"
+cp "$src_b/nv-ipam" "$tmp/other-ipoib"
+"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep --ipoib-bin-file "$tmp/other-ipoib" ipoib 2>/dev/null
+check "--ipoib-bin-file is the ipoib source (ipoib-cni's flag)" cmp -s "$tmp/other-ipoib" "$dst/ipoib"
+
+echo "# waits for SIGTERM"
+"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" 2>"$tmp/wait.log" &
+pid=$!
+for _ in $(seq 100); do grep -q 'waiting for SIGTERM' "$tmp/wait.log" && break; sleep 0.05; done
+sleep 0.2
+check "still running after installing" kill -0 "$pid"
+start=$(date +%s%N)
+kill -TERM "$pid"
+wait "$pid"
+rc=$? pid=
+ms=$((($(date +%s%N) - start) / 1000000))
+check "SIGTERM: exit status $rc (want 0) after $ms ms (want < 1000)" \
+	bash -c '[ "$1" -eq 0 ] && [ "$2" -lt 1000 ]' _ "$rc" "$ms"
+check "logs the signal" grep -q 'received SIGTERM' "$tmp/wait.log"
+
+echo "# SIGKILL at random points of an install"
+# Big enough sources that an install takes a while; a kill lands at a random
+# time within one install's duration.
+rm -rf "$src_a" "$src_b" "$dst"
+make_sources "$src_a" a 8
+make_sources "$src_b" b 8
+mkdir "$dst"
+start=$(date +%s%N)
+"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep 2>/dev/null
+span=$((($(date +%s%N) - start) / 1000 + 1))
+echo "# one install takes ${span} us"
+iterations=${KILL_ITERATIONS:-60}
+partial=0 mid=0 leftovers=0
+for i in $(seq "$iterations"); do
+	src=$src_a
+	[ $((i % 2)) -eq 0 ] || src=$src_b
+	"$bin" --src-dir "$src" --cni-bin-dir "$dst" --no-sleep 2>/dev/null &
+	pid=$!
+	sleep "$(printf '0.%06d' $((RANDOM * 32768 % span)))"
+	kill -0 "$pid" 2>/dev/null && mid=$((mid + 1))
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	pid=
+	for name in "${names[@]}"; do
+		[ -e "$dst/$name" ] || continue
+		cmp -s "$src_a/$name" "$dst/$name" || cmp -s "$src_b/$name" "$dst/$name" ||
+			{ partial=$((partial + 1)); echo "# partial $name after kill $i"; }
+	done
+	ls -A "$dst" | grep -q -- '\.tmp\.' && leftovers=$((leftovers + 1))
+done
+echo "# $mid of $iterations kills hit a running install, $leftovers left a temporary file"
+check "no partial binary under a plugin's name after $iterations kills" [ "$partial" -eq 0 ]
+check "kills hit installs mid-way ($mid running, $leftovers mid-copy)" \
+	bash -c '[ "$1" -gt 0 ] && [ "$2" -gt 0 ]' _ "$mid" "$leftovers"
+log=$("$bin" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep 2>&1)
+check "a run after the kills completes" same_as "$src_b" "$dst"
+check "  ... and removes the temporary files they left" [ -z "$(ls -A "$dst" | grep -- '\.tmp\.')" ]
+
+echo "$((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
