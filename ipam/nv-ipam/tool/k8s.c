@@ -12,6 +12,7 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/tool/k8s.h"
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
@@ -206,10 +207,14 @@ int k8s_json_add_str(struct json_object *o, const char *key, const char *s)
 
 void k8s_fput_escaped(FILE *out, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p > ' ' && *p < 0x7f && *p != '\\')
-			putc(*p, out);
-		else
-			fprintf(out, "\\x%02x", *p);
+	size_t n = strlen(s);
+	/* An escape is at most four characters for one byte ("\xNN"). */
+	_cleanup_free_ char *buf = malloc(4 * n + 1);
+
+	if (!buf) {
+		fputs("(out of memory)", out);
+		return;
 	}
+	text_escape(s, n, buf, 4 * n + 1);
+	fputs(buf, out);
 }

@@ -104,9 +104,9 @@ int k8s_json_add(struct json_object *o, const char *key, struct json_object *v);
 int k8s_json_add_str(struct json_object *o, const char *key, const char *s);
 
 /**
- * k8s_fput_escaped() - print a string from the API (or the store) so that it cannot forge
- *                      output: every byte outside printable ASCII, the space and the
- *                      backslash become "\xHH"
+ * k8s_fput_escaped() - print a string from the API (or the store) escaped as log lines
+ *                      are (text_escape(): control characters and bytes that are not
+ *                      UTF-8 as \xNN, the backslash doubled), so it cannot forge output
  * @out: stream
  * @s: string
  */

@@ -9,6 +9,7 @@
 
 #include "common/cni/error.h"
 #include "common/cni/json.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/tool/k8s.h"
 #include "ipam/nv-ipam/tool/pods.h"
 
@@ -55,18 +56,11 @@ static bool valid_uid(const char *s)
 /* @s escaped and cut short, for a message quoting API data that failed validation. */
 static const char *quoted(const char *s, char *buf, size_t size)
 {
-	char cut[41];
-	FILE *f;
+	size_t n = strlen(s), cut = n > 40 ? 40 : n, len;
 
-	snprintf(cut, sizeof(cut), "%s", s);
-	buf[0] = '\0';
-	f = fmemopen(buf, size, "w");
-	if (!f)
-		return "?";
-	k8s_fput_escaped(f, cut);
-	if (strlen(s) >= sizeof(cut))
-		fputs("...", f);
-	fclose(f);
+	len = text_escape(s, cut, buf, size - 3);
+	if (cut < n)
+		memcpy(buf + len, "...", 4);
 	return buf;
 }
 
