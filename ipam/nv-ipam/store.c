@@ -40,7 +40,6 @@
  * becomes the epoch. That file is read with json-c and the cjson getters (once, when
  * migrating); its IPs enter the checksum as written, which is how the daemon prints them.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1826,36 +1825,6 @@ static int dir_open(struct nvipam_store *s, bool confined, struct cni_err *err)
 
 /* ---- public API ---- */
 
-/*
- * A writer killed between creating its temporary file and the rename leaves
- * "<path>.tmp.<pid>" behind. Whoever holds the lock is the only possible
- * writer, so every such file is stale and removed.
- */
-static void sweep_stale_temps(const struct nvipam_store *s)
-{
-	size_t name_len = strlen(s->name);
-	struct dirent *e;
-	DIR *dir;
-	int fd;
-
-	fd = fcntl(s->dir_fd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return;
-	}
-	/* readdir() of a descriptor that was read before starts where that left off. */
-	rewinddir(dir);
-	while ((e = readdir(dir))) {
-		if (strncmp(e->d_name, s->name, name_len) == 0 &&
-		    strncmp(e->d_name + name_len, ".tmp.", 5) == 0)
-			(void)unlinkat(dirfd(dir), e->d_name, 0);
-	}
-	closedir(dir);
-}
-
 static int store_open(const char *path, bool confined, unsigned int timeout_ms, bool allow_dups,
 		      struct nvipam_store *ret, struct cni_err *err)
 {
@@ -1871,7 +1840,8 @@ static int store_open(const char *path, bool confined, unsigned int timeout_ms, 
 	if (r >= 0)
 		r = lock_take(&s, timeout_ms, &s.lock_fd, err);
 	if (r >= 0) {
-		sweep_stale_temps(&s);
+		/* The lock is ours: a "<name>.tmp.*" is a killed writer's. */
+		file_sweep_temps_at(s.dir_fd, s.name);
 		r = store_load(&s, allow_dups, err);
 	}
 	if (r < 0) {
@@ -2093,4 +2063,20 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 	*ret_has_last = p && p->has_last;
 	*ret_last = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 };
 	return 0;
+}
+
+bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool)
+{
+	struct nvipam_store_pool *p = pool_find(s, pool);
+
+	if (!p)
+		return false;
+	for (size_t i = 0; i < s->n_allocs; i++)
+		if (strcmp(s->allocs[i].pool, pool) == 0)
+			return false;
+	free(p->key);
+	memmove(p, p + 1, (size_t)(s->pools + s->n_pools - (p + 1)) * sizeof(*p));
+	s->n_pools--;
+	s->dirty = true;
+	return true;
 }

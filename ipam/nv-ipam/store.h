@@ -150,3 +150,13 @@ int nvipam_alloc_ptr_cmp(const void *a, const void *b);
  */
 int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
 		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last);
+
+/**
+ * nvipam_store_drop_pool() - forget a pool's record (its last reserved IP) when the pool
+ *                            holds no allocation
+ * @s: store
+ * @pool: pool key (may point into the record)
+ *
+ * Return: true when a record was dropped.
+ */
+bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool);

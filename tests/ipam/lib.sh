@@ -2,7 +2,9 @@
 # runner that execs nv-ipam as a runtime would.
 set -euo pipefail
 
-NVIPAM=${1:?usage: $0 NV-IPAM-BINARY}
+# Absolute: meson passes a path relative to the build directory, and crash.sh finds its
+# victims by command line; "ipam/nv-ipam/nv-ipam" would match every worktree's tests.
+NVIPAM=$(realpath "${1:?usage: $0 NV-IPAM-BINARY}")
 work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../node-settings.sh"
@@ -21,6 +23,21 @@ nvipam() {
 	CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 \
 		CNI_IFNAME=net1 CNI_PATH=/nonexistent \
 		"$NVIPAM" <<<"$conf"
+}
+
+# nvipam_pod CMD CONTAINER-ID NAMESPACE/NAME [UID]: nvipam for a pod, with the CNI_ARGS
+# kubelet passes (the pod's namespace, name and UID are recorded with the allocation).
+nvipam_pod() {
+	CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=${3%%/*};K8S_POD_NAME=${3#*/}${4:+;K8S_POD_UID=$4}" \
+		nvipam "$1" "$2"
+}
+
+# wait_older: until a pod listing started now (listed_at=$(date +%s)) is surely later than
+# every allocation made so far (gc counts those made two whole seconds before it).
+wait_older() {
+	local s
+	s=$(date +%s)
+	while [ "$(date +%s)" -lt $((s + 2)) ]; do sleep 0.05; done
 }
 
 # "container address" lines of every ADD that succeeded and was not deleted since.
