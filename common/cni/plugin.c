@@ -14,7 +14,7 @@
 #include "common/cni/result.h"
 #include "common/cni/trust.h"
 #include "common/cni/version.h"
-#include "common/net/netns.h"
+#include "common/util/netns.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/hwaddr.h"

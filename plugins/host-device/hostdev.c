@@ -13,7 +13,7 @@
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
-#include "common/net/netns.h"
+#include "common/util/netns.h"
 #include "common/net/rdma.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"

@@ -11,7 +11,7 @@
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
-#include "common/net/netns.h"
+#include "common/util/netns.h"
 #include "common/net/route.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"

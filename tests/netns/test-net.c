@@ -32,7 +32,7 @@
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
-#include "common/net/netns.h"
+#include "common/util/netns.h"
 #include "common/net/nlsock.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"

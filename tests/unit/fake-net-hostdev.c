@@ -11,7 +11,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "common/net/ethtool.h"
-#include "common/net/netns.h"
+#include "common/util/netns.h"
 #include "common/net/rdma.h"
 #include "tests/unit/fake-net-hostdev.h"
 
@@ -23,7 +23,7 @@ struct fake_rdma fake_rdma;
 struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
 static unsigned int tmp_netns;
 
-/* --- common/net/netns.h additions -------------------------------------------------------- */
+/* --- common/util/netns.h additions -------------------------------------------------------- */
 
 int netns_new(int *ret_fd)
 {

@@ -14,7 +14,7 @@
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
-#include "common/net/netns.h"
+#include "common/util/netns.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
 #include "tests/unit/fake-net.h"
@@ -451,7 +451,7 @@ int net_default_route_ifindex(int *ret_ifindex)
 	return -ENOENT;
 }
 
-/* --- common/net/netns.h ------------------------------------------------------------------ */
+/* --- common/util/netns.h ------------------------------------------------------------------ */
 
 int netns_open(const char *path, int *ret_fd)
 {
