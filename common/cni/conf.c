@@ -105,7 +105,7 @@ static int parse_common(struct json_object *root, struct cni_conf *c, struct cni
 	if (ipam && (r = cjson_get_str(ipam, "type", &c->ipam_type, err)) < 0)
 		return r;
 	/* ipam.type names a file in CNI_PATH: refuse what could leave those directories. */
-	if (c->ipam_type && *c->ipam_type && !cni_conf_ipam_type_valid(c->ipam_type))
+	if (cni_conf_has_ipam(c) && !cni_conf_ipam_type_valid(c->ipam_type))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid ipam type \"%.64s\": must be a plugin name without '/'",
 				   c->ipam_type);
@@ -224,6 +224,11 @@ int cni_conf_gc_attachments(const struct cni_conf *conf, struct cni_attachment *
 fail:
 	cni_attachments_free(a, n);
 	return r;
+}
+
+bool cni_conf_has_ipam(const struct cni_conf *conf)
+{
+	return conf->ipam_type && *conf->ipam_type;
 }
 
 bool cni_conf_ipam_type_valid(const char *type)
