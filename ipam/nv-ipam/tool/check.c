@@ -30,7 +30,7 @@
 
 static const char check_help[] =
 	"Usage: nv-ipam-tool check [--store FILE] [--pool-file FILE] [--strict]\n"
-	"                          [--pods FILE [--listed-at SECONDS]]\n"
+	"                          [--pods FILE [--listed-at SECONDS]] [--lock-timeout-ms N]\n"
 	"\n"
 	"Check the store under its lock: that it parses, that no address is held twice in\n"
 	"a pool, that no container interface holds two addresses in a pool, that every\n"

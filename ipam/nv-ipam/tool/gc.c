@@ -40,7 +40,7 @@
 
 static const char gc_help[] =
 	"Usage: nv-ipam-tool gc --pods FILE --listed-at SECONDS [--store FILE] [--pool-file FILE]\n"
-	"                       [--misses N] [--dry-run]\n"
+	"                       [--misses N] [--lock-timeout-ms N] [--dry-run]\n"
 	"\n"
 	"Release the allocations whose pod is gone. FILE is this node's pod listing, what\n"
 	"  kubectl get pods -A --field-selector spec.nodeName=NODE -o json\n"
