@@ -7,6 +7,7 @@
 
 #include "common/cni/error.h"
 #include "common/cni/json.h"
+#include "common/util/cleanup.h"
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
 
@@ -148,24 +149,20 @@ struct json_object *cjson_get(struct json_object *obj, const char *key)
 	return v;
 }
 
+/* The names Go's encoding/json gives JSON types in its errors. */
+static const char *const type_names[] = {
+	[json_type_null] = "null",     [json_type_boolean] = "boolean", [json_type_double] = "number",
+	[json_type_int] = "number",    [json_type_object] = "object",   [json_type_array] = "array",
+	[json_type_string] = "string",
+};
+
 const char *cjson_type_name(struct json_object *o)
 {
-	switch (json_object_get_type(o)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "boolean";
-	case json_type_double:
-	case json_type_int:
-		return "number";
-	case json_type_object:
-		return "object";
-	case json_type_array:
-		return "array";
-	case json_type_string:
-		return "string";
-	}
-	return "unknown";
+	enum json_type t = json_object_get_type(o);
+
+	if ((size_t)t >= ARRAY_SIZE(type_names) || !type_names[t])
+		return "unknown";
+	return type_names[t];
 }
 
 static int wrong_type(struct cni_err *err, const char *key, const char *want, struct json_object *v)

@@ -233,7 +233,7 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 
 	r = cni_env_load(&ctx.env, &err);
 	if (r >= 0 && ctx.env.command == CNI_CMD_NONE) {
-		fprintf(stderr, "%s: %s\nCNI protocol versions supported: %s\n", p->name, p->summary,
+		fprintf(stderr, "%s\nCNI protocol versions supported: %s\n", p->summary,
 			cni_version_list(list, sizeof(list)));
 		return 0;
 	}

@@ -19,7 +19,7 @@ struct cni_ctx {
 
 struct cni_plugin {
 	const char *name;        /* binary name, e.g. "macvlan" */
-	const char *summary;     /* one line for --help and the about line */
+	const char *summary;     /* one line for --help and the about line, "name: ..." */
 	int (*add)(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err);
 	int (*del)(const struct cni_ctx *ctx, struct cni_err *err);
 	int (*check)(const struct cni_ctx *ctx, struct cni_err *err);
