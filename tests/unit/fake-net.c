@@ -122,9 +122,9 @@ struct net_link *fake_net_find(int ns, const char *name)
 
 void fake_net_place(struct net_link *link, int ns)
 {
-	struct fake_link *l = (struct fake_link *)((char *)link - offsetof(struct fake_link, link));
-
-	l->ns = ns;
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++)
+		if (&fake_net.links[i].link == link)
+			fake_net.links[i].ns = ns;
 }
 
 size_t fake_net_count(int ns)
