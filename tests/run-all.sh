@@ -28,7 +28,8 @@ count() {
 	skipped=$((skipped + $(jq -s '[.[] | select(.result == "SKIP")] | length' "$log")))
 }
 
-section() { printf '\n===== %s =====\n' "$*"; }
+# section TITLE: a heading with the time spent so far, to see where the minutes go
+section() { printf '\n===== %s ===== (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 suites=(-Dunit_tests=enabled -Dnetns_tests=enabled -De2e_tests=enabled)
 
@@ -96,7 +97,8 @@ under_valgrind() {
 	fi
 	if find "$vglogs" -type f -size +0 | grep -q .; then
 		echo "valgrind reported errors in $name runs:" >&2
-		find "$vglogs" -type f -size +0 -exec cat {} + | head -80 >&2
+		# head closes the pipe early: that must not end the script (pipefail).
+		{ find "$vglogs" -type f -size +0 -exec cat {} + | head -80 >&2; } || true
 		failed=$((failed + 1)); status=1
 	else
 		echo "valgrind: $(find "$vglogs" -type f | wc -l) $name runs, no errors"
@@ -120,7 +122,7 @@ FUZZ_SECONDS=$fuzz_seconds meson test -C "$out/fuzz" --print-errorlogs --suite f
 count "$out/fuzz"
 
 section "summary"
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed, $skipped skipped in $((SECONDS / 60))m$((SECONDS % 60))s"
 if [ "$(id -u)" -eq 0 ] && [ "$skipped" -gt 0 ]; then
 	echo "tests were skipped although running as root" >&2
 	status=1
