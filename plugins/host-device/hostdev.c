@@ -30,8 +30,9 @@ static int host_open(struct host *h, struct cni_err *err)
 {
 	int r = netns_open_current(&h->fd);
 
+	/* The plugin runs in the host netns: its handle needs no trip there. */
 	if (r >= 0)
-		r = net_ns_open(h->fd, &h->ns);
+		r = net_ns_open(-1, &h->ns);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot open the host netns: %s", strerror(-r));
 	return 0;
