@@ -71,6 +71,60 @@ static void check_pairs(const struct cni_args *a, const char *input)
 	}
 }
 
+/* RFC 3629's table of well-formed byte sequences, lead byte by lead byte. */
+static bool utf8_ok(const char *str)
+{
+	const unsigned char *p = (const unsigned char *)str;
+
+	while (*p) {
+		unsigned char c = *p, lo = 0x80, hi = 0xbf;
+		size_t more;
+
+		if (c < 0x80)
+			more = 0;
+		else if (c >= 0xc2 && c <= 0xdf)
+			more = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			more = 2;
+		else if (c >= 0xf0 && c <= 0xf4)
+			more = 3;
+		else
+			return false;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+		else if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+		p++;
+		for (size_t i = 0; i < more; i++, p++) {
+			if (*p < (i ? 0x80 : lo) || *p > (i ? 0xbf : hi))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The multi-byte characters Go's unicode.IsSpace takes as space, as encoded. */
+static bool go_space_in(const char *str)
+{
+	static const char *const spaces[] = {
+		"\xc2\x85", "\xe1\x9a\x80", "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xaf",
+		"\xe2\x81\x9f", "\xe3\x80\x80",
+	};
+
+	for (size_t i = 0; i < sizeof(spaces) / sizeof(spaces[0]); i++)
+		if (strstr(str, spaces[i]))
+			return true;
+	/* U+2000 to U+200A */
+	for (const char *p = str; (p = strstr(p, "\xe2\x80")); p++)
+		if ((unsigned char)p[2] >= 0x80 && (unsigned char)p[2] <= 0x8a)
+			return true;
+	return false;
+}
+
 /* putenv() with buffers reused across runs, so the environment does not grow. */
 static void put_var(size_t slot, const char *name, const char *value)
 {
@@ -178,11 +232,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = cni_env_check_ifname(s, &err);
 	if (r < 0 && err.code != CNI_ERR_INVALID_ENV)
 		fail("cni_env_check_ifname failed without code 4 for", s);
-	/* 1-15 bytes, not "." or "..", no '/', ':' or whitespace, restated */
+	/*
+	 * 1-15 bytes of UTF-8, not "." or "..", no '/', ':', byte 0xa0 or what Go's
+	 * unicode.IsSpace calls space, restated
+	 */
 	{
 		size_t len = strlen(s);
 		bool want = len >= 1 && len <= 15 && strcmp(s, ".") != 0 && strcmp(s, "..") != 0 &&
-			    !strpbrk(s, "/: \t\n\v\f\r");
+			    !strpbrk(s, "/: \t\n\v\f\r\xa0") && utf8_ok(s) && !go_space_in(s);
 
 		if ((r == 0) != want)
 			fail(want ? "cni_env_check_ifname refused" : "cni_env_check_ifname accepted", s);
