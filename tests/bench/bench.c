@@ -77,7 +77,7 @@ struct summary {
 	int64_t min, median, p90;
 };
 
-static char *env_add[7], *env_del[7];
+static char *env_add[8], *env_del[8];
 static struct exec_result result;
 
 static void usage(FILE *f)
@@ -85,7 +85,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: bench --plugin LABEL=PATH [--plugin LABEL=PATH ...] --config FILE [--config FILE ...]\n"
 		"             --netns PATH [options]\n"
-		"Execs each plugin as a CNI runtime does (vfork-style posix_spawn + execve, clean environment, config on\n"
+		"Execs each plugin as a CNI runtime does (vfork-style posix_spawn + execve, clean environment but for\n"
+		"CNI_RDMA_PLUGINS_CONF when set, config on\n"
 		"stdin, result on stdout, wait4 for rusage) and times ADD then DEL per iteration.\n"
 		"Plugins are interleaved within each iteration, starting with a different one each time.\n"
 		"\n"
@@ -288,6 +289,10 @@ static int build_env(char **env, const char *cmd, const struct options *o)
 	    asprintf(&env[n++], "CNI_IFNAME=%s", o->ifname) < 0 ||
 	    asprintf(&env[n++], "CNI_ARGS=%s", o->cni_args) < 0 ||
 	    asprintf(&env[n++], "CNI_PATH=%s", o->cni_path) < 0)
+		return -ENOMEM;
+	/* The node settings a runtime's environment may name (common/cni/trust.h). */
+	if (getenv("CNI_RDMA_PLUGINS_CONF") &&
+	    asprintf(&env[n++], "CNI_RDMA_PLUGINS_CONF=%s", getenv("CNI_RDMA_PLUGINS_CONF")) < 0)
 		return -ENOMEM;
 	env[n] = NULL;
 	return 0;

@@ -50,14 +50,16 @@ echo "# $bursts bursts of $per_burst ADDs: $kills processes killed with SIGKILL"
 
 check "hundreds of kills happened (at least 200)" "[ $kills -ge 200 ]"
 check "store loads: DEL of an unknown container succeeds" "nvipam DEL never-added >/dev/null"
-check "store is valid JSON" "jq -e . \"$work/store\" >/dev/null"
+check "store loads: every pool log reads back" "store_json >/dev/null"
 store=$(store_json)
+check "store is valid JSON" "jq -e . >/dev/null <<<\"\$store\""
 check "no address held twice" "[ -z \"\$(jq -r '.allocations[].ip' <<<\"\$store\" | sort | uniq -d)\" ]"
 live=$(live_from_log "$work/log")
 lost=$(count_missing "$store" <<<"$live")
 check "no completed ADD lost ($(grep -c . <<<"$live") completed and kept)" "[ $lost -eq 0 ]"
-# The store holder sweeps what killed writers left; DEL above took the lock last.
-check "no temporary file of a killed writer left" "[ \$(find \"$work\" -name 'store.tmp.*' | wc -l) -eq 0 ]"
+# The lock holders sweep what killed writers left: the store file's (the exclusive
+# lock: the show above) and the pool logs' (each pool's lock).
+check "no temporary file of a killed writer left" "[ \$(find \"$work\" -name '*.tmp.*' | wc -l) -eq 0 ]"
 
-echo "$((6 - fails)) passed, $fails failed"
+echo "$((7 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

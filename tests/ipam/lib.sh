@@ -2,7 +2,8 @@
 # runner that execs nv-ipam as a runtime would.
 set -euo pipefail
 
-NVIPAM=${1:?usage: $0 NV-IPAM-BINARY}
+NVIPAM=${1:?usage: $0 NV-IPAM NV-IPAM-TOOL}
+NVIPAM_TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}
 work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../node-settings.sh"
@@ -40,7 +41,17 @@ count_missing() {
 	echo "$missing"
 }
 
-store_json() { cat "$work/store" 2>/dev/null || echo '{"allocations":[]}'; }
+# The store as {"allocations": [{pool, ip, containerID, ifname, network, ...}]}, read
+# under its lock by nv-ipam-tool: the store file only says where the pool logs are.
+store_json() {
+	"$NVIPAM_TOOL" show --store "$work/store" --pool-file "$work/no-pool-file" --json |
+		jq '{allocations: [.pools[] | .pool as $p | .allocations[] | . + {pool: $p}]}'
+}
+
+# A digest of every file of the store (the store file and the pool logs).
+store_digest() {
+	cat "$work/store" "$work/store.d/"*.log 2>/dev/null | sha256sum
+}
 
 fails=0
 check() {

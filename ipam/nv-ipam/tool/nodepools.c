@@ -36,7 +36,7 @@ static const char nodepools_help[] =
 	"\n"
 	"  --node NAME     the node (default: $NODE_NAME)\n"
 	"  --input FILE    pool objects ('-', the default, reads stdin)\n"
-	"  --output FILE   the node pool file (default " CLI_DEFAULT_POOL_FILE ")\n"
+	"  --output FILE   the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ")\n"
 	"  --stdout        print the file instead of writing it\n"
 	"  -h, --help      this text\n";
 
@@ -325,7 +325,7 @@ int nodepools_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct nodepools_args a = { .node = getenv("NODE_NAME"), .input = "-",
-				    .output = CLI_DEFAULT_POOL_FILE };
+				    .output = NVIPAM_DEFAULT_POOL_FILE };
 	_cleanup_free_ char *text = NULL, *old = NULL;
 	const char *node, *input, *output;
 	struct k8s_objects objs = { 0 };
