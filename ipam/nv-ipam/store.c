@@ -1,44 +1,37 @@
 /*
  * The node's allocation store: one log per pool, each changed under its own lock
  *
- * The model (the allocations and pools of what is open), opening (locks, the store
- * file, replaying the pool logs), committing (appending, compacting, migrating).
- * The line format is in store_format.c, the files and locks in store_disk.c, the
- * store file and older stores in store_migrate.c.
+ * The interface: opening (the whole store, some pools, or each pool in turn for DEL),
+ * the model's operations, commit and close. The model is in store_model.c, reading pools
+ * in store_load.c, writing in store_commit.c, the log's lines in store_format.c, the
+ * snapshots in store_snap.c, files and locks in store_disk.c, the store file and older
+ * stores in store_migrate.c.
  *
- * Crash safety (docs/nv-ipam.md): a change is one line appended and synced before
- * the command returns; a line only counts once it is complete (a killed writer's
- * torn line is cut by the next writer); a log is only ever replaced whole, by
- * rename. An ADD in two pools writes its first pool's lines as pending and confirms
- * them once the second pool's are written: a reader that finds a pending line looks
- * for its transaction in the partner pool, whose lock comes later in the lock order
- * (pools are locked in file name order), and records the verdict.
+ * Crash safety (docs/nv-ipam.md, "The store"): a change is one line appended and synced
+ * before the command returns; a line counts only once complete (a killed writer's torn
+ * line is cut by the next writer); a log is only ever replaced whole, by rename. An ADD
+ * in two pools writes its first pool's lines as pending and confirms them once the
+ * second pool's are written: a reader that finds a line pending looks for its
+ * transaction in the partner pool, whose lock comes later in the lock order (pools are
+ * locked in file name order), and records the verdict.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store_commit.h"
 #include "ipam/nv-ipam/store_disk.h"
 #include "ipam/nv-ipam/store_format.h"
+#include "ipam/nv-ipam/store_load.h"
 #include "ipam/nv-ipam/store_migrate.h"
-
-/* A log is compacted once its dead lines outnumber its live ones by this much. */
-#define COMPACT_SLACK 512
-
-/* Blocks of strings of allocations added or migrated, freed at close. */
-struct store_strings {
-	void **blocks;
-	size_t n;
-	size_t cap;
-};
+#include "ipam/nv-ipam/store_model.h"
+#include "ipam/nv-ipam/store_snap.h"
 
 static int64_t now_us(void)
 {
@@ -46,483 +39,6 @@ static int64_t now_us(void)
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int strings_keep(struct nvipam_store *s, void *block)
-{
-	struct store_strings *st = s->strings;
-
-	if (!st) {
-		st = s->strings = calloc(1, sizeof(*st));
-		if (!st)
-			return -ENOMEM;
-	}
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 16;
-		void **v = realloc(st->blocks, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		st->blocks = v;
-		st->cap = cap;
-	}
-	st->blocks[st->n++] = block;
-	return 0;
-}
-
-/* Copies of @n strings in one block kept by the store; NULL strings become "". */
-static int strings_copy(struct nvipam_store *s, const char *const *in, char **const *out, size_t n)
-{
-	size_t total = 0;
-	char *block, *p;
-
-	for (size_t i = 0; i < n; i++)
-		total += (in[i] ? strlen(in[i]) : 0) + 1;
-	block = malloc(total);
-	if (!block || strings_keep(s, block) < 0) {
-		free(block);
-		return -ENOMEM;
-	}
-	p = block;
-	for (size_t i = 0; i < n; i++) {
-		size_t len = in[i] ? strlen(in[i]) : 0;
-
-		memcpy(p, in[i] ? in[i] : "", len + 1);
-		*out[i] = p;
-		p += len + 1;
-	}
-	return 0;
-}
-
-/* ---- pools ---- */
-
-static struct nvipam_store_pool *pool_find(const struct nvipam_store *s, const char *key)
-{
-	for (size_t i = 0; i < s->n_pools; i++)
-		if (s->pools[i].key && strcmp(s->pools[i].key, key) == 0)
-			return &s->pools[i];
-	return NULL;
-}
-
-/*
- * Add pool @key (NULL: known by @stem until its log is read) in stem order.
- * Return: its index, or -ENOMEM.
- */
-static int pool_insert(struct nvipam_store *s, const char *key, const char *stem)
-{
-	struct nvipam_store_pool *v, p = { 0 };
-	size_t i;
-
-	p.disk = calloc(1, sizeof(*p.disk));
-	if (!p.disk)
-		return -ENOMEM;
-	*p.disk = (struct store_pool_disk){ .lock_fd = -1, .log_fd = -1 };
-	if (key)
-		store_format_stem(key, p.disk->stem);
-	else
-		snprintf(p.disk->stem, sizeof(p.disk->stem), "%s", stem);
-	p.key = key ? strdup(key) : NULL;
-	v = realloc(s->pools, (s->n_pools + 1) * sizeof(*v));
-	if ((key && !p.key) || !v) {
-		free(p.key);
-		free(p.disk);
-		if (v)
-			s->pools = v;
-		return -ENOMEM;
-	}
-	s->pools = v;
-	for (i = s->n_pools; i > 0 && strcmp(v[i - 1].disk->stem, p.disk->stem) > 0; i--)
-		v[i] = v[i - 1];
-	v[i] = p;
-	s->n_pools++;
-	return (int)i;
-}
-
-static void pools_free(struct nvipam_store *s)
-{
-	for (size_t i = 0; i < s->n_pools; i++) {
-		store_disk_close(s->pools[i].disk);
-		free(s->pools[i].disk);
-		free(s->pools[i].key);
-	}
-	free(s->pools);
-	s->pools = NULL;
-	s->n_pools = 0;
-}
-
-/* Forget the model (allocations, pools, their files), keeping the store's directory and lock. */
-static void model_reset(struct nvipam_store *s)
-{
-	pools_free(s);
-	free(s->allocs);
-	s->allocs = NULL;
-	s->n_allocs = s->cap_allocs = 0;
-	if (s->strings) {
-		for (size_t i = 0; i < s->strings->n; i++)
-			free(s->strings->blocks[i]);
-		free(s->strings->blocks);
-		free(s->strings);
-		s->strings = NULL;
-	}
-	s->migrate = false;
-	s->dirty = false;
-}
-
-static int allocs_reserve(struct nvipam_store *s, size_t more)
-{
-	struct nvipam_alloc *v;
-	size_t want;
-
-	if (s->n_allocs + more <= s->cap_allocs)
-		return 0;
-	/* Doubling: the operator tool and tests add thousands; one at a time is quadratic. */
-	want = s->cap_allocs ? s->cap_allocs * 2 : 16;
-	while (want < s->n_allocs + more)
-		want *= 2;
-	v = realloc(s->allocs, want * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->allocs = v;
-	s->cap_allocs = want;
-	return 0;
-}
-
-static int queue_line(struct store_pool_disk *d, const struct store_line *l)
-{
-	struct store_line *v = realloc(d->queue, (d->n_queue + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	d->queue = v;
-	d->queue[d->n_queue++] = *l;
-	return 0;
-}
-
-static bool same_ip(const struct ip_addr *a, const struct ip_addr *b)
-{
-	return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
-}
-
-/* ---- replaying a log ---- */
-
-/* One A line while the log is replayed. */
-struct entry {
-	struct nvipam_alloc a;
-	const char *partner; /* pending until confirmed: the pool it waits for */
-	uint32_t next;       /* the previous entry in its hash bucket, plus one */
-	bool alive;
-	bool pending;
-};
-
-struct replay {
-	struct entry *v;
-	size_t n;
-	size_t cap;
-	uint32_t *buckets; /* entry index plus one, by attachment */
-	size_t mask;
-};
-
-static uint64_t attachment_hash(const char *container_id, const char *ifname)
-{
-	return text_checksum64(container_id, strlen(container_id)) ^
-	       (text_checksum64(ifname, strlen(ifname)) * 31);
-}
-
-static int txn_seen(struct store_pool_disk *d, uint64_t txn, size_t *cap)
-{
-	if (d->n_txns == *cap) {
-		size_t want = *cap ? *cap * 2 : 8;
-		uint64_t *v = realloc(d->txns, want * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->txns = v;
-		*cap = want;
-	}
-	d->txns[d->n_txns++] = txn;
-	return 0;
-}
-
-static bool has_txn(const struct store_pool_disk *d, uint64_t txn)
-{
-	for (size_t i = 0; i < d->n_txns; i++)
-		if (d->txns[i] == txn)
-			return true;
-	return false;
-}
-
-static int replay_add(struct replay *rp, const struct store_line *l)
-{
-	struct entry *e;
-	size_t b;
-
-	if (rp->n == rp->cap) {
-		size_t want = rp->cap ? rp->cap * 2 : 64;
-		struct entry *v = realloc(rp->v, want * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rp->v = v;
-		rp->cap = want;
-	}
-	e = &rp->v[rp->n];
-	*e = (struct entry){ .a = l->alloc, .partner = l->partner, .alive = true,
-			     .pending = l->flags & STORE_ADD_PENDING };
-	b = attachment_hash(e->a.container_id, e->a.ifname) & rp->mask;
-	e->next = rp->buckets[b];
-	rp->buckets[b] = (uint32_t)++rp->n;
-	return 0;
-}
-
-static void replay_del(struct replay *rp, const char *container_id, const char *ifname)
-{
-	size_t b = attachment_hash(container_id, ifname) & rp->mask;
-
-	for (uint32_t i = rp->buckets[b]; i; i = rp->v[i - 1].next) {
-		struct entry *e = &rp->v[i - 1];
-
-		if (e->alive && strcmp(e->a.container_id, container_id) == 0 &&
-		    strcmp(e->a.ifname, ifname) == 0)
-			e->alive = false;
-	}
-}
-
-static void replay_txn(struct replay *rp, uint64_t txn, bool confirmed)
-{
-	for (size_t i = 0; i < rp->n; i++) {
-		struct entry *e = &rp->v[i];
-
-		if (e->alive && e->pending && e->a.txn == txn) {
-			e->pending = false;
-			e->alive = confirmed;
-		}
-	}
-}
-
-/* An IP held twice among the live entries: its entry, or NULL (or -ENOMEM in *ret). */
-static const struct entry *replay_duplicate(const struct replay *rp, int *ret)
-{
-	_cleanup_free_ uint32_t *set = calloc(rp->mask + 1, sizeof(*set));
-
-	*ret = 0;
-	if (!set) {
-		*ret = -ENOMEM;
-		return NULL;
-	}
-	for (size_t i = 0; i < rp->n; i++) {
-		const struct entry *e = &rp->v[i];
-		size_t b;
-
-		if (!e->alive)
-			continue;
-		b = text_checksum64(e->a.ip.bytes, sizeof(e->a.ip.bytes)) & rp->mask;
-		for (;; b = (b + 1) & rp->mask) {
-			if (!set[b]) {
-				set[b] = (uint32_t)i + 1;
-				break;
-			}
-			if (same_ip(&rp->v[set[b] - 1].a.ip, &e->a.ip))
-				return e;
-		}
-	}
-	return NULL;
-}
-
-static int log_corrupt(const struct nvipam_store *s, const struct store_pool_disk *d, int r,
-		       const char *why, struct cni_err *err)
-{
-	if (r == -ENOMEM)
-		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
-	if (r == -EPROTONOSUPPORT)
-		return cni_err_set(err, CNI_ERR_IO, r, "pool log %s.d/%s.log has an %s", s->path, d->stem,
-				   why);
-	return cni_err_set(err, CNI_ERR_IO, r, "pool log %s.d/%s.log is corrupt: %s", s->path, d->stem,
-			   why);
-}
-
-/*
- * Read pool @pi's log (already in its disk struct) into the model: its allocations,
- * its last reserved address, the transactions it holds. A pool known only by its stem
- * takes its key from the header. Lines still pending are left in @ret_pending.
- */
-static int pool_replay(struct nvipam_store *s, size_t pi, bool allow_dups, struct cni_err *err)
-{
-	struct nvipam_store_pool *p = &s->pools[pi];
-	struct store_pool_disk *d = p->disk;
-	struct replay rp = { 0 };
-	struct store_reader rd;
-	struct store_line l;
-	const char *key;
-	char why[256];
-	size_t lines = 0, txn_cap = 0;
-	int r;
-
-	d->has_header = false;
-	d->good_len = d->n_lines = 0;
-	if (!d->data || !d->file_len)
-		return 0;
-	r = store_format_read_header(&rd, d->data, d->file_len, &key, why, sizeof(why));
-	if (r < 0)
-		return log_corrupt(s, d, r, why, err);
-	if (!key)
-		return 0; /* torn while being created: nothing was ever in it */
-	if (!p->key) {
-		char stem[STORE_FORMAT_STEM_MAX];
-
-		store_format_stem(key, stem);
-		if (strcmp(stem, d->stem) != 0)
-			return log_corrupt(s, d, -EINVAL, "its header names another pool", err);
-		p->key = strdup(key);
-		if (!p->key)
-			return log_corrupt(s, d, -ENOMEM, NULL, err);
-	} else if (strcmp(key, p->key) != 0) {
-		return log_corrupt(s, d, -EINVAL, "its header names another pool", err);
-	}
-	d->has_header = true;
-	d->good_len = rd.pos;
-	for (const char *c = d->data; (c = memchr(c, '\n', d->file_len - (size_t)(c - d->data))); c++)
-		lines++;
-	for (rp.mask = 63; rp.mask < 2 * lines; rp.mask = rp.mask * 2 + 1)
-		;
-	rp.buckets = calloc(rp.mask + 1, sizeof(*rp.buckets));
-	if (!rp.buckets)
-		return log_corrupt(s, d, -ENOMEM, NULL, err);
-	while ((r = store_format_next(&rd, &l, why, sizeof(why))) > 0) {
-		d->n_lines++;
-		d->good_len = rd.pos;
-		switch (l.type) {
-		case 'A':
-			l.alloc.pool = p->key;
-			r = replay_add(&rp, &l);
-			if (r >= 0 && l.txn)
-				r = txn_seen(d, l.txn, &txn_cap);
-			if (l.flags & STORE_ADD_ROUND_ROBIN) {
-				p->has_last = true;
-				p->last_reserved = l.alloc.ip;
-			}
-			break;
-		case 'D':
-			replay_del(&rp, l.alloc.container_id, l.alloc.ifname);
-			break;
-		case 'L':
-			p->has_last = true;
-			p->last_reserved = l.alloc.ip;
-			break;
-		default:
-			replay_txn(&rp, l.txn, l.type == 'C');
-			break;
-		}
-		if (r < 0)
-			break;
-	}
-	if (r >= 0 && !allow_dups) {
-		const struct entry *dup = replay_duplicate(&rp, &r);
-
-		if (dup) {
-			char ip[IP_PREFIX_STRLEN];
-
-			snprintf(why, sizeof(why), "IP %s is held twice in pool \"%.200s\"",
-				 ip_addr_format(&dup->a.ip, ip, sizeof(ip)), p->key);
-			r = -EINVAL;
-		}
-	}
-	if (r >= 0)
-		r = allocs_reserve(s, rp.n);
-	for (size_t i = 0; r >= 0 && i < rp.n; i++) {
-		struct nvipam_alloc *a;
-
-		if (!rp.v[i].alive)
-			continue;
-		a = &s->allocs[s->n_allocs++];
-		*a = rp.v[i].a;
-		/* Still pending: resolved by the caller, which finds it by its transaction. */
-		if (rp.v[i].pending) {
-			struct store_line w = { .type = 'X', .txn = a->txn, .partner = rp.v[i].partner };
-
-			r = queue_line(d, &w);
-		}
-	}
-	free(rp.v);
-	free(rp.buckets);
-	if (r < 0)
-		return log_corrupt(s, d, r, why, err);
-	return 0;
-}
-
-/* ---- pending transactions ---- */
-
-/* Whether the log with stem @stem holds an A line of @txn (that pool's lock is taken here). */
-static int partner_has_txn(struct nvipam_store *s, const char *partner, uint64_t txn, bool *ret,
-			   struct cni_err *err)
-{
-	const struct nvipam_store_pool *q = pool_find(s, partner);
-	struct store_pool_disk d = { .lock_fd = -1, .log_fd = -1 };
-	struct store_reader rd;
-	struct store_line l;
-	const char *key;
-	char why[256];
-	int r;
-
-	if (q && q->disk->has_header) {
-		*ret = has_txn(q->disk, txn);
-		return 0;
-	}
-	*ret = false;
-	if (s->pool_dir_fd < 0)
-		return 0;
-	store_format_stem(partner, d.stem);
-	/* Its stem comes after ours: taking its lock keeps the lock order. */
-	r = s->whole ? 0 : store_disk_lock_pool(s, &d, err);
-	if (r >= 0)
-		r = store_disk_read_log(s, &d, err);
-	if (r >= 0 && d.data) {
-		r = store_format_read_header(&rd, d.data, d.file_len, &key, why, sizeof(why));
-		while (r >= 0 && key && strcmp(key, partner) == 0 &&
-		       (r = store_format_next(&rd, &l, why, sizeof(why))) > 0)
-			if (l.type == 'A' && l.txn == txn)
-				*ret = true;
-		if (r < 0)
-			r = log_corrupt(s, &d, r, why, err);
-	}
-	store_disk_close(&d);
-	return r < 0 ? r : 0;
-}
-
-/*
- * Settle the lines pool_replay() left pending in pool @pi: confirmed when the partner
- * holds the transaction, dropped otherwise; the verdict is queued as a C or X line.
- */
-static int pool_resolve(struct nvipam_store *s, size_t pi, struct cni_err *err)
-{
-	struct store_pool_disk *d = s->pools[pi].disk;
-	int r;
-
-	for (size_t k = 0; k < d->n_queue; k++) {
-		struct store_line *w = &d->queue[k];
-		bool confirmed = false;
-
-		if (w->type != 'X' || !w->partner)
-			continue;
-		r = partner_has_txn(s, w->partner, w->txn, &confirmed, err);
-		if (r < 0)
-			return r;
-		w->partner = NULL;
-		if (confirmed) {
-			w->type = 'C';
-			continue;
-		}
-		for (size_t i = 0; i < s->n_allocs;) {
-			struct nvipam_alloc *a = &s->allocs[i];
-
-			if (a->txn == w->txn && strcmp(a->pool, s->pools[pi].key) == 0) {
-				memmove(a, a + 1, (s->n_allocs - i - 1) * sizeof(*a));
-				s->n_allocs--;
-			} else {
-				i++;
-			}
-		}
-	}
-	return 0;
 }
 
 /* ---- opening ---- */
@@ -607,12 +123,12 @@ static int legacy_duplicates(const struct nvipam_store *s, struct cni_err *err)
 static int load_legacy(struct nvipam_store *s, struct store_legacy *l, bool allow_dups,
 		       struct cni_err *err)
 {
-	int r = allocs_reserve(s, l->n_allocs);
+	int r = store_model_reserve(s, l->n_allocs);
 
 	for (size_t i = 0; r >= 0 && i < l->n_pools; i++) {
-		struct nvipam_store_pool *p = pool_find(s, l->pools[i].key);
+		struct nvipam_store_pool *p = store_model_pool(s, l->pools[i].key);
 
-		if (!p && (r = pool_insert(s, l->pools[i].key, NULL)) >= 0)
+		if (!p && (r = store_model_add_pool(s, l->pools[i].key, NULL)) >= 0)
 			p = &s->pools[r];
 		if (p) {
 			p->has_last = l->pools[i].has_last;
@@ -621,13 +137,13 @@ static int load_legacy(struct nvipam_store *s, struct store_legacy *l, bool allo
 	}
 	for (size_t i = 0; r >= 0 && i < l->n_allocs; i++) {
 		struct nvipam_alloc *a = &l->allocs[i];
-		struct nvipam_store_pool *p = pool_find(s, a->pool);
+		struct nvipam_store_pool *p = store_model_pool(s, a->pool);
 
 		if (!p) {
-			r = pool_insert(s, a->pool, NULL);
+			r = store_model_add_pool(s, a->pool, NULL);
 			p = r >= 0 ? &s->pools[r] : NULL;
 		}
-		if (r < 0 || (r = strings_keep(s, a->pool)) < 0)
+		if (r < 0 || (r = store_model_keep(s, a->pool)) < 0)
 			break;
 		s->allocs[s->n_allocs] = *a;
 		s->allocs[s->n_allocs++].pool = p->key;
@@ -666,31 +182,24 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	if (r >= 0)
 		r = store_disk_list(s, &stems, &n, err);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
-		r = pool_insert(s, NULL, stems[i]);
-		if (r < 0) {
+		r = store_model_add_pool(s, NULL, stems[i]);
+		if (r < 0)
 			cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
-			break;
-		}
-		r = store_disk_read_log(s, s->pools[r].disk, err);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(stems[i]);
 	free(stems);
 	for (size_t i = 0; r >= 0 && i < s->n_pools; i++)
-		r = pool_replay(s, i, allow_dups, err);
+		r = store_load_pool(s, i, allow_dups, err);
 	/* A log without its header never held anything. */
 	for (size_t i = 0; r >= 0 && i < s->n_pools;) {
-		if (s->pools[i].key) {
+		if (s->pools[i].key)
 			i++;
-			continue;
-		}
-		store_disk_close(s->pools[i].disk);
-		free(s->pools[i].disk);
-		memmove(&s->pools[i], &s->pools[i + 1], (s->n_pools - i - 1) * sizeof(s->pools[0]));
-		s->n_pools--;
+		else
+			store_model_drop_pool(s, i);
 	}
 	for (size_t i = 0; r >= 0 && i < s->n_pools; i++)
-		r = pool_resolve(s, i, err);
+		r = store_load_settle(s, i, err);
 	return r;
 }
 
@@ -729,8 +238,6 @@ int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct 
 	return open_whole(path, false, timeout_ms, true, ret, err);
 }
 
-static int write_store_file(struct nvipam_store *s, struct cni_err *err);
-
 /*
  * Under the shared node lock: the store file says version 2, or the exclusive lock
  * is taken to migrate an older store (or write a missing file) and let go again.
@@ -755,10 +262,10 @@ static int ensure_current(struct nvipam_store *s, bool write_missing, struct cni
 	if (r >= 0 && s->migrate)
 		r = nvipam_store_commit(s, err);
 	else if (r >= 0 && !s->has_manifest)
-		r = write_store_file(s, err);
+		r = store_commit_file(s, err);
 	if (r >= 0)
 		store_disk_sweep(s);
-	model_reset(s);
+	store_model_reset(s);
 	s->whole = false;
 	store_disk_unlock_node(s);
 	return r < 0 ? r : 0;
@@ -780,19 +287,17 @@ static int lock_shared(struct nvipam_store *s, bool write_missing, struct cni_er
 	return 0;
 }
 
-/* Lock, read and replay pool @pi (its pending lines resolved). */
+/* Lock, read and replay pool @pi, its pending lines settled. */
 static int pool_open(struct nvipam_store *s, size_t pi, struct cni_err *err)
 {
 	int r = store_disk_lock_pool(s, s->pools[pi].disk, err);
 
 	if (r >= 0) {
 		store_disk_sweep_pool(s, s->pools[pi].disk);
-		r = store_disk_read_log(s, s->pools[pi].disk, err);
+		r = store_load_pool(s, pi, false, err);
 	}
 	if (r >= 0)
-		r = pool_replay(s, pi, false, err);
-	if (r >= 0)
-		r = pool_resolve(s, pi, err);
+		r = store_load_settle(s, pi, err);
 	return r;
 }
 
@@ -813,7 +318,7 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
 	for (size_t i = 0; r >= 0 && i < n_keys; i++) {
 		if (!keys[i] || !*keys[i])
 			r = cni_err_set(err, CNI_ERR_INTERNAL, -EINVAL, "empty pool key");
-		else if (!pool_find(&s, keys[i]) && (r = pool_insert(&s, keys[i], NULL)) < 0)
+		else if (!store_model_pool(&s, keys[i]) && (r = store_model_add_pool(&s, keys[i], NULL)) < 0)
 			cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	}
 	/* In stem order: every process takes pool locks in the same order. */
@@ -827,27 +332,10 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
 	return 0;
 }
 
-/* Whether the log of @stem mentions @needle at all, read without its lock (a hint only). */
-static bool log_mentions(struct nvipam_store *s, const char *stem, const struct text_buf *needle)
-{
-	struct store_pool_disk d = { .lock_fd = -1, .log_fd = -1 };
-	struct cni_err ignored = { 0 };
-	bool found;
-
-	snprintf(d.stem, sizeof(d.stem), "%s", stem);
-	/* Unreadable: the locked read says why. */
-	if (store_disk_read_log(s, &d, &ignored) < 0)
-		return true;
-	found = d.data && memmem(d.data, d.file_len, needle->data, needle->len);
-	store_disk_close(&d);
-	return found;
-}
-
 int nvipam_store_release(const char *path, bool confined, unsigned int timeout_ms,
 			 const char *container_id, const char *ifname, size_t *ret_n,
 			 struct cni_err *err)
 {
-	struct text_buf needle = { 0 };
 	struct nvipam_store s;
 	char **stems = NULL;
 	size_t n = 0, released = 0;
@@ -865,18 +353,15 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 	}
 	if (r == 0)
 		r = store_disk_list(&s, &stems, &n, err);
-	/*
-	 * A log that does not mention the container is passed by without its lock: the
-	 * runtime never runs ADD and DEL of one attachment at once, and a log being
-	 * compacted holds the same allocations in its old and its new file.
-	 */
-	text_buf_put_escaped(&needle, container_id, strlen(container_id));
-	if (needle.oom)
-		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		if (needle.len && !log_mentions(&s, stems[i], &needle))
+		/*
+		 * A pool whose files do not name the container is passed by without its lock:
+		 * the runtime never runs ADD and DEL of one attachment at once, and a log being
+		 * compacted holds the same allocations in its old and its new file.
+		 */
+		if (!store_load_mentions(&s, stems[i], container_id, ifname))
 			continue;
-		r = pool_insert(&s, NULL, stems[i]);
+		r = store_model_add_pool(&s, NULL, stems[i]);
 		if (r < 0) {
 			cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 			break;
@@ -886,13 +371,12 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 			released += nvipam_store_remove(&s, s.pools[0].key, container_id, ifname);
 			r = nvipam_store_commit(&s, err);
 		}
-		model_reset(&s);
+		store_model_reset(&s);
 		r = r < 0 ? r : 0;
 	}
 	for (size_t i = 0; i < n; i++)
 		free(stems[i]);
 	free(stems);
-	text_buf_free(&needle);
 	nvipam_store_close(&s);
 	if (r < 0)
 		return r;
@@ -900,236 +384,18 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 	return 0;
 }
 
-/* ---- committing ---- */
-
-static int write_store_file(struct nvipam_store *s, struct cni_err *err)
-{
-	struct text_buf b = { 0 };
-	char dir[4096];
-	int r;
-
-	snprintf(dir, sizeof(dir), "%s.d", s->name);
-	store_migrate_file(&b, dir);
-	if (b.oom)
-		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	else
-		r = store_disk_write_file(s, b.data, b.len, err);
-	text_buf_free(&b);
-	if (r >= 0)
-		s->has_manifest = true;
-	return r;
-}
-
-static size_t pool_live(const struct nvipam_store *s, const struct nvipam_store_pool *p)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->n_allocs; i++)
-		n += s->allocs[i].pool == p->key;
-	return n;
-}
-
-/* The whole log of pool @p as the model has it: header, allocations, last reserved address. */
-static int pool_compacted(const struct nvipam_store *s, const struct nvipam_store_pool *p,
-			  struct text_buf *b)
-{
-	int r = 0;
-
-	store_format_header(b, p->key);
-	for (size_t i = 0; r >= 0 && i < s->n_allocs; i++) {
-		const struct nvipam_alloc *a = &s->allocs[i];
-		struct store_line l = { .type = 'A', .txn = a->txn, .partner = "", .alloc = *a };
-
-		if (a->pool == p->key)
-			r = store_format_line(b, &l);
-	}
-	if (p->has_last) {
-		struct store_line l = { .type = 'L', .alloc = { .ip = p->last_reserved } };
-
-		r = r < 0 ? r : store_format_line(b, &l);
-	}
-	return r;
-}
-
-/* The queued lines of pool @p, after its header when its log has none. */
-static int pool_lines(const struct nvipam_store_pool *p, struct text_buf *b)
-{
-	struct store_pool_disk *d = p->disk;
-	int r = 0;
-
-	if (!d->has_header)
-		store_format_header(b, p->key);
-	for (size_t i = 0; r >= 0 && i < d->n_queue; i++)
-		r = store_format_line(b, &d->queue[i]);
-	return r;
-}
-
-/*
- * Write pool @p: its queued lines appended, or its log rewritten whole when migrating or
- * when @may_compact and its dead lines outnumber its live ones by COMPACT_SLACK.
- */
-static int pool_write(struct nvipam_store *s, struct nvipam_store_pool *p, bool may_compact,
-		      struct cni_err *err)
-{
-	struct store_pool_disk *d = p->disk;
-	struct text_buf b = { 0 };
-	size_t live = pool_live(s, p);
-	bool compact = s->migrate || (may_compact && d->n_lines + d->n_queue > 2 * live + COMPACT_SLACK);
-	int r;
-
-	r = compact ? pool_compacted(s, p, &b) : pool_lines(p, &b);
-	if (r >= 0 && b.oom)
-		r = -ENOMEM;
-	if (r < 0) {
-		text_buf_free(&b);
-		return cni_err_set(err, CNI_ERR_INTERNAL, r, r == -E2BIG ? "a line is too long" :
-				   "out of memory");
-	}
-	r = compact ? store_disk_rewrite(s, d, b.data, b.len, err) :
-		      store_disk_append(s, d, b.data, b.len, true, err);
-	text_buf_free(&b);
-	if (r < 0)
-		return r;
-	d->has_header = true;
-	d->n_lines = compact ? live + p->has_last : d->n_lines + d->n_queue;
-	d->n_queue = 0;
-	return 0;
-}
-
-static uint64_t new_txn(void)
-{
-	uint64_t t = 0;
-
-	if (getrandom(&t, sizeof(t), GRND_NONBLOCK) != sizeof(t))
-		t = (uint64_t)now_us() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
-	return t ? t : 1;
-}
-
-/*
- * An ADD that queued allocations in more than one pool: all but the last pool (in lock
- * order) get pending lines naming the last one, which holds the transaction; @pending
- * says which pools.
- * Return: the transaction, 0 when there is none.
- */
-static uint64_t mark_transaction(struct nvipam_store *s, bool *pending)
-{
-	struct nvipam_store_pool *last = NULL;
-	size_t pools = 0;
-	uint64_t txn;
-
-	for (size_t i = 0; i < s->n_pools; i++) {
-		const struct store_pool_disk *d = s->pools[i].disk;
-
-		pending[i] = false;
-		for (size_t k = 0; k < d->n_queue; k++) {
-			if (d->queue[k].type == 'A') {
-				pending[i] = true;
-				last = &s->pools[i];
-				pools++;
-				break;
-			}
-		}
-	}
-	if (pools < 2)
-		return 0;
-	pending[last - s->pools] = false;
-	txn = new_txn();
-	for (size_t i = 0; i < s->n_pools; i++) {
-		struct nvipam_store_pool *p = &s->pools[i];
-		struct store_pool_disk *d = p->disk;
-
-		for (size_t k = 0; k < d->n_queue; k++) {
-			struct store_line *l = &d->queue[k];
-
-			if (l->type != 'A')
-				continue;
-			l->txn = txn;
-			if (pending[i]) {
-				l->flags |= STORE_ADD_PENDING;
-				l->partner = last->key;
-			}
-			/* The model keeps it too: a compacted log keeps the partner's evidence. */
-			for (size_t j = 0; j < s->n_allocs; j++)
-				if (s->allocs[j].pool == p->key && same_ip(&s->allocs[j].ip, &l->alloc.ip))
-					s->allocs[j].txn = txn;
-		}
-	}
-	return txn;
-}
-
-/* Migration: every pool's log written whole, logs of pools the older store lacks removed. */
-static int commit_migration(struct nvipam_store *s, struct cni_err *err)
-{
-	char **stems = NULL;
-	size_t n = 0;
-	int r;
-
-	r = store_disk_pool_dir(s, true, err);
-	if (r >= 0)
-		r = store_disk_list(s, &stems, &n, err);
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		bool kept = false;
-
-		for (size_t k = 0; k < s->n_pools && !kept; k++)
-			kept = strcmp(s->pools[k].disk->stem, stems[i]) == 0;
-		if (!kept)
-			r = store_disk_remove_log(s, stems[i], err);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(stems[i]);
-	free(stems);
-	for (size_t i = 0; r >= 0 && i < s->n_pools; i++)
-		r = pool_write(s, &s->pools[i], true, err);
-	/* Last: until the store file says version 2, the older store is the truth. */
-	if (r >= 0)
-		r = write_store_file(s, err);
-	if (r >= 0)
-		s->migrate = false;
-	return r;
-}
+/* ---- committing and closing ---- */
 
 int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err)
 {
-	_cleanup_free_ bool *pending = NULL;
-	uint64_t txn;
-	int r = 0;
+	int r;
 
 	if (!s->dirty)
 		return 0;
-	if (s->migrate) {
-		r = commit_migration(s, err);
-		if (r >= 0)
-			s->dirty = false;
-		return r;
-	}
-	if (!s->has_manifest)
-		r = write_store_file(s, err);
+	r = store_commit_write(s, err);
 	if (r >= 0)
-		r = store_disk_pool_dir(s, true, err);
-	if (r < 0)
-		return r;
-	pending = calloc(s->n_pools + 1, sizeof(*pending));
-	if (!pending)
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	txn = mark_transaction(s, pending);
-	for (size_t i = 0; i < s->n_pools; i++) {
-		/* A log with pending lines is appended to: they stay pending until confirmed. */
-		if (s->pools[i].disk->n_queue && (r = pool_write(s, &s->pools[i], !pending[i], err)) < 0)
-			return r;
-	}
-	/* Every pool holds its lines: the pending ones are confirmed (a hint, not synced). */
-	for (size_t i = 0; txn && i < s->n_pools; i++) {
-		struct store_line c = { .type = 'C', .txn = txn };
-		struct text_buf b = { 0 };
-		struct cni_err ignored = { 0 };
-
-		if (pending[i] && store_format_line(&b, &c) == 0 && !b.oom &&
-		    store_disk_append(s, s->pools[i].disk, b.data, b.len, false, &ignored) == 0)
-			s->pools[i].disk->n_lines++;
-		text_buf_free(&b);
-	}
-	s->dirty = false;
-	return 0;
+		s->dirty = false;
+	return r;
 }
 
 void nvipam_store_close(struct nvipam_store *s)
@@ -1138,7 +404,7 @@ void nvipam_store_close(struct nvipam_store *s)
 		return;
 	/* A zeroed store has lock_fd 0, which is not ours: only an opened store has a path. */
 	if (s->path) {
-		model_reset(s);
+		store_model_reset(s);
 		if (s->lock_fd >= 0)
 			(void)close(s->lock_fd); /* releases the flock */
 		if (s->pool_dir_fd >= 0)
@@ -1152,20 +418,44 @@ void nvipam_store_close(struct nvipam_store *s)
 
 /* ---- the model ---- */
 
-static bool is_attachment(const struct nvipam_alloc *a, const char *pool, const char *container_id,
-			  const char *ifname)
+static bool is_attachment(const struct nvipam_alloc *a, const char *container_id, const char *ifname)
 {
-	return (!pool || strcmp(a->pool, pool) == 0) && strcmp(a->container_id, container_id) == 0 &&
-	       strcmp(a->ifname, ifname) == 0;
+	return strcmp(a->container_id, container_id) == 0 && strcmp(a->ifname, ifname) == 0;
+}
+
+/* The first record of a pool's snapshot an attachment has, still there. */
+struct base_match {
+	const struct store_pool_disk *d;
+	long first;
+};
+
+static void base_match(size_t i, void *ctx)
+{
+	struct base_match *m = ctx;
+
+	if (m->first < 0 && !m->d->base_gone[i])
+		m->first = (long)i;
 }
 
 struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
 				       const char *container_id, const char *ifname)
 {
-	for (size_t i = 0; i < s->n_allocs; i++)
-		if (is_attachment(&s->allocs[i], pool, container_id, ifname))
+	struct nvipam_store_pool *p = store_model_pool(s, pool);
+	struct base_match m = { .first = -1 };
+	struct nvipam_alloc *a = NULL;
+
+	/* Allocations point at their pool's key: one comparison of pointers each. */
+	for (size_t i = 0; p && i < s->n_allocs; i++)
+		if (s->allocs[i].pool == p->key && is_attachment(&s->allocs[i], container_id, ifname))
 			return &s->allocs[i];
-	return NULL;
+	if (!p || !p->disk->has_base)
+		return NULL;
+	m.d = p->disk;
+	store_snap_find_attachment(&p->disk->base, container_id, ifname, base_match, &m);
+	/* Pulled into the model to be returned; a record that cannot be read is as none. */
+	if (m.first >= 0 && store_model_pull(s, p, (size_t)m.first, &a) < 0)
+		return NULL;
+	return a;
 }
 
 int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool round_robin)
@@ -1184,20 +474,26 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
 	/* What the loader would refuse must never be written. */
 	if (!*pool || !ip_addr_size(&a->ip))
 		return -EINVAL;
-	p = pool_find(s, pool);
+	p = store_model_pool(s, pool);
 	if (!p && !s->whole)
 		return -EINVAL;
-	for (size_t i = 0; i < s->n_allocs; i++)
-		if (same_ip(&s->allocs[i].ip, &a->ip) && strcmp(s->allocs[i].pool, pool) == 0)
+	for (size_t i = 0; p && i < s->n_allocs; i++)
+		if (s->allocs[i].pool == p->key && store_model_same_ip(&s->allocs[i].ip, &a->ip))
 			return -EEXIST;
+	if (p && p->disk->has_base) {
+		long i = store_snap_find_ip(&p->disk->base, &a->ip);
+
+		if (i >= 0 && !p->disk->base_gone[i])
+			return -EEXIST;
+	}
 	if (!p) {
-		r = pool_insert(s, pool, NULL);
+		r = store_model_add_pool(s, pool, NULL);
 		if (r < 0)
 			return r;
 		p = &s->pools[r];
 	}
-	r = strings_copy(s, in, out, ARRAY_SIZE(in));
-	if (r < 0 || (r = allocs_reserve(s, 1)) < 0)
+	r = store_model_copy(s, in, out, ARRAY_SIZE(in));
+	if (r < 0 || (r = store_model_reserve(s, 1)) < 0)
 		return r;
 	c.pool = p->key;
 	l.alloc = c;
@@ -1205,7 +501,7 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
 	/* Too long to be read back: refused now rather than written. */
 	r = store_format_line(&b, &l);
 	text_buf_free(&b);
-	if (r < 0 || (r = queue_line(p->disk, &l)) < 0)
+	if (r < 0 || (r = store_model_queue(p, &l)) < 0)
 		return r;
 	s->allocs[s->n_allocs++] = c;
 	if (round_robin) {
@@ -1216,6 +512,23 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
 	return 0;
 }
 
+/* Every record of a pool's snapshot an attachment has, still there, released. */
+struct base_release {
+	struct store_pool_disk *d;
+	size_t n;
+};
+
+static void base_release(size_t i, void *ctx)
+{
+	struct base_release *m = ctx;
+
+	if (!m->d->base_gone[i]) {
+		m->d->base_gone[i] = true;
+		m->d->base_live--;
+		m->n++;
+	}
+}
+
 size_t nvipam_store_remove(struct nvipam_store *s, const char *pool, const char *container_id,
 			   const char *ifname)
 {
@@ -1224,26 +537,39 @@ size_t nvipam_store_remove(struct nvipam_store *s, const char *pool, const char 
 	for (size_t i = 0; i < s->n_pools; i++) {
 		struct nvipam_store_pool *p = &s->pools[i];
 		struct store_line l = { .type = 'D' };
+		struct base_release m = { .d = p->disk };
 		bool found = false;
 		const char *in[] = { container_id, ifname };
 		char **out[] = { &l.alloc.container_id, &l.alloc.ifname };
 
+		if (pool && strcmp(p->key, pool) != 0)
+			continue;
 		for (size_t k = 0; k < s->n_allocs && !found; k++)
 			found = s->allocs[k].pool == p->key &&
-				is_attachment(&s->allocs[k], NULL, container_id, ifname);
-		if (!found || (pool && strcmp(p->key, pool) != 0))
+				is_attachment(&s->allocs[k], container_id, ifname);
+		if (p->disk->has_base) {
+			struct base_match any = { .d = p->disk, .first = -1 };
+
+			store_snap_find_attachment(&p->disk->base, container_id, ifname, base_match, &any);
+			found |= any.first >= 0;
+		}
+		if (!found)
 			continue;
 		/*
-		 * Copied: the arguments may point into an allocation being removed. Out of
-		 * memory here leaves the model as it was for this pool.
+		 * Copied: the line is written at commit, the caller's strings may be gone by
+		 * then. Out of memory here leaves the model as it was for this pool.
 		 */
-		if (strings_copy(s, in, out, 2) < 0 || queue_line(p->disk, &l) < 0)
+		if (store_model_copy(s, in, out, 2) < 0 || store_model_queue(p, &l) < 0)
 			continue;
+		if (p->disk->has_base) {
+			store_snap_find_attachment(&p->disk->base, l.alloc.container_id, l.alloc.ifname,
+						   base_release, &m);
+			removed += m.n;
+		}
 		for (size_t k = 0; k < s->n_allocs; k++) {
 			struct nvipam_alloc *a = &s->allocs[k];
 
-			if (a->pool == p->key && is_attachment(a, NULL, l.alloc.container_id,
-								 l.alloc.ifname))
+			if (a->pool == p->key && is_attachment(a, l.alloc.container_id, l.alloc.ifname))
 				a->pool = NULL; /* marked: dropped below */
 		}
 	}
@@ -1261,23 +587,65 @@ size_t nvipam_store_remove(struct nvipam_store *s, const char *pool, const char 
 	return removed;
 }
 
+static int cmp_ip(const void *x, const void *y)
+{
+	const struct ip_addr *a = x, *b = y;
+
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	return memcmp(a->bytes, b->bytes, sizeof(a->bytes));
+}
+
+/* Sort @v in place, whose first @sorted are in order: a snapshot's addresses, then a few more. */
+static int sort_ips(struct ip_addr *v, size_t n, size_t sorted)
+{
+	_cleanup_free_ struct ip_addr *merged = NULL;
+	size_t i, j, k;
+
+	if (!sorted)
+		sorted = 1;
+	while (sorted < n && cmp_ip(&v[sorted - 1], &v[sorted]) <= 0)
+		sorted++;
+	if (sorted >= n)
+		return 0;
+	qsort(v + sorted, n - sorted, sizeof(*v), cmp_ip);
+	merged = malloc(n * sizeof(*v));
+	if (!merged)
+		return -ENOMEM;
+	for (i = 0, j = sorted, k = 0; k < n; k++)
+		merged[k] = j >= n || (i < sorted && cmp_ip(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
+	memcpy(v, merged, n * sizeof(*v));
+	return 0;
+}
+
 int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
 		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last)
 {
-	const struct nvipam_store_pool *p = pool_find(s, pool);
+	const struct nvipam_store_pool *p = store_model_pool(s, pool);
+	const struct store_pool_disk *d = p ? p->disk : NULL;
+	size_t base_live = d && d->has_base ? d->base_live : 0, n = 0;
 	struct ip_addr *ips;
-	size_t n = 0;
 
-	for (size_t i = 0; i < s->n_allocs; i++)
-		if (strcmp(s->allocs[i].pool, pool) == 0)
-			n++;
-	ips = malloc((n ? n : 1) * sizeof(*ips));
+	ips = malloc((s->n_allocs + base_live + 1) * sizeof(*ips));
 	if (!ips)
 		return -ENOMEM;
-	n = 0;
-	for (size_t i = 0; i < s->n_allocs; i++)
-		if (strcmp(s->allocs[i].pool, pool) == 0)
+	/* The snapshot's first: they are in address order. */
+	if (base_live == (d && d->has_base ? d->base.n_records : 0)) {
+		if (base_live)
+			memcpy(ips, d->base.ips, base_live * sizeof(*ips));
+		n = base_live;
+	} else {
+		for (size_t i = 0; i < d->base.n_records; i++)
+			if (!d->base_gone[i])
+				ips[n++] = d->base.ips[i];
+	}
+	for (size_t i = 0; p && i < s->n_allocs; i++)
+		if (s->allocs[i].pool == p->key)
 			ips[n++] = s->allocs[i].ip;
+	if (sort_ips(ips, n, base_live) < 0) {
+		free(ips);
+		return -ENOMEM;
+	}
 	*ret_ips = ips;
 	*ret_n = n;
 	*ret_has_last = p && p->has_last;

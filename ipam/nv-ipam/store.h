@@ -219,7 +219,7 @@ int nvipam_alloc_ptr_cmp(const void *a, const void *b);
  * nvipam_store_usage() - the reserved IPs and last pick of a pool
  * @s: store
  * @pool: pool key
- * @ret_ips: malloc'ed array of held IPs, written only on success
+ * @ret_ips: malloc'ed array of held IPs in address order (IPv4 first), written only on success
  * @ret_n: number of entries
  * @ret_has_last: whether a last reserved IP is known
  * @ret_last: the last reserved IP

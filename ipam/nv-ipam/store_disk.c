@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -312,33 +313,6 @@ static void sweep(int dirfd, const char *prefix)
 	closedir(d);
 }
 
-int store_disk_read_log(struct nvipam_store *s, struct store_pool_disk *d, struct cni_err *err)
-{
-	char name[STORE_FORMAT_STEM_MAX + 8];
-	_cleanup_close_ int fd = -1;
-	int r;
-
-	snprintf(name, sizeof(name), "%s.log", d->stem);
-	r = file_open_beneath(s->pool_dir_fd, name, O_RDWR, 0, &fd);
-	if (r == -ENOENT) {
-		d->log_fd = -1;
-		return 0;
-	}
-	if (r == -ELOOP || r == -EISDIR || r == -EINVAL)
-		return cni_err_set(err, CNI_ERR_IO, r, "cannot read pool log %s.d/%s: not a regular file",
-				   s->path, name);
-	if (r == 0)
-		r = file_read_fd(fd, STORE_DISK_MAX_BYTES, &d->data, &d->file_len);
-	if (r == -EFBIG)
-		return cni_err_set(err, CNI_ERR_IO, r, "pool log %s.d/%s is corrupt: larger than %u bytes",
-				   s->path, name, STORE_DISK_MAX_BYTES);
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_IO, r, "cannot read pool log %s.d/%s: %s", s->path, name,
-				   strerror(-r));
-	d->log_fd = TAKE_FD(fd);
-	return 0;
-}
-
 static int pwrite_all(int fd, const char *data, size_t len, off_t off)
 {
 	while (len) {
@@ -353,6 +327,119 @@ static int pwrite_all(int fd, const char *data, size_t len, off_t off)
 		off += n;
 	}
 	return 0;
+}
+
+int store_disk_open_log(struct nvipam_store *s, struct store_pool_disk *d, struct cni_err *err)
+{
+	char name[STORE_FORMAT_STEM_MAX + 8];
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	snprintf(name, sizeof(name), "%s.log", d->stem);
+	d->file_len = 0;
+	r = file_open_beneath(s->pool_dir_fd, name, O_RDWR, 0, &fd);
+	if (r == -ENOENT) {
+		d->log_fd = -1;
+		return 0;
+	}
+	if (r == -ELOOP || r == -EISDIR || r == -EINVAL)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot read pool log %s.d/%s: not a regular file",
+				   s->path, name);
+	if (r == 0 && fstat(fd, &st) < 0)
+		r = -errno;
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot read pool log %s.d/%s: %s", s->path, name,
+				   strerror(-r));
+	if ((unsigned long long)st.st_size > STORE_DISK_MAX_BYTES)
+		return cni_err_set(err, CNI_ERR_IO, -EFBIG, "pool log %s.d/%s is corrupt: larger than %u bytes",
+				   s->path, name, STORE_DISK_MAX_BYTES);
+	d->file_len = (size_t)st.st_size;
+	d->log_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int store_disk_read_log(struct nvipam_store *s, struct store_pool_disk *d, size_t off, size_t len,
+			char **ret, struct cni_err *err)
+{
+	char *buf = malloc(len + 1);
+	size_t got = 0;
+
+	if (!buf)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	while (got < len) {
+		ssize_t n = pread(d->log_fd, buf + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			free(buf);
+			return cni_err_set(err, CNI_ERR_IO, -e, "cannot read pool log %s.d/%s.log: %s",
+					   s->path, d->stem, n < 0 ? strerror(e) : "shorter than it was");
+		}
+		got += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	return 0;
+}
+
+int store_disk_map_snap(struct nvipam_store *s, struct store_pool_disk *d)
+{
+	char name[STORE_FORMAT_STEM_MAX + 8];
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	void *map;
+	int r;
+
+	snprintf(name, sizeof(name), "%s.snap", d->stem);
+	r = file_open_beneath(s->pool_dir_fd, name, O_RDONLY, 0, &fd);
+	if (r < 0)
+		return r;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size == 0 || (unsigned long long)st.st_size > STORE_DISK_MAX_BYTES)
+		return -EINVAL;
+	/* Only ever replaced by rename, never changed in place: the mapping stays as it was. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	d->snap = map;
+	d->snap_len = (size_t)st.st_size;
+	return 0;
+}
+
+void store_disk_unmap_snap(struct store_pool_disk *d)
+{
+	if (d->snap)
+		(void)munmap((void *)d->snap, d->snap_len);
+	d->snap = NULL;
+	d->snap_len = 0;
+}
+
+int store_disk_write_snap(struct nvipam_store *s, struct store_pool_disk *d, const char *data,
+			  size_t len)
+{
+	char name[STORE_FORMAT_STEM_MAX + 8], tmp[STORE_FORMAT_STEM_MAX + 40];
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	snprintf(name, sizeof(name), "%s.snap", d->stem);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", name, (long)getpid());
+	(void)unlinkat(s->pool_dir_fd, tmp, 0);
+	fd = openat(s->pool_dir_fd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	r = pwrite_all(fd, data, len, 0);
+	if (r >= 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r >= 0 && renameat(s->pool_dir_fd, tmp, s->pool_dir_fd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlinkat(s->pool_dir_fd, tmp, 0);
+	return r;
 }
 
 int store_disk_append(struct nvipam_store *s, struct store_pool_disk *d, const char *data,
@@ -436,6 +523,8 @@ int store_disk_remove_log(struct nvipam_store *s, const char *stem, struct cni_e
 {
 	char name[STORE_FORMAT_STEM_MAX + 8];
 
+	snprintf(name, sizeof(name), "%s.snap", stem);
+	(void)unlinkat(s->pool_dir_fd, name, 0);
 	snprintf(name, sizeof(name), "%s.log", stem);
 	if (unlinkat(s->pool_dir_fd, name, 0) < 0 && errno != ENOENT)
 		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot remove pool log %s.d/%s: %s", s->path,
@@ -488,6 +577,8 @@ void store_disk_sweep_pool(struct nvipam_store *s, const struct store_pool_disk 
 
 	snprintf(name, sizeof(name), "%s.log", d->stem);
 	sweep(s->pool_dir_fd, name);
+	snprintf(name, sizeof(name), "%s.snap", d->stem);
+	sweep(s->pool_dir_fd, name);
 }
 
 void store_disk_sweep(struct nvipam_store *s)
@@ -505,8 +596,9 @@ void store_disk_close(struct store_pool_disk *d)
 		(void)close(d->log_fd);
 	if (d->lock_fd >= 0)
 		(void)close(d->lock_fd); /* releases the flock */
+	store_disk_unmap_snap(d);
+	free(d->base_gone);
 	free(d->data);
-	free(d->txns);
 	free(d->queue);
 	*d = (struct store_pool_disk){ .lock_fd = -1, .log_fd = -1 };
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "ipam/nv-ipam/store_format.h"
+#include "ipam/nv-ipam/store_snap.h"
 
 struct cni_err;
 struct nvipam_store;
@@ -16,15 +17,28 @@ struct nvipam_store;
 /* One pool's files as its holder sees them. */
 struct store_pool_disk {
 	char stem[STORE_FORMAT_STEM_MAX];
-	int lock_fd;       /* the pool's lock, -1 when the node lock is held exclusively */
-	int log_fd;        /* the log, open for reading and writing; -1 while it does not exist */
-	char *data;        /* the log as read (strings decoded in place; allocations point into it) */
-	size_t good_len;   /* end of the last complete line: where the next line goes */
-	size_t file_len;   /* the log's length (beyond @good_len: a killed writer's torn line) */
-	bool has_header;   /* the log has its header line */
-	size_t n_lines;    /* change lines in the log */
-	uint64_t *txns;    /* every transaction of an A line in the log (partner checks) */
-	size_t n_txns;
+	int lock_fd;        /* the pool's lock, -1 when the node lock is held exclusively */
+	int log_fd;         /* the log, open for reading and writing; -1 while it does not exist */
+	char *data;         /* what was read of the log (strings decoded in place, pointed to) */
+	const char *snap;   /* the snapshot, mapped (pointed to), NULL when none is used */
+	size_t snap_len;
+	/*
+	 * Some pools open: the snapshot's allocations stay in it, not copied into the
+	 * model, and are found through its tables (store.c pulls one in when it is looked
+	 * up, all of them before the log is compacted or a snapshot made).
+	 */
+	bool has_base;
+	struct store_snap base;
+	bool *base_gone;    /* released, or pulled into the model */
+	size_t base_live;   /* how many are not */
+	size_t good_len;    /* end of the last complete line: where the next line goes */
+	size_t file_len;    /* the log's length (beyond @good_len: a killed writer's torn line) */
+	bool loaded;        /* read into the model */
+	bool has_header;    /* the log has its header line */
+	uint64_t log_id;    /* from the header: snapshots name the log they were made from */
+	uint64_t tail_check; /* the checksum field of the last complete line */
+	size_t n_lines;     /* change lines in the log */
+	size_t snap_lines;  /* of which are in the snapshot on disk (0: none usable) */
 	struct store_line *queue; /* changes to write at commit (strings owned by the store) */
 	size_t n_queue;
 };
@@ -89,15 +103,59 @@ int store_disk_list(struct nvipam_store *s, char ***ret, size_t *ret_n, struct c
 int store_disk_lock_pool(struct nvipam_store *s, struct store_pool_disk *d, struct cni_err *err);
 
 /**
- * store_disk_read_log() - open and read a pool's log (its lock or the node's held)
+ * store_disk_open_log() - open a pool's log (its lock or the node's held) and learn its length
  * @s: store
- * @d: the pool's files; @log_fd, @data and @file_len are written (-1, NULL and 0 when
- *     there is no log)
- * @err: code 5 when it cannot be read
+ * @d: the pool's files; @log_fd and @file_len are written (-1 and 0 when there is no log)
+ * @err: code 5 when it cannot be opened or is too large
  *
  * Return: 0 on success, negative errno on failure.
  */
-int store_disk_read_log(struct nvipam_store *s, struct store_pool_disk *d, struct cni_err *err);
+int store_disk_open_log(struct nvipam_store *s, struct store_pool_disk *d, struct cni_err *err);
+
+/**
+ * store_disk_read_log() - read part of an open pool's log
+ * @s: store
+ * @d: the pool's files, its log open
+ * @off: where to start
+ * @len: how much (the log must hold it)
+ * @ret: malloc'ed bytes, NUL-terminated
+ * @err: code 5 on failure
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int store_disk_read_log(struct nvipam_store *s, struct store_pool_disk *d, size_t off, size_t len,
+			char **ret, struct cni_err *err);
+
+/**
+ * store_disk_map_snap() - map a pool's snapshot read-only (@snap and @snap_len are written)
+ * @s: store
+ * @d: the pool's files
+ *
+ * Return: 0 on success, -ENOENT when there is none, another negative errno when it
+ * cannot be used (a snapshot is a cache: the caller reads the log instead).
+ */
+int store_disk_map_snap(struct nvipam_store *s, struct store_pool_disk *d);
+
+/**
+ * store_disk_unmap_snap() - let go of a pool's mapped snapshot
+ * @d: the pool's files
+ */
+void store_disk_unmap_snap(struct store_pool_disk *d);
+
+/**
+ * store_disk_write_snap() - replace a pool's snapshot: temporary file, sync, rename
+ * @s: store
+ * @d: the pool's files
+ * @data: the snapshot
+ * @len: its length
+ *
+ * The directory is not synced: a rename lost in a crash leaves the older snapshot,
+ * which still matches an earlier point of the same log.
+ *
+ * Return: 0 on success, negative errno on failure (the old snapshot stays).
+ */
+int store_disk_write_snap(struct nvipam_store *s, struct store_pool_disk *d, const char *data,
+			  size_t len);
 
 /**
  * store_disk_append() - write lines at the end of a pool's log, over any torn tail
@@ -130,8 +188,8 @@ int store_disk_rewrite(struct nvipam_store *s, struct store_pool_disk *d, const 
 		       size_t len, struct cni_err *err);
 
 /**
- * store_disk_remove_log() - remove a pool's log (migration drops what the older store
- *                           did not hold)
+ * store_disk_remove_log() - remove a pool's log and snapshot (migration drops what the
+ *                           older store did not hold)
  * @s: store, under the exclusive node lock
  * @stem: the pool's stem
  * @err: code 5 on failure
@@ -170,7 +228,8 @@ int store_disk_write_file(struct nvipam_store *s, const char *data, size_t len,
 void store_disk_sweep(struct nvipam_store *s);
 
 /**
- * store_disk_sweep_pool() - remove the temporary files a killed compaction of a pool left
+ * store_disk_sweep_pool() - remove the temporary files of a pool's log and snapshot that
+ *                           killed writers left
  * @s: store
  * @d: the pool's files, its lock held (only its holder compacts it)
  */

@@ -81,7 +81,7 @@ static void put_ip(struct text_buf *b, const struct ip_addr *ip)
 	text_buf_puts(b, ip_addr_format(ip, s, sizeof(s)));
 }
 
-void store_format_header(struct text_buf *b, const char *key)
+void store_format_header(struct text_buf *b, const char *key, uint64_t log_id)
 {
 	size_t start = b->len;
 	char version[16];
@@ -90,6 +90,7 @@ void store_format_header(struct text_buf *b, const char *key)
 	text_buf_puts(b, HEADER_MAGIC);
 	put_field(b, version);
 	put_field(b, key);
+	put_txn(b, log_id);
 	put_check(b, start);
 }
 
@@ -199,6 +200,7 @@ static int next_line(struct store_reader *r, struct fields *f, char *why, size_t
 	n -= CHECK_DIGITS + 1;
 	if (text_checksum64(line, n) != want)
 		return fail(why, size, r, "checksum mismatch (damaged or edited)");
+	r->last_check = want;
 	line[n] = '\0';
 	f->n = 0;
 	for (p = line;;) {
@@ -269,7 +271,7 @@ static int field_ip(const struct store_reader *r, const struct fields *f, int i,
 }
 
 int store_format_read_header(struct store_reader *r, char *data, size_t len, const char **ret_key,
-			     char *why, size_t why_size)
+			     uint64_t *ret_log_id, char *why, size_t why_size)
 {
 	struct fields f;
 	const char *key;
@@ -280,7 +282,7 @@ int store_format_read_header(struct store_reader *r, char *data, size_t len, con
 	n = next_line(r, &f, why, why_size);
 	if (n <= 0)
 		return n;
-	if (f.n != 3 || strcmp(f.s[0], HEADER_MAGIC) != 0)
+	if (f.n != 4 || strcmp(f.s[0], HEADER_MAGIC) != 0)
 		return fail(why, why_size, r, "not an nv-ipam pool log");
 	if (strcmp(f.s[1], "1") != 0) {
 		snprintf(why, why_size, "unsupported pool log version %.16s (this plugin reads %d)",
@@ -289,7 +291,22 @@ int store_format_read_header(struct store_reader *r, char *data, size_t len, con
 	}
 	if (field_str(r, &f, 2, &key, why, why_size) < 0 || !*key)
 		return fail(why, why_size, r, "invalid pool key");
+	if (field_txn(r, &f, 3, true, ret_log_id, why, why_size) < 0)
+		return fail(why, why_size, r, "invalid log id");
 	*ret_key = key;
+	return 0;
+}
+
+void store_format_read_tail(struct store_reader *r, char *data, size_t len, size_t line_no)
+{
+	*r = (struct store_reader){ .data = data, .len = len, .line_no = line_no };
+}
+
+int store_format_line_check(const char *data, size_t len, uint64_t *ret)
+{
+	if (len < CHECK_DIGITS + 2 || data[len - 1] != '\n' || data[len - CHECK_DIGITS - 2] != '\t' ||
+	    !hex64(data + len - CHECK_DIGITS - 1, ret))
+		return -EINVAL;
 	return 0;
 }
 

@@ -15,7 +15,7 @@ struct text_buf;
  * string written with text_escape() (so no tab or newline inside a field), the
  * last field the text_checksum64() of everything before it, as 16 hex digits.
  *
- *   nv-ipam-pool-log  1  <pool key>  <check>                        header, first line
+ *   nv-ipam-pool-log  1  <pool key>  <log id>  <check>              header, first line
  *   A  <flags>  <txn>  <partner>  <ip>  <containerID>  <ifname>  <network>
  *      <podNamespace>  <podName>  <podUID>  <deviceID>  <created>  <check>
  *   D  <containerID>  <ifname>  <check>                              release an attachment
@@ -31,6 +31,9 @@ struct text_buf;
 #define STORE_FORMAT_LINE_MAX (16u * 1024u)
 /* A file name stem: room left for ".log.tmp.<pid>" within NAME_MAX. */
 #define STORE_FORMAT_STEM_MAX 201
+
+/* How every line ends: a tab, the checksum's 16 hex digits, a newline. */
+#define STORE_FORMAT_LINE_END 18
 
 /* Flags of an A line. */
 #define STORE_ADD_ROUND_ROBIN 1u /* "r": the pool's last reserved address moves to it */
@@ -60,8 +63,9 @@ void store_format_stem(const char *key, char *buf);
  * store_format_header() - append the header line of a pool's log
  * @b: buffer
  * @key: pool key
+ * @log_id: a random number, new whenever the log is written whole (snapshots name it)
  */
-void store_format_header(struct text_buf *b, const char *key);
+void store_format_header(struct text_buf *b, const char *key, uint64_t log_id);
 
 /**
  * store_format_line() - append one change line
@@ -77,9 +81,10 @@ int store_format_line(struct text_buf *b, const struct store_line *line);
 struct store_reader {
 	char *data;
 	size_t len;
-	size_t pos;      /* start of the next line */
-	size_t line_no;  /* of the last line read, 1 being the header */
-	bool torn;       /* the data ends in a line without its newline */
+	size_t pos;          /* start of the next line */
+	size_t line_no;      /* of the last line read, 1 being the header */
+	uint64_t last_check; /* the checksum field of the last line read */
+	bool torn;           /* the data ends in a line without its newline */
 };
 
 /**
@@ -89,6 +94,7 @@ struct store_reader {
  * @len: their length
  * @ret_key: the pool key of the header (points into @data); NULL when the file holds
  *           no complete header line (empty, or torn while it was being created)
+ * @ret_log_id: the log's id
  * @why: the reason, on failure
  * @why_size: its size
  *
@@ -96,7 +102,26 @@ struct store_reader {
  * another version.
  */
 int store_format_read_header(struct store_reader *r, char *data, size_t len, const char **ret_key,
-			     char *why, size_t why_size);
+			     uint64_t *ret_log_id, char *why, size_t why_size);
+
+/**
+ * store_format_read_tail() - read lines from the middle of a log
+ * @r: reader, set up here
+ * @data: the log's bytes from the start of a line on (modified as by store_format_next())
+ * @len: their length
+ * @line_no: the number of the line before them, for messages
+ */
+void store_format_read_tail(struct store_reader *r, char *data, size_t len, size_t line_no);
+
+/**
+ * store_format_line_check() - the checksum field of the line that ends a block of lines
+ * @data: complete lines
+ * @len: their length (at least one line)
+ * @ret: the checksum
+ *
+ * Return: 0, or -EINVAL when @data does not end in a line with a checksum.
+ */
+int store_format_line_check(const char *data, size_t len, uint64_t *ret);
 
 /**
  * store_format_next() - the next change line
