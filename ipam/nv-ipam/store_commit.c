@@ -183,8 +183,10 @@ static uint64_t mark_transaction(struct nvipam_store *s, bool *pending)
 			pools++;
 		}
 	}
-	if (pools < 2)
+	if (pools < 2) {
+		memset(pending, 0, s->n_pools * sizeof(*pending));
 		return 0;
+	}
 	pending[last - s->pools] = false;
 	txn = random_id();
 	for (size_t i = 0; i < s->n_pools; i++) {
