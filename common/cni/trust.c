@@ -36,9 +36,9 @@ static struct {
 	struct area areas[AREAS];
 } settings = {
 	.areas = {
-		[TRUST_LOG] = { "logDirs", "/var/log", { NULL }, 0 },
-		[TRUST_CONF] = { "confDirs", "/etc/cni/net.d", { NULL }, 0 },
-		[TRUST_STATE] = { "stateDirs", "/var/lib/cni/nv-ipam", { NULL }, 0 },
+		[TRUST_LOG] = { .key = "logDirs", .def = "/var/log" },
+		[TRUST_CONF] = { .key = "confDirs", .def = "/etc/cni/net.d" },
+		[TRUST_STATE] = { .key = "stateDirs", .def = "/var/lib/cni/nv-ipam" },
 	},
 };
 
