@@ -195,7 +195,7 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 			goto out;
 	}
 	/* Nothing reaches the disk before every pool has an address: all or nothing. */
-	r = nvipam_store_commit(&s.store, err);
+	r = nvipam_store_commit_close(&s.store, err);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < s.conf.n_pools && r >= 0; i++)

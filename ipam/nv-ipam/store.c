@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 
 #include "common/cni/error.h"
@@ -369,7 +370,13 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 		r = pool_open(&s, 0, err);
 		if (r >= 0 && s.pools[0].key) {
 			released += nvipam_store_remove(&s, s.pools[0].key, container_id, ifname);
-			r = nvipam_store_commit(&s, err);
+			r = s.dirty ? store_commit_write(&s, true, err) : 0;
+			s.dirty = false;
+			/* As nvipam_store_commit_close(): the pool's lock goes before the wait for the disk. */
+			if (s.pools[0].disk->lock_fd >= 0)
+				(void)flock(s.pools[0].disk->lock_fd, LOCK_UN);
+			if (r >= 0)
+				r = store_commit_sync(&s, err);
 		}
 		store_model_reset(&s);
 		r = r < 0 ? r : 0;
@@ -392,9 +399,36 @@ int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err)
 
 	if (!s->dirty)
 		return 0;
-	r = store_commit_write(s, err);
+	r = store_commit_write(s, false, err);
 	if (r >= 0)
 		s->dirty = false;
+	return r;
+}
+
+/* Let go of the pools' locks and the node's, the files staying open. */
+static void unlock_all(struct nvipam_store *s)
+{
+	for (size_t i = 0; i < s->n_pools; i++)
+		if (s->pools[i].disk->lock_fd >= 0)
+			(void)flock(s->pools[i].disk->lock_fd, LOCK_UN);
+	store_disk_unlock_node(s);
+}
+
+int nvipam_store_commit_close(struct nvipam_store *s, struct cni_err *err)
+{
+	int r = 0;
+
+	if (s->dirty)
+		r = store_commit_write(s, true, err);
+	/*
+	 * The locks go before the wait for the disk: the next writer of a pool appends after
+	 * these lines, which it reads from the page cache, and its own sync covers them too.
+	 * The lines were written whole: a kill from here on leaves the new state.
+	 */
+	unlock_all(s);
+	if (r >= 0)
+		r = store_commit_sync(s, err);
+	nvipam_store_close(s);
 	return r;
 }
 

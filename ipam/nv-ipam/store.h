@@ -162,6 +162,23 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err);
 
 /**
+ * nvipam_store_commit_close() - commit, then close, letting go of the locks before
+ *                               waiting for the disk
+ * @s: open store (closed on return, whatever happened)
+ * @err: code 5 on failure
+ *
+ * The lines are written whole under the locks, and synced after: the next writer of a
+ * pool need not wait for this one's sync (its own covers these lines too), which is
+ * what makes a burst of ADDs on one pool more than one sync at a time. Returns once
+ * the lines are on disk. An ADD in two pools syncs each pool before the next, under
+ * the locks, as nvipam_store_commit() does.
+ *
+ * Return: 0 on success, negative errno on failure (lines written but not synced stay:
+ * the runtime's DEL after a failed ADD releases them).
+ */
+int nvipam_store_commit_close(struct nvipam_store *s, struct cni_err *err);
+
+/**
  * nvipam_store_close() - release memory and the locks, without writing
  * @s: store (may be NVIPAM_STORE_INIT, zeroed or already closed)
  */

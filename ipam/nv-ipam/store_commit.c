@@ -116,11 +116,12 @@ static void pool_snapshot(struct nvipam_store *s, struct nvipam_store_pool *p)
 }
 
 /*
- * Write pool @p: its queued lines appended and synced, or its log rewritten whole when
- * migrating or (@may_compact) when its dead lines outnumber its live ones by COMPACT_SLACK.
+ * Write pool @p: its queued lines appended and synced (@defer_sync: synced later, by
+ * store_commit_sync()), or its log rewritten whole when migrating or (@may_compact) when
+ * its dead lines outnumber its live ones by COMPACT_SLACK.
  */
 static int pool_write(struct nvipam_store *s, struct nvipam_store_pool *p, bool may_compact,
-		      struct cni_err *err)
+		      bool defer_sync, struct cni_err *err)
 {
 	struct store_pool_disk *d = p->disk;
 	struct text_buf b = { 0 };
@@ -135,7 +136,7 @@ static int pool_write(struct nvipam_store *s, struct nvipam_store_pool *p, bool 
 		r = -ENOMEM;
 	if (r >= 0)
 		r = compact ? store_disk_rewrite(s, d, b.data, b.len, err) :
-			      store_disk_append(s, d, b.data, b.len, true, err);
+			      store_disk_append(s, d, b.data, b.len, !defer_sync, err);
 	else
 		cni_err_set(err, r == -EINVAL ? CNI_ERR_IO : CNI_ERR_INTERNAL, r, "pool log %s.d/%s.log: %s",
 			    s->path, d->stem, r == -E2BIG ? "a line is too long" :
@@ -146,6 +147,7 @@ static int pool_write(struct nvipam_store *s, struct nvipam_store_pool *p, bool 
 	if (r < 0)
 		return r;
 	d->has_header = true;
+	d->unsynced = !compact && defer_sync;
 	if (compact) {
 		d->log_id = log_id;
 		d->n_lines = live + p->has_last;
@@ -235,7 +237,7 @@ static int commit_migration(struct nvipam_store *s, struct cni_err *err)
 		free(stems[i]);
 	free(stems);
 	for (size_t i = 0; r >= 0 && i < s->n_pools; i++)
-		r = pool_write(s, &s->pools[i], true, err);
+		r = pool_write(s, &s->pools[i], true, false, err);
 	/* Last: until the store file says version 2, the older store is the truth. */
 	if (r >= 0)
 		r = store_commit_file(s, err);
@@ -244,7 +246,7 @@ static int commit_migration(struct nvipam_store *s, struct cni_err *err)
 	return r;
 }
 
-int store_commit_write(struct nvipam_store *s, struct cni_err *err)
+int store_commit_write(struct nvipam_store *s, bool defer_sync, struct cni_err *err)
 {
 	_cleanup_free_ bool *pending = NULL;
 	uint64_t txn;
@@ -262,9 +264,12 @@ int store_commit_write(struct nvipam_store *s, struct cni_err *err)
 	if (!pending)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	txn = mark_transaction(s, pending);
+	/* Two pools: each pool's lines on disk before the next pool's are written. */
+	defer_sync = defer_sync && !txn;
 	for (size_t i = 0; i < s->n_pools; i++) {
 		/* Pending lines are appended, and stay pending until confirmed: no compaction. */
-		if (s->pools[i].disk->n_queue && (r = pool_write(s, &s->pools[i], !pending[i], err)) < 0)
+		if (s->pools[i].disk->n_queue &&
+		    (r = pool_write(s, &s->pools[i], !pending[i], defer_sync, err)) < 0)
 			return r;
 	}
 	/* Every pool holds its lines: the pending ones are confirmed (a hint, not synced). */
@@ -282,4 +287,21 @@ int store_commit_write(struct nvipam_store *s, struct cni_err *err)
 		text_buf_free(&b);
 	}
 	return 0;
+}
+
+int store_commit_sync(struct nvipam_store *s, struct cni_err *err)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < s->n_pools; i++) {
+		struct store_pool_disk *d = s->pools[i].disk;
+
+		if (!d->unsynced)
+			continue;
+		if (fdatasync(d->log_fd) < 0 && r == 0)
+			r = cni_err_set(err, CNI_ERR_IO, -errno, "cannot write pool log %s.d/%s.log: sync: %s",
+					s->path, d->stem, strerror(errno));
+		d->unsynced = false;
+	}
+	return r;
 }

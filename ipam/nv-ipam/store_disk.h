@@ -35,6 +35,7 @@ struct store_pool_disk {
 	size_t file_len;    /* the log's length (beyond @good_len: a killed writer's torn line) */
 	bool loaded;        /* read into the model */
 	bool has_header;    /* the log has its header line */
+	bool unsynced;      /* lines were appended and not yet synced */
 	uint64_t log_id;    /* from the header: snapshots name the log they were made from */
 	uint64_t tail_check; /* the checksum field of the last complete line */
 	size_t n_lines;     /* change lines in the log */

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Benchmarks nv-ipam against Debian's Go host-local, both exec'd as a runtime
 # does, with 0, 100, 1000 and 10000 live allocations already in the pool, then
-# a burst of 200 concurrent ADDs. Figures are printed, not asserted.
+# a burst of 200 concurrent ADDs (and their DELs) on one pool. Figures are printed,
+# not asserted, with the ratios the targets are about.
 #
-# Usage: run-nvipam.sh [NV_IPAM [BENCH]]
-#   NV_IPAM  default build/ipam/nv-ipam/nv-ipam
-#   BENCH    default build/tests/bench/bench
+# Usage: run-nvipam.sh [NV_IPAM [BENCH [MULTIRAIL]]]
+#   NV_IPAM    default build/ipam/nv-ipam/nv-ipam
+#   BENCH      default build/tests/bench/bench
+#   MULTIRAIL  default build/tests/bench/multirail (runs the burst)
 # Environment: ITERATIONS (default 100), SIZES (default "0 100 1000 10000"),
 #   BURST (default 200), HOST_LOCAL (default /usr/lib/cni/host-local).
 set -euo pipefail
@@ -13,6 +15,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ours=$(realpath "${1:-$top/build/ipam/nv-ipam/nv-ipam}")
 bench=$(realpath "${2:-$top/build/tests/bench/bench}")
+burster=$(realpath "${3:-$top/build/tests/bench/multirail}")
 hl=${HOST_LOCAL:-/usr/lib/cni/host-local}
 iterations=${ITERATIONS:-100}
 sizes=${SIZES:-0 100 1000 10000}
@@ -75,27 +78,28 @@ for n in $sizes; do
 		bin=$ours; [ $label = go ] && bin=$hl
 		"$bench" --plugin "$label=$bin" --config "$tmp/$label-$n.json" --netns "/run/netns/$ns" \
 			--ifname net1 --cni-path /nonexistent --iterations "$iterations" --warmup 5 2>&1 |
-			awk -v l="$label" '$1 == l'
+			awk -v l="$label" '$1 == l' | tee -a "$tmp/sweep"
 	done
 done
 
 echo
-echo "== burst: $burst concurrent ADDs on an empty pool"
+echo "== burst: $burst concurrent ADDs on one empty pool, then their DELs"
 for label in ours go; do
 	bin=$ours; [ $label = go ] && bin=$hl
-	dir=$tmp/burst-$label
-	populate 0 "$dir"
-	conf=$(config "$dir")
-	start=$(date +%s%N)
-	for i in $(seq "$burst"); do
-		( CNI_COMMAND=ADD CNI_CONTAINERID=burst$i CNI_NETNS=/run/netns/$ns CNI_IFNAME=net1 \
-		  CNI_PATH=/nonexistent "$bin" <<<"$conf" 2>/dev/null | jq -r '.ips[0].address // empty' \
-		  >"$dir/out.$i" ) &
-	done
-	wait
-	ms=$(( ($(date +%s%N) - start) / 1000000 ))
-	ok=$(cat "$dir"/out.* | grep -c . || true)
-	dups=$(cat "$dir"/out.* | sort | uniq -d | wc -l)
-	printf '%-5s wall %6d ms   succeeded %d   failed %d   duplicate addresses %d\n' \
-		"$label" "$ms" "$ok" $((burst - ok)) "$dups"
+	populate 0 "$tmp/burst-$label"
+	config "$tmp/burst-$label" >"$tmp/burst-$label.json"
+	"$burster" --label "$label" --plugin "$bin" --config "$tmp/burst-$label.json" --netns "/run/netns/$ns" \
+		--cni-path /nonexistent --rails 1 --pods "$burst" --parallel "$burst" | tee -a "$tmp/burst" || true
 done
+
+# Medians of ADD against ours with none live, and the burst's wall times against Go's.
+echo
+echo "== ratios"
+awk '$2 == "ADD" { med[$1, ++n[$1]] = $6 }
+	END { split(sizes, s, " ")
+	      for (i = 1; i <= n["ours"]; i++)
+		printf "ADD median with %5s live: ours %6.2f ms = %.2fx ours at %s; go %7.2f ms; ours/go %.2f\n",
+			s[i], med["ours", i] / 1000, med["ours", i] / med["ours", 1], s[1],
+			med["go", i] / 1000, med["ours", i] / med["go", i] }' sizes="$sizes" "$tmp/sweep"
+awk '$2 == "ADD" { w[$1] = $12 } END { if (w["go"] > 0) printf "burst ADD wall: ours %d ms, go %d ms: ours/go %.2f\n", w["ours"], w["go"], w["ours"] / w["go"] }' "$tmp/burst"
+echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
