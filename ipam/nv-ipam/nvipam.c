@@ -150,6 +150,10 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	if (r == -EEXIST)
 		return cni_err_set(err, NVIPAM_ERR_CONFLICT, r, "IP is already reserved in the pool \"%s\"",
 				   pool->name);
+	if (r == -E2BIG)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
+				   "the attachment's container ID, network name and pod are too long to "
+				   "record in the store");
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	return 0;

@@ -356,7 +356,7 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 		r = store_disk_list(&s, &stems, &n, err);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		/*
-		 * A pool whose files do not name the container is passed by without its lock:
+		 * A pool whose files do not name the attachment is passed by without its lock:
 		 * the runtime never runs ADD and DEL of one attachment at once, and a log being
 		 * compacted holds the same allocations in its old and its new file.
 		 */

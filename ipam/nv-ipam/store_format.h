@@ -27,8 +27,12 @@ struct text_buf;
  * never a change that happened. Every complete line must be valid.
  */
 #define STORE_FORMAT_VERSION 1
-/* The longest line written or read: the strings of one allocation, escaped. */
-#define STORE_FORMAT_LINE_MAX (16u * 1024u)
+/*
+ * The longest line written or read: the strings of one allocation, escaped. Room for
+ * what a runtime can pass (an environment string is at most 128 KiB) and a long
+ * network name; a config asking for more is refused rather than recorded.
+ */
+#define STORE_FORMAT_LINE_MAX (512u * 1024u)
 /* A file name stem: room left for ".log.tmp.<pid>" within NAME_MAX. */
 #define STORE_FORMAT_STEM_MAX 201
 

@@ -162,7 +162,7 @@ static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char *
 		       size_t *ret_len, struct cni_err *err)
 {
 	_cleanup_free_ char *head = NULL;
-	size_t len = d->file_len < STORE_FORMAT_LINE_MAX + 1 ? d->file_len : STORE_FORMAT_LINE_MAX + 1;
+	size_t len = d->file_len < 4096 ? d->file_len : 4096;
 	struct store_reader rd;
 	const char *key;
 	char why[256];
@@ -171,6 +171,13 @@ static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char *
 	*ret_len = 0;
 	*ret_key = NULL;
 	r = store_disk_read_log(s, d, 0, len, &head, err);
+	/* A header is a few dozen bytes; one as long as a line may be is read as well. */
+	if (r >= 0 && !memchr(head, '\n', len) && len < d->file_len) {
+		free(head);
+		head = NULL;
+		len = d->file_len < STORE_FORMAT_LINE_MAX + 1 ? d->file_len : STORE_FORMAT_LINE_MAX + 1;
+		r = store_disk_read_log(s, d, 0, len, &head, err);
+	}
 	if (r < 0)
 		return r;
 	r = store_format_read_header(&rd, head, len, &key, &d->log_id, why, sizeof(why));
@@ -475,7 +482,12 @@ bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *c
 	if (store_model_add_pool(&t, NULL, stem) < 0)
 		return true;
 	d = t.pools[0].disk;
+	/* As A and D lines hold the attachment: "\t<container ID>\t<interface>\t". */
+	text_buf_putc(&needle, '\t');
 	text_buf_put_escaped(&needle, container_id, strlen(container_id));
+	text_buf_putc(&needle, '\t');
+	text_buf_put_escaped(&needle, ifname, strlen(ifname));
+	text_buf_putc(&needle, '\t');
 	if (needle.oom || store_disk_open_log(&t, d, &ignored) < 0)
 		goto out;
 	/* No log, or one never written past its creation: nothing there. Unreadable: look. */

@@ -39,7 +39,7 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool allow_dups, struct c
 int store_load_settle(struct nvipam_store *s, size_t pi, struct cni_err *err);
 
 /**
- * store_load_mentions() - whether a pool's files name a container at all, read without
+ * store_load_mentions() - whether a pool's files name an attachment at all, read without
  *                         the pool's lock (a hint: false only when it surely does not)
  * @s: store with its pool directory open
  * @stem: the pool's stem

@@ -228,18 +228,25 @@ static void test_created_times(void **state)
 static void test_add_too_long(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
-	_cleanup_free_ char *huge = malloc(20000);
+	_cleanup_free_ char *huge = malloc(600 * 1024);
 	struct nvipam_store s;
 	struct nvipam_alloc a = mk("p", "10.0.0.1", "c", "e");
 
 	(void)state;
-	memset(huge, 'x', 19999);
-	huge[19999] = '\0';
+	memset(huge, 'x', 600 * 1024 - 1);
+	huge[600 * 1024 - 1] = '\0';
 	a.network = huge;
 	open_ok(path, &s);
 	assert_int_equal(nvipam_store_add(&s, &a, true), -E2BIG);
 	assert_int_equal(s.n_allocs, 0);
 	assert_false(s.dirty);
+	/* A long name that fits (a network config may name its network so) is kept whole. */
+	huge[100 * 1024] = '\0';
+	assert_int_equal(nvipam_store_add(&s, &a, true), 0);
+	commit_ok(&s);
+	nvipam_store_close(&s);
+	open_ok(path, &s);
+	assert_int_equal(strlen(nvipam_store_find(&s, "p", "c", "e")->network), 100 * 1024);
 	nvipam_store_close(&s);
 }
 
@@ -672,6 +679,44 @@ static void test_two_pools_all_or_nothing(void **state)
 	open_ok(path, &s);
 	add_ok(&s, "a", "10.0.0.2", "c4", "net1", true);
 	nvipam_store_close(&s);
+}
+
+/* An ADD's commit: written, the locks let go, synced, closed. */
+static void test_commit_close(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *log_a = path_in("store.d/a.log");
+	_cleanup_free_ char *text = NULL;
+	const char *one[] = { "a", NULL }, *two[] = { "a", "b", NULL };
+	struct cni_err err = { 0 };
+	struct nvipam_store s, t;
+
+	(void)state;
+	open_pools_ok(path, one, &s);
+	add_ok(&s, "a", "10.0.0.1", "c1", "net1", true);
+	assert_int_equal(nvipam_store_commit_close(&s, &err), 0);
+	assert_null(s.path);
+	assert_int_equal(s.lock_fd, -1);
+	/* Nothing is held: the whole store opens at once. */
+	assert_int_equal(nvipam_store_open(path, false, 0, &t, &err), 0);
+	assert_non_null(nvipam_store_find(&t, "a", "c1", "net1"));
+	nvipam_store_close(&t);
+	/* Two pools: each synced before the next, the first one's line confirmed. */
+	open_pools_ok(path, two, &s);
+	add_ok(&s, "a", "10.0.0.2", "c2", "net1", true);
+	add_ok(&s, "b", "10.0.1.2", "c2", "net1", true);
+	assert_int_equal(nvipam_store_commit_close(&s, &err), 0);
+	text = read_all(log_a, NULL);
+	assert_non_null(strstr(text, "\nA\trp\t"));
+	assert_non_null(strstr(text, "\nC\t"));
+	open_ok(path, &t);
+	assert_non_null(nvipam_store_find(&t, "a", "c2", "net1"));
+	assert_non_null(nvipam_store_find(&t, "b", "c2", "net1"));
+	nvipam_store_close(&t);
+	/* Nothing to write: closed all the same. */
+	open_pools_ok(path, one, &s);
+	assert_int_equal(nvipam_store_commit_close(&s, &err), 0);
+	assert_null(s.path);
 }
 
 /* ---- compaction and snapshots ---- */
@@ -1139,6 +1184,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_whole_store_excludes_pools, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_release, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_two_pools_all_or_nothing, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_commit_close, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_compaction, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_many_allocations, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_lock_contention, helper_setup, helper_teardown),
