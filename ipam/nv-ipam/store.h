@@ -52,6 +52,11 @@ struct nvipam_store {
 	int pool_dir_fd;               /* "<name>.d", -1 while it does not exist */
 	char *path;
 	const char *name;              /* the file's name in its directory (points into @path) */
+	/*
+	 * The whole store open: every allocation. Some pools open: only what was read from
+	 * their logs' tails, added, or looked up; the rest stay in the pools' snapshots,
+	 * which nvipam_store_find(), _usage(), _add() and _remove() consult.
+	 */
 	struct nvipam_alloc *allocs;
 	size_t n_allocs;
 	size_t cap_allocs;             /* room in @allocs */
@@ -119,7 +124,8 @@ int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct 
  * Shares the node lock and takes each pool's lock exclusively, in file name order:
  * work on other pools goes on meanwhile. An older single-file store is migrated
  * first (under the exclusive node lock), and a store file is written if there is
- * none. nvipam_store_add() takes only these pools.
+ * none. nvipam_store_add() takes only these pools; @ret->allocs does not list
+ * every allocation (see struct nvipam_store).
  *
  * Return: 0 on success, negative errno on failure.
  */
