@@ -121,12 +121,17 @@ for round in $(seq "$rounds"); do
 		run ours "$macvlan" "$tmp/bin-ours" "$tmp/ours.json"
 	fi
 done
-# The last run of each against the other's: wall times (ADD, DEL) and the ADD p50.
-awk '$2 == "ADD" || $2 == "DEL" { wall[$1, $2] = $11; if ($2 == "ADD") p50[$1] = $17 }
-	END { for (c = 1; c <= 2; c++) { cmd = c == 1 ? "ADD" : "DEL"
-		if (wall["go", cmd] > 0)
-			printf "%s wall: ours %d ms, go %d ms: ours/go %.2f\n", cmd, wall["ours", cmd],
-				wall["go", cmd], wall["ours", cmd] / wall["go", cmd] }
-	      if (p50["go"] > 0) printf "ADD per-pod p50: ours/go %.2f\n", p50["ours"] / p50["go"] }' "$tmp/out"
+# Each round's runs against each other: wall times (ADD, DEL) and the per-pod ADD p50.
+awk '$2 == "ADD" || $2 == "DEL" { k = ++n[$1, $2]; wall[$1, $2, k] = $12
+		if ($2 == "ADD") p50[$1, k] = $17 }
+	END { for (k = 1; k <= n["go", "ADD"] && k <= n["ours", "ADD"]; k++) {
+		for (c = 1; c <= 2; c++) { cmd = c == 1 ? "ADD" : "DEL"
+			if (wall["go", cmd, k] > 0)
+				printf "round %d %s wall: ours %d ms, go %d ms: ours/go %.2f\n", k, cmd,
+					wall["ours", cmd, k], wall["go", cmd, k],
+					wall["ours", cmd, k] / wall["go", cmd, k] }
+		if (p50["go", k] > 0)
+			printf "round %d ADD per-pod p50: ours %.1f ms, go %.1f ms: ours/go %.2f\n", k,
+				p50["ours", k], p50["go", k], p50["ours", k] / p50["go", k] } }' "$tmp/out"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status
