@@ -74,6 +74,8 @@ for n in $sizes; do
 	done
 	echo
 	echo "== $n live allocations"
+	printf '%-10s %-7s %6s %8s %10s %10s %10s %12s\n' label command runs failures "min us" \
+		"median us" "p90 us" "peak RSS KiB"
 	for label in ours go; do
 		bin=$ours; [ $label = go ] && bin=$hl
 		"$bench" --plugin "$label=$bin" --config "$tmp/$label-$n.json" --netns "/run/netns/$ns" \
