@@ -28,7 +28,8 @@ count() {
 	skipped=$((skipped + $(jq -s '[.[] | select(.result == "SKIP")] | length' "$log")))
 }
 
-section() { printf '\n===== %s =====\n' "$*"; }
+# section TITLE: a heading with the time spent so far, to see where the minutes go
+section() { printf '\n===== %s ===== (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 suites=(-Dunit_tests=enabled -Dnetns_tests=enabled -De2e_tests=enabled)
 
@@ -75,15 +76,19 @@ count "$out/main" testlog-valgrind.json
 section "plugins linked dynamically for valgrind"
 meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
-ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device
+ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device \
+	ipam/nv-ipam/nv-ipam
+dyn=$out/dyn
 
-# plugin_under_valgrind NAME: the plugin's netns script with every plugin run under valgrind
-plugin_under_valgrind() {
-	local name=$1 vglogs=$out/valgrind-$1
-	section "$name netns suite with the plugin under valgrind"
+# under_valgrind NAME SCRIPT ARGS...: a netns script (NAME: one word) with every plugin it runs under
+# valgrind. lax-ioctls: valgrind does not know NS_GET_NSTYPE and would warn of it.
+under_valgrind() {
+	local name=$1 script=$2 vglogs=$out/valgrind-$1
+	shift 2
+	section "$name netns script with the plugins under valgrind"
 	mkdir -p "$vglogs"
-	if PLUGIN_WRAPPER="valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --log-file=$vglogs/vg.%p" \
-		bash "tests/netns/$name.sh" "$out/dyn/plugins/$name/$name" /usr/lib/cni >"$out/valgrind-$name.log" 2>&1; then
+	if PLUGIN_WRAPPER="valgrind --quiet --sim-hints=lax-ioctls --leak-check=full --errors-for-leak-kinds=definite,indirect --log-file=$vglogs/vg.%p" \
+		bash "$script" "$@" >"$out/valgrind-$name.log" 2>&1; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1)); status=1
@@ -91,15 +96,20 @@ plugin_under_valgrind() {
 	fi
 	if find "$vglogs" -type f -size +0 | grep -q .; then
 		echo "valgrind reported errors in $name runs:" >&2
-		find "$vglogs" -type f -size +0 -exec cat {} + | head -80 >&2
+		# head closes the pipe early: that must not end the script (pipefail).
+		{ find "$vglogs" -type f -size +0 -exec cat {} + | head -80 >&2; } || true
 		failed=$((failed + 1)); status=1
 	else
 		echo "valgrind: $(find "$vglogs" -type f | wc -l) $name runs, no errors"
 	fi
 }
-plugin_under_valgrind macvlan
-plugin_under_valgrind ipoib
-plugin_under_valgrind host-device
+for p in macvlan ipoib host-device; do
+	under_valgrind "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p" /usr/lib/cni
+done
+# Section 7 (SIGKILL under strace) runs its ADDs without a wrapper: left to the other runs.
+HOSTILE_SECTIONS="1 2 3 4 5 6" under_valgrind hostile tests/netns/hostile.sh \
+	"$dyn/plugins/macvlan/macvlan" "$dyn/plugins/ipoib/ipoib" \
+	"$dyn/plugins/host-device/host-device" "$dyn/ipam/nv-ipam/nv-ipam" /usr/lib/cni
 
 section "fuzzers, ${fuzz_seconds}s each"
 CC=clang meson setup "$out/fuzz" -Dfuzz=enabled -Dunit_tests=disabled -Dnetns_tests=disabled \
@@ -111,7 +121,7 @@ FUZZ_SECONDS=$fuzz_seconds meson test -C "$out/fuzz" --print-errorlogs --suite f
 count "$out/fuzz"
 
 section "summary"
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed, $skipped skipped in $((SECONDS / 60))m$((SECONDS % 60))s"
 if [ "$(id -u)" -eq 0 ] && [ "$skipped" -gt 0 ]; then
 	echo "tests were skipped although running as root" >&2
 	status=1

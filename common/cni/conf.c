@@ -105,7 +105,7 @@ static int parse_common(struct json_object *root, struct cni_conf *c, struct cni
 	if (ipam && (r = cjson_get_str(ipam, "type", &c->ipam_type, err)) < 0)
 		return r;
 	/* ipam.type names a file in CNI_PATH: refuse what could leave those directories. */
-	if (c->ipam_type && *c->ipam_type && !cni_conf_ipam_type_valid(c->ipam_type))
+	if (cni_conf_has_ipam(c) && !cni_conf_ipam_type_valid(c->ipam_type))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid ipam type \"%.64s\": must be a plugin name without '/'",
 				   c->ipam_type);
@@ -135,120 +135,34 @@ int cni_conf_parse(const char *buf, size_t len, struct cni_conf *ret, struct cni
 	return 0;
 }
 
-/* Walks all but the last component of @path; returns the parent object or NULL. */
-static int conf_walk(const struct cni_conf *conf, const char *path, struct json_object **ret_parent,
-		     const char **ret_key, struct cni_err *err)
-{
-	struct json_object *o = conf->root;
-	const char *p = path;
-	const char *dot;
-
-	while ((dot = strchr(p, '.'))) {
-		char key[64];
-		struct json_object *next;
-
-		snprintf(key, sizeof(key), "%.*s", (int)(dot - p), p);
-		next = cjson_get(o, key);
-		if (!next)
-			return 0;
-		if (!json_object_is_type(next, json_type_object))
-			return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
-					   "field \"%.*s\": expected an object, got %s", (int)(dot - path),
-					   path, cjson_type_name(next));
-		o = next;
-		p = dot + 1;
-	}
-	*ret_parent = o;
-	*ret_key = p;
-	return 1;
-}
-
-/* Type errors name the whole path, not just its last component. */
-static void name_path(struct cni_err *err, int r, const char *path, const char *key)
-{
-	char msg[sizeof(err->msg)];
-	const char *needle;
-	char quoted[80];
-
-	if (r >= 0 || !err || key == path)
-		return;
-	snprintf(quoted, sizeof(quoted), "\"%s\"", key);
-	needle = strstr(err->msg, quoted);
-	if (!needle)
-		return;
-	snprintf(msg, sizeof(msg), "%.*s\"%s\"%s", (int)(needle - err->msg), err->msg, path,
-		 needle + strlen(quoted));
-	snprintf(err->msg, sizeof(err->msg), "%s", msg);
-}
-
 int cni_conf_get_str(const struct cni_conf *conf, const char *path, const char **ret,
 		     struct cni_err *err)
 {
-	struct json_object *parent = NULL;
-	const char *key = NULL;
-	int r = conf_walk(conf, path, &parent, &key, err);
-
-	if (r <= 0)
-		return r;
-	r = cjson_get_str(parent, key, ret, err);
-	name_path(err, r, path, key);
-	return r;
+	return cjson_path_get_str(conf->root, path, ret, err);
 }
 
 int cni_conf_get_bool(const struct cni_conf *conf, const char *path, bool *ret,
 		      struct cni_err *err)
 {
-	struct json_object *parent = NULL;
-	const char *key = NULL;
-	int r = conf_walk(conf, path, &parent, &key, err);
-
-	if (r <= 0)
-		return r;
-	r = cjson_get_bool(parent, key, ret, err);
-	name_path(err, r, path, key);
-	return r;
+	return cjson_path_get_bool(conf->root, path, ret, err);
 }
 
 int cni_conf_get_int(const struct cni_conf *conf, const char *path, int64_t min, int64_t max,
 		     int64_t *ret, struct cni_err *err)
 {
-	struct json_object *parent = NULL;
-	const char *key = NULL;
-	int r = conf_walk(conf, path, &parent, &key, err);
-
-	if (r <= 0)
-		return r;
-	r = cjson_get_int(parent, key, min, max, ret, err);
-	name_path(err, r, path, key);
-	return r;
+	return cjson_path_get_int(conf->root, path, min, max, ret, err);
 }
 
 int cni_conf_get_uint_text(const struct cni_conf *conf, const char *path, uint64_t max,
 			   uint64_t *ret, struct cni_err *err)
 {
-	struct json_object *parent = NULL;
-	const char *key = NULL;
-	int r = conf_walk(conf, path, &parent, &key, err);
-
-	if (r <= 0)
-		return r;
-	r = cjson_get_uint_text(parent, key, max, ret, err);
-	name_path(err, r, path, key);
-	return r;
+	return cjson_path_get_uint_text(conf->root, path, max, ret, err);
 }
 
 int cni_conf_get_str_array(const struct cni_conf *conf, const char *path, char ***ret,
 			   size_t *ret_n, struct cni_err *err)
 {
-	struct json_object *parent = NULL;
-	const char *key = NULL;
-	int r = conf_walk(conf, path, &parent, &key, err);
-
-	if (r <= 0)
-		return r;
-	r = cjson_get_str_array(parent, key, ret, ret_n, err);
-	name_path(err, r, path, key);
-	return r;
+	return cjson_path_get_str_array(conf->root, path, ret, ret_n, err);
 }
 
 void cni_conf_strv_free(char **v, size_t n)
@@ -310,6 +224,11 @@ int cni_conf_gc_attachments(const struct cni_conf *conf, struct cni_attachment *
 fail:
 	cni_attachments_free(a, n);
 	return r;
+}
+
+bool cni_conf_has_ipam(const struct cni_conf *conf)
+{
+	return conf->ipam_type && *conf->ipam_type;
 }
 
 bool cni_conf_ipam_type_valid(const char *type)

@@ -142,6 +142,14 @@ int cni_conf_gc_attachments(const struct cni_conf *conf, struct cni_attachment *
 void cni_attachments_free(struct cni_attachment *a, size_t n);
 
 /**
+ * cni_conf_has_ipam() - whether the config names an IPAM plugin ("ipam": {} or none is L2)
+ * @conf: config
+ *
+ * Return: true when ipam.type is set.
+ */
+bool cni_conf_has_ipam(const struct cni_conf *conf);
+
+/**
  * cni_conf_ipam_type_valid() - whether ipam.type is a plain plugin name (no '/', not "." or "..")
  * @type: the name
  *

@@ -100,10 +100,13 @@ struct child_io {
 
 /*
  * Feeds stdin and drains stdout together so neither side can block the other.
- * Both descriptors are closed on return, whatever happened.
+ * A descriptor is closed (and set to -1) when its side is done; on failure
+ * what is left open stays so, for the caller to stop the child first: closed
+ * pipes would let it run on and finish what it was cut short doing.
  */
-static int pump(int in_fd, const char *in, size_t in_len, int out_fd, struct child_io *io)
+static int pump(int *in_fdp, const char *in, size_t in_len, int *out_fdp, struct child_io *io)
 {
+	int in_fd = *in_fdp, out_fd = *out_fdp;
 	size_t sent = 0, cap = 0;
 	struct pollfd fds[2];
 	int r = 0;
@@ -162,10 +165,8 @@ static int pump(int in_fd, const char *in, size_t in_len, int out_fd, struct chi
 			}
 		}
 	}
-	if (in_fd >= 0)
-		close(in_fd);
-	if (out_fd >= 0)
-		close(out_fd);
+	*in_fdp = in_fd;
+	*out_fdp = out_fd;
 	return r;
 }
 
@@ -215,10 +216,14 @@ static int run_once(const char *bin, char **envp, const char *in, size_t in_len,
 	close(err_pipe[1]);
 	/* A closed pipe would otherwise kill us while feeding a plugin that exited early. */
 	signal(SIGPIPE, SIG_IGN);
-	r = pump(in_pipe[1], in, in_len, out_pipe[0], io);
+	r = pump(&in_pipe[1], in, in_len, &out_pipe[0], io);
 	/* A plugin that says too much is not waited for: it could block on a full pipe forever. */
 	if (r < 0)
 		(void)kill(pid, SIGKILL);
+	if (in_pipe[1] >= 0)
+		close(in_pipe[1]);
+	if (out_pipe[0] >= 0)
+		close(out_pipe[0]);
 	n = read(err_pipe[0], &e, sizeof(e));
 	io->exec_errno = n == (ssize_t)sizeof(e) ? e : 0;
 	close(err_pipe[0]);

@@ -7,6 +7,7 @@
 
 #include "common/cni/error.h"
 #include "common/cni/json.h"
+#include "common/util/cleanup.h"
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
 
@@ -148,24 +149,20 @@ struct json_object *cjson_get(struct json_object *obj, const char *key)
 	return v;
 }
 
+/* The names Go's encoding/json gives JSON types in its errors. */
+static const char *const type_names[] = {
+	[json_type_null] = "null",     [json_type_boolean] = "boolean", [json_type_double] = "number",
+	[json_type_int] = "number",    [json_type_object] = "object",   [json_type_array] = "array",
+	[json_type_string] = "string",
+};
+
 const char *cjson_type_name(struct json_object *o)
 {
-	switch (json_object_get_type(o)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "boolean";
-	case json_type_double:
-	case json_type_int:
-		return "number";
-	case json_type_object:
-		return "object";
-	case json_type_array:
-		return "array";
-	case json_type_string:
-		return "string";
-	}
-	return "unknown";
+	enum json_type t = json_object_get_type(o);
+
+	if ((size_t)t >= ARRAY_SIZE(type_names) || !type_names[t])
+		return "unknown";
+	return type_names[t];
 }
 
 static int wrong_type(struct cni_err *err, const char *key, const char *want, struct json_object *v)
@@ -187,50 +184,55 @@ static bool int_value(struct json_object *v, int64_t *ret)
 	       !(*ret == INT64_MAX && json_object_get_uint64(v) > (uint64_t)INT64_MAX);
 }
 
-int cjson_get_typed(struct json_object *obj, const char *key, enum json_type type,
-		    struct json_object **ret, struct cni_err *err)
+/*
+ * The getters read @key of @obj and name @label in their messages: the key
+ * itself, or the dotted path it was reached by.
+ */
+static int get_typed(struct json_object *obj, const char *key, const char *label,
+		     enum json_type type, struct json_object **ret, struct cni_err *err)
 {
 	struct json_object *v = cjson_get(obj, key);
 
 	if (!v)
 		return 0;
 	if (!json_object_is_type(v, type))
-		return wrong_type(err, key, json_type_to_name(type), v);
+		return wrong_type(err, label, json_type_to_name(type), v);
 	*ret = v;
 	return 1;
 }
 
-int cjson_get_str(struct json_object *obj, const char *key, const char **ret,
-		  struct cni_err *err)
+static int get_str(struct json_object *obj, const char *key, const char *label, const char **ret,
+		   struct cni_err *err)
 {
 	struct json_object *v = cjson_get(obj, key);
 
 	if (!v)
 		return 0;
 	if (!json_object_is_type(v, json_type_string))
-		return wrong_type(err, key, "a string", v);
+		return wrong_type(err, label, "a string", v);
 	/* "\u0000" would cut the C string short and pass checks it should fail. */
 	if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "field \"%s\": NUL character in string",
-				   key);
+				   label);
 	*ret = json_object_get_string(v);
 	return 1;
 }
 
-int cjson_get_bool(struct json_object *obj, const char *key, bool *ret, struct cni_err *err)
+static int get_bool(struct json_object *obj, const char *key, const char *label, bool *ret,
+		    struct cni_err *err)
 {
 	struct json_object *v = cjson_get(obj, key);
 
 	if (!v)
 		return 0;
 	if (!json_object_is_type(v, json_type_boolean))
-		return wrong_type(err, key, "a boolean", v);
+		return wrong_type(err, label, "a boolean", v);
 	*ret = json_object_get_boolean(v);
 	return 1;
 }
 
-int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t max,
-		  int64_t *ret, struct cni_err *err)
+static int get_int(struct json_object *obj, const char *key, const char *label, int64_t min,
+		   int64_t max, int64_t *ret, struct cni_err *err)
 {
 	struct json_object *v = cjson_get(obj, key);
 	int64_t x;
@@ -238,17 +240,17 @@ int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t
 	if (!v)
 		return 0;
 	if (!json_object_is_type(v, json_type_int))
-		return wrong_type(err, key, "an integer", v);
+		return wrong_type(err, label, "an integer", v);
 	if (!int_value(v, &x) || x < min || x > max)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
-				   "field \"%s\": %s out of range [%lld, %lld]", key,
+				   "field \"%s\": %s out of range [%lld, %lld]", label,
 				   json_object_get_string(v), (long long)min, (long long)max);
 	*ret = x;
 	return 1;
 }
 
-int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, uint64_t *ret,
-			struct cni_err *err)
+static int get_uint_text(struct json_object *obj, const char *key, const char *label, uint64_t max,
+			 uint64_t *ret, struct cni_err *err)
 {
 	struct json_object *v = cjson_get(obj, key);
 	const char *text, *digits;
@@ -261,17 +263,17 @@ int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, 
 	if (json_object_is_type(v, json_type_int)) {
 		if (!int_value(v, &n) || n < 0 || (uint64_t)n > max)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
-					   "field \"%s\": %s out of range [0, %llu]", key,
+					   "field \"%s\": %s out of range [0, %llu]", label,
 					   json_object_get_string(v), (unsigned long long)max);
 		*ret = (uint64_t)n;
 		return 1;
 	}
 	if (!json_object_is_type(v, json_type_string))
-		return wrong_type(err, key, "an integer or a string", v);
+		return wrong_type(err, label, "an integer or a string", v);
 	text = json_object_get_string(v);
 	if (strlen(text) != (size_t)json_object_get_string_len(v))
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "field \"%s\": NUL character in string",
-				   key);
+				   label);
 	base = strncasecmp(text, "0x", 2) == 0 ? 16 : 10;
 	digits = base == 16 ? text + 2 : text;
 	if (!*digits)
@@ -289,7 +291,7 @@ int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, 
 			goto bad;
 		if (d > max || x > (max - d) / (uint64_t)base)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
-					   "field \"%s\": \"%.32s\" out of range [0, %llu]", key, text,
+					   "field \"%s\": \"%.32s\" out of range [0, %llu]", label, text,
 					   (unsigned long long)max);
 		x = x * (uint64_t)base + d;
 	}
@@ -297,7 +299,7 @@ int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, 
 	return 1;
 bad:
 	return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-			   "field \"%s\": \"%.32s\" is not a decimal or 0x-prefixed hex number", key,
+			   "field \"%s\": \"%.32s\" is not a decimal or 0x-prefixed hex number", label,
 			   text);
 }
 
@@ -308,15 +310,15 @@ void cjson_strv_free(char **v, size_t n)
 	free(v);
 }
 
-int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, size_t *ret_n,
-			struct cni_err *err)
+static int get_str_array(struct json_object *obj, const char *key, const char *label, char ***ret,
+			 size_t *ret_n, struct cni_err *err)
 {
 	struct json_object *arr = NULL;
 	char **v;
 	size_t n;
 	int r;
 
-	r = cjson_get_typed(obj, key, json_type_array, &arr, err);
+	r = get_typed(obj, key, label, json_type_array, &arr, err);
 	if (r <= 0)
 		return r;
 	n = json_object_array_length(arr);
@@ -330,7 +332,7 @@ int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, s
 		    strlen(json_object_get_string(e)) != (size_t)json_object_get_string_len(e)) {
 			cjson_strv_free(v, i);
 			return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
-					   "field \"%s[%zu]\": expected a string without NUL, got %s", key,
+					   "field \"%s[%zu]\": expected a string without NUL, got %s", label,
 					   i, cjson_type_name(e));
 		}
 		v[i] = strdup(json_object_get_string(e));
@@ -342,4 +344,121 @@ int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, s
 	*ret = v;
 	*ret_n = n;
 	return 1;
+}
+
+int cjson_get_typed(struct json_object *obj, const char *key, enum json_type type,
+		    struct json_object **ret, struct cni_err *err)
+{
+	return get_typed(obj, key, key, type, ret, err);
+}
+
+int cjson_get_str(struct json_object *obj, const char *key, const char **ret,
+		  struct cni_err *err)
+{
+	return get_str(obj, key, key, ret, err);
+}
+
+int cjson_get_bool(struct json_object *obj, const char *key, bool *ret, struct cni_err *err)
+{
+	return get_bool(obj, key, key, ret, err);
+}
+
+int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t max,
+		  int64_t *ret, struct cni_err *err)
+{
+	return get_int(obj, key, key, min, max, ret, err);
+}
+
+int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, uint64_t *ret,
+			struct cni_err *err)
+{
+	return get_uint_text(obj, key, key, max, ret, err);
+}
+
+int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, size_t *ret_n,
+			struct cni_err *err)
+{
+	return get_str_array(obj, key, key, ret, ret_n, err);
+}
+
+/*
+ * Walks all but the last component of a dotted path from @root. Return: 1 with
+ * the parent object and the last component, 0 when a component is absent, a
+ * negative errno when one is not an object.
+ */
+static int walk(struct json_object *root, const char *path, struct json_object **ret_parent,
+		const char **ret_key, struct cni_err *err)
+{
+	struct json_object *o = root;
+	const char *p = path;
+	const char *dot;
+
+	while ((dot = strchr(p, '.'))) {
+		char key[64];
+		struct json_object *next;
+
+		snprintf(key, sizeof(key), "%.*s", (int)(dot - p), p);
+		next = cjson_get(o, key);
+		if (!next)
+			return 0;
+		if (!json_object_is_type(next, json_type_object))
+			return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
+					   "field \"%.*s\": expected an object, got %s", (int)(dot - path),
+					   path, cjson_type_name(next));
+		o = next;
+		p = dot + 1;
+	}
+	*ret_parent = o;
+	*ret_key = p;
+	return 1;
+}
+
+int cjson_path_get_str(struct json_object *root, const char *path, const char **ret,
+		       struct cni_err *err)
+{
+	struct json_object *parent = NULL;
+	const char *key = NULL;
+	int r = walk(root, path, &parent, &key, err);
+
+	return r <= 0 ? r : get_str(parent, key, path, ret, err);
+}
+
+int cjson_path_get_bool(struct json_object *root, const char *path, bool *ret,
+			struct cni_err *err)
+{
+	struct json_object *parent = NULL;
+	const char *key = NULL;
+	int r = walk(root, path, &parent, &key, err);
+
+	return r <= 0 ? r : get_bool(parent, key, path, ret, err);
+}
+
+int cjson_path_get_int(struct json_object *root, const char *path, int64_t min, int64_t max,
+		       int64_t *ret, struct cni_err *err)
+{
+	struct json_object *parent = NULL;
+	const char *key = NULL;
+	int r = walk(root, path, &parent, &key, err);
+
+	return r <= 0 ? r : get_int(parent, key, path, min, max, ret, err);
+}
+
+int cjson_path_get_uint_text(struct json_object *root, const char *path, uint64_t max,
+			     uint64_t *ret, struct cni_err *err)
+{
+	struct json_object *parent = NULL;
+	const char *key = NULL;
+	int r = walk(root, path, &parent, &key, err);
+
+	return r <= 0 ? r : get_uint_text(parent, key, path, max, ret, err);
+}
+
+int cjson_path_get_str_array(struct json_object *root, const char *path, char ***ret,
+			     size_t *ret_n, struct cni_err *err)
+{
+	struct json_object *parent = NULL;
+	const char *key = NULL;
+	int r = walk(root, path, &parent, &key, err);
+
+	return r <= 0 ? r : get_str_array(parent, key, path, ret, ret_n, err);
 }

@@ -119,6 +119,23 @@ int cjson_get_typed(struct json_object *obj, const char *key, enum json_type typ
 int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, size_t *ret_n,
 			struct cni_err *err);
 
+/*
+ * The getters above, for a member reached by a dotted path from @root
+ * ("runtimeConfig.mac", each key matched as cjson_get() does); messages name
+ * the whole path. A component that is absent makes the member absent (0); one
+ * that is not an object is code 6 naming the path up to it.
+ */
+int cjson_path_get_str(struct json_object *root, const char *path, const char **ret,
+		       struct cni_err *err);
+int cjson_path_get_bool(struct json_object *root, const char *path, bool *ret,
+			struct cni_err *err);
+int cjson_path_get_int(struct json_object *root, const char *path, int64_t min, int64_t max,
+		       int64_t *ret, struct cni_err *err);
+int cjson_path_get_uint_text(struct json_object *root, const char *path, uint64_t max,
+			     uint64_t *ret, struct cni_err *err);
+int cjson_path_get_str_array(struct json_object *root, const char *path, char ***ret,
+			     size_t *ret_n, struct cni_err *err);
+
 /**
  * cjson_strv_free() - free an array from cjson_get_str_array()
  * @v: array

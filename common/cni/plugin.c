@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "common/cni/error.h"
@@ -14,12 +13,10 @@
 #include "common/cni/result.h"
 #include "common/cni/trust.h"
 #include "common/cni/version.h"
-#include "common/net/netns.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
-#include "common/util/hwaddr.h"
 #include "common/util/log.h"
-#include "common/util/text.h"
+#include "common/util/netns.h"
 
 static void print_usage(const struct cni_plugin *p, FILE *out)
 {
@@ -127,102 +124,9 @@ static int check_netns_not_own(const struct cni_env *env, struct cni_err *err)
 
 int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err)
 {
-	if (!ctx->conf.ipam_type || !*ctx->conf.ipam_type)
+	if (!cni_conf_has_ipam(&ctx->conf))
 		return 0;
 	return cni_ipam_exec(&ctx->env, &ctx->conf, ctx->env.command, NULL, err);
-}
-
-static int netns_err(const struct cni_ctx *ctx, int r, struct cni_err *err)
-{
-	return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
-			   ctx->env.netns,
-			   r == -EMEDIUMTYPE ? "not a network namespace" :
-			   r == -EINVAL ? "not a namespace" : strerror(-r));
-}
-
-int cni_plugin_open_netns(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err)
-{
-	int r = netns_open(ctx->env.netns, ret_fd);
-
-	return r < 0 ? netns_err(ctx, r, err) : 0;
-}
-
-int cni_plugin_open_netns_del(const struct cni_ctx *ctx, int *ret_fd, struct cni_err *err)
-{
-	int r;
-
-	if (!*ctx->env.netns)
-		return 0;
-	r = netns_open(ctx->env.netns, ret_fd);
-	if (r == -ENOENT || r == -EINVAL) {
-		log_info("DEL: netns %s is gone (%s)", ctx->env.netns,
-			 r == -EINVAL ? "a file that is no namespace any more" : strerror(-r));
-		return 0;
-	}
-	return r < 0 ? netns_err(ctx, r, err) : 1;
-}
-
-void cni_plugin_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size)
-{
-	uint64_t h = text_hash64(ctx->env.container_id, strlen(ctx->env.container_id) + 1,
-				 TEXT_HASH64_INIT);
-
-	h = text_hash64(ctx->env.ifname, strlen(ctx->env.ifname), h);
-	snprintf(buf, size, "%.*s%010llx", CNI_TMP_NAME_PREFIX_LEN, prefix,
-		 (unsigned long long)(h & 0xffffffffffULL));
-}
-
-void cni_plugin_ipam_undo(const struct cni_ctx *ctx)
-{
-	struct cni_err ignored = { 0 };
-
-	if (cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_DEL, NULL, &ignored) < 0)
-		log_error("undo: IPAM DEL failed: %s", ignored.msg);
-}
-
-int cni_plugin_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err)
-{
-	if (cni_version_cmp(ctx->conf.cni_version, "0.3.0") >= 0)
-		return 0;
-	cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "cannot convert: no valid IP addresses");
-	cni_err_details(err, "an interface without IPAM (\"ipam\": {}) needs cniVersion 0.3.0 or "
-			"later; config is %s", ctx->conf.cni_version);
-	return -EINVAL;
-}
-
-int cni_plugin_prev_iface(const struct cni_ctx *ctx, const struct cni_iface **ret,
-			  struct cni_err *err)
-{
-	const struct cni_result *prev = ctx->conf.prev_result;
-	const struct cni_iface *iface = NULL;
-
-	if (!prev)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "required prevResult missing");
-	for (size_t i = 0; i < prev->n_ifaces && !iface; i++)
-		if (strcmp(prev->ifaces[i].name, ctx->env.ifname) == 0)
-			iface = &prev->ifaces[i];
-	if (!iface)
-		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
-				   "container interface name missing in prevResult: %s", ctx->env.ifname);
-	if (!iface->sandbox || strcmp(iface->sandbox, ctx->env.netns) != 0)
-		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
-				   "sandbox in prevResult %s doesn't match configured netns: %s",
-				   iface->sandbox ? iface->sandbox : "", ctx->env.netns);
-	*ret = iface;
-	return 0;
-}
-
-int cni_plugin_check_mac(const struct cni_iface *iface, const uint8_t *hwaddr, size_t len,
-			 struct cni_err *err)
-{
-	char mac[CNI_MAC_STRLEN];
-
-	hwaddr_format(hwaddr, len, mac, sizeof(mac));
-	if (iface->mac[0] && strcasecmp(iface->mac, mac) != 0)
-		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
-				   "interface %s Mac %s doesn't match container Mac: %s", iface->name,
-				   iface->mac, mac);
-	return 0;
 }
 
 int cni_plugin_setup_logging(const char *prog, const char *file, const char *level_name,
@@ -329,7 +233,7 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 
 	r = cni_env_load(&ctx.env, &err);
 	if (r >= 0 && ctx.env.command == CNI_CMD_NONE) {
-		fprintf(stderr, "%s: %s\nCNI protocol versions supported: %s\n", p->name, p->summary,
+		fprintf(stderr, "%s\nCNI protocol versions supported: %s\n", p->summary,
 			cni_version_list(list, sizeof(list)));
 		return 0;
 	}

@@ -157,9 +157,11 @@ static int settings_parse(const char *path, const char *text, size_t len, struct
 {
 	_cleanup_(json_object_putp) struct json_object *root = NULL;
 	struct json_object_iterator it, end;
+	char label[PATH_MAX + 16];
 	int r;
 
-	r = cjson_parse(text, len, path, &root, err);
+	snprintf(label, sizeof(label), "node settings %s", path);
+	r = cjson_parse(text, len, label, &root, err);
 	if (r < 0)
 		return cni_err_code(err, CNI_ERR_INVALID_CONFIG, r);
 	if (!json_object_is_type(root, json_type_object))

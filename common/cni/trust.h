@@ -10,14 +10,11 @@ struct cni_err;
  * A network config is written by whoever may create a NAD, and the plugins run
  * as root: a path it names (logFile, confDir, poolFile, storeFile) may only
  * lead below the node's directories for that kind of file. The node sets them
- * in its settings file (TRUST_SETTINGS_FILE, or the file the runtime's
- * environment names in TRUST_SETTINGS_ENV); without one they are the defaults
- * below.
+ * in its settings file (TRUST_SETTINGS_FILE, the build's node_settings option,
+ * or the file the runtime's environment names in TRUST_SETTINGS_ENV); without
+ * one they are the defaults below. Format: docs/security.md.
  */
 #define TRUST_SETTINGS_ENV "CNI_RDMA_PLUGINS_CONF"
-#ifndef TRUST_SETTINGS_FILE
-#define TRUST_SETTINGS_FILE "/etc/cni/cni-rdma-plugins.json"
-#endif
 
 enum trust_area {
 	TRUST_LOG,   /* logFile: "logDirs", default /var/log */

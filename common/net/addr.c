@@ -23,7 +23,7 @@ static bool family_ok(int family)
 	return family == AF_INET || family == AF_INET6;
 }
 
-int net_addr_add(int ifindex, const struct ip_prefix *prefix)
+int net_addr_add(struct net_ns *ns, int ifindex, const struct ip_prefix *prefix)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct ifaddrmsg ifa = { 0 };
@@ -58,7 +58,7 @@ int net_addr_add(int ifindex, const struct ip_prefix *prefix)
 		if (nla_put(msg, IFA_BROADCAST, sizeof(brd), brd) < 0)
 			return -EMSGSIZE;
 	}
-	return nlsock_request(msg);
+	return nlsock_request(ns, msg);
 }
 
 /* Address dump */
@@ -106,7 +106,8 @@ static void addr_reset(void *data)
 	l->n = 0;
 }
 
-int net_addr_list(int ifindex, int family, struct net_addr **ret, size_t *ret_n)
+int net_addr_list(struct net_ns *ns, int ifindex, int family, struct net_addr **ret,
+		  size_t *ret_n)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct addr_list l = { .ifindex = ifindex, .family = family };
@@ -119,7 +120,7 @@ int net_addr_list(int ifindex, int family, struct net_addr **ret, size_t *ret_n)
 	r = nlsock_msg_new(RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof(ifa), &msg);
 	if (r < 0)
 		return r;
-	r = nlsock_query(msg, addr_cb, addr_reset, &l);
+	r = nlsock_query(ns, msg, addr_cb, addr_reset, &l);
 	if (r < 0) {
 		free(l.v);
 		return r;

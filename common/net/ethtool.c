@@ -11,20 +11,28 @@
 #include <unistd.h>
 
 #include "common/net/ethtool.h"
+#include "common/net/ns.h"
 #include "common/util/cleanup.h"
 #include "common/util/hwaddr.h"
 
-/* One SIOCETHTOOL request; the socket's netns (the caller's) is the one asked. */
-static int ethtool_request(const char *ifname, void *cmd)
+/* One SIOCETHTOOL request; the socket's netns is the one asked. */
+static int ethtool_request(struct net_ns *ns, const char *ifname, void *cmd)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int own = -1;
 	struct ifreq ifr = { 0 };
+	int fd, r;
 
 	if (!ifname || !*ifname || strlen(ifname) >= IFNAMSIZ)
 		return -EINVAL;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
+	if (ns) {
+		r = net_ns_inet_socket(ns, &fd);
+		if (r < 0)
+			return r;
+	} else {
+		fd = own = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+	}
 	memcpy(ifr.ifr_name, ifname, strlen(ifname) + 1);
 	ifr.ifr_data = cmd;
 	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
@@ -32,7 +40,7 @@ static int ethtool_request(const char *ifname, void *cmd)
 	return 0;
 }
 
-int net_ethtool_perm_hwaddr(const char *ifname, uint8_t *ret, size_t *ret_len)
+int net_ethtool_perm_hwaddr(struct net_ns *ns, const char *ifname, uint8_t *ret, size_t *ret_len)
 {
 	/* struct ethtool_perm_addr ends in a flexible array: room for it behind. */
 	union {
@@ -44,7 +52,7 @@ int net_ethtool_perm_hwaddr(const char *ifname, uint8_t *ret, size_t *ret_len)
 
 	req.hdr.cmd = ETHTOOL_GPERMADDR;
 	req.hdr.size = HWADDR_MAX;
-	r = ethtool_request(ifname, &req);
+	r = ethtool_request(ns, ifname, &req);
 	if (r < 0)
 		return r;
 	if (req.hdr.size == 0 || req.hdr.size > HWADDR_MAX)
@@ -58,12 +66,12 @@ int net_ethtool_perm_hwaddr(const char *ifname, uint8_t *ret, size_t *ret_len)
 	return 0;
 }
 
-int net_ethtool_bus_info(const char *ifname, char *ret, size_t size)
+int net_ethtool_bus_info(struct net_ns *ns, const char *ifname, char *ret, size_t size)
 {
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
 	int r;
 
-	r = ethtool_request(ifname, &info);
+	r = ethtool_request(ns, ifname, &info);
 	if (r < 0)
 		return r;
 	info.bus_info[sizeof(info.bus_info) - 1] = '\0';

@@ -1,4 +1,4 @@
-/* Applying an IPAM result to an interface inside the pod netns, and checking it */
+/* Applying an IPAM result to an interface of the pod netns, and checking it */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
+#include "common/net/ns.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
@@ -40,7 +41,7 @@ static void sysctl_if(const char *proto, const char *ifname, const char *key, co
 	(void)sysctl_write(path, value);
 }
 
-/* Before the first IPv6 address: IPv6 on for lo and the link, addresses kept across down. */
+/* IPv6 on for lo and the link, addresses kept across down. */
 static int enable_ipv6(const char *ifname, struct cni_err *err)
 {
 	const char *names[] = { "lo", ifname };
@@ -63,6 +64,23 @@ static int enable_ipv6(const char *ifname, struct cni_err *err)
 	return 0;
 }
 
+/* The sysctls of a configuration, set from inside the netns (/proc/sys follows the caller's). */
+struct sysctls {
+	const char *ifname;
+	bool ipv6;
+	struct cni_err *err;
+};
+
+static int set_sysctls(void *userdata)
+{
+	const struct sysctls *s = userdata;
+
+	/* Announce the new addresses on link up; the reference ignores failures too. */
+	sysctl_if("ipv4", s->ifname, "arp_notify", "1");
+	sysctl_if("ipv6", s->ifname, "ndisc_notify", "1");
+	return s->ipv6 ? enable_ipv6(s->ifname, s->err) : 0;
+}
+
 static void sleep_ns(long ns)
 {
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
@@ -80,7 +98,8 @@ static long long now_ns(void)
 }
 
 /* Waits until no address of the link is tentative, as the reference does before routes. */
-static int settle_addresses(const char *ifname, int ifindex, struct cni_err *err)
+static int settle_addresses(struct net_ns *ns, const char *ifname, int ifindex,
+			    struct cni_err *err)
 {
 	long long deadline = now_ns() + DAD_TIMEOUT_S * 1000000000LL;
 	struct net_link link;
@@ -91,7 +110,7 @@ static int settle_addresses(const char *ifname, int ifindex, struct cni_err *err
 		bool tentative = false;
 		size_t n = 0;
 
-		r = net_addr_list(ifindex, AF_UNSPEC, &addrs, &n);
+		r = net_addr_list(ns, ifindex, AF_UNSPEC, &addrs, &n);
 		if (r < 0)
 			return net_err_set(err, CNI_ERR_KERNEL, r,
 				    "failed to settle addresses for \"%s\": %s", ifname, strerror(-r));
@@ -115,7 +134,7 @@ static int settle_addresses(const char *ifname, int ifindex, struct cni_err *err
 	 * long as the link is not operationally up; that is not a failure.
 	 * IFF_RUNNING is the kernel's operational-up bit.
 	 */
-	r = net_link_get_by_index(ifindex, &link);
+	r = net_link_get_by_index(ns, ifindex, &link);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to lookup \"%s\": %s", ifname,
 			    strerror(-r));
@@ -125,7 +144,7 @@ static int settle_addresses(const char *ifname, int ifindex, struct cni_err *err
 		    "link %s still has tentative addresses after %d seconds", ifname, DAD_TIMEOUT_S);
 }
 
-static int add_route(const char *ifname, int ifindex, const struct cni_route *cr,
+static int add_route(struct net_ns *ns, const char *ifname, int ifindex, const struct cni_route *cr,
 		     const struct ip_addr *v4gw, const struct ip_addr *v6gw, struct cni_err *err)
 {
 	struct net_route rt = {
@@ -150,7 +169,7 @@ static int add_route(const char *ifname, int ifindex, const struct cni_route *cr
 			rt.gw = *fam;
 		}
 	}
-	r = net_route_add(&rt);
+	r = net_route_add(ns, &rt);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r,
 			    "failed to add route '%s via %s dev %s metric %u (Scope: %d, Table: %u)': %s",
@@ -161,15 +180,16 @@ static int add_route(const char *ifname, int ifindex, const struct cni_route *cr
 	return 0;
 }
 
-int iface_configure(const char *ifname, const struct cni_result *res, struct cni_err *err)
+int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+		    struct cni_err *err)
 {
 	struct ip_addr v4gw = { 0 }, v6gw = { 0 };
-	bool ipv6_enabled = false;
+	struct sysctls sc = { .ifname = ifname, .err = err };
 	struct net_link link;
 	char a[IP_PREFIX_STRLEN];
 	int r;
 
-	r = net_link_get_by_name(ifname, &link);
+	r = net_link_get_by_name(ns, ifname, &link);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to lookup \"%s\": %s", ifname,
 			    strerror(-r));
@@ -180,20 +200,17 @@ int iface_configure(const char *ifname, const struct cni_result *res, struct cni
 				    "failed to add IP addr %s to \"%s\": invalid interface index",
 				    ip_prefix_format(&res->ips[i].address, a, sizeof(a)), ifname);
 	}
-	/* Announce the new addresses on link up; the reference ignores failures too. */
-	sysctl_if("ipv4", ifname, "arp_notify", "1");
-	sysctl_if("ipv6", ifname, "ndisc_notify", "1");
+	for (size_t i = 0; i < res->n_ips; i++)
+		sc.ipv6 = sc.ipv6 || res->ips[i].address.addr.family == AF_INET6;
+	r = net_ns_run(ns, set_sysctls, &sc);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot enter the netns of \"%s\": %s", ifname,
+				   strerror(-r));
 
 	for (size_t i = 0; i < res->n_ips; i++) {
 		const struct cni_ip *ip = &res->ips[i];
 
-		if (ip->address.addr.family == AF_INET6 && !ipv6_enabled) {
-			r = enable_ipv6(ifname, err);
-			if (r < 0)
-				return r;
-			ipv6_enabled = true;
-		}
-		r = net_addr_add(link.ifindex, &ip->address);
+		r = net_addr_add(ns, link.ifindex, &ip->address);
 		if (r < 0)
 			return net_err_set(err, CNI_ERR_KERNEL, r, "failed to add IP addr %s to \"%s\": %s",
 				    ip_prefix_format(&ip->address, a, sizeof(a)), ifname,
@@ -206,19 +223,19 @@ int iface_configure(const char *ifname, const struct cni_result *res, struct cni
 			v6gw = ip->gateway;
 	}
 
-	r = net_link_set_up(link.ifindex, true);
+	r = net_link_set_up(ns, link.ifindex, true);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to set \"%s\" UP: %s", ifname,
 			    strerror(-r));
 
 	if (v6gw.family) {
-		r = settle_addresses(ifname, link.ifindex, err);
+		r = settle_addresses(ns, ifname, link.ifindex, err);
 		if (r < 0)
 			return r;
 	}
 
 	for (size_t i = 0; i < res->n_routes; i++) {
-		r = add_route(ifname, link.ifindex, &res->routes[i], &v4gw, &v6gw, err);
+		r = add_route(ns, ifname, link.ifindex, &res->routes[i], &v4gw, &v6gw, err);
 		if (r < 0)
 			return r;
 	}
@@ -261,7 +278,8 @@ static bool route_present(const struct net_route *routes, size_t n, const struct
 	return false;
 }
 
-int iface_check(const char *ifname, const struct cni_result *res, struct cni_err *err)
+int iface_check(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+		struct cni_err *err)
 {
 	_cleanup_free_ struct net_addr *addrs = NULL;
 	_cleanup_free_ struct net_route *routes = NULL;
@@ -270,11 +288,11 @@ int iface_check(const char *ifname, const struct cni_result *res, struct cni_err
 	char a[IP_PREFIX_STRLEN], g[IP_PREFIX_STRLEN];
 	int r;
 
-	r = net_link_get_by_name(ifname, &link);
+	r = net_link_get_by_name(ns, ifname, &link);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "Cannot find container link %s: %s", ifname,
 			    strerror(-r));
-	r = net_addr_list(link.ifindex, AF_UNSPEC, &addrs, &n_addrs);
+	r = net_addr_list(ns, link.ifindex, AF_UNSPEC, &addrs, &n_addrs);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "Cannot obtain List of IP Addresses: %s",
 			    strerror(-r));
@@ -288,7 +306,7 @@ int iface_check(const char *ifname, const struct cni_result *res, struct cni_err
 				    "Failed to match addr %s on interface %s",
 				    ip_prefix_format(&ip->address, a, sizeof(a)), ifname);
 	}
-	r = net_route_list(link.ifindex, AF_UNSPEC, &routes, &n_routes);
+	r = net_route_list(ns, link.ifindex, AF_UNSPEC, &routes, &n_routes);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "Cannot obtain List of routes: %s",
 			    strerror(-r));

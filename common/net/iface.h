@@ -1,28 +1,34 @@
-/* Applying an IPAM result to an interface inside the pod netns, and checking it */
+/* Applying an IPAM result to an interface of the pod netns, and checking it */
 #pragma once
 
 struct cni_err;
 struct cni_result;
+struct net_ns;
 
 /**
  * iface_configure() - addresses, link up, routes, as the reference ConfigureIface
- * @ifname: interface in the current netns
+ * @ns: the netns of the interface (its handle), NULL for the caller's
+ * @ifname: interface there
  * @res: result whose ips (interface index absent or pointing at @ifname) and routes apply
  * @err: filled on failure, with the kernel's extended-ack text in details
  *
- * Sets arp_notify/ndisc_notify, enables IPv6 where an IPv6 address needs it,
+ * Sets arp_notify/ndisc_notify, enables IPv6 where an IPv6 address needs it
+ * (the sysctls in one trip into the netns, the rest through @ns's socket),
  * waits (bounded) for DAD when there is an IPv6 gateway.
  *
  * Return: 0 on success, negative errno on failure.
  */
-int iface_configure(const char *ifname, const struct cni_result *res, struct cni_err *err);
+int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+		    struct cni_err *err);
 
 /**
  * iface_check() - verify that the addresses and routes of a result are present
- * @ifname: interface in the current netns
+ * @ns: the netns of the interface (its handle), NULL for the caller's
+ * @ifname: interface there
  * @res: the prevResult
  * @err: filled on failure
  *
  * Return: 0 when everything is present, negative errno otherwise.
  */
-int iface_check(const char *ifname, const struct cni_result *res, struct cni_err *err);
+int iface_check(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+		struct cni_err *err);

@@ -98,6 +98,39 @@ static int link_from_object(struct nl_object *obj, const struct nlmsghdr *nlh,
 	return 0;
 }
 
+struct link_parsed {
+	const struct nlmsghdr *nlh;
+	struct net_link *link;
+	int r;
+};
+
+static void link_parsed_cb(struct nl_object *obj, void *data)
+{
+	struct link_parsed *p = data;
+
+	p->r = link_from_object(obj, p->nlh, p->link);
+}
+
+int net_link_parse(const void *msg, size_t len, struct net_link *ret)
+{
+	const struct nlmsghdr *nlh = msg;
+	struct link_parsed p = { .link = ret, .r = -EBADMSG };
+	struct nl_msg *m;
+	int r;
+
+	if (len < sizeof(*nlh) || nlh->nlmsg_len > len || nlh->nlmsg_len < NLMSG_HDRLEN ||
+	    nlh->nlmsg_type != RTM_NEWLINK)
+		return -EBADMSG;
+	m = nlmsg_convert((struct nlmsghdr *)nlh);
+	if (!m)
+		return -ENOMEM;
+	nlmsg_set_proto(m, NETLINK_ROUTE);
+	p.nlh = nlmsg_hdr(m);
+	r = nl_msg_parse(m, link_parsed_cb, &p);
+	nlmsg_free(m);
+	return r < 0 ? -EBADMSG : p.r;
+}
+
 /* What a lookup looks for; the first link that matches is kept. */
 struct link_match {
 	const uint8_t *hwaddr;
@@ -138,7 +171,7 @@ static void link_match_reset(void *data)
 	m->found = false;
 }
 
-static int link_get(int ifindex, const char *name, struct net_link *ret)
+static int link_get(struct net_ns *ns, int ifindex, const char *name, struct net_link *ret)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct link_match m = { 0 };
@@ -147,7 +180,7 @@ static int link_get(int ifindex, const char *name, struct net_link *ret)
 	r = rtnl_link_build_get_request(ifindex, name, &msg);
 	if (r < 0)
 		return nlsock_nle_errno(r);
-	r = nlsock_query(msg, link_match_cb, link_match_reset, &m);
+	r = nlsock_query(ns, msg, link_match_cb, link_match_reset, &m);
 	if (r < 0)
 		return r;
 	if (!m.found)
@@ -156,7 +189,7 @@ static int link_get(int ifindex, const char *name, struct net_link *ret)
 	return 0;
 }
 
-static int link_find(struct link_match *m, struct net_link *ret)
+static int link_find(struct net_ns *ns, struct link_match *m, struct net_link *ret)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
@@ -165,7 +198,7 @@ static int link_find(struct link_match *m, struct net_link *ret)
 	r = nlsock_msg_new(RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi), &msg);
 	if (r < 0)
 		return r;
-	r = nlsock_query(msg, link_match_cb, link_match_reset, m);
+	r = nlsock_query(ns, msg, link_match_cb, link_match_reset, m);
 	if (r < 0)
 		return r;
 	if (!m->found)
@@ -174,46 +207,48 @@ static int link_find(struct link_match *m, struct net_link *ret)
 	return 0;
 }
 
-int net_link_get_by_name(const char *name, struct net_link *ret)
+int net_link_get_by_name(struct net_ns *ns, const char *name, struct net_link *ret)
 {
 	if (!name || !*name || strlen(name) >= IFNAMSIZ)
 		return -EINVAL;
-	return link_get(0, name, ret);
+	return link_get(ns, 0, name, ret);
 }
 
-int net_link_get_by_index(int ifindex, struct net_link *ret)
+int net_link_get_by_index(struct net_ns *ns, int ifindex, struct net_link *ret)
 {
 	if (ifindex <= 0)
 		return -EINVAL;
-	return link_get(ifindex, NULL, ret);
+	return link_get(ns, ifindex, NULL, ret);
 }
 
-int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *ret)
+int net_link_get_by_hwaddr(struct net_ns *ns, const uint8_t *hwaddr, size_t len,
+			   struct net_link *ret)
 {
 	struct link_match m = { .hwaddr = hwaddr, .hwaddr_len = len };
 
 	if (!hwaddr || len == 0 || len > HWADDR_MAX)
 		return -EINVAL;
-	return link_find(&m, ret);
+	return link_find(ns, &m, ret);
 }
 
-int net_link_get_by_alias(const char *alias, struct net_link *ret)
+int net_link_get_by_alias(struct net_ns *ns, const char *alias, struct net_link *ret)
 {
 	struct link_match m = { .alias = alias };
 
 	if (!alias || !*alias)
 		return -EINVAL;
-	return link_find(&m, ret);
+	return link_find(ns, &m, ret);
 }
 
-int net_link_find(bool (*match)(const struct net_link *link, void *data), void *data,
+int net_link_find(struct net_ns *ns, bool (*match)(const struct net_link *link, void *data),
+		  void *data,
 		  struct net_link *ret)
 {
 	struct link_match m = { .match = match, .data = data };
 
 	if (!match)
 		return -EINVAL;
-	return link_find(&m, ret);
+	return link_find(ns, &m, ret);
 }
 
 /* Requests that change a link */
@@ -324,7 +359,7 @@ int net_link_build_create(const struct net_child *c, void *buf, size_t size)
 	return (int)nlh->nlmsg_len;
 }
 
-int net_link_create(const struct net_child *child)
+int net_link_create(struct net_ns *ns, const struct net_child *child)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	int r;
@@ -333,10 +368,10 @@ int net_link_create(const struct net_child *child)
 	r = create_msg(child, &msg);
 	if (r < 0)
 		return r;
-	return nlsock_request(msg);
+	return nlsock_request(ns, msg);
 }
 
-int net_link_delete(int ifindex)
+int net_link_delete(struct net_ns *ns, int ifindex)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	int r;
@@ -347,11 +382,11 @@ int net_link_delete(int ifindex)
 	r = link_msg(RTM_DELLINK, 0, ifindex, &msg);
 	if (r < 0)
 		return r;
-	return nlsock_request(msg);
+	return nlsock_request(ns, msg);
 }
 
 /* RTM_NEWLINK on an existing link with one attribute. */
-static int link_set_attr(int ifindex, int type, size_t len, const void *data)
+static int link_set_attr(struct net_ns *ns, int ifindex, int type, size_t len, const void *data)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	int r;
@@ -364,10 +399,10 @@ static int link_set_attr(int ifindex, int type, size_t len, const void *data)
 		return r;
 	if (nla_put(msg, type, (int)len, data) < 0)
 		return -EMSGSIZE;
-	return nlsock_request(msg);
+	return nlsock_request(ns, msg);
 }
 
-int net_link_move(int ifindex, int netns_fd, const char *alias)
+int net_link_move(struct net_ns *ns, int ifindex, int netns_fd, const char *alias)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	size_t len = alias ? strlen(alias) : 0;
@@ -384,24 +419,24 @@ int net_link_move(int ifindex, int netns_fd, const char *alias)
 	/* Without the terminator, as net_link_set_alias() sends it. */
 	if (alias && nla_put(msg, IFLA_IFALIAS, (int)len, alias) < 0)
 		return -EMSGSIZE;
-	return nlsock_request(msg);
+	return nlsock_request(ns, msg);
 }
 
-int net_link_set_netns(int ifindex, int netns_fd)
+int net_link_set_netns(struct net_ns *ns, int ifindex, int netns_fd)
 {
 	if (netns_fd < 0)
 		return -EBADF;
-	return net_link_move(ifindex, netns_fd, NULL);
+	return net_link_move(ns, ifindex, netns_fd, NULL);
 }
 
-int net_link_set_name(int ifindex, const char *name)
+int net_link_set_name(struct net_ns *ns, int ifindex, const char *name)
 {
 	if (!name || !*name || strlen(name) >= IFNAMSIZ)
 		return -EINVAL;
-	return link_set_attr(ifindex, IFLA_IFNAME, strlen(name) + 1, name);
+	return link_set_attr(ns, ifindex, IFLA_IFNAME, strlen(name) + 1, name);
 }
 
-int net_link_set_up(int ifindex, bool up)
+int net_link_set_up(struct net_ns *ns, int ifindex, bool up)
 {
 	struct ifinfomsg ifi = {
 		.ifi_family = AF_UNSPEC,
@@ -418,24 +453,24 @@ int net_link_set_up(int ifindex, bool up)
 	r = nlsock_msg_new(RTM_NEWLINK, 0, &ifi, sizeof(ifi), &msg);
 	if (r < 0)
 		return r;
-	return nlsock_request(msg);
+	return nlsock_request(ns, msg);
 }
 
-int net_link_set_mtu(int ifindex, unsigned int mtu)
+int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu)
 {
 	uint32_t v = mtu;
 
-	return link_set_attr(ifindex, IFLA_MTU, sizeof(v), &v);
+	return link_set_attr(ns, ifindex, IFLA_MTU, sizeof(v), &v);
 }
 
-int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
+int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len)
 {
 	if (!hwaddr || len == 0 || len > HWADDR_MAX)
 		return -EINVAL;
-	return link_set_attr(ifindex, IFLA_ADDRESS, len, hwaddr);
+	return link_set_attr(ns, ifindex, IFLA_ADDRESS, len, hwaddr);
 }
 
-int net_link_set_alias(int ifindex, const char *alias)
+int net_link_set_alias(struct net_ns *ns, int ifindex, const char *alias)
 {
 	size_t len;
 
@@ -445,5 +480,5 @@ int net_link_set_alias(int ifindex, const char *alias)
 	/* Sent without the terminator, as iproute2 does: an empty payload clears the alias. */
 	if (len >= sizeof(((struct net_link *)NULL)->alias))
 		return -EINVAL;
-	return link_set_attr(ifindex, IFLA_IFALIAS, len, alias);
+	return link_set_attr(ns, ifindex, IFLA_IFALIAS, len, alias);
 }

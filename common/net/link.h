@@ -8,6 +8,8 @@
 
 #include "common/util/hwaddr.h"
 
+struct net_ns;
+
 struct net_link {
 	int ifindex;
 	char name[IFNAMSIZ];
@@ -53,44 +55,50 @@ struct net_child {
 };
 
 /**
- * net_link_get_by_name() - look up a link in the current netns
+ * net_link_get_by_name() - look up a link in a netns
+ * @ns: the netns (its handle), NULL for the caller's
  * @name: interface name
  * @ret: link, written only on success
  *
  * Return: 0 on success, -ENODEV when there is no such link, negative errno otherwise.
  */
-int net_link_get_by_name(const char *name, struct net_link *ret);
+int net_link_get_by_name(struct net_ns *ns, const char *name, struct net_link *ret);
 
 /**
- * net_link_get_by_index() - look up a link in the current netns
+ * net_link_get_by_index() - look up a link in a netns
+ * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index
  * @ret: link, written only on success
  *
  * Return: 0 on success, -ENODEV when there is no such link, negative errno otherwise.
  */
-int net_link_get_by_index(int ifindex, struct net_link *ret);
+int net_link_get_by_index(struct net_ns *ns, int ifindex, struct net_link *ret);
 
 /**
  * net_link_get_by_hwaddr() - the first link with a hardware address
+ * @ns: the netns (its handle), NULL for the caller's
  * @hwaddr: address bytes
  * @len: number of bytes
  * @ret: link, written only on success
  *
  * Return: 0 on success, -ENODEV when none matches, negative errno otherwise.
  */
-int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *ret);
+int net_link_get_by_hwaddr(struct net_ns *ns, const uint8_t *hwaddr, size_t len,
+			   struct net_link *ret);
 
 /**
  * net_link_get_by_alias() - the first link with an alias
+ * @ns: the netns (its handle), NULL for the caller's
  * @alias: IFLA_IFALIAS text
  * @ret: link, written only on success
  *
  * Return: 0 on success, -ENODEV when none matches, negative errno otherwise.
  */
-int net_link_get_by_alias(const char *alias, struct net_link *ret);
+int net_link_get_by_alias(struct net_ns *ns, const char *alias, struct net_link *ret);
 
 /**
- * net_link_find() - the first link of the current netns a predicate accepts
+ * net_link_find() - the first link of a netns a predicate accepts
+ * @ns: the netns (its handle), NULL for the caller's
  * @match: called for each link of a dump, without side effects on the kernel
  *         (it may run again for the same link when the kernel interrupts a dump)
  * @data: passed to @match
@@ -98,8 +106,22 @@ int net_link_get_by_alias(const char *alias, struct net_link *ret);
  *
  * Return: 0 on success, -ENODEV when none matches, negative errno otherwise.
  */
-int net_link_find(bool (*match)(const struct net_link *link, void *data), void *data,
+int net_link_find(struct net_ns *ns, bool (*match)(const struct net_link *link, void *data),
+		  void *data,
 		  struct net_link *ret);
+
+/**
+ * net_link_parse() - what the lookups read from one RTM_NEWLINK message
+ * @msg: the message, header first
+ * @len: bytes at @msg
+ * @ret: the link, written only on success
+ *
+ * The parse the lookups use, reachable without a kernel that has the link
+ * (an IPoIB child, for tests on machines without InfiniBand).
+ *
+ * Return: 0 on success, -EBADMSG for a message that is not a whole RTM_NEWLINK.
+ */
+int net_link_parse(const void *msg, size_t len, struct net_link *ret);
 
 /**
  * net_link_build_create() - build the RTM_NEWLINK request net_link_create() sends
@@ -117,32 +139,36 @@ int net_link_build_create(const struct net_child *child, void *buf, size_t size)
 
 /**
  * net_link_create() - create a child link (RTM_NEWLINK, NLM_F_CREATE|NLM_F_EXCL)
+ * @ns: the netns (its handle), NULL for the caller's
  * @child: what to create
  *
  * Return: 0 on success, negative errno (e.g. -EEXIST) on failure.
  */
-int net_link_create(const struct net_child *child);
+int net_link_create(struct net_ns *ns, const struct net_child *child);
 
 /**
- * net_link_delete() - delete a link in the current netns
+ * net_link_delete() - delete a link
+ * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index
  *
  * Return: 0 on success, -ENODEV when it is already gone, negative errno otherwise.
  */
-int net_link_delete(int ifindex);
+int net_link_delete(struct net_ns *ns, int ifindex);
 
 /**
  * net_link_set_netns() - move a link into the netns behind a file descriptor
- * @ifindex: interface index in the current netns
+ * @ns: the netns (its handle), NULL for the caller's
+ * @ifindex: interface index in @ns
  * @netns_fd: target netns
  *
  * Return: 0 on success, negative errno on failure.
  */
-int net_link_set_netns(int ifindex, int netns_fd);
+int net_link_set_netns(struct net_ns *ns, int ifindex, int netns_fd);
 
 /**
  * net_link_move() - move a link into another netns and, in the same request, set its alias
- * @ifindex: interface index in the current netns
+ * @ns: the netns (its handle), NULL for the caller's
+ * @ifindex: interface index in @ns
  * @netns_fd: target netns
  * @alias: IFLA_IFALIAS it has in the target ("" clears it), NULL to keep the one it has
  *
@@ -152,50 +178,55 @@ int net_link_set_netns(int ifindex, int netns_fd);
  * Return: 0 on success, -EEXIST when the target has a link of that name,
  * negative errno otherwise.
  */
-int net_link_move(int ifindex, int netns_fd, const char *alias);
+int net_link_move(struct net_ns *ns, int ifindex, int netns_fd, const char *alias);
 
 /**
  * net_link_set_name() - rename a link (it must be down)
+ * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index
  * @name: new name
  *
  * Return: 0 on success, -EEXIST when the name is taken, negative errno otherwise.
  */
-int net_link_set_name(int ifindex, const char *name);
+int net_link_set_name(struct net_ns *ns, int ifindex, const char *name);
 
 /**
  * net_link_set_up() - set or clear IFF_UP
+ * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index
  * @up: true for up
  *
  * Return: 0 on success, negative errno on failure.
  */
-int net_link_set_up(int ifindex, bool up);
+int net_link_set_up(struct net_ns *ns, int ifindex, bool up);
 
 /**
  * net_link_set_mtu() - set the MTU
+ * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index
  * @mtu: new MTU
  *
  * Return: 0 on success, negative errno on failure.
  */
-int net_link_set_mtu(int ifindex, unsigned int mtu);
+int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu);
 
 /**
  * net_link_set_hwaddr() - set the hardware address
+ * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index
  * @hwaddr: address bytes
  * @len: number of bytes
  *
  * Return: 0 on success, negative errno on failure.
  */
-int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len);
+int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len);
 
 /**
  * net_link_set_alias() - set IFLA_IFALIAS ("" clears it)
+ * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index
  * @alias: text
  *
  * Return: 0 on success, negative errno on failure.
  */
-int net_link_set_alias(int ifindex, const char *alias);
+int net_link_set_alias(struct net_ns *ns, int ifindex, const char *alias);

@@ -1,6 +1,7 @@
 /* The kernel's error of the last netlink request: its extended-ack text, CNI errors carrying it */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/cni/error.h"
 #include "common/net/neterr.h"
@@ -25,6 +26,11 @@ void net_ack_set(const char *text)
 void net_ack_clear(void)
 {
 	ack_text[0] = '\0';
+}
+
+int net_err_op(struct cni_err *err, int r, const char *what, const char *name)
+{
+	return net_err_set(err, CNI_ERR_KERNEL, r, "%s \"%s\": %s", what, name, strerror(-r));
 }
 
 int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)

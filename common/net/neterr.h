@@ -32,3 +32,15 @@ void net_ack_clear(void);
  */
 int net_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/**
+ * net_err_op() - net_err_set() with code 100 for an operation on a named link:
+ *                "<what> \"<name>\": <strerror>"
+ * @err: error to fill
+ * @r: negative errno of the failure (returned)
+ * @what: the operation, "failed to delete"
+ * @name: the link
+ *
+ * Return: @r.
+ */
+int net_err_op(struct cni_err *err, int r, const char *what, const char *name);

@@ -17,6 +17,7 @@
 
 #include "common/net/neterr.h"
 #include "common/net/nlsock.h"
+#include "common/net/ns.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
 
@@ -196,7 +197,7 @@ static int talk_callbacks(struct talk *t, struct nl_cb **ret)
 	return 0;
 }
 
-static int sock_open(int protocol, struct nl_sock **ret)
+int nlsock_open(int protocol, struct nl_sock **ret)
 {
 	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
 	int one = 1, fd, r;
@@ -215,20 +216,16 @@ static int sock_open(int protocol, struct nl_sock **ret)
 	return 0;
 }
 
-/* One send and the replies up to the ack, NLMSG_DONE or an error. */
-static int talk_once(int protocol, struct nl_msg *msg, struct talk *t)
+/* One send on @sk and the replies up to the ack, NLMSG_DONE or an error. */
+static int talk_on(struct nl_sock *sk, struct nl_msg *msg, struct talk *t)
 {
-	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
 	_cleanup_(nl_cb_putp) struct nl_cb *cb = NULL;
 	int r;
 
-	r = sock_open(protocol, &sk);
-	if (r < 0)
-		return r;
 	r = talk_callbacks(t, &cb);
 	if (r < 0)
 		return r;
-	/* A retry goes out on a new socket: let libnl number it again. */
+	/* Every request, a retry too, is numbered by libnl for the socket it goes out on. */
 	nlmsg_hdr(msg)->nlmsg_seq = NL_AUTO_SEQ;
 	nlmsg_hdr(msg)->nlmsg_pid = NL_AUTO_PORT;
 	r = nl_send_auto(sk, msg);
@@ -247,8 +244,30 @@ static int talk_once(int protocol, struct nl_msg *msg, struct talk *t)
 	return 0;
 }
 
-static int talk_retry(int protocol, struct nl_msg *msg, const struct talk *proto,
-		      void (*reset)(void *data))
+/*
+ * On the handle's socket, or on a new one in the caller's netns. A handle's
+ * socket whose exchange stopped before the kernel's last word is dropped:
+ * what is left unread on it must not answer the next request, and a retried
+ * dump goes out on a new socket. A refusal (an error ack) ends an exchange
+ * cleanly and keeps the socket.
+ */
+static int talk_once(struct net_ns *ns, int protocol, struct nl_msg *msg, struct talk *t)
+{
+	_cleanup_(nl_socket_freep) struct nl_sock *own = NULL;
+	struct nl_sock *sk = NULL;
+	int r;
+
+	r = ns ? net_ns_socket(ns, protocol, &sk) : nlsock_open(protocol, &own);
+	if (r < 0)
+		return r;
+	r = talk_on(ns ? sk : own, msg, t);
+	if (r < 0 && ns && !t->done)
+		net_ns_socket_drop(ns, protocol);
+	return r;
+}
+
+static int talk_retry(struct net_ns *ns, int protocol, struct nl_msg *msg,
+		      const struct talk *proto, void (*reset)(void *data))
 {
 	bool dump = nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP;
 	int r = -EAGAIN;
@@ -259,7 +278,7 @@ static int talk_retry(int protocol, struct nl_msg *msg, const struct talk *proto
 
 		if (i > 0 && reset)
 			reset(t.data);
-		r = talk_once(protocol, msg, &t);
+		r = talk_once(ns, protocol, msg, &t);
 		if (r != -EINTR || !dump)
 			return r;
 		r = -EAGAIN;
@@ -267,24 +286,25 @@ static int talk_retry(int protocol, struct nl_msg *msg, const struct talk *proto
 	return r;
 }
 
-int nlsock_talk(int protocol, struct nl_msg *msg, nlsock_msg_cb cb, void (*reset)(void *data),
-		void *data)
+int nlsock_talk(struct net_ns *ns, int protocol, struct nl_msg *msg, nlsock_msg_cb cb,
+		void (*reset)(void *data), void *data)
 {
 	struct talk t = { .cb = cb, .data = data };
 
-	return talk_retry(protocol, msg, &t, reset);
+	return talk_retry(ns, protocol, msg, &t, reset);
 }
 
-int nlsock_request(struct nl_msg *msg)
+int nlsock_request(struct net_ns *ns, struct nl_msg *msg)
 {
-	return nlsock_talk(NETLINK_ROUTE, msg, NULL, NULL, NULL);
+	return nlsock_talk(ns, NETLINK_ROUTE, msg, NULL, NULL, NULL);
 }
 
-int nlsock_query(struct nl_msg *msg, nlsock_obj_cb cb, void (*reset)(void *data), void *data)
+int nlsock_query(struct net_ns *ns, struct nl_msg *msg, nlsock_obj_cb cb, void (*reset)(void *data),
+		 void *data)
 {
 	struct talk t = { .obj_cb = cb, .data = data };
 
-	return talk_retry(NETLINK_ROUTE, msg, &t, reset);
+	return talk_retry(ns, NETLINK_ROUTE, msg, &t, reset);
 }
 
 bool nlsock_ip_from_addr(const struct nl_addr *a, int family, struct ip_addr *ret)

@@ -11,8 +11,10 @@
 #include "common/util/cleanup.h"
 
 struct ip_addr;
+struct net_ns;
 struct nl_addr;
 struct nl_object;
+struct nl_sock;
 
 DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free)
 
@@ -61,7 +63,17 @@ int nlsock_msg_new(uint16_t type, uint16_t flags, const void *hdr, size_t hdr_le
 		   struct nl_msg **ret);
 
 /**
- * nlsock_talk() - send one request on a new socket and read the replies up to the ack
+ * nlsock_open() - a connected libnl socket that asks for extended acks, in the caller's netns
+ * @protocol: netlink family (NETLINK_ROUTE, NETLINK_RDMA)
+ * @ret: socket, written only on success; release with nl_socket_free()
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nlsock_open(int protocol, struct nl_sock **ret);
+
+/**
+ * nlsock_talk() - send one request and read the replies up to the ack
+ * @ns: the netns to talk to (its handle's socket), NULL for the caller's (a new socket)
  * @protocol: netlink family (NETLINK_ROUTE, NETLINK_RDMA)
  * @msg: request (not consumed)
  * @cb: called for every reply message that is not a control message, may be NULL
@@ -75,19 +87,21 @@ int nlsock_msg_new(uint16_t type, uint16_t flags, const void *hdr, size_t hdr_le
  * Return: 0 on success, the kernel's negative errno, -EAGAIN when every dump
  * attempt was interrupted, or the negative errno @cb returned.
  */
-int nlsock_talk(int protocol, struct nl_msg *msg, nlsock_msg_cb cb, void (*reset)(void *data),
-		void *data);
+int nlsock_talk(struct net_ns *ns, int protocol, struct nl_msg *msg, nlsock_msg_cb cb,
+		void (*reset)(void *data), void *data);
 
 /**
  * nlsock_request() - nlsock_talk() for an rtnetlink change without replies
+ * @ns: the netns, NULL for the caller's
  * @msg: request (not consumed)
  *
  * Return: 0 on success, negative errno on failure.
  */
-int nlsock_request(struct nl_msg *msg);
+int nlsock_request(struct net_ns *ns, struct nl_msg *msg);
 
 /**
  * nlsock_query() - send an rtnetlink GET and parse the replies into libnl objects
+ * @ns: the netns, NULL for the caller's
  * @msg: request (not consumed); a dump when it carries NLM_F_DUMP
  * @cb: called for every parsed object
  * @reset: called before an interrupted dump is retried, may be NULL
@@ -98,7 +112,8 @@ int nlsock_request(struct nl_msg *msg);
  * Return: 0 on success, negative errno on failure (-EAGAIN when every dump
  * attempt was interrupted).
  */
-int nlsock_query(struct nl_msg *msg, nlsock_obj_cb cb, void (*reset)(void *data), void *data);
+int nlsock_query(struct net_ns *ns, struct nl_msg *msg, nlsock_obj_cb cb,
+		 void (*reset)(void *data), void *data);
 
 /**
  * nlsock_nle_errno() - translate a libnl error code to a negative errno

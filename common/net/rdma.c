@@ -88,7 +88,7 @@ static int mode_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
-int rdma_netns_exclusive(bool *ret_exclusive)
+int rdma_netns_exclusive(struct net_ns *ns, bool *ret_exclusive)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct mode_reply m = { 0 };
@@ -97,7 +97,7 @@ int rdma_netns_exclusive(bool *ret_exclusive)
 	r = rdma_msg(RDMA_NLDEV_CMD_SYS_GET, 0, &msg);
 	if (r < 0)
 		return r;
-	r = transport(NETLINK_RDMA, msg, mode_cb, NULL, &m);
+	r = transport(ns, NETLINK_RDMA, msg, mode_cb, NULL, &m);
 	/*
 	 * Kernels before 5.2 have no SYS_GET handler, and rdma_nl_rcv_msg()
 	 * refuses an operation without one with -EINVAL: they only share.
@@ -172,7 +172,7 @@ static int port_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
-static int port_has_netdev(uint32_t dev_index, int ifindex, bool *ret_found)
+static int port_has_netdev(struct net_ns *ns, uint32_t dev_index, int ifindex, bool *ret_found)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct port_match p = { .ifindex = (uint32_t)ifindex };
@@ -183,14 +183,14 @@ static int port_has_netdev(uint32_t dev_index, int ifindex, bool *ret_found)
 		return r;
 	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) < 0)
 		return -EMSGSIZE;
-	r = transport(NETLINK_RDMA, msg, port_cb, port_match_reset, &p);
+	r = transport(ns, NETLINK_RDMA, msg, port_cb, port_match_reset, &p);
 	if (r < 0)
 		return r;
 	*ret_found = p.found;
 	return 0;
 }
 
-int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret)
+int rdma_dev_of_netdev(struct net_ns *ns, int ifindex, struct rdma_dev *ret)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct dev_list l = { 0 };
@@ -201,11 +201,11 @@ int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret)
 	r = rdma_msg(RDMA_NLDEV_CMD_GET, NLM_F_DUMP, &msg);
 	if (r < 0)
 		return r;
-	r = transport(NETLINK_RDMA, msg, dev_cb, dev_list_reset, &l);
+	r = transport(ns, NETLINK_RDMA, msg, dev_cb, dev_list_reset, &l);
 	for (size_t i = 0; r >= 0 && i < l.n; i++) {
 		bool found = false;
 
-		r = port_has_netdev(l.devs[i].index, ifindex, &found);
+		r = port_has_netdev(ns, l.devs[i].index, ifindex, &found);
 		/* A device unregistered between the two dumps is no longer a candidate. */
 		if (r == -ENODEV || r == -EINVAL) {
 			r = 0;
@@ -223,7 +223,7 @@ int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret)
 
 /* --- netns moves ------------------------------------------------------------------------- */
 
-int rdma_dev_set_netns(uint32_t index, int netns_fd)
+int rdma_dev_set_netns(struct net_ns *ns, uint32_t index, int netns_fd)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	int r;
@@ -236,5 +236,5 @@ int rdma_dev_set_netns(uint32_t index, int netns_fd)
 	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, index) < 0 ||
 	    nla_put_u32(msg, RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd) < 0)
 		return -EMSGSIZE;
-	return transport(NETLINK_RDMA, msg, NULL, NULL, NULL);
+	return transport(ns, NETLINK_RDMA, msg, NULL, NULL, NULL);
 }

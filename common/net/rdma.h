@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct net_ns;
 struct nl_msg;
 struct nlmsghdr;
 
@@ -18,7 +19,7 @@ struct rdma_dev {
  * rdma_set_transport(); the messages built and the replies parsed are the
  * real ones.
  */
-typedef int (*rdma_transport_fn)(int protocol, struct nl_msg *msg,
+typedef int (*rdma_transport_fn)(struct net_ns *ns, int protocol, struct nl_msg *msg,
 				 int (*cb)(const struct nlmsghdr *nlh, void *data),
 				 void (*reset)(void *data), void *data);
 
@@ -30,6 +31,7 @@ void rdma_set_transport(rdma_transport_fn fn);
 
 /**
  * rdma_netns_exclusive() - the RDMA subsystem's netns mode (RDMA_NLDEV_CMD_SYS_GET)
+ * @ns: the netns asked (its handle), NULL for the caller's
  * @ret_exclusive: true in exclusive mode (each RDMA device lives in one netns),
  *                 false in shared mode; written only on success
  *
@@ -38,25 +40,27 @@ void rdma_set_transport(rdma_transport_fn fn);
  * it refuses SYS_GET with -EINVAL), -EBADMSG for a reply without the mode,
  * negative errno otherwise.
  */
-int rdma_netns_exclusive(bool *ret_exclusive);
+int rdma_netns_exclusive(struct net_ns *ns, bool *ret_exclusive);
 
 /**
  * rdma_dev_of_netdev() - the RDMA device one of whose ports is a netdev
- * @ifindex: the netdev's index in the caller's netns
+ * @ns: the netns the netdev is in (its handle), NULL for the caller's
+ * @ifindex: the netdev's index there
  * @ret: device, written only on success
  *
- * Dumps the RDMA devices visible in the caller's netns, then each device's
+ * Dumps the RDMA devices visible in that netns, then each device's
  * ports (the kernel needs a device index for a port dump) and matches
  * RDMA_NLDEV_ATTR_NDEV_INDEX, which the kernel reports only for a netdev in
- * the caller's netns.
+ * that netns.
  *
  * Return: 0 on success, -ENODEV when no RDMA device has it, -EPROTONOSUPPORT
  * without RDMA netlink, negative errno otherwise.
  */
-int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret);
+int rdma_dev_of_netdev(struct net_ns *ns, int ifindex, struct rdma_dev *ret);
 
 /**
  * rdma_dev_set_netns() - move an RDMA device into the netns behind a descriptor
+ * @ns: the netns it is in (its handle), NULL for the caller's
  * @index: RDMA device index
  * @netns_fd: target netns (RDMA_NLDEV_NET_NS_FD)
  *
@@ -64,4 +68,4 @@ int rdma_dev_of_netdev(int ifindex, struct rdma_dev *ret);
  *
  * Return: 0 on success, negative errno on failure.
  */
-int rdma_dev_set_netns(uint32_t index, int netns_fd);
+int rdma_dev_set_netns(struct net_ns *ns, uint32_t index, int netns_fd);

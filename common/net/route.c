@@ -23,7 +23,7 @@ static bool family_ok(int family)
 	return family == AF_INET || family == AF_INET6;
 }
 
-int net_route_add(const struct net_route *route)
+int net_route_add(struct net_ns *ns, const struct net_route *route)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct rtmsg rtm = { 0 };
@@ -64,7 +64,7 @@ int net_route_add(const struct net_route *route)
 		    nla_nest_end(msg, metrics) < 0)
 			return -EMSGSIZE;
 	}
-	return nlsock_request(msg);
+	return nlsock_request(ns, msg);
 }
 
 struct route_list {
@@ -158,7 +158,7 @@ static void route_reset(void *data)
 }
 
 /* Appends the routes of one family to the list. */
-static int route_dump(int family, struct route_list *l)
+static int route_dump(struct net_ns *ns, int family, struct route_list *l)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct rtmsg rtm = { .rtm_family = (uint8_t)family };
@@ -168,10 +168,11 @@ static int route_dump(int family, struct route_list *l)
 	if (r < 0)
 		return r;
 	l->base = l->n;
-	return nlsock_query(msg, route_cb, route_reset, l);
+	return nlsock_query(ns, msg, route_cb, route_reset, l);
 }
 
-int net_route_list(int ifindex, int family, struct net_route **ret, size_t *ret_n)
+int net_route_list(struct net_ns *ns, int ifindex, int family, struct net_route **ret,
+		   size_t *ret_n)
 {
 	struct route_list l = { .ifindex = ifindex };
 	int r = 0;
@@ -181,9 +182,9 @@ int net_route_list(int ifindex, int family, struct net_route **ret, size_t *ret_
 		return -EINVAL;
 	/* One family per dump: AF_UNSPEC would also bring multicast routing tables. */
 	if (family == AF_UNSPEC || family == AF_INET)
-		r = route_dump(AF_INET, &l);
+		r = route_dump(ns, AF_INET, &l);
 	if (r >= 0 && (family == AF_UNSPEC || family == AF_INET6))
-		r = route_dump(AF_INET6, &l);
+		r = route_dump(ns, AF_INET6, &l);
 	if (r < 0) {
 		free(l.v);
 		return r;
@@ -193,14 +194,14 @@ int net_route_list(int ifindex, int family, struct net_route **ret, size_t *ret_
 	return 0;
 }
 
-int net_default_route_ifindex(int *ret_ifindex)
+int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex)
 {
 	static const int families[] = { AF_INET, AF_INET6 };
 
 	net_ack_clear();
 	for (size_t i = 0; i < ARRAY_SIZE(families); i++) {
 		struct route_list l = { .default_only = true };
-		int r = route_dump(families[i], &l);
+		int r = route_dump(ns, families[i], &l);
 		int ifindex = l.n > 0 ? l.v[0].ifindex : 0;
 
 		free(l.v);

@@ -6,6 +6,8 @@
 
 #include "common/util/ipaddr.h"
 
+struct net_ns;
+
 struct net_route {
 	int ifindex;
 	struct ip_prefix dst;
@@ -20,14 +22,16 @@ struct net_route {
 
 /**
  * net_route_add() - add a route (NLM_F_CREATE, no NLM_F_EXCL, as the reference)
+ * @ns: the netns (its handle), NULL for the caller's
  * @route: route
  *
  * Return: 0 on success, negative errno on failure.
  */
-int net_route_add(const struct net_route *route);
+int net_route_add(struct net_ns *ns, const struct net_route *route);
 
 /**
  * net_route_list() - the routes through a link in every table
+ * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index
  * @family: AF_INET, AF_INET6 or AF_UNSPEC for both
  * @ret: malloc'ed array, written only on success
@@ -35,12 +39,14 @@ int net_route_add(const struct net_route *route);
  *
  * Return: 0 on success, negative errno on failure.
  */
-int net_route_list(int ifindex, int family, struct net_route **ret, size_t *ret_n);
+int net_route_list(struct net_ns *ns, int ifindex, int family, struct net_route **ret,
+		   size_t *ret_n);
 
 /**
  * net_default_route_ifindex() - the link of the first default route (any family)
+ * @ns: the netns (its handle), NULL for the caller's
  * @ret_ifindex: interface index, written only on success
  *
  * Return: 0 on success, -ENOENT when there is no default route, negative errno otherwise.
  */
-int net_default_route_ifindex(int *ret_ifindex);
+int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex);

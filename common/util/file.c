@@ -1,4 +1,5 @@
 /* Files: bounded reads of whole files and descriptors, atomic replacement */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -371,4 +372,31 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 	if (r < 0)
 		return r;
 	return file_write_atomic_at(dirfd, name, data, len, mode, ret_step);
+}
+
+void file_sweep_temps_at(int dirfd, const char *name)
+{
+	size_t name_len = name ? strlen(name) : 0;
+	struct dirent *e;
+	DIR *dir;
+	int fd;
+
+	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	/* readdir() of a descriptor that was read before starts where that left off. */
+	rewinddir(dir);
+	while ((e = readdir(dir))) {
+		const char *rest = !name ? strstr(e->d_name, ".tmp.") :
+				   strncmp(e->d_name, name, name_len) == 0 ? e->d_name + name_len : NULL;
+
+		if (rest && (name || rest != e->d_name) && strncmp(rest, ".tmp.", 5) == 0)
+			(void)unlinkat(dirfd, e->d_name, 0);
+	}
+	closedir(dir);
 }

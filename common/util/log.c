@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util/cleanup.h"
 #include "common/util/log.h"
 #include "common/util/text.h"
 
@@ -35,7 +36,7 @@ void log_setup(const char *prog, enum log_level level, int fd)
 
 int log_level_parse(const char *s, enum log_level *ret)
 {
-	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(level_names); i++) {
 		if (strcasecmp(s, level_names[i]) == 0) {
 			*ret = (enum log_level)i;
 			return 0;

@@ -45,17 +45,6 @@ struct nvipam_layer {
 	int64_t lock_timeout_ms;
 };
 
-/* Element errors from the array getters name "ips[0]" only: say which list it was. */
-static int get_str_array(const struct cni_ctx *ctx, const char *path, char ***ret, size_t *ret_n,
-			 struct cni_err *err)
-{
-	int r = cni_conf_get_str_array(&ctx->conf, path, ret, ret_n, err);
-
-	if (r < 0 && err && !strstr(err->msg, path))
-		return cni_err_prefix(err, r, "%s", path);
-	return r;
-}
-
 /* Go's encoding leaves "" indistinguishable from absent; the reference overlays on it. */
 static int get_str(struct json_object *obj, const char *key, const char **ret, struct cni_err *err)
 {
@@ -197,7 +186,7 @@ static int resolve_pools(const struct cni_ctx *ctx, const struct nvipam_layer *i
 	bool force;
 	int r;
 
-	r = get_str_array(ctx, "args.cni.poolNames", &names, &n, err);
+	r = cni_conf_get_str_array(&ctx->conf, "args.cni.poolNames", &names, &n, err);
 	if (r < 0)
 		return r;
 	if (n > 0) {
@@ -334,9 +323,9 @@ static int resolve_static_ips(const struct cni_ctx *ctx, struct nvipam_config *c
 	const char *env_ip;
 	int r;
 
-	r = get_str_array(ctx, "runtimeConfig.ips", &rc_ips, &n_rc, err);
+	r = cni_conf_get_str_array(&ctx->conf, "runtimeConfig.ips", &rc_ips, &n_rc, err);
 	if (r >= 0)
-		r = get_str_array(ctx, "args.cni.ips", &args_ips, &n_args, err);
+		r = cni_conf_get_str_array(&ctx->conf, "args.cni.ips", &args_ips, &n_args, err);
 	if (r >= 0 && n_rc > 0) {
 		for (size_t i = 0; r >= 0 && i < n_rc; i++)
 			r = add_static_ip(c, rc_ips[i], strlen(rc_ips[i]), "runtimeConfig.ips", err);

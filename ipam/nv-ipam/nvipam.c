@@ -329,7 +329,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r < 0) {
 		/* STATUS speaks in 50: the reason is kept in the message. */
 		if (err->code != CNI_ERR_TRY_AGAIN)
-			err->code = CNI_ERR_STATUS_UNAVAILABLE;
+			cni_err_code(err, CNI_ERR_STATUS_UNAVAILABLE, r);
 		goto out;
 	}
 	for (size_t i = 0; i < s.conf.n_pools; i++) {
@@ -338,8 +338,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 		const struct nvipam_pool *p = find_pool(&s, i, err);
 
 		if (!p) {
-			err->code = CNI_ERR_STATUS_UNAVAILABLE;
-			r = -ENOENT;
+			r = cni_err_code(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOENT);
 			goto out;
 		}
 		r = nvipam_store_usage(&s.store, p->key, &held, &usage.n_reserved, &usage.has_last,

@@ -94,57 +94,50 @@ struct span_list {
 	size_t cap;
 };
 
-static int entry_fail(const struct loader *l, int code, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
 static bool pool_key_valid(const char *key);
 
 /*
+ * Puts the file and the pool in front of a failure recorded in the pool.
  * A network config may point poolFile at any file of the node's config
  * directories: a message names the file and where in it, never a value it
  * could not use. A key that is not a pool key is such a value.
  */
-static int entry_fail(const struct loader *l, int code, int r, const char *fmt, ...)
+static int located(const struct loader *l, int r)
 {
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (!pool_key_valid(l->key))
-		return cni_err_set(l->err, code, r, "node pool file %s: pools member %zu: %s", l->origin,
-				   l->index, msg);
-	return cni_err_set(l->err, code, r, "node pool file %s: pool \"%s\": %s", l->origin, l->key,
-			   msg);
+		return cni_err_prefix(l->err, r, "node pool file %s: pools member %zu", l->origin,
+				      l->index);
+	return cni_err_prefix(l->err, r, "node pool file %s: pool \"%s\"", l->origin, l->key);
 }
 
-#define invalid(l, ...) entry_fail((l), CNI_ERR_INVALID_CONFIG, -EINVAL, __VA_ARGS__)
+#define invalid(l, ...) located((l), cni_err_set((l)->err, CNI_ERR_INVALID_CONFIG, -EINVAL, __VA_ARGS__))
 
-/* A getter's own message (code 6 for a wrong type), with file, pool and item in front. */
-static int rewrap(const struct loader *l, const char *where, int r, const struct cni_err *inner)
+/*
+ * A getter's failure (code 6 for a wrong type), with the item in the pool
+ * in front: @where is "" or "<item>: ", as the messages of invalid() use it.
+ */
+static int at_item(const struct loader *l, const char *where, int r)
 {
-	return entry_fail(l, inner->code ? inner->code : CNI_ERR_DECODE, r, "%s%s", where,
-			  inner->msg);
+	if (*where)
+		cni_err_prefix(l->err, r, "%.*s", (int)strlen(where) - 2, where);
+	return located(l, r);
 }
 
 static int get_typed(const struct loader *l, const char *where, struct json_object *o,
 		     const char *key, enum json_type type, struct json_object **ret)
 {
-	struct cni_err e = { 0 };
-	int r = cjson_get_typed(o, key, type, ret, &e);
+	int r = cjson_get_typed(o, key, type, ret, l->err);
 
-	return r < 0 ? rewrap(l, where, r, &e) : r;
+	return r < 0 ? at_item(l, where, r) : r;
 }
 
 static int get_str(const struct loader *l, const char *where, struct json_object *o,
 		   const char *key, bool required, const char **ret)
 {
-	struct cni_err e = { 0 };
-	int r = cjson_get_str(o, key, ret, &e);
+	int r = cjson_get_str(o, key, ret, l->err);
 
 	if (r < 0)
-		return rewrap(l, where, r, &e);
+		return at_item(l, where, r);
 	if (r == 0 && required)
 		return invalid(l, "%smissing \"%s\"", where, key);
 	return r;
@@ -153,11 +146,10 @@ static int get_str(const struct loader *l, const char *where, struct json_object
 static int get_index(const struct loader *l, const char *where, struct json_object *o,
 		     const char *key, int64_t *ret)
 {
-	struct cni_err e = { 0 };
-	int r = cjson_get_int(o, key, 0, INT64_MAX, ret, &e);
+	int r = cjson_get_int(o, key, 0, INT64_MAX, ret, l->err);
 
 	if (r < 0)
-		return rewrap(l, where, r, &e);
+		return at_item(l, where, r);
 	if (r == 0)
 		return invalid(l, "%smissing \"%s\"", where, key);
 	return r;
@@ -224,9 +216,9 @@ static int get_object_array(const struct loader *l, struct json_object *o, const
 		struct json_object *e = json_object_array_get_idx(arr, i);
 
 		if (!json_object_is_type(e, json_type_object))
-			return entry_fail(l, CNI_ERR_DECODE, -EINVAL,
-					  "%s[%zu]: expected an object, got %s", key, i,
-					  cjson_type_name(e));
+			return located(l, cni_err_set(l->err, CNI_ERR_DECODE, -EINVAL,
+						      "%s[%zu]: expected an object, got %s", key, i,
+						      cjson_type_name(e)));
 	}
 	*ret = arr;
 	return 1;
@@ -368,13 +360,12 @@ static int parse_per_node(const struct loader *l, struct json_object *o, ipmath_
 static int parse_routing(const struct loader *l, struct json_object *o, struct nvipam_pool *p)
 {
 	struct json_object *arr;
-	struct cni_err e = { 0 };
 	size_t n;
 	int r;
 
-	r = cjson_get_bool(o, "defaultGateway", &p->default_gateway, &e);
+	r = cjson_get_bool(o, "defaultGateway", &p->default_gateway, l->err);
 	if (r < 0)
-		return rewrap(l, "", r, &e);
+		return located(l, r);
 	r = get_object_array(l, o, "routes", &arr);
 	if (r < 0)
 		return r;
@@ -547,8 +538,8 @@ static int parse_pool(const struct loader *l, struct json_object *o, struct nvip
 			       "^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ and at most %d characters",
 			       POOL_NAME_MAX);
 	if (!json_object_is_type(o, json_type_object))
-		return entry_fail(l, CNI_ERR_DECODE, -EINVAL, "expected an object, got %s",
-				  cjson_type_name(o));
+		return located(l, cni_err_set(l->err, CNI_ERR_DECODE, -EINVAL,
+					      "expected an object, got %s", cjson_type_name(o)));
 	snprintf(p->key, sizeof(p->key), "%s", l->key);
 	snprintf(p->name, sizeof(p->name), "%s", name);
 
@@ -581,7 +572,6 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 	struct nvipam_pools pools = { 0 };
 	struct json_object *map = NULL;
 	struct json_object_iterator it, end;
-	struct cni_err e = { 0 };
 	char what[1100];
 	size_t n;
 	int r;
@@ -593,9 +583,9 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 	if (!json_object_is_type(root, json_type_object))
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "node pool file %s: expected an object, got %s",
 				   origin, cjson_type_name(root));
-	r = cjson_get_typed(root, "pools", json_type_object, &map, &e);
+	r = cjson_get_typed(root, "pools", json_type_object, &map, err);
 	if (r < 0)
-		return cni_err_set(err, e.code, r, "node pool file %s: %s", origin, e.msg);
+		return cni_err_prefix(err, r, "node pool file %s", origin);
 	if (r == 0)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "node pool file %s: missing \"pools\"", origin);

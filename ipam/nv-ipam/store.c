@@ -686,3 +686,24 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 	*ret_last = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 };
 	return 0;
 }
+
+bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool)
+{
+	struct nvipam_store_pool *p = s->whole ? store_model_pool(s, pool) : NULL;
+	char **v;
+
+	if (!p || store_model_live(s, p) > 0)
+		return false;
+	v = realloc(s->dropped, (s->n_dropped + 1) * sizeof(*v));
+	if (!v)
+		return false;
+	s->dropped = v;
+	v[s->n_dropped] = strdup(p->disk->stem);
+	if (!v[s->n_dropped])
+		return false;
+	s->n_dropped++;
+	/* Its queued lines (releases of its last allocations) go with it. */
+	store_model_drop_pool(s, (size_t)(p - s->pools));
+	s->dirty = true;
+	return true;
+}

@@ -68,6 +68,8 @@ struct nvipam_store {
 	unsigned int timeout_ms;       /* how long the locks were waited for at most */
 	int64_t deadline_us;           /* when waiting for them gives up (CLOCK_MONOTONIC) */
 	struct store_strings *strings; /* where added allocations' strings live: private */
+	char **dropped;                /* stems of pools dropped, whose logs go at commit: private */
+	size_t n_dropped;
 	bool dirty;
 };
 
@@ -251,3 +253,17 @@ int nvipam_alloc_ptr_cmp(const void *a, const void *b);
  */
 int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
 		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last);
+
+/**
+ * nvipam_store_drop_pool() - forget a pool's record (its last reserved IP) when the pool
+ *                            holds no allocation
+ * @s: store opened whole (nvipam_store_open(), _open_inspect())
+ * @pool: pool key (may point into the record)
+ *
+ * The pool leaves @s->pools at once; its log and snapshot are removed at commit (its
+ * lock file stays: a process may hold it open).
+ *
+ * Return: true when a record was dropped; false when there is none, it holds an
+ * allocation, the store was opened for some pools only, or memory ran out.
+ */
+bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool);

@@ -215,6 +215,19 @@ static uint64_t mark_transaction(struct nvipam_store *s, bool *pending)
 	return txn;
 }
 
+/* The logs of pools dropped (nvipam_store_drop_pool()) removed, each gone or not. */
+static int commit_dropped(struct nvipam_store *s, struct cni_err *err)
+{
+	int r = 0;
+
+	while (r >= 0 && s->n_dropped) {
+		r = store_disk_remove_log(s, s->dropped[s->n_dropped - 1], err);
+		if (r >= 0)
+			free(s->dropped[--s->n_dropped]);
+	}
+	return r;
+}
+
 /* Migration: every pool's log written whole, logs of pools the older store lacks removed. */
 static int commit_migration(struct nvipam_store *s, struct cni_err *err)
 {
@@ -243,7 +256,8 @@ static int commit_migration(struct nvipam_store *s, struct cni_err *err)
 		r = store_commit_file(s, err);
 	if (r >= 0)
 		s->migrate = false;
-	return r;
+	/* Those the older store had were not written; a log from before the migration may be. */
+	return r < 0 ? r : commit_dropped(s, err);
 }
 
 int store_commit_write(struct nvipam_store *s, bool defer_sync, struct cni_err *err)
@@ -286,7 +300,7 @@ int store_commit_write(struct nvipam_store *s, bool defer_sync, struct cni_err *
 		}
 		text_buf_free(&b);
 	}
-	return 0;
+	return commit_dropped(s, err);
 }
 
 int store_commit_sync(struct nvipam_store *s, struct cni_err *err)

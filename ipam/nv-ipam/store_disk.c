@@ -291,28 +291,6 @@ int store_disk_lock_pool(struct nvipam_store *s, struct store_pool_disk *d, stru
 	return 0;
 }
 
-/*
- * Remove the entries of @dirfd named "<prefix>.tmp.<anything>" (any "*.tmp.*" when
- * @prefix is ""): files writers killed between creating and renaming them left.
- */
-static void sweep(int dirfd, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	struct dirent *e;
-	DIR *d = dir_read(dirfd);
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		const char *rest = !n ? strstr(e->d_name, ".tmp.") :
-			strncmp(e->d_name, prefix, n) == 0 ? e->d_name + n : NULL;
-
-		if (rest && strncmp(rest, ".tmp.", 5) == 0)
-			(void)unlinkat(dirfd, e->d_name, 0);
-	}
-	closedir(d);
-}
-
 static int pwrite_all(int fd, const char *data, size_t len, off_t off)
 {
 	while (len) {
@@ -576,16 +554,16 @@ void store_disk_sweep_pool(struct nvipam_store *s, const struct store_pool_disk 
 	char name[STORE_FORMAT_STEM_MAX + 8];
 
 	snprintf(name, sizeof(name), "%s.log", d->stem);
-	sweep(s->pool_dir_fd, name);
+	file_sweep_temps_at(s->pool_dir_fd, name);
 	snprintf(name, sizeof(name), "%s.snap", d->stem);
-	sweep(s->pool_dir_fd, name);
+	file_sweep_temps_at(s->pool_dir_fd, name);
 }
 
 void store_disk_sweep(struct nvipam_store *s)
 {
-	sweep(s->dir_fd, s->name);
+	file_sweep_temps_at(s->dir_fd, s->name);
 	if (s->pool_dir_fd >= 0)
-		sweep(s->pool_dir_fd, "");
+		file_sweep_temps_at(s->pool_dir_fd, NULL);
 }
 
 void store_disk_close(struct store_pool_disk *d)

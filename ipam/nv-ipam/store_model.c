@@ -197,6 +197,11 @@ void store_model_reset(struct nvipam_store *s)
 		free(s->strings);
 		s->strings = NULL;
 	}
+	for (size_t i = 0; i < s->n_dropped; i++)
+		free(s->dropped[i]);
+	free(s->dropped);
+	s->dropped = NULL;
+	s->n_dropped = 0;
 	s->migrate = false;
 	s->dirty = false;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/attach/attach.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/error.h"
@@ -71,12 +72,12 @@ int ipoib_config_load(const struct cni_ctx *ctx, struct ipoib_conf *ret, struct 
 	if ((r = cni_conf_get_bool(&ctx->conf, "umcast", &c.umcast, err)) < 0)
 		return r;
 
-	c.has_ipam = ctx->conf.ipam_type && *ctx->conf.ipam_type;
+	c.has_ipam = cni_conf_has_ipam(&ctx->conf);
 	/* The dhcp daemon cannot serve an IPoIB link; the reference refuses it too. */
 	if (c.has_ipam && strcmp(ctx->conf.ipam_type, "dhcp") == 0)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "ipam dhcp type is not supported");
-	if (!c.has_ipam && (r = cni_plugin_check_l2_version(ctx, err)) < 0)
+	if (!c.has_ipam && (r = attach_check_l2_version(ctx, err)) < 0)
 		return r;
 	*ret = c;
 	return 0;

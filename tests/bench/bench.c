@@ -73,9 +73,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: bench --plugin LABEL=PATH [--plugin LABEL=PATH ...] --config FILE [--config FILE ...]\n"
 		"             --netns PATH [options]\n"
-		"Execs each plugin as a CNI runtime does (vfork-style posix_spawn + execve, clean environment but for\n"
-		"CNI_RDMA_PLUGINS_CONF when set, config on\n"
+		"Execs each plugin as a CNI runtime does (vfork-style posix_spawn + execve, clean environment, config on\n"
 		"stdin, result on stdout, wait4 for rusage) and times ADD then DEL per iteration.\n"
+		"The environment holds the CNI_* variables and, when set, CNI_RDMA_PLUGINS_CONF.\n"
 		"Plugins are interleaved within each iteration, starting with a different one each time.\n"
 		"\n"
 		"  --plugin LABEL=PATH  plugin binary to measure, repeatable (up to %d)\n"
@@ -269,6 +269,9 @@ static char *substitute_label(const char *conf, const char *label)
 
 static int build_env(char **env, const char *cmd, const struct options *o)
 {
+	/* A runtime passes its own environment on, and with it the node settings file
+	 * that lets a benchmark's configs keep their stores in a private directory. */
+	const char *settings = getenv("CNI_RDMA_PLUGINS_CONF");
 	int n = 0;
 
 	if (asprintf(&env[n++], "CNI_COMMAND=%s", cmd) < 0 ||
@@ -276,11 +279,8 @@ static int build_env(char **env, const char *cmd, const struct options *o)
 	    asprintf(&env[n++], "CNI_NETNS=%s", o->netns) < 0 ||
 	    asprintf(&env[n++], "CNI_IFNAME=%s", o->ifname) < 0 ||
 	    asprintf(&env[n++], "CNI_ARGS=%s", o->cni_args) < 0 ||
-	    asprintf(&env[n++], "CNI_PATH=%s", o->cni_path) < 0)
-		return -ENOMEM;
-	/* The node settings a runtime's environment may name (common/cni/trust.h). */
-	if (getenv("CNI_RDMA_PLUGINS_CONF") &&
-	    asprintf(&env[n++], "CNI_RDMA_PLUGINS_CONF=%s", getenv("CNI_RDMA_PLUGINS_CONF")) < 0)
+	    asprintf(&env[n++], "CNI_PATH=%s", o->cni_path) < 0 ||
+	    (settings && asprintf(&env[n++], "CNI_RDMA_PLUGINS_CONF=%s", settings) < 0))
 		return -ENOMEM;
 	env[n] = NULL;
 	return 0;

@@ -87,7 +87,7 @@ for round in $(seq "$rounds"); do
 		for label in ours go; do
 			bin=$ours; [ $label = go ] && bin=$hl
 			"$bench" --plugin "$label=$bin" --config "$tmp/$label-$n.json" --netns "/run/netns/$ns" \
-				--ifname net1 --cni-path /nonexistent --iterations "$iterations" --warmup 5 2>&1 |
+				--ifname net1 --cni-path /nonexistent --iterations "$iterations" --warmup 5 |
 				awk -v l="$label" '$1 == l' | tee -a "$tmp/sweep-$n"
 		done
 	done

@@ -2,8 +2,10 @@
 # runner that execs nv-ipam as a runtime would.
 set -euo pipefail
 
-NVIPAM=${1:?usage: $0 NV-IPAM NV-IPAM-TOOL}
-NVIPAM_TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}
+# Absolute: meson passes paths relative to the build directory, and a test that looks
+# for its processes by command line must not match another worktree's.
+NVIPAM=$(realpath "${1:?usage: $0 NV-IPAM NV-IPAM-TOOL}")
+NVIPAM_TOOL=$(realpath "${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}")
 work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../node-settings.sh"
@@ -24,6 +26,21 @@ nvipam() {
 		"$NVIPAM" <<<"$conf"
 }
 
+# nvipam_pod CMD CONTAINER-ID NAMESPACE/NAME [UID]: nvipam for a pod, with the CNI_ARGS
+# kubelet passes (the pod's namespace, name and UID are recorded with the allocation).
+nvipam_pod() {
+	CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=${3%%/*};K8S_POD_NAME=${3#*/}${4:+;K8S_POD_UID=$4}" \
+		nvipam "$1" "$2"
+}
+
+# wait_older: until a pod listing started now (listed_at=$(date +%s)) is surely later than
+# every allocation made so far (gc counts those made two whole seconds before it).
+wait_older() {
+	local s
+	s=$(date +%s)
+	while [ "$(date +%s)" -lt $((s + 2)) ]; do sleep 0.05; done
+}
+
 # "container address" lines of every ADD that succeeded and was not deleted since.
 live_from_log() {
 	awk '$1=="ADD"{ip[$2]=$3} $1=="DEL"{delete ip[$2]} END{for (c in ip) print c, ip[c]}' "$1" | sort
@@ -41,11 +58,23 @@ count_missing() {
 	echo "$missing"
 }
 
-# The store as {"allocations": [{pool, ip, containerID, ifname, network, ...}]}, read
-# under its lock by nv-ipam-tool: the store file only says where the pool logs are.
+# The store in the shape of the single-file store of version 1 ({"pools": {KEY:
+# {"lastReservedIP"}}, "allocations": [{pool, ip, containerID, ifname, network, ...}]}),
+# read under its lock by nv-ipam-tool: the store file only says where the pool logs are.
+# store_json [STORE]: another store than the test's.
 store_json() {
-	"$NVIPAM_TOOL" show --store "$work/store" --pool-file "$work/no-pool-file" --json |
-		jq '{allocations: [.pools[] | .pool as $p | .allocations[] | . + {pool: $p}]}'
+	"$NVIPAM_TOOL" show --store "${1:-$work/store}" --pool-file "$work/no-pool-file" --json |
+		jq '{pools: ([.pools[] | {key: .pool, value: (if .lastReservedIP then
+				{lastReservedIP} else {} end)}] | from_entries),
+			allocations: [.pools[] | .pool as $p | .allocations[] | . + {pool: $p}]}'
+}
+
+# Hand edits go through a store file of version 1 (the single-file layout, migrated on
+# first use): store_v1 JQ-FILTER writes the store as one, edited by the filter.
+store_v1() {
+	store_json | jq "{version: 1, pools, allocations: [.allocations[] |
+		{pool, ip, containerID, ifname, network, podNamespace, podName, podUID, deviceID, created}]} | $1" \
+		>"$work/store.new" && mv "$work/store.new" "$work/store"
 }
 
 # A digest of every file of the store (the store file and the pool logs).

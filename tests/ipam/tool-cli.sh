@@ -8,7 +8,7 @@ TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}
 FIX=$(cd "$(dirname "$0")/fixtures" && pwd)
 
 # --help for every subcommand, on stdout, exit 0; --version.
-for c in carve node-pools show release check; do
+for c in carve node-pools show release check gc; do
 	check "$c --help" "\"$TOOL\" $c --help | grep -q '^Usage: nv-ipam-tool $c'"
 done
 check "--help lists the commands" "\"$TOOL\" --help | grep -q '^  node-pools'"

@@ -9,11 +9,27 @@
 # and the watch reaches the file at once, one watcher per kind running; that a dead watch
 # or watcher is restarted and SIGTERM stops every watcher; that an absent CIDRPool CRD
 # counts as no CIDRPools, logged once; that the DaemonSet adds no capability and the
-# entrypoint runs without any.
+# entrypoint runs without any. The stale-allocation cleaner: this node's pods listed every
+# CLEAN_SECONDS, a pod deleted from the fake API losing its address on the threshold's
+# miss (not before), a failing listing or one that is not JSON releasing nothing and
+# being retried, SIGTERM stopping it; RBAC granting it exactly "list pods" cluster-wide.
 . "$(dirname "$0")/lib.sh"
 TOOL=${2:?usage: $0 NV-IPAM NV-IPAM-TOOL ENTRYPOINT}
 ENTRY=${3:?usage: $0 NV-IPAM NV-IPAM-TOOL ENTRYPOINT}
 FIX=$(cd "$(dirname "$0")/fixtures" && pwd)
+
+# Addresses for two pods, made first: lib.sh's node pool file ($work/pools.json) becomes
+# the fake API's pool list below. The cleaner's tests use them, long after.
+nvipam_pod ADD c-a default/a ua >/dev/null 2>&1
+nvipam_pod ADD c-b default/b ub >/dev/null 2>&1
+held() { store_json | jq -r '[.allocations[].containerID] | sort | join(" ")'; }
+# pods_api NS/NAME/UID...: the pods of host-b in the fake API.
+pods_api() {
+	printf '%s\n' "$@" | { grep . || true; } | jq -R 'split("/") | {kind: "Pod", metadata: {namespace: .[0], name: .[1], uid: .[2]},
+		spec: {nodeName: "host-b"}}' | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$work/pods-api.new"
+	mv -f "$work/pods-api.new" "$work/pods-api.json"
+}
+pods_api default/a/ua default/b/ub
 
 mkdir -p "$work/image" "$work/host/opt/cni/bin" "$work/fakebin"
 cp "$NVIPAM" "$work/image/nv-ipam"
@@ -24,7 +40,9 @@ printf 'old' >"$work/host/opt/cni/bin/nv-ipam"
 chmod 0600 "$work/host/opt/cni/bin/nv-ipam"
 printf 'macvlan' >"$work/host/opt/cni/bin/macvlan"
 
-# The fake kubectl, "get KINDS ...": KINDS is ippools, cidrpools or both comma-separated.
+# The fake kubectl, "get pods ...": prints $work/pods-api.json (fails when $work/pods-fail
+# exists) and records its caller's PID in $work/cleaner.pids.
+# "get KINDS ...": KINDS is ippools, cidrpools or both comma-separated.
 #  - "-o json" prints those items of $work/pools.json as a List (fails when
 #    $work/kubectl-fails exists). After the listing, if $work/change-after-list exists,
 #    $work/pools-next.json becomes the API's state (a change no watch reports).
@@ -40,6 +58,12 @@ cat >"$work/fakebin/kubectl" <<'SH'
 w=$FAKE_WORK
 echo "$*" >>"$w/kubectl.log"
 [ "$1" = get ] || { echo "fake kubectl: unexpected $*" >&2; exit 2; }
+if [ "$2" = pods ]; then
+	echo "$PPID" >>"$w/cleaner.pids"
+	[ -e "$w/pods-fail" ] && { echo "error: the server is unreachable" >&2; exit 1; }
+	cat "$w/pods-api.json"
+	exit
+fi
 kinds=$2 watch= only=
 case " $* " in *" --watch-only "*) watch=1 only=1 ;; *" --watch "* | *" -w "*) watch=1 ;; esac
 if [ -n "$watch" ] && [[ $kinds == *,* ]]; then
@@ -94,7 +118,7 @@ pf=$work/host/etc/cni/net.d/nv-ipam.d/node-pools.json
 run_entry() {
 	env PATH="$work/fakebin:$PATH" NODE_NAME=host-b SRC_DIR="$work/image" \
 		CNI_BIN_DIR="$work/host/opt/cni/bin" POOL_FILE="$pf" POOLS_NAMESPACE=kube-system \
-		FAKE_WORK="$work" RETRY_SECONDS=0.2 "$@" bash "$ENTRY" 2>>"$work/entry.log"
+		STORE_FILE="$work/store" FAKE_WORK="$work" RETRY_SECONDS=0.2 "$@" bash "$ENTRY" 2>>"$work/entry.log"
 }
 
 check "entrypoint ONCE=1 succeeds" "run_entry ONCE=1"
@@ -145,6 +169,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	rm -f "$pf" "$bin/nv-ipam-tool"
 	check "as root without any capability: install and sync succeed" \
 		"run_entry ONCE=1 setpriv --bounding-set -all --inh-caps -all -- \"$work/nocaps\" && cmp -s \"$work/image/nv-ipam-tool\" \"$bin/nv-ipam-tool\" && [ -s \"$pf\" ]"
+	# The cleaner's gc on a store in a root-owned 0700 directory, as nv-ipam makes it.
+	mkdir -m 0700 "$work/nc"
+	cp -rp "$work/store" "$work/store.d" "$work/nc/"
+	echo '{"kind":"List","items":[]}' >"$work/nc/pods.json"
+	wait_older
+	check "as root without any capability: gc reads, locks and writes the store" \
+		"setpriv --bounding-set -all --inh-caps -all -- \"$work/nocaps\" \"$TOOL\" gc --store \"$work/nc/store\" --pool-file \"$work/nc/none\" --pods \"$work/nc/pods.json\" --listed-at \$(date +%s) --misses 1 >/dev/null && [ \"\$(store_json \"$work/nc/store\" | jq '.allocations | length')\" = 0 ] && [ -s \"$work/nc/store.gc\" ]"
 fi
 
 # The fake refuses a watch of two kinds, as kubectl does.
@@ -172,7 +203,8 @@ start_loop() {
 	: >"$work/watch.pids"
 	env PATH="$work/fakebin:$PATH" NODE_NAME=host-b SRC_DIR="$work/image" \
 		CNI_BIN_DIR="$work/host/opt/cni/bin" POOL_FILE="$pf" POOLS_NAMESPACE=kube-system \
-		FAKE_WORK="$work" RESYNC_SECONDS=600 RETRY_SECONDS=300 "$@" bash "$ENTRY" 2>>"$work/entry.log" &
+		STORE_FILE="$work/store" FAKE_WORK="$work" RESYNC_SECONDS=600 RETRY_SECONDS=300 "$@" \
+		bash "$ENTRY" 2>>"$work/entry.log" &
 	loop=$!
 }
 # stop_loop: SIGTERM, then the loop must be gone within 5 s, its watchers too.
@@ -261,5 +293,69 @@ rm -f "$work/absent" "$work/watch-quiet"
 sleep 0.2
 alive() { local p k n=0; while read -r p k; do running "$p" && n=$((n + 1)); done <"$work/watch.pids"; echo "$n"; }
 check "every watch was stopped" "[ -s \"$work/watch.pids\" ] && [ \"\$(alive)\" = 0 ]"
+
+# The cleaner, every 0.3 s, releasing on the third consecutive miss. Both pods listed:
+# nothing missed, the unchanged summary logged once.
+cp "$FIX/pools.json" "$work/pools.json"
+: >"$work/entry.log"
+: >"$work/kubectl.log"
+: >"$work/cleaner.pids"
+listings() { grep -c '^get pods' "$work/kubectl.log" || true; }
+start_loop CLEAN_SECONDS=0.3 CLEAN_MISSES=3 RETRY_SECONDS=0.3
+check "clean: this node's pods listed in every namespace" \
+	"wait_for 'grep -qx \"get pods -A --field-selector spec.nodeName=host-b -o json --request-timeout=60s\" \"$work/kubectl.log\"'"
+check "clean: repeated every CLEAN_SECONDS" "wait_for '[ \$(listings) -ge 4 ]'"
+check "clean: both pods listed, nothing released, the summary logged once" \
+	"[ \"\$(held)\" = 'c-a c-b' ] && [ \$(grep -c 'gc: 2 allocations: 2 with their pod listed, 0 newer than the listing, 0 without a pod (skipped), 0 missed, 0 released' \"$work/entry.log\") = 1 ]"
+# b deleted from the API: missed twice, released on the third listing without it.
+pods_api default/a/ua
+check "clean: a pod deleted from the API loses its address" "wait_for '[ \"\$(held)\" = c-a ]'"
+check "clean: only on the third miss" \
+	"grep -q 'gc: missed 10.77.0.3 in pool pool1: container c-b interface net1 pod default/b: not in the pod list (miss 1 of 3)$' \"$work/entry.log\" &&
+	 grep -q 'gc: missed 10.77.0.3 .*(miss 2 of 3)$' \"$work/entry.log\" &&
+	 grep -q 'gc: released 10.77.0.3 in pool pool1: container c-b interface net1 pod default/b: not in the pod list (miss 3 of 3)$' \"$work/entry.log\""
+# The API failing: a gone from it too, but nothing is released while listings fail.
+touch "$work/pods-fail"
+pods_api
+n0=$(listings)
+check "clean: a failing listing is retried every RETRY_SECONDS" "wait_for '[ \$(listings) -ge $((n0 + 5)) ]'"
+check "clean: a failing listing releases nothing and counts nothing" "[ \"\$(held)\" = c-a ] && ! grep -q '\"c-a\"' \"$work/store.gc\""
+check "clean: the failure is logged" "grep -q 'listing pods: error: the server is unreachable' \"$work/entry.log\" && grep -q 'listing this node.s pods failed (status 1): nothing released, retrying in 0.3s' \"$work/entry.log\""
+# A listing that is not JSON (kubectl exit 0): gc refuses it, nothing released.
+printf 'Unable to connect to the server' >"$work/pods-api.json"
+rm -f "$work/pods-fail"
+n0=$(listings)
+check "clean: a listing that is not JSON: gc fails, logged, retried" \
+	"wait_for '[ \$(listings) -ge $((n0 + 4)) ]' && grep -q 'gc: nv-ipam-tool: .*pods.json: malformed JSON' \"$work/entry.log\" && grep -q 'gc failed (status 1), retrying in 0.3s' \"$work/entry.log\""
+check "clean: and releases nothing" "[ \"\$(held)\" = c-a ] && ! grep -q '\"c-a\"' \"$work/store.gc\""
+# The API back, a still gone: released after the threshold.
+pods_api
+check "clean: once the API answers, the gone pod's address goes" "wait_for '[ \"\$(held)\" = \"\" ]' && grep -q 'gc: released 10.77.0.2 .*pod default/a: not in the pod list (miss 3 of 3)$' \"$work/entry.log\""
+cleaner_pids=$(sort -u "$work/cleaner.pids")
+check "SIGTERM ends the loop with the cleaner" "stop_loop"
+alive_cleaners() { local p n=0; for p in $cleaner_pids; do running "$p" && n=$((n + 1)); done; echo "$n"; }
+check "SIGTERM stopped the cleaner" "wait_for '[ \"\$(alive_cleaners)\" = 0 ]'"
+check "ONCE=1 runs no cleaner" ": >\"$work/cleaner.pids\" && run_entry ONCE=1 && [ ! -s \"$work/cleaner.pids\" ]"
+
+# RBAC: the Role on the pools as before, and a ClusterRole with exactly "list pods" (pods
+# are in every namespace; a field selector cannot narrow what RBAC grants) bound to the
+# agent's ServiceAccount.
+RBAC=$(dirname "$ENTRY")/rbac.yaml
+# doc KIND: the YAML document of that kind, comments and blank lines left out.
+doc() { awk -v k="kind: $1" '/^---/ { if (hit) exit; buf = ""; next } /^ *#/ || /^ *$/ { next } { buf = buf $0 "\n" } $0 == k { hit = 1 } END { if (hit) printf "%s", buf }' "$RBAC"; }
+check "rbac: the ClusterRole grants list on pods, nothing else" \
+	"[ \"\$(doc ClusterRole | sed -n '/^rules:/,\$p')\" = 'rules:
+  - apiGroups: [\"\"]
+    resources: [\"pods\"]
+    verbs: [\"list\"]' ]"
+check "rbac: the ClusterRoleBinding binds it to the agent's ServiceAccount" \
+	"doc ClusterRoleBinding | grep -qx '  kind: ClusterRole' && doc ClusterRoleBinding | grep -qx '  name: nv-ipam-node' && doc ClusterRoleBinding | grep -qx '  - kind: ServiceAccount' && doc ClusterRoleBinding | grep -qx '    namespace: nvidia-network-operator'"
+check "rbac: the pools' Role is unchanged" \
+	"[ \"\$(doc Role | sed -n '/^rules:/,\$p')\" = 'rules:
+  - apiGroups: [\"nv-ipam.nvidia.com\"]
+    resources: [\"ippools\", \"cidrpools\"]
+    verbs: [\"get\", \"list\", \"watch\"]' ]"
+check "daemonset: the store's directory mounted, the cleaner's settings given" \
+	"grep -q 'path: /var/lib/cni/nv-ipam\$' \"$DS\" && grep -q 'mountPath: /host/var/lib/cni/nv-ipam\$' \"$DS\" && grep -A1 'name: CLEAN_SECONDS' \"$DS\" | grep -q 'value: \"60\"'"
 
 exit $((fails > 0))

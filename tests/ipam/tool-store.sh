@@ -24,13 +24,6 @@ add() {
 }
 T() { "$TOOL" "$@" --store "$work/store"; }
 held() { store_json | jq -r '[.allocations[] | .containerID + "/" + .ifname + "=" + .ip] | sort | join(" ")'; }
-# Hand edits go through a store file of version 1 (the single-file layout, migrated on
-# first use): store_v1 JQ-FILTER writes the store as one, edited by the filter.
-store_v1() {
-	store_json | jq "{version: 1, pools: {}, allocations: [.allocations[] |
-		{pool, ip, containerID, ifname, network, podNamespace, podName, podUID, deviceID, created}]} | $1" \
-		>"$work/store.new" && mv "$work/store.new" "$work/store"
-}
 
 add c1 net1 ippool pool1 default/pod-a
 add c1 net2 ippool pool1 default/pod-a

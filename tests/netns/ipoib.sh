@@ -52,6 +52,11 @@ out=$("$T_PLUGIN" --version 2>&1)
 t_match "--version names the plugin and version" '^ipoib [0-9]+\.[0-9]+\.[0-9]+' "$out"
 out=$("$T_PLUGIN" --help 2>&1)
 t_contains "--help describes the plugin" "IPoIB child" "$out"
+# What the reference plugins do without CNI_COMMAND: an about line on stderr, exit 0.
+out=$(env -i "$T_PLUGIN" 2>&1 >/dev/null)
+t_eq "no CNI_COMMAND: the about line, the name once" \
+	"ipoib: gives a pod an IPoIB child (pkey, mode, umcast) of an InfiniBand master" \
+	"$(printf '%s\n' "$out" | head -n 1)"
 t_cni VERSION '{"cniVersion": "1.1.0"}'
 t_ok "VERSION exits 0"
 t_jq "VERSION lists 0.3.1 ... 1.1.0" "$T_OUT" '.supportedVersions | join(" ")' \

@@ -32,7 +32,8 @@
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
-#include "common/net/netns.h"
+#include "common/net/ns.h"
+#include "common/util/netns.h"
 #include "common/net/nlsock.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
@@ -93,7 +94,7 @@ static int addr_add(int ifindex, const char *cidr)
 {
 	struct ip_prefix p = P(cidr);
 
-	return net_addr_add(ifindex, &p);
+	return net_addr_add(NULL, ifindex, &p);
 }
 
 static bool addr_is(const struct ip_addr *a, const char *text)
@@ -130,7 +131,7 @@ static int veth_create(const char *name, const char *peer)
 	nla_nest_end(msg, pi);
 	nla_nest_end(msg, data);
 	nla_nest_end(msg, info);
-	return nlsock_request(msg);
+	return nlsock_request(NULL, msg);
 }
 
 /* Test-only: delete an address, which common/net has no call for. */
@@ -149,7 +150,7 @@ static int addr_delete(int ifindex, const struct ip_prefix *p)
 		return r;
 	if (nla_put(msg, IFA_LOCAL, (int)ip_addr_size(&p->addr), p->addr.bytes) < 0)
 		return -EMSGSIZE;
-	return nlsock_request(msg);
+	return nlsock_request(NULL, msg);
 }
 
 static int count_links(const struct nlmsghdr *nlh, void *data)
@@ -171,7 +172,7 @@ static void test_raw_dump(size_t want)
 	nlsock_msg_new(RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi), &msg);
 	CHECK(msg != NULL, "dump request built");
 	if (msg)
-		CHECK_R(nlsock_talk(NETLINK_ROUTE, msg, count_links, NULL, &n), 0, "raw link dump");
+		CHECK_R(nlsock_talk(NULL, NETLINK_ROUTE, msg, count_links, NULL, &n), 0, "raw link dump");
 	CHECK(n == want, "%zu links dumped, want %zu", n, want);
 }
 
@@ -181,7 +182,7 @@ static bool has_addr(int ifindex, int family, const char *cidr, bool *tentative)
 	struct ip_prefix want = P(cidr);
 	size_t n = 0;
 
-	if (net_addr_list(ifindex, family, &v, &n) < 0)
+	if (net_addr_list(NULL, ifindex, family, &v, &n) < 0)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].prefix.len == want.len && ip_addr_equal(&v[i].prefix.addr, &want.addr)) {
@@ -200,7 +201,7 @@ static bool find_route(int ifindex, const char *dst, struct net_route *ret)
 	struct ip_prefix want = P(dst);
 	size_t n = 0;
 
-	if (net_route_list(ifindex, AF_UNSPEC, &v, &n) < 0)
+	if (net_route_list(NULL, ifindex, AF_UNSPEC, &v, &n) < 0)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].dst.len == want.len && ip_addr_equal(&v[i].dst.addr, &want.addr)) {
@@ -419,9 +420,9 @@ static int in_b_check(void *userdata)
 	struct net_link l;
 
 	CHECK(netns_is_current(s->fd_b) == 1, "netns_run: in the target netns");
-	if (CHECK_R(net_link_get_by_name(s->name, &l), 0, "link found in netns B"))
+	if (CHECK_R(net_link_get_by_name(NULL, s->name, &l), 0, "link found in netns B"))
 		s->ifindex = l.ifindex;
-	s->deleted = net_link_delete(l.ifindex) == 0;
+	s->deleted = net_link_delete(NULL, l.ifindex) == 0;
 	CHECK(s->deleted, "link deleted in netns B");
 	return 42;
 }
@@ -439,11 +440,11 @@ static void test_ethtool(const char *veth)
 	size_t hw_len = 0;
 	char bus[64] = "x";
 
-	CHECK_R(net_ethtool_perm_hwaddr(veth, hw, &hw_len), -ENODATA, "veth: no permanent MAC");
-	CHECK_R(net_ethtool_bus_info(veth, bus, sizeof(bus)), 0, "veth: ethtool drvinfo");
+	CHECK_R(net_ethtool_perm_hwaddr(NULL, veth, hw, &hw_len), -ENODATA, "veth: no permanent MAC");
+	CHECK_R(net_ethtool_bus_info(NULL, veth, bus, sizeof(bus)), 0, "veth: ethtool drvinfo");
 	CHECK(bus[0] == '\0', "veth: no bus device: \"%s\"", bus);
-	CHECK_R(net_ethtool_bus_info("nope0", bus, sizeof(bus)), -ENODEV, "ethtool: missing link");
-	CHECK_R(net_ethtool_perm_hwaddr("nope0", hw, &hw_len), -ENODEV, "ethtool: missing link");
+	CHECK_R(net_ethtool_bus_info(NULL, "nope0", bus, sizeof(bus)), -ENODEV, "ethtool: missing link");
+	CHECK_R(net_ethtool_perm_hwaddr(NULL, "nope0", hw, &hw_len), -ENODEV, "ethtool: missing link");
 }
 
 /* A veth whose alias is its peer's name: a predicate that reads more than one field. */
@@ -467,47 +468,47 @@ static void test_links(int fd_a, int fd_b)
 
 	if (!CHECK_R(veth_create("tv0", "tv1"), 0, "veth pair created"))
 		return;
-	CHECK_R(net_link_get_by_name("tv0", &v0), 0, "lookup tv0 by name");
+	CHECK_R(net_link_get_by_name(NULL, "tv0", &v0), 0, "lookup tv0 by name");
 	CHECK(v0.ifindex > 0 && strcmp(v0.name, "tv0") == 0 && strcmp(v0.kind, "veth") == 0,
 	      "tv0: index %d, kind \"%s\"", v0.ifindex, v0.kind);
 	CHECK(v0.hwaddr_len == 6 && v0.type == 1 /* ARPHRD_ETHER */, "tv0 is Ethernet");
-	CHECK_R(net_link_get_by_name("tv1", &v1), 0, "lookup tv1 by name");
+	CHECK_R(net_link_get_by_name(NULL, "tv1", &v1), 0, "lookup tv1 by name");
 	CHECK(v0.link_ifindex == v1.ifindex, "IFLA_LINK of tv0 is its peer");
-	CHECK_R(net_link_get_by_index(v1.ifindex, &l), 0, "lookup tv1 by index");
+	CHECK_R(net_link_get_by_index(NULL, v1.ifindex, &l), 0, "lookup tv1 by index");
 	CHECK(strcmp(l.name, "tv1") == 0, "index lookup gives tv1: %s", l.name);
-	CHECK_R(net_link_get_by_name("nope0", &l), -ENODEV, "missing name");
-	CHECK_R(net_link_get_by_index(99999, &l), -ENODEV, "missing index");
-	CHECK_R(net_link_get_by_name("0123456789abcdef", &l), -EINVAL, "overlong name");
+	CHECK_R(net_link_get_by_name(NULL, "nope0", &l), -ENODEV, "missing name");
+	CHECK_R(net_link_get_by_index(NULL, 99999, &l), -ENODEV, "missing index");
+	CHECK_R(net_link_get_by_name(NULL, "0123456789abcdef", &l), -EINVAL, "overlong name");
 	test_raw_dump(3); /* lo, tv0, tv1 */
 
-	CHECK_R(net_link_set_hwaddr(v0.ifindex, hw_veth, sizeof(hw_veth)), 0, "set hwaddr");
-	CHECK_R(net_link_get_by_hwaddr(hw_veth, sizeof(hw_veth), &l), 0, "lookup by hwaddr");
+	CHECK_R(net_link_set_hwaddr(NULL, v0.ifindex, hw_veth, sizeof(hw_veth)), 0, "set hwaddr");
+	CHECK_R(net_link_get_by_hwaddr(NULL, hw_veth, sizeof(hw_veth), &l), 0, "lookup by hwaddr");
 	CHECK(l.ifindex == v0.ifindex, "hwaddr lookup gives tv0: %s", l.name);
 	test_ethtool("tv0");
-	CHECK_R(net_link_get_by_hwaddr(hw_none, sizeof(hw_none), &l), -ENODEV, "unknown hwaddr");
-	CHECK_R(net_link_set_alias(v1.ifindex, "orig-name.7"), 0, "set alias");
-	CHECK_R(net_link_get_by_alias("orig-name.7", &l), 0, "lookup by alias");
+	CHECK_R(net_link_get_by_hwaddr(NULL, hw_none, sizeof(hw_none), &l), -ENODEV, "unknown hwaddr");
+	CHECK_R(net_link_set_alias(NULL, v1.ifindex, "orig-name.7"), 0, "set alias");
+	CHECK_R(net_link_get_by_alias(NULL, "orig-name.7", &l), 0, "lookup by alias");
 	CHECK(l.ifindex == v1.ifindex && strcmp(l.alias, "orig-name.7") == 0,
 	      "alias lookup gives tv1 with its alias \"%s\"", l.alias);
-	CHECK_R(net_link_get_by_alias("orig-name", &l), -ENODEV, "unknown alias");
-	CHECK_R(net_link_find(alias_names_peer, &v0, &l), -ENODEV, "find: no link yet");
-	CHECK_R(net_link_set_alias(v1.ifindex, "tv0"), 0, "alias tv1 after its peer");
-	CHECK_R(net_link_find(alias_names_peer, &v0, &l), 0, "find by predicate");
+	CHECK_R(net_link_get_by_alias(NULL, "orig-name", &l), -ENODEV, "unknown alias");
+	CHECK_R(net_link_find(NULL, alias_names_peer, &v0, &l), -ENODEV, "find: no link yet");
+	CHECK_R(net_link_set_alias(NULL, v1.ifindex, "tv0"), 0, "alias tv1 after its peer");
+	CHECK_R(net_link_find(NULL, alias_names_peer, &v0, &l), 0, "find by predicate");
 	CHECK(l.ifindex == v1.ifindex, "find gives tv1: %s", l.name);
-	CHECK_R(net_link_set_alias(v1.ifindex, "orig-name.7"), 0, "alias back");
-	CHECK_R(net_link_set_alias(v1.ifindex, ""), 0, "clear alias");
-	CHECK_R(net_link_get_by_alias("orig-name.7", &l), -ENODEV, "alias gone");
-	CHECK(net_link_get_by_index(v1.ifindex, &l) == 0 && l.alias[0] == '\0', "alias empty");
+	CHECK_R(net_link_set_alias(NULL, v1.ifindex, "orig-name.7"), 0, "alias back");
+	CHECK_R(net_link_set_alias(NULL, v1.ifindex, ""), 0, "clear alias");
+	CHECK_R(net_link_get_by_alias(NULL, "orig-name.7", &l), -ENODEV, "alias gone");
+	CHECK(net_link_get_by_index(NULL, v1.ifindex, &l) == 0 && l.alias[0] == '\0', "alias empty");
 
-	CHECK_R(net_link_set_mtu(v0.ifindex, 1450), 0, "set MTU");
+	CHECK_R(net_link_set_mtu(NULL, v0.ifindex, 1450), 0, "set MTU");
 	memset(&l, 0, sizeof(l));
-	r = net_link_get_by_index(v0.ifindex, &l);
+	r = net_link_get_by_index(NULL, v0.ifindex, &l);
 	CHECK(r == 0 && l.mtu == 1450, "MTU now %u", l.mtu);
-	CHECK_R(net_link_set_mtu(v0.ifindex, 10), -EINVAL, "MTU below the minimum");
-	CHECK_R(net_link_set_up(v0.ifindex, true), 0, "set up");
-	CHECK(net_link_get_by_index(v0.ifindex, &l) == 0 && (l.flags & IFF_UP), "tv0 is up");
-	CHECK_R(net_link_set_up(v0.ifindex, false), 0, "set down");
-	CHECK(net_link_get_by_index(v0.ifindex, &l) == 0 && !(l.flags & IFF_UP), "tv0 is down");
+	CHECK_R(net_link_set_mtu(NULL, v0.ifindex, 10), -EINVAL, "MTU below the minimum");
+	CHECK_R(net_link_set_up(NULL, v0.ifindex, true), 0, "set up");
+	CHECK(net_link_get_by_index(NULL, v0.ifindex, &l) == 0 && (l.flags & IFF_UP), "tv0 is up");
+	CHECK_R(net_link_set_up(NULL, v0.ifindex, false), 0, "set down");
+	CHECK(net_link_get_by_index(NULL, v0.ifindex, &l) == 0 && !(l.flags & IFF_UP), "tv0 is down");
 
 	/* macvlan off the veth */
 	c = (struct net_child){
@@ -520,29 +521,29 @@ static void test_links(int fd_a, int fd_b)
 		.hwaddr_len = sizeof(hw_mv),
 		.macvlan = { .mode = MACVLAN_MODE_BRIDGE, .bc_queue_len = 100 },
 	};
-	CHECK_R(net_link_create(&c), 0, "create macvlan");
-	CHECK_R(net_link_get_by_name("mv0", &l), 0, "macvlan found");
+	CHECK_R(net_link_create(NULL, &c), 0, "create macvlan");
+	CHECK_R(net_link_get_by_name(NULL, "mv0", &l), 0, "macvlan found");
 	CHECK(strcmp(l.kind, "macvlan") == 0, "kind \"%s\"", l.kind);
 	CHECK(l.macvlan_mode == MACVLAN_MODE_BRIDGE, "mode %u is bridge", l.macvlan_mode);
 	CHECK(l.mtu == 1400, "macvlan MTU %u", l.mtu);
 	CHECK(l.hwaddr_len == 6 && memcmp(l.hwaddr, hw_mv, 6) == 0, "macvlan hwaddr %s",
 	      hwaddr_format(l.hwaddr, l.hwaddr_len, buf, sizeof(buf)));
 	CHECK(l.link_ifindex == v0.ifindex, "macvlan master is tv0");
-	r = net_link_create(&c);
+	r = net_link_create(NULL, &c);
 	CHECK(r == -EEXIST, "second create: %d (%s), ack \"%s\"", r, strerror(-r), net_ack_last());
 	c.name = "mv1";
 	c.master_ifindex = 99999;
-	r = net_link_create(&c);
+	r = net_link_create(NULL, &c);
 	CHECK(r == -ENODEV || r == -EINVAL, "missing master: %d (%s)", r, strerror(-r));
 	c.master_ifindex = v0.ifindex;
 	c.macvlan.mode = 0x40; /* no such mode */
-	CHECK_R(net_link_create(&c), -EINVAL, "invalid mode");
+	CHECK_R(net_link_create(NULL, &c), -EINVAL, "invalid mode");
 
 	/* Rename: dots must work in sysctl paths too. */
-	CHECK_R(net_link_set_name(l.ifindex, "mv.100"), 0, "rename to mv.100");
-	CHECK_R(net_link_get_by_name("mv0", &l), -ENODEV, "old name gone");
-	CHECK_R(net_link_get_by_name("mv.100", &l), 0, "new name found");
-	CHECK_R(net_link_set_name(l.ifindex, "tv1"), -EEXIST, "rename onto a taken name");
+	CHECK_R(net_link_set_name(NULL, l.ifindex, "mv.100"), 0, "rename to mv.100");
+	CHECK_R(net_link_get_by_name(NULL, "mv0", &l), -ENODEV, "old name gone");
+	CHECK_R(net_link_get_by_name(NULL, "mv.100", &l), 0, "new name found");
+	CHECK_R(net_link_set_name(NULL, l.ifindex, "tv1"), -EEXIST, "rename onto a taken name");
 	CHECK(strcmp(sysctl_get("net/ipv4/conf/mv.100/arp_notify", buf, sizeof(buf)), "0") == 0,
 	      "sysctl of a dotted name reads: %s", buf);
 	CHECK_R(sysctl_write("net/ipv4/conf/mv.100/arp_notify", "1"), 0, "dotted name written");
@@ -550,8 +551,8 @@ static void test_links(int fd_a, int fd_b)
 	      "dotted name reads back: %s", buf);
 
 	/* Move to B, then visit it. */
-	CHECK_R(net_link_set_netns(l.ifindex, fd_b), 0, "move mv.100 to netns B");
-	CHECK_R(net_link_get_by_name("mv.100", &l), -ENODEV, "mv.100 left netns A");
+	CHECK_R(net_link_set_netns(NULL, l.ifindex, fd_b), 0, "move mv.100 to netns B");
+	CHECK_R(net_link_get_by_name(NULL, "mv.100", &l), -ENODEV, "mv.100 left netns A");
 	s.name = "mv.100";
 	CHECK_R(netns_run(fd_b, in_b_check, &s), 42, "netns_run passes the return value");
 	CHECK(netns_is_current(fd_a) == 1, "back in netns A after netns_run");
@@ -567,8 +568,8 @@ static void test_links(int fd_a, int fd_b)
 	c.hwaddr_len = 0;
 	c.mtu = 0;
 	c.netns_fd = fd_b;
-	CHECK_R(net_link_create(&c), 0, "create macvlan straight into netns B");
-	CHECK_R(net_link_get_by_name("mvb", &l), -ENODEV, "not in netns A");
+	CHECK_R(net_link_create(NULL, &c), 0, "create macvlan straight into netns B");
+	CHECK_R(net_link_get_by_name(NULL, "mvb", &l), -ENODEV, "not in netns A");
 	s = (struct in_b){ .fd_b = fd_b, .name = "mvb" };
 	CHECK_R(netns_run(fd_b, in_b_check, &s), 42, "visit netns B again");
 	CHECK(s.deleted, "mvb was there and is deleted");
@@ -581,12 +582,12 @@ static void test_addrs_routes(void)
 	bool tentative = true;
 	int ifindex = 0, r;
 
-	if (!CHECK_R(net_link_get_by_name("tv0", &v0), 0, "tv0 for addresses"))
+	if (!CHECK_R(net_link_get_by_name(NULL, "tv0", &v0), 0, "tv0 for addresses"))
 		return;
-	CHECK_R(net_default_route_ifindex(&ifindex), -ENOENT, "no default route yet");
-	CHECK_R(net_link_set_up(v0.ifindex, true), 0, "tv0 up");
-	if (net_link_get_by_name("tv1", &l) == 0)
-		CHECK_R(net_link_set_up(l.ifindex, true), 0, "tv1 up (carrier for tv0)");
+	CHECK_R(net_default_route_ifindex(NULL, &ifindex), -ENOENT, "no default route yet");
+	CHECK_R(net_link_set_up(NULL, v0.ifindex, true), 0, "tv0 up");
+	if (net_link_get_by_name(NULL, "tv1", &l) == 0)
+		CHECK_R(net_link_set_up(NULL, l.ifindex, true), 0, "tv1 up (carrier for tv0)");
 
 	CHECK_R(addr_add(v0.ifindex, "10.10.0.1/24"), 0,
 		"add 10.10.0.1/24");
@@ -602,7 +603,7 @@ static void test_addrs_routes(void)
 
 	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.20.0.0/16"), .has_gw = true,
 				 .gw = A("10.10.0.254"), .priority = 50, .scope = -1 };
-	CHECK_R(net_route_add(&rt), 0, "route 10.20.0.0/16 via 10.10.0.254 metric 50");
+	CHECK_R(net_route_add(NULL, &rt), 0, "route 10.20.0.0/16 via 10.10.0.254 metric 50");
 	memset(&rt, 0, sizeof(rt));
 	CHECK(find_route(v0.ifindex, "10.20.0.0/16", &rt), "route listed");
 	CHECK(rt.has_gw && addr_is(&rt.gw, "10.10.0.254") &&
@@ -610,7 +611,7 @@ static void test_addrs_routes(void)
 	      "gw, metric %u, table %u", rt.priority, rt.table);
 	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.21.0.0/16"), .mtu = 1280,
 				 .advmss = 1200, .table = 100, .scope = RT_SCOPE_LINK };
-	CHECK_R(net_route_add(&rt), 0, "route in table 100 with mtu/advmss, scope link");
+	CHECK_R(net_route_add(NULL, &rt), 0, "route in table 100 with mtu/advmss, scope link");
 	memset(&rt, 0, sizeof(rt));
 	CHECK(find_route(v0.ifindex, "10.21.0.0/16", &rt), "table-100 route listed");
 	CHECK(!rt.has_gw && rt.table == 100 && rt.mtu == 1280 && rt.advmss == 1200 &&
@@ -618,27 +619,27 @@ static void test_addrs_routes(void)
 	      "table %u mtu %u advmss %u scope %d", rt.table, rt.mtu, rt.advmss, rt.scope);
 	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("fd00:20::/48"), .has_gw = true,
 				 .gw = A("fd00:10::fe"), .scope = -1 };
-	CHECK_R(net_route_add(&rt), 0, "IPv6 route via a gateway");
+	CHECK_R(net_route_add(NULL, &rt), 0, "IPv6 route via a gateway");
 	CHECK(find_route(v0.ifindex, "fd00:20::/48", &rt) && rt.has_gw, "IPv6 route listed");
-	CHECK_R(net_route_add(&rt), -EEXIST, "the very same route again");
+	CHECK_R(net_route_add(NULL, &rt), -EEXIST, "the very same route again");
 	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.20.0.0/16"), .has_gw = true,
 				 .gw = A("10.10.0.253"), .priority = 50, .scope = -1 };
 	/* With NLM_F_EXCL the kernel would refuse a second route to the same prefix and metric. */
-	CHECK_R(net_route_add(&rt), 0, "same prefix and metric via another gateway: no NLM_F_EXCL");
+	CHECK_R(net_route_add(NULL, &rt), 0, "same prefix and metric via another gateway: no NLM_F_EXCL");
 
 	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.22.0.0/16"), .has_gw = true,
 				 .gw = A("192.0.2.1"), .scope = -1 };
-	r = net_route_add(&rt);
+	r = net_route_add(NULL, &rt);
 	CHECK(r == -ENETUNREACH, "unreachable gateway: %d (%s)", r, strerror(-r));
 	CHECK(net_ack_last()[0] != '\0', "kernel extended ack: \"%s\"", net_ack_last());
-	CHECK_R(net_link_get_by_name("tv0", &l), 0, "a later request");
+	CHECK_R(net_link_get_by_name(NULL, "tv0", &l), 0, "a later request");
 	CHECK(net_ack_last()[0] == '\0', "clears the ack text");
 
 	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("0.0.0.0/0"), .has_gw = true,
 				 .gw = A("10.10.0.254"), .scope = -1 };
-	CHECK_R(net_route_add(&rt), 0, "default route");
+	CHECK_R(net_route_add(NULL, &rt), 0, "default route");
 	ifindex = 0;
-	CHECK_R(net_default_route_ifindex(&ifindex), 0, "default route found");
+	CHECK_R(net_default_route_ifindex(NULL, &ifindex), 0, "default route found");
 	CHECK(ifindex == v0.ifindex, "default route via tv0 (%d)", ifindex);
 }
 
@@ -671,34 +672,34 @@ static void test_iface(void)
 	char buf[64];
 	bool tentative = true, found;
 
-	if (!CHECK_R(net_link_get_by_name("tv1", &v1), 0, "tv1 for iface_configure") ||
+	if (!CHECK_R(net_link_get_by_name(NULL, "tv1", &v1), 0, "tv1 for iface_configure") ||
 	    !CHECK_R(result_build(&res, "tv1"), 0, "result built"))
 		goto out;
 	/* A link whose IPv6 is off and lo off, as iface_configure must turn them on. */
 	CHECK_R(sysctl_write("net/ipv6/conf/tv1/disable_ipv6", "1"), 0, "IPv6 off on tv1");
-	CHECK_R(net_link_set_up(v1.ifindex, false), 0, "tv1 down");
+	CHECK_R(net_link_set_up(NULL, v1.ifindex, false), 0, "tv1 down");
 
 	/* An IP that names another interface: refused before any change. */
 	res.ips[0].iface = 1;
-	CHECK_R(iface_configure("tv1", &res, &err), -EINVAL, "invalid interface index");
+	CHECK_R(iface_configure(NULL, "tv1", &res, &err), -EINVAL, "invalid interface index");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": invalid interface index") == 0,
 	      "message: %s", err.msg);
 	CHECK(!has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "nothing added");
 	res.ips[0].iface = 0;
 
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_configure("nope0", &res, &err), -ENODEV, "configure a missing link");
+	CHECK_R(iface_configure(NULL, "nope0", &res, &err), -ENODEV, "configure a missing link");
 	CHECK(strcmp(err.msg, "failed to lookup \"nope0\": No such device") == 0 &&
 		      err.code == CNI_ERR_KERNEL,
 	      "message: %s (code %d)", err.msg, err.code);
 
 	memset(&err, 0, sizeof(err));
-	if (!CHECK_R(iface_configure("tv1", &res, &err), 0, "iface_configure"))
+	if (!CHECK_R(iface_configure(NULL, "tv1", &res, &err), 0, "iface_configure"))
 		printf("# %s / %s\n", err.msg, err.details);
 	CHECK(has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "IPv4 address added");
 	CHECK(has_addr(v1.ifindex, AF_INET6, "fd00:30::2/64", &tentative), "IPv6 address added");
 	CHECK(!tentative, "DAD finished before the routes (IPv6 gateway present)");
-	CHECK(net_link_get_by_index(v1.ifindex, &v1) == 0 && (v1.flags & IFF_UP), "tv1 up");
+	CHECK(net_link_get_by_index(NULL, v1.ifindex, &v1) == 0 && (v1.flags & IFF_UP), "tv1 up");
 	CHECK(strcmp(sysctl_get("net/ipv6/conf/tv1/disable_ipv6", buf, sizeof(buf)), "0") == 0,
 	      "IPv6 enabled on tv1: %s", buf);
 	CHECK(strcmp(sysctl_get("net/ipv6/conf/tv1/keep_addr_on_down", buf, sizeof(buf)), "1") ==
@@ -724,11 +725,11 @@ static void test_iface(void)
 	CHECK(found && rt.table == 200, "route in table %u", rt.table);
 
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_check("tv1", &res, &err), 0, "iface_check passes");
+	CHECK_R(iface_check(NULL, "tv1", &res, &err), 0, "iface_check passes");
 
 	/* Configuring twice: the addresses exist. */
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_configure("tv1", &res, &err), -EEXIST, "configure twice");
+	CHECK_R(iface_configure(NULL, "tv1", &res, &err), -EEXIST, "configure twice");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": File exists") == 0,
 	      "message: %s", err.msg);
 
@@ -741,7 +742,7 @@ static void test_iface(void)
 		memset(&err, 0, sizeof(err));
 		if (cni_result_add_iface(&bad, "tv1", NULL, NULL) >= 0 &&
 		    cni_result_add_route(&bad, &unreach) >= 0) {
-			CHECK_R(iface_configure("tv1", &bad, &err), -ENETUNREACH, "bad route");
+			CHECK_R(iface_configure(NULL, "tv1", &bad, &err), -ENETUNREACH, "bad route");
 			CHECK(strcmp(err.msg, "failed to add route '10.70.0.0/16 via 192.0.2.1 dev tv1 metric 5 (Scope: 0, Table: 0)': Network is unreachable") == 0,
 			      "message: %s", err.msg);
 			CHECK(err.details[0] != '\0', "details: %s", err.details);
@@ -756,7 +757,7 @@ static void test_iface(void)
 
 		if (cni_result_add_route(&res, &extra) >= 0) {
 			memset(&err, 0, sizeof(err));
-			CHECK_R(iface_check("tv1", &res, &err), -ENOENT, "check with a missing route");
+			CHECK_R(iface_check(NULL, "tv1", &res, &err), -ENOENT, "check with a missing route");
 			CHECK(strcmp(err.msg, "Expected Route 10.80.0.0/16 via 10.30.0.1 not found in routing table") == 0 &&
 				      err.code == CNI_ERR_CHECK_FAILED,
 			      "message: %s (code %d)", err.msg, err.code);
@@ -766,7 +767,7 @@ static void test_iface(void)
 
 	CHECK_R(addr_delete(v1.ifindex, &res.ips[0].address), 0, "delete 10.30.0.2/24");
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_check("tv1", &res, &err), -ENOENT, "iface_check fails after that");
+	CHECK_R(iface_check(NULL, "tv1", &res, &err), -ENOENT, "iface_check fails after that");
 	CHECK(strcmp(err.msg, "Failed to match addr 10.30.0.2/24 on interface tv1") == 0 &&
 		      err.code == CNI_ERR_CHECK_FAILED,
 	      "message: %s (code %d)", err.msg, err.code);
@@ -778,12 +779,12 @@ static void test_delete(void)
 {
 	struct net_link v0, l;
 
-	if (!CHECK_R(net_link_get_by_name("tv0", &v0), 0, "tv0 before delete"))
+	if (!CHECK_R(net_link_get_by_name(NULL, "tv0", &v0), 0, "tv0 before delete"))
 		return;
-	CHECK_R(net_link_delete(v0.ifindex), 0, "delete tv0");
-	CHECK_R(net_link_get_by_name("tv1", &l), -ENODEV, "peer went with it");
-	CHECK_R(net_link_delete(v0.ifindex), -ENODEV, "delete again");
-	CHECK_R(net_link_set_up(v0.ifindex, true), -ENODEV, "set up on a deleted link");
+	CHECK_R(net_link_delete(NULL, v0.ifindex), 0, "delete tv0");
+	CHECK_R(net_link_get_by_name(NULL, "tv1", &l), -ENODEV, "peer went with it");
+	CHECK_R(net_link_delete(NULL, v0.ifindex), -ENODEV, "delete again");
+	CHECK_R(net_link_set_up(NULL, v0.ifindex, true), -ENODEV, "set up on a deleted link");
 }
 
 static int in_new_netns(void *userdata)
@@ -791,6 +792,91 @@ static int in_new_netns(void *userdata)
 	(void)userdata;
 	test_raw_dump(1);
 	return 1;
+}
+
+static int stop_at_first(const struct nlmsghdr *nlh, void *data)
+{
+	(void)nlh;
+	(void)data;
+	return -ECANCELED;
+}
+
+static int in_b_sysctl(void *userdata)
+{
+	char buf[16];
+
+	(void)userdata;
+	return strcmp(sysctl_get("net/ipv4/conf/hx1/arp_notify", buf, sizeof(buf)), "1") == 0;
+}
+
+/* Handles: every call through one lands in its netns while the caller stays in its own. */
+static void test_handles(int fd_a, int fd_b)
+{
+	_cleanup_(net_ns_closep) struct net_ns *hb = NULL;
+	_cleanup_(net_ns_closep) struct net_ns *ha = NULL;
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	_cleanup_free_ struct net_addr *v = NULL;
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct cni_result res = { 0 };
+	struct cni_err err = { 0 };
+	struct net_link x0, x1, l;
+	struct net_child c;
+	struct ip_prefix p = P("10.70.0.1/24");
+	char bus[64] = "x";
+	size_t n = 0;
+	bool listed = false;
+
+	if (!CHECK_R(veth_create("hx0", "hx1"), 0, "veth hx0/hx1") ||
+	    !CHECK_R(net_link_get_by_name(NULL, "hx1", &x1), 0, "hx1 in A") ||
+	    !CHECK_R(net_link_set_netns(NULL, x1.ifindex, fd_b), 0, "hx1 to B") ||
+	    !CHECK_R(net_ns_open(fd_b, &hb), 0, "handle on B") ||
+	    !CHECK_R(net_ns_open(-1, &ha), 0, "handle on the caller's netns"))
+		return;
+	CHECK_R(net_link_get_by_name(ha, "hx0", &x0), 0, "hx0 through the caller's handle");
+	CHECK_R(net_link_get_by_name(hb, "hx0", &l), -ENODEV, "hx0 not in B");
+	CHECK_R(net_link_get_by_name(hb, "hx1", &x1), 0, "hx1 through B's handle");
+	/* A refusal ends its exchange: the socket stays and answers the next request. */
+	CHECK_R(net_link_set_mtu(hb, x1.ifindex, 1400), 0, "MTU through B's handle");
+	CHECK(net_link_get_by_index(hb, x1.ifindex, &l) == 0 && l.mtu == 1400, "MTU %u in B", l.mtu);
+	/* An exchange stopped half-way: its socket goes, the next request gets a new one. */
+	CHECK(nlsock_msg_new(RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi), &msg) == 0, "dump built");
+	if (msg)
+		CHECK_R(nlsock_talk(hb, NETLINK_ROUTE, msg, stop_at_first, NULL, NULL), -ECANCELED,
+			"dump stopped at its first message");
+	CHECK(net_link_get_by_name(hb, "hx1", &l) == 0 && l.ifindex == x1.ifindex,
+	      "the next request through B's handle reads hx1, not the dump's rest");
+	if (msg)
+		CHECK_R(nlsock_talk(hb, NETLINK_ROUTE, msg, count_links, NULL, &n), 0, "dump of B");
+	CHECK(n == 2, "B holds lo and hx1: %zu links", n);
+
+	c = (struct net_child){ .kind = NET_CHILD_MACVLAN, .name = "hmv", .netns_fd = -1,
+				.master_ifindex = x1.ifindex,
+				.macvlan = { .mode = MACVLAN_MODE_BRIDGE } };
+	CHECK_R(net_link_create(hb, &c), 0, "macvlan created in B through its handle");
+	CHECK_R(net_link_get_by_name(NULL, "hmv", &l), -ENODEV, "not in A");
+	CHECK(net_link_get_by_name(hb, "hmv", &l) == 0 && l.link_ifindex == x1.ifindex,
+	      "in B, off hx1");
+	CHECK_R(net_link_set_netns(hb, l.ifindex, fd_a), 0, "moved from B to A through B's handle");
+	CHECK_R(net_link_get_by_name(NULL, "hmv", &l), 0, "now in A");
+	CHECK_R(net_link_delete(ha, l.ifindex), 0, "deleted through the caller's handle");
+
+	CHECK_R(net_addr_add(hb, x1.ifindex, &p), 0, "address through B's handle");
+	if (CHECK_R(net_addr_list(hb, x1.ifindex, AF_INET, &v, &n), 0, "addresses of hx1 in B"))
+		for (size_t i = 0; i < n; i++)
+			listed |= v[i].prefix.len == 24 && addr_is(&v[i].prefix.addr, "10.70.0.1");
+	CHECK(listed, "10.70.0.1/24 listed in B");
+	CHECK(!has_addr(x1.ifindex, AF_INET, "10.70.0.1/24", NULL), "nothing of it in A");
+
+	CHECK_R(net_ethtool_bus_info(hb, "hx1", bus, sizeof(bus)), 0, "ethtool through B's handle");
+	CHECK_R(net_ethtool_bus_info(NULL, "hx1", bus, sizeof(bus)), -ENODEV, "no hx1 for A's ethtool");
+
+	if (CHECK_R(cni_result_add_iface(&res, "hx1", NULL, "/proc/self/ns/net"), 0, "result"))
+		CHECK_R(iface_configure(hb, "hx1", &res, &err), 0, "iface_configure through B's handle");
+	CHECK(net_link_get_by_index(hb, x1.ifindex, &l) == 0 && (l.flags & IFF_UP), "hx1 up in B");
+	CHECK_R(net_ns_run(hb, in_b_sysctl, NULL), 1, "hx1's sysctl written in B");
+	CHECK(netns_is_current(fd_a) == 1, "the caller never left A");
+	cni_result_free(&res);
+	net_ns_close(NULL);
 }
 
 /* A netns held only by a descriptor: empty but for lo, and the caller never leaves its own. */
@@ -875,6 +961,7 @@ int main(void)
 	test_addrs_routes();
 	test_iface();
 	test_delete();
+	test_handles(fd_a, fd_b);
 	test_netns_new();
 
 	printf("1..%d\n# %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);

@@ -11,7 +11,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "common/net/ethtool.h"
-#include "common/net/netns.h"
+#include "common/util/netns.h"
 #include "common/net/rdma.h"
 #include "tests/unit/fake-net-hostdev.h"
 
@@ -23,7 +23,7 @@ struct fake_rdma fake_rdma;
 struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
 static unsigned int tmp_netns;
 
-/* --- common/net/netns.h additions -------------------------------------------------------- */
+/* --- common/util/netns.h additions -------------------------------------------------------- */
 
 int netns_new(int *ret_fd)
 {
@@ -69,7 +69,7 @@ static const struct fake_ethtool *ethtool_of(const char *ifname, int *ret_r)
 	return NULL;
 }
 
-int net_ethtool_perm_hwaddr(const char *ifname, uint8_t *ret, size_t *ret_len)
+static int here_perm_hwaddr(const char *ifname, uint8_t *ret, size_t *ret_len)
 {
 	const struct fake_ethtool *e;
 	int r = fake_net_op("ethtool permaddr %s", ifname);
@@ -86,7 +86,7 @@ int net_ethtool_perm_hwaddr(const char *ifname, uint8_t *ret, size_t *ret_len)
 	return 0;
 }
 
-int net_ethtool_bus_info(const char *ifname, char *ret, size_t size)
+static int here_bus_info(const char *ifname, char *ret, size_t size)
 {
 	const struct fake_ethtool *e;
 	int r = fake_net_op("ethtool drvinfo %s", ifname);
@@ -98,6 +98,16 @@ int net_ethtool_bus_info(const char *ifname, char *ret, size_t size)
 		return r;
 	snprintf(ret, size, "%s", e ? e->bus_info : "");
 	return 0;
+}
+
+int net_ethtool_perm_hwaddr(struct net_ns *ns, const char *ifname, uint8_t *ret, size_t *ret_len)
+{
+	return IN_NS(ns, here_perm_hwaddr(ifname, ret, ret_len));
+}
+
+int net_ethtool_bus_info(struct net_ns *ns, const char *ifname, char *ret, size_t size)
+{
+	return IN_NS(ns, here_bus_info(ifname, ret, size));
 }
 
 struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t perm_len,
@@ -231,9 +241,9 @@ static int dump_devs(uint16_t type, int (*cb)(const struct nlmsghdr *, void *), 
 	return 0;
 }
 
-int fake_rdma_transport(int protocol, struct nl_msg *msg,
-			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
-			void *data)
+static int rdma_here(int protocol, struct nl_msg *msg,
+		     int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
+		     void *data)
 {
 	const struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = { 0 };
@@ -319,4 +329,11 @@ int fake_rdma_transport(int protocol, struct nl_msg *msg,
 	default:
 		return -EOPNOTSUPP;
 	}
+}
+
+int fake_rdma_transport(struct net_ns *ns, int protocol, struct nl_msg *msg,
+			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
+			void *data)
+{
+	return IN_NS(ns, rdma_here(protocol, msg, cb, reset, data));
 }

@@ -1,6 +1,7 @@
 /* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink, ethtool */
 #pragma once
 
+struct net_ns;
 struct nl_msg;
 struct nlmsghdr;
 
@@ -58,7 +59,7 @@ struct fake_rdma_dev *fake_rdma_add(uint32_t index, const char *name, int ns, in
 /**
  * fake_rdma_transport() - the transport common/net/rdma.c is given in tests
  */
-int fake_rdma_transport(int protocol, struct nl_msg *msg,
+int fake_rdma_transport(struct net_ns *ns, int protocol, struct nl_msg *msg,
 			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
 			void *data);
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/cni/conf.h"
@@ -14,9 +15,10 @@
 #include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
-#include "common/net/netns.h"
+#include "common/net/ns.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
+#include "common/util/netns.h"
 #include "tests/unit/fake-net.h"
 
 struct fake_net fake_net;
@@ -120,9 +122,9 @@ struct net_link *fake_net_find(int ns, const char *name)
 
 void fake_net_place(struct net_link *link, int ns)
 {
-	struct fake_link *l = (struct fake_link *)((char *)link - offsetof(struct fake_link, link));
-
-	l->ns = ns;
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++)
+		if (&fake_net.links[i].link == link)
+			fake_net.links[i].ns = ns;
 }
 
 size_t fake_net_count(int ns)
@@ -204,21 +206,21 @@ static int get_link(struct fake_link *l, struct net_link *ret)
 	return 0;
 }
 
-int net_link_get_by_name(const char *name, struct net_link *ret)
+static int here_link_get_by_name(const char *name, struct net_link *ret)
 {
 	int r = fake_net_op("get %s", name);
 
 	return r < 0 ? r : get_link(find_name(fake_net.current, name), ret);
 }
 
-int net_link_get_by_index(int ifindex, struct net_link *ret)
+static int here_link_get_by_index(int ifindex, struct net_link *ret)
 {
 	int r = fake_net_op("get #%d", ifindex);
 
 	return r < 0 ? r : get_link(find_index(fake_net.current, ifindex), ret);
 }
 
-int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *ret)
+static int here_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *ret)
 {
 	char text[3 * HWADDR_MAX];
 	int r = fake_net_op("get mac %s", hwaddr_format(hwaddr, len, text, sizeof(text)));
@@ -235,7 +237,7 @@ int net_link_get_by_hwaddr(const uint8_t *hwaddr, size_t len, struct net_link *r
 	return -ENODEV;
 }
 
-int net_link_get_by_alias(const char *alias, struct net_link *ret)
+static int here_link_get_by_alias(const char *alias, struct net_link *ret)
 {
 	int r = fake_net_op("get alias \"%s\"", alias);
 
@@ -250,7 +252,7 @@ int net_link_get_by_alias(const char *alias, struct net_link *ret)
 	return -ENODEV;
 }
 
-int net_link_find(bool (*match)(const struct net_link *link, void *data), void *data,
+static int here_link_find(bool (*match)(const struct net_link *link, void *data), void *data,
 		  struct net_link *ret)
 {
 	int r = fake_net_op("find");
@@ -305,7 +307,7 @@ static int create_child(const struct net_child *c, int ns, const struct fake_lin
 	return 0;
 }
 
-int net_link_create(const struct net_child *c)
+static int here_link_create(const struct net_child *c)
 {
 	int ns = c->netns_fd < 0 ? fake_net.current : c->netns_fd - FAKE_NET_FD_BASE;
 	struct fake_link *master = find_index(fake_net.current, c->master_ifindex);
@@ -323,7 +325,7 @@ int net_link_create(const struct net_child *c)
 	return r < 0 ? r : create_child(c, ns, master);
 }
 
-int net_link_delete(int ifindex)
+static int here_link_delete(int ifindex)
 {
 	struct fake_link *l = find_index(fake_net.current, ifindex);
 	int r = fake_net_op("delete %s", l ? l->link.name : "?");
@@ -336,7 +338,7 @@ int net_link_delete(int ifindex)
 	return 0;
 }
 
-int net_link_move(int ifindex, int netns_fd, const char *alias)
+static int here_link_move(int ifindex, int netns_fd, const char *alias)
 {
 	int ns = netns_fd - FAKE_NET_FD_BASE;
 	struct fake_link *l = find_index(fake_net.current, ifindex);
@@ -359,12 +361,12 @@ int net_link_move(int ifindex, int netns_fd, const char *alias)
 	return 0;
 }
 
-int net_link_set_netns(int ifindex, int netns_fd)
+static int here_link_set_netns(int ifindex, int netns_fd)
 {
-	return net_link_move(ifindex, netns_fd, NULL);
+	return here_link_move(ifindex, netns_fd, NULL);
 }
 
-int net_link_set_name(int ifindex, const char *name)
+static int here_link_set_name(int ifindex, const char *name)
 {
 	struct fake_link *l = find_index(fake_net.current, ifindex);
 	int r = fake_net_op("rename %s to %s", l ? l->link.name : "?", name);
@@ -381,7 +383,7 @@ int net_link_set_name(int ifindex, const char *name)
 	return 0;
 }
 
-int net_link_set_up(int ifindex, bool up)
+static int here_link_set_up(int ifindex, bool up)
 {
 	struct fake_link *l = find_index(fake_net.current, ifindex);
 	int r = fake_net_op("%s %s", up ? "up" : "down", l ? l->link.name : "?");
@@ -397,7 +399,7 @@ int net_link_set_up(int ifindex, bool up)
 	return 0;
 }
 
-int net_link_set_mtu(int ifindex, unsigned int mtu)
+static int here_link_set_mtu(int ifindex, unsigned int mtu)
 {
 	struct fake_link *l = find_index(fake_net.current, ifindex);
 	int r = fake_net_op("mtu %s %u", l ? l->link.name : "?", mtu);
@@ -410,7 +412,7 @@ int net_link_set_mtu(int ifindex, unsigned int mtu)
 	return 0;
 }
 
-int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
+static int here_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
 {
 	struct fake_link *l = find_index(fake_net.current, ifindex);
 	char text[3 * HWADDR_MAX];
@@ -428,7 +430,7 @@ int net_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
 	return 0;
 }
 
-int net_link_set_alias(int ifindex, const char *alias)
+static int here_link_set_alias(int ifindex, const char *alias)
 {
 	struct fake_link *l = find_index(fake_net.current, ifindex);
 	int r = fake_net_op("alias %s \"%s\"", l ? l->link.name : "?", alias);
@@ -441,7 +443,7 @@ int net_link_set_alias(int ifindex, const char *alias)
 	return 0;
 }
 
-int net_default_route_ifindex(int *ret_ifindex)
+static int here_default_route_ifindex(int *ret_ifindex)
 {
 	int r = fake_net_op("default route");
 
@@ -451,7 +453,7 @@ int net_default_route_ifindex(int *ret_ifindex)
 	return -ENOENT;
 }
 
-/* --- common/net/netns.h ------------------------------------------------------------------ */
+/* --- common/util/netns.h ------------------------------------------------------------------ */
 
 int netns_open(const char *path, int *ret_fd)
 {
@@ -543,7 +545,7 @@ int sysctl_read(const char *path, char *buf, unsigned long len)
 
 /* --- common/net/iface.h ------------------------------------------------------------------ */
 
-int iface_configure(const char *ifname, const struct cni_result *res, struct cni_err *err)
+static int here_iface_configure(const char *ifname, const struct cni_result *res, struct cni_err *err)
 {
 	struct fake_link *l;
 	int r = fake_net_op("configure %s (%zu ips, %zu routes)", ifname, res->n_ips, res->n_routes);
@@ -557,7 +559,7 @@ int iface_configure(const char *ifname, const struct cni_result *res, struct cni
 	return 0;
 }
 
-int iface_check(const char *ifname, const struct cni_result *res, struct cni_err *err)
+static int here_iface_check(const char *ifname, const struct cni_result *res, struct cni_err *err)
 {
 	int r = fake_net_op("check %s (%zu ips, %zu routes)", ifname, res->n_ips, res->n_routes);
 
@@ -599,4 +601,151 @@ int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum c
 		break;
 	}
 	return -EINVAL;
+}
+
+/* --- common/net/ns.h ---------------------------------------------------------------------- */
+
+/* A handle is the number of its netns; operations through it run as if in that netns. */
+struct net_ns {
+	int ns;
+};
+
+int net_ns_open(int netns_fd, struct net_ns **ret)
+{
+	struct net_ns *h = malloc(sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->ns = netns_fd < 0 ? fake_net.current : netns_fd - FAKE_NET_FD_BASE;
+	*ret = h;
+	return 0;
+}
+
+void net_ns_close(struct net_ns *ns)
+{
+	free(ns);
+}
+
+int net_ns_run(struct net_ns *ns, int (*fn)(void *userdata), void *userdata)
+{
+	return ns ? netns_run(FAKE_NET_FD_BASE + ns->ns, fn, userdata) : fn(userdata);
+}
+
+/*
+ * The fake kernel is not behind sockets: the real code linked beside it
+ * (rdma.c, through the transport seam) never opens one, and one that does
+ * fails the way a kernel without the protocol would.
+ */
+int net_ns_socket(struct net_ns *ns, int protocol, struct nl_sock **ret)
+{
+	(void)ns;
+	(void)protocol;
+	*ret = NULL;
+	return -EPROTONOSUPPORT;
+}
+
+void net_ns_socket_drop(struct net_ns *ns, int protocol)
+{
+	(void)ns;
+	(void)protocol;
+}
+
+int fake_net_enter(struct net_ns *ns)
+{
+	int saved = fake_net.current;
+
+	if (ns)
+		fake_net.current = ns->ns;
+	return saved;
+}
+
+/* --- the public entry points: each runs in the handle's netns ------------------------- */
+
+int net_link_get_by_name(struct net_ns *ns, const char *name, struct net_link *ret)
+{
+	return IN_NS(ns, here_link_get_by_name(name, ret));
+}
+
+int net_link_get_by_index(struct net_ns *ns, int ifindex, struct net_link *ret)
+{
+	return IN_NS(ns, here_link_get_by_index(ifindex, ret));
+}
+
+int net_link_get_by_hwaddr(struct net_ns *ns, const uint8_t *hwaddr, size_t len,
+			   struct net_link *ret)
+{
+	return IN_NS(ns, here_link_get_by_hwaddr(hwaddr, len, ret));
+}
+
+int net_link_get_by_alias(struct net_ns *ns, const char *alias, struct net_link *ret)
+{
+	return IN_NS(ns, here_link_get_by_alias(alias, ret));
+}
+
+int net_link_find(struct net_ns *ns, bool (*match)(const struct net_link *link, void *data),
+		  void *data, struct net_link *ret)
+{
+	return IN_NS(ns, here_link_find(match, data, ret));
+}
+
+int net_link_create(struct net_ns *ns, const struct net_child *c)
+{
+	return IN_NS(ns, here_link_create(c));
+}
+
+int net_link_delete(struct net_ns *ns, int ifindex)
+{
+	return IN_NS(ns, here_link_delete(ifindex));
+}
+
+int net_link_move(struct net_ns *ns, int ifindex, int netns_fd, const char *alias)
+{
+	return IN_NS(ns, here_link_move(ifindex, netns_fd, alias));
+}
+
+int net_link_set_netns(struct net_ns *ns, int ifindex, int netns_fd)
+{
+	return IN_NS(ns, here_link_set_netns(ifindex, netns_fd));
+}
+
+int net_link_set_name(struct net_ns *ns, int ifindex, const char *name)
+{
+	return IN_NS(ns, here_link_set_name(ifindex, name));
+}
+
+int net_link_set_up(struct net_ns *ns, int ifindex, bool up)
+{
+	return IN_NS(ns, here_link_set_up(ifindex, up));
+}
+
+int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu)
+{
+	return IN_NS(ns, here_link_set_mtu(ifindex, mtu));
+}
+
+int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len)
+{
+	return IN_NS(ns, here_link_set_hwaddr(ifindex, hwaddr, len));
+}
+
+int net_link_set_alias(struct net_ns *ns, int ifindex, const char *alias)
+{
+	return IN_NS(ns, here_link_set_alias(ifindex, alias));
+}
+
+int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex)
+{
+	return IN_NS(ns, here_default_route_ifindex(ret_ifindex));
+}
+
+int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+	            struct cni_err *err)
+{
+	return IN_NS(ns, here_iface_configure(ifname, res, err));
+}
+
+int iface_check(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+	        struct cni_err *err)
+{
+	return IN_NS(ns, here_iface_check(ifname, res, err));
 }

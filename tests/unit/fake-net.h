@@ -7,12 +7,15 @@
 #include "common/net/link.h"
 
 /*
- * The fake replaces every function of common/net/{link,route,netns,sysctl,iface}.h
- * and cni_ipam_exec(). A test links it with the plugin's sources, dep_proto
- * and the real kernel-error recorder common/net/neterr.c (never with the rest
- * of common/net): a failing operation leaves its text for net_ack_last(). Network namespaces are small integers (0 is
- * the host); a netns "path" registered with fake_net_add_netns() opens to a
- * descriptor the fake recognizes, and netns_run() switches the current one.
+ * The fake replaces every function of common/net/{link,route,ns,sysctl,iface}.h,
+ * common/util/netns.h and cni_ipam_exec(). A test links it with the plugin's
+ * sources, dep_proto and the real kernel-error recorder common/net/neterr.c
+ * (never with the rest of common/net): a failing operation leaves its text
+ * for net_ack_last(). Network namespaces are small integers (0 is the host);
+ * a netns "path" registered with fake_net_add_netns() opens to a descriptor
+ * the fake recognizes, and netns_run() switches the current one; a handle
+ * (net_ns_open()) is a netns number, and a call through it runs with that
+ * netns current, as the real handle's socket talks to its netns.
  *
  * Every call is one operation: it is appended to the log as one line, e.g.
  * "host: create ipoib cniib0 link=ib0 pkey=0x7fff mode=0 umcast=1", and counted;
@@ -125,6 +128,25 @@ const char *fake_net_sysctl(int ns, const char *path);
  * Return: 0, or -fail_errno when this is the operation to fail.
  */
 int fake_net_op(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+struct net_ns;
+
+/**
+ * fake_net_enter() - make a handle's netns the fake's current one (NULL: stay)
+ * @ns: handle from net_ns_open()
+ *
+ * Return: the netns that was current, to put back in fake_net.current.
+ */
+int fake_net_enter(struct net_ns *ns);
+
+/* Runs @call (an int expression) as if in @ns's netns: what the real handle's socket does. */
+#define IN_NS(ns, call)                                                                    \
+	__extension__({                                                                    \
+		int saved_ = fake_net_enter(ns);                                           \
+		int r_ = (call);                                                           \
+		fake_net.current = saved_;                                                 \
+		r_;                                                                        \
+	})
 
 /**
  * fake_net_termination_held() - whether any of SIGTERM, SIGINT, SIGHUP is blocked now;

@@ -180,6 +180,54 @@ static void test_write_atomic(void **state)
 	assert_int_equal(access(tmp, F_OK), -1);
 }
 
+/* Only "<name>.tmp.*" goes: the file itself, its lock and longer names that share the prefix stay. */
+static void test_sweep_temps(void **state)
+{
+	static const char *const keep[] = { "store", "store.lock", "store.gc", "store.gc.tmp.1",
+					     "storex.tmp.1", "store.tmpx" };
+	static const char *const gone[] = { "store.tmp.1", "store.tmp.99999", "store.tmp." };
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	(void)state;
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		close(open(path_of(keep[i]), O_CREAT | O_WRONLY, 0600));
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		close(open(path_of(gone[i]), O_CREAT | O_WRONLY, 0600));
+	file_sweep_temps_at(fd, "store");
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		assert_int_equal(access(path_of(keep[i]), F_OK), 0);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		assert_int_equal(access(path_of(gone[i]), F_OK), -1);
+
+	/* The counts file beside it has its own temporaries; a second sweep reads from the start. */
+	close(open(path_of("store.tmp.2"), O_CREAT | O_WRONLY, 0600));
+	file_sweep_temps_at(fd, "store.gc");
+	assert_int_equal(access(path_of("store.gc.tmp.1"), F_OK), -1);
+	assert_int_equal(access(path_of("store.gc"), F_OK), 0);
+	assert_int_equal(access(path_of("store.tmp.2"), F_OK), 0);
+	file_sweep_temps_at(fd, "store");
+	assert_int_equal(access(path_of("store.tmp.2"), F_OK), -1);
+	assert_int_equal(access(path_of("store"), F_OK), 0);
+
+	/* NULL: every file's temporaries, a name without its file included; no other file. */
+	close(open(path_of("p.log.tmp.7"), O_CREAT | O_WRONLY, 0600));
+	close(open(path_of("p.snap.tmp.8"), O_CREAT | O_WRONLY, 0600));
+	close(open(path_of(".tmp.9"), O_CREAT | O_WRONLY, 0600));
+	file_sweep_temps_at(fd, NULL);
+	assert_int_equal(access(path_of("p.log.tmp.7"), F_OK), -1);
+	assert_int_equal(access(path_of("p.snap.tmp.8"), F_OK), -1);
+	assert_int_equal(access(path_of("store.gc.tmp.1"), F_OK), -1);
+	assert_int_equal(access(path_of("storex.tmp.1"), F_OK), -1);
+	assert_int_equal(access(path_of(".tmp.9"), F_OK), 0);
+	assert_int_equal(access(path_of("store.tmpx"), F_OK), 0);
+	assert_int_equal(access(path_of("store.gc"), F_OK), 0);
+	close(fd);
+
+	/* A descriptor that is not a directory is nothing to do. */
+	file_sweep_temps_at(-1, "store");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_not_regular),
 		cmocka_unit_test(test_fd_bound),
 		cmocka_unit_test(test_write_atomic),
+		cmocka_unit_test(test_sweep_temps),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -48,7 +48,7 @@ static void test_mode(void **state)
 
 	(void)state;
 	fake_rdma.mode_attr = 1;
-	assert_int_equal(rdma_netns_exclusive(&exclusive), 0);
+	assert_int_equal(rdma_netns_exclusive(NULL, &exclusive), 0);
 	assert_false(exclusive);
 	assert_int_equal(fake_rdma.last_bus, 20 /* NETLINK_RDMA */);
 	assert_int_equal(last()->nlmsg_type, NLDEV(RDMA_NLDEV_CMD_SYS_GET));
@@ -56,13 +56,13 @@ static void test_mode(void **state)
 	assert_true(last()->nlmsg_flags & NLM_F_REQUEST);
 
 	fake_rdma.mode_attr = 0;
-	assert_int_equal(rdma_netns_exclusive(&exclusive), 0);
+	assert_int_equal(rdma_netns_exclusive(NULL, &exclusive), 0);
 	assert_true(exclusive);
 
 	/* A kernel before netns modes (5.2) has no SYS_GET: -EINVAL, which means shared. */
 	fake_rdma.before_5_2 = true;
 	exclusive = true;
-	assert_int_equal(rdma_netns_exclusive(&exclusive), -EOPNOTSUPP);
+	assert_int_equal(rdma_netns_exclusive(NULL, &exclusive), -EOPNOTSUPP);
 	assert_true(exclusive); /* untouched on failure */
 	assert_int_equal(last()->nlmsg_type, NLDEV(RDMA_NLDEV_CMD_SYS_GET));
 	fake_rdma.before_5_2 = false;
@@ -70,16 +70,16 @@ static void test_mode(void **state)
 	/* Other errors are passed on as they are. */
 	fake_net.fail_at = fake_net.ops + 1;
 	fake_net.fail_errno = ENOBUFS;
-	assert_int_equal(rdma_netns_exclusive(&exclusive), -ENOBUFS);
+	assert_int_equal(rdma_netns_exclusive(NULL, &exclusive), -ENOBUFS);
 
 	fake_rdma.absent = true;
-	assert_int_equal(rdma_netns_exclusive(&exclusive), -EPROTONOSUPPORT);
+	assert_int_equal(rdma_netns_exclusive(NULL, &exclusive), -EPROTONOSUPPORT);
 
 	fake_rdma.absent = false;
 	fake_rdma.mode_attr = 0;
 	fake_net.fail_at = fake_net.ops + 1;
 	fake_net.fail_errno = EPERM;
-	assert_int_equal(rdma_netns_exclusive(&exclusive), -EPERM);
+	assert_int_equal(rdma_netns_exclusive(NULL, &exclusive), -EPERM);
 }
 
 static void test_dev_of_netdev(void **state)
@@ -93,7 +93,7 @@ static void test_dev_of_netdev(void **state)
 	fake_rdma_add(7, "mlx5_1", 0, eth->ifindex);
 	fake_rdma_add(9, "mlx5_2", 0, other->ifindex);
 
-	assert_int_equal(rdma_dev_of_netdev(eth->ifindex, &dev), 0);
+	assert_int_equal(rdma_dev_of_netdev(NULL, eth->ifindex, &dev), 0);
 	assert_int_equal(dev.index, 7);
 	assert_string_equal(dev.name, "mlx5_1");
 	/* The port dump names its device: the kernel refuses one without. */
@@ -103,10 +103,10 @@ static void test_dev_of_netdev(void **state)
 	/* device dump + port dumps of mlx5_0 and mlx5_1, then it stops */
 	assert_int_equal(fake_rdma.requests, 3);
 
-	assert_int_equal(rdma_dev_of_netdev(other->ifindex, &dev), 0);
+	assert_int_equal(rdma_dev_of_netdev(NULL, other->ifindex, &dev), 0);
 	assert_string_equal(dev.name, "mlx5_2");
-	assert_int_equal(rdma_dev_of_netdev(99, &dev), -ENODEV);
-	assert_int_equal(rdma_dev_of_netdev(0, &dev), -EINVAL);
+	assert_int_equal(rdma_dev_of_netdev(NULL, 99, &dev), -ENODEV);
+	assert_int_equal(rdma_dev_of_netdev(NULL, 0, &dev), -EINVAL);
 }
 
 /* The kernel reports a port's netdev only to its own netns; exclusive mode hides other devices. */
@@ -119,11 +119,11 @@ static void test_visibility(void **state)
 	(void)state;
 	fake_rdma_add(7, "mlx5_1", 0, eth->ifindex);
 	fake_rdma.mode_attr = 1; /* shared: the device is seen, but the netdev is elsewhere */
-	assert_int_equal(rdma_dev_of_netdev(eth->ifindex, &dev), -ENODEV);
+	assert_int_equal(rdma_dev_of_netdev(NULL, eth->ifindex, &dev), -ENODEV);
 	fake_net.current = pod;
-	assert_int_equal(rdma_dev_of_netdev(eth->ifindex, &dev), 0);
+	assert_int_equal(rdma_dev_of_netdev(NULL, eth->ifindex, &dev), 0);
 	fake_rdma.mode_attr = 0; /* exclusive: the device is in the host, invisible from the pod */
-	assert_int_equal(rdma_dev_of_netdev(eth->ifindex, &dev), -ENODEV);
+	assert_int_equal(rdma_dev_of_netdev(NULL, eth->ifindex, &dev), -ENODEV);
 	fake_net.current = 0;
 }
 
@@ -137,7 +137,7 @@ static void test_dump_retry(void **state)
 	fake_rdma_add(3, "mlx5_0", 0, 0);
 	fake_rdma_add(7, "mlx5_1", 0, eth->ifindex);
 	fake_rdma.interrupt_dump = true;
-	assert_int_equal(rdma_dev_of_netdev(eth->ifindex, &dev), 0);
+	assert_int_equal(rdma_dev_of_netdev(NULL, eth->ifindex, &dev), 0);
 	assert_string_equal(dev.name, "mlx5_1");
 	/* one device dump (answered twice) and two port dumps, not four */
 	assert_int_equal(fake_rdma.requests, 3);
@@ -150,21 +150,21 @@ static void test_set_netns(void **state)
 
 	(void)state;
 	fake_rdma.mode_attr = 0;
-	assert_int_equal(rdma_dev_set_netns(7, FAKE_NET_FD_BASE + pod), 0);
+	assert_int_equal(rdma_dev_set_netns(NULL, 7, FAKE_NET_FD_BASE + pod), 0);
 	assert_int_equal(last()->nlmsg_type, NLDEV(RDMA_NLDEV_CMD_SET));
 	assert_int_equal(last_u32(RDMA_NLDEV_ATTR_DEV_INDEX), 7);
 	assert_int_equal(last_u32(RDMA_NLDEV_NET_NS_FD), FAKE_NET_FD_BASE + pod);
 	assert_int_equal(d->ns, pod);
 	/* From the host it is now out of sight. */
-	assert_int_equal(rdma_dev_set_netns(7, FAKE_NET_FD_BASE), -ENODEV);
+	assert_int_equal(rdma_dev_set_netns(NULL, 7, FAKE_NET_FD_BASE), -ENODEV);
 	fake_net.current = pod;
-	assert_int_equal(rdma_dev_set_netns(7, FAKE_NET_FD_BASE), 0);
+	assert_int_equal(rdma_dev_set_netns(NULL, 7, FAKE_NET_FD_BASE), 0);
 	assert_int_equal(d->ns, 0);
 	fake_net.current = 0;
 	/* Shared mode: the kernel refuses. */
 	fake_rdma.mode_attr = 1;
-	assert_int_equal(rdma_dev_set_netns(7, FAKE_NET_FD_BASE + pod), -EOPNOTSUPP);
-	assert_int_equal(rdma_dev_set_netns(7, -1), -EBADF);
+	assert_int_equal(rdma_dev_set_netns(NULL, 7, FAKE_NET_FD_BASE + pod), -EOPNOTSUPP);
+	assert_int_equal(rdma_dev_set_netns(NULL, 7, -1), -EBADF);
 }
 
 int main(void)

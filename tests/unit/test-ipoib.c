@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "common/attach/attach.h"
 #include "common/cni/error.h"
 #include "common/cni/result.h"
 #include "common/cni/plugin.h"
@@ -582,7 +583,7 @@ static void test_del_after_add_killed_before_mark(void **state)
 	(void)state;
 	world(NULL);
 	assert_int_equal(load(CNI_CMD_DEL, nad_l2), 0);
-	cni_plugin_tmp_name(&ctx, "cniib", tmp, sizeof(tmp));
+	attach_tmp_name(&ctx, "cniib", tmp, sizeof(tmp));
 	fake_net_add_link(0, tmp, "ipoib", ARPHRD_INFINIBAND, 2044);
 	/* Another attachment's unmarked child, and a foreign link of our name kind, stay. */
 	fake_net_add_link(0, "cniib0000000001", "ipoib", ARPHRD_INFINIBAND, 2044);

@@ -4,11 +4,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
+#include <linux/if_link.h>
 
-/* The loader is static: the plugin source is compiled into the test. */
-#include "plugins/macvlan/macvlan.c"
+#include "common/cni/error.h"
+#include "common/cni/plugin.h"
+#include "plugins/macvlan/config.h"
 
 /* Strings in a loaded macvlan_conf point into the config: it lives until the next load. */
 static struct cni_ctx loaded;
@@ -36,7 +39,7 @@ static int load(const char *json, const char *cni_args, struct macvlan_conf *c, 
 		return r;
 	r = cni_args_parse(cni_args, &loaded.args, err);
 	if (r >= 0)
-		r = macvlan_conf_load(&loaded, c, err);
+		r = macvlan_config_load(&loaded, c, err);
 	return r;
 }
 

@@ -355,6 +355,52 @@ static void test_remove(void **state)
 	nvipam_store_close(&s);
 }
 
+/* gc's dropping of a pool record: files removed at commit, only from the whole store. */
+static void test_drop_pool(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *dir = path_in("store.d");
+	_cleanup_free_ char *log = path_in("store.d/p6.log");
+	const char *keys[] = { "p6", NULL };
+	struct nvipam_store s;
+
+	(void)state;
+	open_ok(path, &s);
+	add_ok(&s, "p4", "10.0.0.1", "c1", "net1", true);
+	add_ok(&s, "p6", "fd00::1", "c1", "net1", true);
+	commit_ok(&s);
+	assert_false(nvipam_store_drop_pool(&s, "p6"));
+	assert_int_equal(nvipam_store_remove(&s, "p6", "c1", "net1"), 1);
+	/* Its release is queued and goes with it: the log is removed, not appended to. */
+	assert_true(nvipam_store_drop_pool(&s, "p6"));
+	assert_int_equal(s.n_pools, 1);
+	assert_int_equal(access(log, F_OK), 0);
+	nvipam_store_close(&s);
+	/* Not committed (gc's dry run): nothing changed. */
+	open_ok(path, &s);
+	assert_int_equal(s.n_pools, 2);
+	assert_non_null(nvipam_store_find(&s, "p6", "c1", "net1"));
+	assert_int_equal(nvipam_store_remove(&s, "p6", "c1", "net1"), 1);
+	assert_true(nvipam_store_drop_pool(&s, "p6"));
+	commit_ok(&s);
+	nvipam_store_close(&s);
+	assert_int_equal(access(log, F_OK), -1);
+	assert_int_equal(count_prefixed(dir, "p6.snap"), 0);
+	open_ok(path, &s);
+	assert_int_equal(s.n_pools, 1);
+	assert_string_equal(s.pools[0].key, "p4");
+	assert_int_equal(s.n_allocs, 1);
+	nvipam_store_close(&s);
+	/* Some pools open: never (a pool's files are removed only under the whole store's lock). */
+	open_pools_ok(path, keys, &s);
+	add_ok(&s, "p6", "fd00::1", "c1", "net1", true);
+	commit_ok(&s);
+	assert_int_equal(nvipam_store_remove(&s, "p6", "c1", "net1"), 1);
+	commit_ok(&s);
+	assert_false(nvipam_store_drop_pool(&s, "p6"));
+	nvipam_store_close(&s);
+}
+
 static void test_find_and_usage(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
@@ -1179,6 +1225,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_add_too_long, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_add_refuses_duplicate_ip, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_remove, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_drop_pool, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_find_and_usage, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_open_pools, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_pools_lock_independently, helper_setup, helper_teardown),

@@ -6,7 +6,17 @@
 #  2. keeps this node's pool file in sync with the IPPool/CIDRPool status: each kind
 #     listed ("kubectl get ippools -o json", then cidrpools) and the two lists piped into
 #     "nv-ipam-tool node-pools", again on every change the API reports and at least
-#     every RESYNC_SECONDS. node-pools rewrites the file only when its bytes change.
+#     every RESYNC_SECONDS. node-pools rewrites the file only when its bytes change;
+#  3. cleans stale allocations every CLEAN_SECONDS (the reference daemon's cleaner: Multus
+#     never forwards CNI GC to a secondary network, so a lost DEL would hold its address
+#     forever): this node's pods listed ("kubectl get pods -A --field-selector
+#     spec.nodeName=NODE_NAME -o json") and the listing given to "nv-ipam-tool gc" with
+#     the time taken just before kubectl started (an allocation made after it is never
+#     counted: its pod may be missing from the listing). An allocation whose pod is gone
+#     is released on its CLEAN_MISSES-th consecutive miss. A listing or a gc that fails
+#     releases nothing and is tried again after RETRY_SECONDS. The cleaner runs in the
+#     background, independent of the pool sync; it is stopped with the watchers, and
+#     started again if it dies.
 #
 # Watching: kubectl watches one resource type at a time, so each kind has its own
 # background watcher ("kubectl get KIND --watch -o name", restarted when it ends); both
@@ -31,8 +41,12 @@
 #                    [/host/etc/cni/net.d/nv-ipam.d/node-pools.json]
 #   POOLS_NAMESPACE  namespace of the pools [nvidia-network-operator]
 #   RESYNC_SECONDS   full resync period [300]
-#   RETRY_SECONDS    wait after a failed sync, and before restarting a watch that ended [5]
-#   ONCE             1: install and sync once, then exit (status of the sync) [0]
+#   RETRY_SECONDS    wait after a failed sync or clean, and before restarting a watch that
+#                    ended [5]
+#   STORE_FILE       the nv-ipam store on the host [/host/var/lib/cni/nv-ipam/store]
+#   CLEAN_SECONDS    period of the stale-allocation cleaner, 0 = no cleaner [60]
+#   CLEAN_MISSES     consecutive misses that release an allocation [4]
+#   ONCE             1: install and sync once, then exit (status of the sync; no clean) [0]
 #   SYNC_LOOPS       stop after this many syncs, 0 = never (tests) [0]
 #   KUBECTL          kubectl binary [kubectl]
 set -euo pipefail
@@ -44,6 +58,9 @@ POOL_FILE=${POOL_FILE:-/host/etc/cni/net.d/nv-ipam.d/node-pools.json}
 POOLS_NAMESPACE=${POOLS_NAMESPACE:-nvidia-network-operator}
 RESYNC_SECONDS=${RESYNC_SECONDS:-300}
 RETRY_SECONDS=${RETRY_SECONDS:-5}
+STORE_FILE=${STORE_FILE:-/host/var/lib/cni/nv-ipam/store}
+CLEAN_SECONDS=${CLEAN_SECONDS:-60}
+CLEAN_MISSES=${CLEAN_MISSES:-4}
 ONCE=${ONCE:-0}
 SYNC_LOOPS=${SYNC_LOOPS:-0}
 KUBECTL=${KUBECTL:-kubectl}
@@ -56,6 +73,7 @@ log() { printf '%s nv-ipam-node: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >&2
 tmp_file=
 state_dir=
 events=
+cleaner=
 declare -A watcher=() absent=()
 
 stop_watchers() {
@@ -71,6 +89,10 @@ stop_watchers() {
 
 cleanup() {
 	stop_watchers
+	if [ -n "$cleaner" ]; then
+		kill "$cleaner" 2>/dev/null || true
+		wait "$cleaner" 2>/dev/null || true
+	fi
 	[ -z "$tmp_file" ] || rm -f "$tmp_file"
 	[ -z "$state_dir" ] || rm -rf "$state_dir"
 }
@@ -185,21 +207,81 @@ start_watchers() {
 	done
 }
 
+# clean_once (in the cleaner): one pass of the stale-allocation cleaner. Each line gc
+# prints is logged, its summary only when it differs from the last one. Fails (to be
+# retried sooner) when the listing or gc fails; a failed listing runs no gc at all.
+clean_once() {
+	local list=$state_dir/pods.json err=$state_dir/pods.err out=$state_dir/gc.out
+	local started rc=0 line
+	started=$(date +%s)
+	"$KUBECTL" get pods -A --field-selector "spec.nodeName=$NODE_NAME" -o json \
+		--request-timeout=60s >"$list" 2>"$err" &
+	child=$!
+	wait "$child" || rc=$?
+	log_file "listing pods: " "$err"
+	if [ "$rc" != 0 ]; then
+		log "listing this node's pods failed (status $rc): nothing released, retrying in ${RETRY_SECONDS}s"
+		return 1
+	fi
+	"$CNI_BIN_DIR/nv-ipam-tool" gc --pods "$list" --listed-at "$started" --store "$STORE_FILE" \
+		--pool-file "$POOL_FILE" --misses "$CLEAN_MISSES" >"$out" 2>&1 &
+	child=$!
+	wait "$child" || rc=$?
+	while IFS= read -r line; do
+		if [ "$rc" = 0 ] && [[ $line =~ ^[0-9]+\ allocations:\  ]]; then
+			[ "$line" != "$last_summary" ] || continue
+			last_summary=$line
+		fi
+		log "gc: $line"
+	done <"$out"
+	if [ "$rc" != 0 ]; then
+		log "gc failed (status $rc), retrying in ${RETRY_SECONDS}s"
+		return 1
+	fi
+}
+
+# clean_loop (in the background): clean_once every CLEAN_SECONDS. SIGTERM stops it, and
+# the listing or gc under way (gc is safe to stop at any point).
+clean_loop() {
+	local child="" last_summary="" wait
+	trap '[ -z "$child" ] || kill "$child" 2>/dev/null; exit 0' TERM
+	while :; do
+		wait=$CLEAN_SECONDS
+		clean_once || wait=$RETRY_SECONDS
+		sleep "$wait" &
+		child=$!
+		wait "$child" || true
+	done
+}
+
+# Starts the cleaner when it is not running (it is off with CLEAN_SECONDS=0).
+start_cleaner() {
+	[ "$CLEAN_SECONDS" != 0 ] || return 0
+	if [ -n "$cleaner" ]; then
+		kill -0 "$cleaner" 2>/dev/null && return 0
+		log "the cleaner has died, starting it again"
+	fi
+	clean_loop &
+	cleaner=$!
+}
+
 # wait_for_change SECONDS: returns at the first line a watch prints (after the lines
-# arriving with it, so a burst is one sync) or after SECONDS. A watcher that died is
-# started again at least every WATCHER_CHECK seconds meanwhile.
+# arriving with it, so a burst is one sync) or after SECONDS. A watcher or the cleaner that
+# died is started again at least every WATCHER_CHECK seconds meanwhile.
 WATCHER_CHECK=5
 wait_for_change() {
 	local left=$1 woke="" n=0
 	if [[ $left =~ ^[0-9]+$ ]]; then
 		while [ -z "$woke" ] && [ "$left" -gt "$WATCHER_CHECK" ]; do
 			start_watchers
+			start_cleaner
 			read -r -t "$WATCHER_CHECK" -u "$events" _ && woke=1
 			left=$((left - WATCHER_CHECK))
 		done
 	fi
 	if [ -z "$woke" ]; then
 		start_watchers
+		start_cleaner
 		read -r -t "$left" -u "$events" _ || return 0
 	fi
 	while [ "$n" -lt 1000 ] && read -r -t 0.1 -u "$events" _; do
@@ -222,6 +304,7 @@ fi
 mkfifo "$state_dir/events"
 exec {events}<>"$state_dir/events"
 start_watchers
+start_cleaner
 syncs=0
 while :; do
 	wait=$RESYNC_SECONDS

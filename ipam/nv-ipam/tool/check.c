@@ -6,13 +6,16 @@
  * an allocation in a pool this node has no block of, an address outside its pool's
  * subnet (IPPool) or prefix (CIDRPool). Warnings (exit 1 only with --strict): an address
  * inside the subnet but outside the node's current block (a static IP, or one left from
- * before the pool changed), and the same address held in two pools.
+ * before the pool changed), the same address held in two pools, and with --pods an
+ * allocation whose pod is not in the node's pod listing or is there with another UID (a
+ * leak gc releases).
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
@@ -22,20 +25,29 @@
 #include "ipam/nv-ipam/store.h"
 #include "ipam/nv-ipam/tool/check.h"
 #include "ipam/nv-ipam/tool/cli.h"
+#include "ipam/nv-ipam/tool/k8s.h"
+#include "ipam/nv-ipam/tool/pods.h"
 
 static const char check_help[] =
 	"Usage: nv-ipam-tool check [--store FILE] [--pool-file FILE] [--strict]\n"
+	"                          [--pods FILE [--listed-at SECONDS]] [--lock-timeout-ms N]\n"
 	"\n"
 	"Check the store under its lock: that it parses, that no address is held twice in\n"
 	"a pool, that no container interface holds two addresses in a pool, that every\n"
 	"allocation is in a pool this node has a block of and inside its subnet or prefix.\n"
 	"Warns about addresses outside the node's current block (static IPs, or left over\n"
-	"after a pool change) and about one address held in two pools.\n"
+	"after a pool change), about one address held in two pools and, with --pods, about\n"
+	"allocations whose pod is gone: not in the pod listing, or there with another UID\n"
+	"(what gc releases).\n"
 	"\n"
 	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
 	"  --pool-file FILE       the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ")\n"
 	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
 	"  --strict               warnings count as problems too\n"
+	"  --pods FILE            this node's pod listing (kubectl get pods -A --field-selector\n"
+	"                         spec.nodeName=NODE -o json; - for stdin)\n"
+	"  --listed-at SECONDS    when that listing was started (date +%s): allocations made\n"
+	"                         since (or in the second before) are not reported\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Exit status: 0 clean, 1 problems found (or the store cannot be read), 2 bad usage.\n";
@@ -65,9 +77,17 @@ static void report(struct tally *t, bool error, const struct nvipam_alloc *a, co
 	char ip[IP_PREFIX_STRLEN];
 	va_list ap;
 
-	printf("%s: pool %s: %s (container %s interface %s pod %s/%s): ", error ? "error" : "warning",
-	       a->pool, ip_addr_format(&a->ip, ip, sizeof(ip)), a->container_id, a->ifname,
-	       *a->pod_namespace ? a->pod_namespace : "-", *a->pod_name ? a->pod_name : "-");
+	printf("%s: pool ", error ? "error" : "warning");
+	k8s_fput_escaped(stdout, a->pool);
+	printf(": %s (container ", ip_addr_format(&a->ip, ip, sizeof(ip)));
+	k8s_fput_escaped(stdout, a->container_id);
+	fputs(" interface ", stdout);
+	k8s_fput_escaped(stdout, a->ifname);
+	fputs(" pod ", stdout);
+	k8s_fput_escaped(stdout, *a->pod_namespace ? a->pod_namespace : "-");
+	putchar('/');
+	k8s_fput_escaped(stdout, *a->pod_name ? a->pod_name : "-");
+	fputs("): ", stdout);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -173,12 +193,56 @@ static void check_ranges(const struct nvipam_store *st, const struct nvipam_pool
 	}
 }
 
+/*
+ * Allocations whose pod is gone, as gc judges them (without counting): skipped without a
+ * pod, and when they may be newer than the listing. The listing's strings are validated.
+ */
+static void check_pods(const struct nvipam_store *st, const struct pods *pods, bool has_listed_at,
+		       time_t listed_at, struct tally *t)
+{
+	for (size_t i = 0; i < st->n_allocs; i++) {
+		const struct nvipam_alloc *a = &st->allocs[i];
+		const char *uid = "";
+
+		if (!*a->pod_namespace || !*a->pod_name ||
+		    (has_listed_at && pods_may_be_unlisted(a->created, listed_at)))
+			continue;
+		switch (pods_lookup(pods, a->pod_namespace, a->pod_name, a->pod_uid, &uid)) {
+		case PODS_PRESENT:
+			break;
+		case PODS_ABSENT:
+			report(t, false, a, "the pod is not in the pod list (gc releases it)");
+			break;
+		case PODS_OTHER_UID:
+			report(t, false, a, "the listed pod has UID %s, not the one recorded (gc releases it)",
+			       uid);
+			break;
+		}
+	}
+}
+
+struct check_args {
+	bool strict;
+	const char *pods;
+	bool has_listed_at;
+	unsigned long listed_at;
+};
+
 static int check_option(int opt, const char *arg, void *ctx)
 {
-	(void)arg;
-	if (opt != 'S')
+	struct check_args *a = ctx;
+
+	if (opt == 'S') {
+		a->strict = true;
+	} else if (opt == 'P') {
+		a->pods = arg;
+	} else if (opt == 'L') {
+		if (cli_parse_listed_at("check", arg, &a->listed_at))
+			return CLI_EXIT_USAGE;
+		a->has_listed_at = true;
+	} else {
 		return cli_usage_error("check", "invalid option");
-	*(bool *)ctx = true;
+	}
 	return 0;
 }
 
@@ -187,29 +251,37 @@ int check_main(int argc, char **argv)
 	static const struct option opts[] = {
 		CLI_NODE_FILE_OPTIONS,
 		{ "strict", no_argument, NULL, 'S' },
+		{ "pods", required_argument, NULL, 'P' },
+		{ "listed-at", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
 	struct nvipam_store st = NVIPAM_STORE_INIT;
 	struct nvipam_pools pools = { 0 };
+	struct check_args a = { 0 };
+	struct pods pods = { 0 };
 	struct cni_err err = { 0 };
 	const char *pool_file;
 	struct tally t = { 0 };
-	bool strict = false;
 	int r;
 
-	r = cli_options("check", check_help, argc, argv, opts, check_option, &strict, &files);
+	r = cli_options("check", check_help, argc, argv, opts, check_option, &a, &files);
 	if (r >= 0)
 		return r;
+	if (a.has_listed_at && !a.pods)
+		return cli_usage_error("check", "--listed-at needs --pods");
 	pool_file = files.pool_file;
 
-	if (nvipam_pools_load(pool_file, false, &pools, &err) < 0) {
+	if (nvipam_pools_load(pool_file, false, &pools, &err) < 0 ||
+	    (a.pods && pods_read(a.pods, &pods, &err) < 0)) {
+		nvipam_pools_free(&pools);
 		printf("error: %s\n", err.msg);
 		return CLI_EXIT_FAIL;
 	}
 	if (cli_store_open(&files, &st, &err) < 0) {
 		nvipam_pools_free(&pools);
+		pods_free(&pods);
 		if (err.code == CNI_ERR_TRY_AGAIN)
 			return cli_fail(&err);
 		printf("error: %s\n", err.msg);
@@ -220,12 +292,15 @@ int check_main(int argc, char **argv)
 		r = check_attachments(&st, &t);
 	if (r >= 0)
 		check_ranges(&st, &pools, &t);
+	if (r >= 0 && a.pods)
+		check_pods(&st, &pods, a.has_listed_at, (time_t)a.listed_at, &t);
 	printf("%zu allocations, %zu errors, %zu warnings\n", st.n_allocs, t.errors, t.warnings);
 	nvipam_store_close(&st);
 	nvipam_pools_free(&pools);
+	pods_free(&pods);
 	if (r < 0) {
 		cni_err_set(&err, CNI_ERR_INTERNAL, r, "out of memory");
 		return cli_fail(&err);
 	}
-	return t.errors || (strict && t.warnings) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	return t.errors || (a.strict && t.warnings) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

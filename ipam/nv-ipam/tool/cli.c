@@ -44,6 +44,15 @@ int cli_parse_uint(const char *s, unsigned long max, unsigned long *ret)
 	return 0;
 }
 
+int cli_parse_listed_at(const char *cmd, const char *arg, unsigned long *ret)
+{
+	/* 9999-12-31T23:59:59Z, the last time the store can write. */
+	if (cli_parse_uint(arg, 253402300799ul, ret) < 0)
+		return cli_usage_error(cmd, "invalid --listed-at \"%s\": seconds since the epoch "
+				       "(date +%%s)", arg);
+	return 0;
+}
+
 int cli_options(const char *cmd, const char *help, int argc, char **argv,
 		const struct option *opts, int (*handle)(int opt, const char *arg, void *ctx),
 		void *ctx, struct cli_node_files *files)

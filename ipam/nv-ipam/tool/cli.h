@@ -9,7 +9,6 @@
 struct cni_err;
 struct nvipam_store;
 
-
 /* A macro's value as a string literal, for --help texts. */
 #define CLI_STR_(x) #x
 #define CLI_STR(x) CLI_STR_(x)
@@ -44,7 +43,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  */
 int cli_parse_uint(const char *s, unsigned long max, unsigned long *ret);
 
-/* Where the node's files are, shared by show, release and check. */
+/**
+ * cli_parse_listed_at() - a --listed-at option: when a pod listing was started, in seconds
+ *                         since the epoch as date +%s prints them (up to 9999-12-31)
+ * @cmd: subcommand, for the message
+ * @arg: text
+ * @ret: value, written only on success
+ *
+ * Return: 0, or CLI_EXIT_USAGE after printing why.
+ */
+int cli_parse_listed_at(const char *cmd, const char *arg, unsigned long *ret);
+
+/* Where the node's files are, shared by show, release, check and gc. */
 struct cli_node_files {
 	const char *store;
 	const char *pool_file;

@@ -1,6 +1,7 @@
-/* Kubernetes objects as kubectl prints them: lists of pools and nodes */
+/* Kubernetes objects as kubectl prints them: lists of pools, nodes and pods */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/tool/k8s.h"
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
@@ -201,4 +203,18 @@ int k8s_json_add(struct json_object *o, const char *key, struct json_object *v)
 int k8s_json_add_str(struct json_object *o, const char *key, const char *s)
 {
 	return k8s_json_add(o, key, json_object_new_string(s));
+}
+
+void k8s_fput_escaped(FILE *out, const char *s)
+{
+	size_t n = strlen(s);
+	/* An escape is at most four characters for one byte ("\xNN"). */
+	_cleanup_free_ char *buf = malloc(4 * n + 1);
+
+	if (!buf) {
+		fputs("(out of memory)", out);
+		return;
+	}
+	text_escape(s, n, buf, 4 * n + 1);
+	fputs(buf, out);
 }

@@ -1,8 +1,9 @@
-/* Kubernetes objects as kubectl prints them: lists of pools and nodes */
+/* Kubernetes objects as kubectl prints them: lists of pools, nodes and pods */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -101,3 +102,12 @@ int k8s_json_add(struct json_object *o, const char *key, struct json_object *v);
  * Return: 0 on success, -ENOMEM.
  */
 int k8s_json_add_str(struct json_object *o, const char *key, const char *s);
+
+/**
+ * k8s_fput_escaped() - print a string from the API (or the store) escaped as log lines
+ *                      are (text_escape(): control characters and bytes that are not
+ *                      UTF-8 as \xNN, the backslash doubled), so it cannot forge output
+ * @out: stream
+ * @s: string
+ */
+void k8s_fput_escaped(FILE *out, const char *s);

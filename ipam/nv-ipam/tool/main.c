@@ -7,6 +7,7 @@
 #include "ipam/nv-ipam/tool/carve_cmd.h"
 #include "ipam/nv-ipam/tool/check.h"
 #include "ipam/nv-ipam/tool/cli.h"
+#include "ipam/nv-ipam/tool/gc.h"
 #include "ipam/nv-ipam/tool/nodepools.h"
 #include "ipam/nv-ipam/tool/release.h"
 #include "ipam/nv-ipam/tool/show.h"
@@ -22,7 +23,8 @@ static const struct subcommand subcommands[] = {
 	{ "node-pools", nodepools_main, "write this node's pool file from the pools' status" },
 	{ "show", show_main, "show the store: blocks, used and free counts, allocations" },
 	{ "release", release_main, "release allocations by container ID or by pod" },
-	{ "check", check_main, "check the store against the node pool file" },
+	{ "check", check_main, "check the store against the node pool file (and a pod listing)" },
+	{ "gc", gc_main, "release the allocations whose pod is gone (from a pod listing)" },
 };
 
 static void usage(FILE *out)

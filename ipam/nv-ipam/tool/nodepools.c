@@ -22,7 +22,7 @@
 #define POOL_FILE_MAX_BYTES (64u << 20)
 
 static const char nodepools_help[] =
-	"Usage: nv-ipam-tool node-pools --node NAME [--input FILE] [--output FILE]\n"
+	"Usage: nv-ipam-tool node-pools --node NAME [--input FILE] [--output FILE | --stdout]\n"
 	"\n"
 	"Write NAME's node pool file from IPPool/CIDRPool objects with the status the\n"
 	"nv-ipam controller wrote (kubectl get ippools,cidrpools -o json). The file is\n"

@@ -13,7 +13,9 @@
 
 static const char release_help[] =
 	"Usage: nv-ipam-tool release [--store FILE] --container-id ID [--ifname NAME] [--pool KEY]\n"
+	"                            [--lock-timeout-ms N] [--dry-run]\n"
 	"       nv-ipam-tool release [--store FILE] --pod NAMESPACE/NAME [--pool KEY]\n"
+	"                            [--lock-timeout-ms N] [--dry-run]\n"
 	"\n"
 	"Release allocations under the store lock, as DEL would: those of a container (one\n"
 	"interface with --ifname, else all of them) or of a pod, in every pool or in one.\n"

@@ -22,6 +22,7 @@
 
 static const char show_help[] =
 	"Usage: nv-ipam-tool show [--store FILE] [--pool-file FILE] [--pool KEY] [--json]\n"
+	"                         [--lock-timeout-ms N]\n"
 	"\n"
 	"Show the store per pool: this node's block (from the node pool file), the used and\n"
 	"free address counts, and each allocation with its pod namespace/name, container ID,\n"

@@ -10,7 +10,7 @@
 #include <linux/magic.h>
 #include <linux/nsfs.h>
 
-#include "common/net/netns.h"
+#include "common/util/netns.h"
 #include "common/util/cleanup.h"
 
 #ifndef NSFS_MAGIC

@@ -1,0 +1,221 @@
+/* Attaching an interface to a pod: the steps every interface plugin shares */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "common/attach/attach.h"
+#include "common/cni/error.h"
+#include "common/cni/ipam.h"
+#include "common/cni/plugin.h"
+#include "common/cni/version.h"
+#include "common/net/iface.h"
+#include "common/net/link.h"
+#include "common/net/neterr.h"
+#include "common/net/ns.h"
+#include "common/util/hwaddr.h"
+#include "common/util/log.h"
+#include "common/util/netns.h"
+#include "common/util/text.h"
+
+static int netns_err(const struct cni_ctx *ctx, int r, struct cni_err *err)
+{
+	return cni_err_set(err, CNI_ERR_INVALID_ENV, r, "failed to open netns \"%s\": %s",
+			   ctx->env.netns,
+			   r == -EMEDIUMTYPE ? "not a network namespace" :
+			   r == -EINVAL ? "not a namespace" : strerror(-r));
+}
+
+/* The handle to the pod's netns the steps talk through. */
+static int pod_handle(struct attach *a, struct cni_err *err)
+{
+	int r = net_ns_open(a->pod_fd, &a->pod);
+
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot open netlink in netns %s: %s",
+				   a->ctx->env.netns, strerror(-r));
+	return 0;
+}
+
+int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
+{
+	int r;
+
+	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
+	r = netns_open(ctx->env.netns, &a->pod_fd);
+	if (r < 0)
+		return netns_err(ctx, r, err);
+	return pod_handle(a, err);
+}
+
+int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
+{
+	int r;
+
+	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
+	if (!*ctx->env.netns)
+		return 0;
+	r = netns_open(ctx->env.netns, &a->pod_fd);
+	if (r == -ENOENT || r == -EINVAL) {
+		log_info("DEL: netns %s is gone (%s)", ctx->env.netns,
+			 r == -EINVAL ? "a file that is no namespace any more" : strerror(-r));
+		return 0;
+	}
+	if (r < 0)
+		return netns_err(ctx, r, err);
+	r = pod_handle(a, err);
+	return r < 0 ? r : 1;
+}
+
+void attach_close(struct attach *a)
+{
+	net_ns_close(a->pod);
+	if (a->pod_fd >= 0)
+		close(a->pod_fd);
+	cni_result_free(&a->ipam);
+	*a = (struct attach){ .ctx = a->ctx, .pod_fd = -1 };
+}
+
+void attach_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size)
+{
+	uint64_t h = text_hash64(ctx->env.container_id, strlen(ctx->env.container_id) + 1,
+				 TEXT_HASH64_INIT);
+
+	h = text_hash64(ctx->env.ifname, strlen(ctx->env.ifname), h);
+	snprintf(buf, size, "%.5s%010llx", prefix, (unsigned long long)(h & 0xffffffffffULL));
+}
+
+int attach_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	if (cni_version_cmp(ctx->conf.cni_version, "0.3.0") >= 0)
+		return 0;
+	cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "cannot convert: no valid IP addresses");
+	cni_err_details(err, "an interface without IPAM (\"ipam\": {}) needs cniVersion 0.3.0 or "
+			"later; config is %s", ctx->conf.cni_version);
+	return -EINVAL;
+}
+
+int attach_ipam_add(struct attach *a, struct cni_err *err)
+{
+	int r;
+
+	if (!cni_conf_has_ipam(&a->ctx->conf))
+		return 0;
+	r = cni_ipam_exec(&a->ctx->env, &a->ctx->conf, CNI_CMD_ADD, &a->ipam, err);
+	if (r < 0)
+		return r;
+	a->ipam_added = true;
+	if (!a->ipam.n_ips) {
+		attach_ipam_undo(a);
+		return cni_err_set(err, CNI_ERR_IPAM, -EINVAL, "IPAM plugin returned missing IP config");
+	}
+	return 0;
+}
+
+void attach_ipam_undo(struct attach *a)
+{
+	struct cni_err ignored = { 0 };
+
+	if (!a->ipam_added)
+		return;
+	a->ipam_added = false;
+	if (cni_ipam_exec(&a->ctx->env, &a->ctx->conf, CNI_CMD_DEL, NULL, &ignored) < 0)
+		log_error("undo: IPAM DEL failed: %s", ignored.msg);
+}
+
+int attach_ipam_del(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	if (!cni_conf_has_ipam(&ctx->conf))
+		return 0;
+	return cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_DEL, NULL, err);
+}
+
+int attach_configure(struct attach *a, struct cni_err *err)
+{
+	const char *ifname = a->ctx->env.ifname;
+	struct net_link link;
+	int r;
+
+	if (a->ipam.n_ips)
+		return iface_configure(a->pod, ifname, &a->ipam, err);
+	r = net_link_get_by_name(a->pod, ifname, &link);
+	if (r >= 0)
+		r = net_link_set_up(a->pod, link.ifindex, true);
+	return r < 0 ? net_err_op(err, r, "failed to set up", ifname) : 0;
+}
+
+int attach_result(struct attach *a, const uint8_t *hwaddr, size_t hwaddr_len,
+		  struct cni_result *ret, struct cni_err *err)
+{
+	const struct cni_ctx *ctx = a->ctx;
+	char mac[CNI_MAC_STRLEN];
+
+	if (hwaddr)
+		hwaddr_format(hwaddr, hwaddr_len, mac, sizeof(mac));
+	if (cni_result_add_attachment(ret, ctx->env.ifname, hwaddr ? mac : NULL, ctx->env.netns,
+				      &a->ipam, ctx->conf.has_dns ? &ctx->conf.dns : &a->ipam.dns) < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The interface prevResult records for CNI_IFNAME in CNI_NETNS. */
+static int prev_iface(const struct cni_ctx *ctx, const struct cni_iface **ret, struct cni_err *err)
+{
+	const struct cni_result *prev = ctx->conf.prev_result;
+	const struct cni_iface *iface = NULL;
+
+	if (!prev)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "required prevResult missing");
+	for (size_t i = 0; i < prev->n_ifaces && !iface; i++)
+		if (strcmp(prev->ifaces[i].name, ctx->env.ifname) == 0)
+			iface = &prev->ifaces[i];
+	if (!iface)
+		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
+				   "container interface name missing in prevResult: %s", ctx->env.ifname);
+	if (!iface->sandbox || strcmp(iface->sandbox, ctx->env.netns) != 0)
+		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
+				   "sandbox in prevResult %s doesn't match configured netns: %s",
+				   iface->sandbox ? iface->sandbox : "", ctx->env.netns);
+	*ret = iface;
+	return 0;
+}
+
+int attach_check_begin(struct attach *a, const struct cni_ctx *ctx,
+		       const struct cni_iface **ret_iface, struct cni_err *err)
+{
+	int r;
+
+	r = attach_open(a, ctx, err);
+	if (r < 0)
+		return r;
+	if (cni_conf_has_ipam(&ctx->conf) &&
+	    (r = cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_CHECK, NULL, err)) < 0)
+		return r;
+	return prev_iface(ctx, ret_iface, err);
+}
+
+int attach_check_link(struct attach *a, struct net_link *ret, struct cni_err *err)
+{
+	const char *ifname = a->ctx->env.ifname;
+	int r = net_link_get_by_name(a->pod, ifname, ret);
+
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_CHECK_FAILED, r,
+				   "container Interface name in prevResult: %s not found", ifname);
+	return 0;
+}
+
+int attach_check_end(struct attach *a, const struct cni_iface *iface, const struct net_link *link,
+		     struct cni_err *err)
+{
+	char mac[CNI_MAC_STRLEN];
+
+	hwaddr_format(link->hwaddr, link->hwaddr_len, mac, sizeof(mac));
+	if (iface->mac[0] && strcasecmp(iface->mac, mac) != 0)
+		return cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
+				   "interface %s Mac %s doesn't match container Mac: %s", iface->name,
+				   iface->mac, mac);
+	return iface_check(a->pod, a->ctx->env.ifname, a->ctx->conf.prev_result, err);
+}

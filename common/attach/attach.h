@@ -1,0 +1,167 @@
+/* Attaching an interface to a pod: the steps every interface plugin shares */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/cni/result.h"
+
+struct cni_ctx;
+struct cni_err;
+struct cni_iface;
+struct net_link;
+struct net_ns;
+
+/*
+ * One command's hold on the pod: CNI_NETNS open, a handle through which
+ * common/net talks to it from the host, and what IPAM answered. A plugin
+ * reads as its own steps between attach_open() and attach_close().
+ */
+struct attach {
+	const struct cni_ctx *ctx;
+	int pod_fd;             /* CNI_NETNS, -1 when not open */
+	struct net_ns *pod;     /* talks to the pod's netns */
+	struct cni_result ipam; /* IPAM's result, after attach_ipam_add() */
+	bool ipam_added;        /* attach_ipam_undo() has something to release */
+};
+
+/**
+ * attach_open() - open CNI_NETNS for ADD or CHECK
+ * @a: filled, to release with attach_close() whatever this returns
+ * @ctx: context
+ * @err: code 4 when the path is not a network namespace that can be opened
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err);
+
+/**
+ * attach_open_del() - open CNI_NETNS for DEL, where a netns that is gone is no error
+ * @a: filled, to release with attach_close() whatever this returns
+ * @ctx: context
+ * @err: code 4 when the path cannot be opened for another reason, or is no
+ *       network namespace of any kind a pod could leave (a FIFO, a device)
+ *
+ * Gone means: CNI_NETNS empty, the path missing, or a plain file (what a netns
+ * bind mount leaves once unmounted).
+ *
+ * Return: 1 when open, 0 when the netns is gone, negative errno on failure.
+ */
+int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err);
+
+/**
+ * attach_close() - release what attach_open*() and attach_ipam_add() hold
+ * @a: the attachment (may be zeroed)
+ */
+void attach_close(struct attach *a);
+
+/**
+ * attach_tmp_name() - the name a new link of this attachment has until it is renamed
+ * @ctx: context (CNI_CONTAINERID and CNI_IFNAME)
+ * @prefix: five characters saying which plugin made it ("cnimv")
+ * @buf: output
+ * @size: its size, at least IFNAMSIZ
+ *
+ * Derived from the attachment, the same for its every ADD and DEL: a plugin
+ * killed between creating a link and renaming it leaves it under a name the
+ * attachment's DEL can find.
+ */
+void attach_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size);
+
+/**
+ * attach_check_l2_version() - refuse an interface without IPAM where no result can describe it
+ * @ctx: context
+ * @err: code 7 for cniVersion 0.1.0 and 0.2.0, whose results hold only addresses
+ *
+ * Called before anything is created, so that an L2 ADD fails cleanly.
+ *
+ * Return: 0 when the version can carry an interface, -EINVAL otherwise.
+ */
+int attach_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err);
+
+/**
+ * attach_ipam_add() - IPAM ADD, when the config has IPAM
+ * @a: the attachment; IPAM's result lands in @a->ipam
+ * @err: IPAM's error passed through, or code 101 when the result holds no
+ *       address (it is released before returning)
+ *
+ * Return: 0 on success (and without IPAM), negative errno on failure.
+ */
+int attach_ipam_add(struct attach *a, struct cni_err *err);
+
+/**
+ * attach_ipam_undo() - release what attach_ipam_add() reserved, after a later step failed
+ * @a: the attachment
+ *
+ * A failure is logged, not returned: the ADD's own error is the one to report.
+ */
+void attach_ipam_undo(struct attach *a);
+
+/**
+ * attach_ipam_del() - IPAM DEL, when the config has IPAM
+ * @ctx: context
+ * @err: IPAM's error passed through, or code 101
+ *
+ * Return: 0 on success (and without IPAM), negative errno on failure.
+ */
+int attach_ipam_del(const struct cni_ctx *ctx, struct cni_err *err);
+
+/**
+ * attach_configure() - the pod's interface as IPAM's result says, or just up without addresses
+ * @a: the attachment (after attach_ipam_add())
+ * @err: code 100 with the kernel's text
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int attach_configure(struct attach *a, struct cni_err *err);
+
+/**
+ * attach_result() - the ADD result: the pod's interface, IPAM's addresses, routes and dns
+ * @a: the attachment (after attach_ipam_add())
+ * @hwaddr: the interface's hardware address, NULL for none (a DPDK device)
+ * @hwaddr_len: its length
+ * @ret: result to fill
+ * @err: code 999 when out of memory
+ *
+ * The config's dns wins, as in the reference; without one, IPAM's is kept.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int attach_result(struct attach *a, const uint8_t *hwaddr, size_t hwaddr_len,
+		  struct cni_result *ret, struct cni_err *err);
+
+/**
+ * attach_check_begin() - what every CHECK starts with: the netns, IPAM CHECK, prevResult's interface
+ * @a: filled, to release with attach_close() whatever this returns
+ * @ctx: context
+ * @ret_iface: the interface prevResult records for CNI_IFNAME
+ * @err: code 4 for the netns, IPAM's error, code 7 without a prevResult, 103
+ *       when it has no such interface or names another netns as its sandbox
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int attach_check_begin(struct attach *a, const struct cni_ctx *ctx,
+		       const struct cni_iface **ret_iface, struct cni_err *err);
+
+/**
+ * attach_check_link() - CNI_IFNAME in the pod, for CHECK
+ * @a: the attachment
+ * @ret: the link, written only on success
+ * @err: code 103 when the pod has no such link
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int attach_check_link(struct attach *a, struct net_link *ret, struct cni_err *err);
+
+/**
+ * attach_check_end() - what every CHECK ends with: the recorded MAC, addresses and routes
+ * @a: the attachment
+ * @iface: from attach_check_begin()
+ * @link: from attach_check_link()
+ * @err: code 103 on a mismatch
+ *
+ * Return: 0 when everything matches, negative errno otherwise.
+ */
+int attach_check_end(struct attach *a, const struct cni_iface *iface, const struct net_link *link,
+		     struct cni_err *err);

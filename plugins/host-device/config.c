@@ -1,0 +1,174 @@
+/* host-device network config: the device's selector, checked before the kernel is touched */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/attach/attach.h"
+#include "common/cni/env.h"
+#include "common/cni/error.h"
+#include "common/cni/plugin.h"
+#include "common/net/device.h"
+#include "common/net/link.h"
+#include "common/util/cleanup.h"
+#include "plugins/host-device/config.h"
+
+/* A kernelpath longer than this cannot be looked up below a sysfs root (device.c). */
+#define KERNELPATH_MAX (PATH_MAX - 64)
+
+/* Whether one of the '/'-separated components of @path is @comp. */
+bool hostdev_config_path_has(const char *path, const char *comp)
+{
+	size_t n = strlen(comp);
+
+	for (const char *p = path; *p; p += strcspn(p, "/")) {
+		p += strspn(p, "/");
+		if (strncmp(p, comp, n) == 0 && (p[n] == '/' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A device ID from the device plugin names a PCI function or an auxiliary
+ * device (a Mellanox SF). runtimeConfig.deviceID (capability "deviceID") wins
+ * over the top-level "deviceID" Multus writes, which wins over "pciBusID".
+ * @lenient (DEL) accepts a device that is gone, with a NULL value: nothing in
+ * a pod can then be it. A wrong JSON type is an error either way.
+ */
+static int conf_device_id(const struct cni_ctx *ctx, bool lenient, struct hostdev_conf *c,
+			  bool *ret_found, struct cni_err *err)
+{
+	static const char *const fields[] = { "runtimeConfig.deviceID", "deviceID", "pciBusID" };
+	const char *v;
+	int r;
+
+	*ret_found = false;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		v = NULL;
+		if ((r = cni_conf_get_str(&ctx->conf, fields[i], &v, err)) < 0)
+			return r;
+		if (!v || !*v)
+			continue;
+		c->value = v;
+		c->source = fields[i];
+		*ret_found = true;
+		if (device_pci_exists(v)) {
+			c->sel = HOSTDEV_SEL_PCI;
+			return 0;
+		}
+		if (device_aux_exists(v)) {
+			c->sel = HOSTDEV_SEL_AUX;
+			return 0;
+		}
+		if (lenient) {
+			c->sel = HOSTDEV_SEL_PCI;
+			c->value = NULL;
+			return 0;
+		}
+		if (i == 0)
+			return cni_err_set(err, CNI_ERR_NOT_FOUND, -ENODEV,
+					   "runtime config DeviceID %.64s not found or unsupported", v);
+		return cni_err_set(err, CNI_ERR_NOT_FOUND, -ENODEV,
+				   "%s %.64s not found: neither a PCI nor an auxiliary-bus device",
+				   fields[i], v);
+	}
+	return 0;
+}
+
+/*
+ * Everything that can be refused is refused here, before the kernel is
+ * touched. @lenient (DEL) accepts a device that is gone: DEL only needs to know
+ * whether it was a DPDK device.
+ */
+int hostdev_config_load(const struct cni_ctx *ctx, bool lenient, struct hostdev_conf *ret,
+			struct cni_err *err)
+{
+	struct hostdev_conf c = { 0 };
+	const char *device = NULL, *hwaddr = NULL, *kpath = NULL;
+	bool found = false;
+	int r;
+
+	if ((r = cni_conf_get_str(&ctx->conf, "device", &device, err)) < 0 ||
+	    (r = cni_conf_get_str(&ctx->conf, "hwaddr", &hwaddr, err)) < 0 ||
+	    (r = cni_conf_get_str(&ctx->conf, "kernelpath", &kpath, err)) < 0)
+		return r;
+	c.has_ipam = cni_conf_has_ipam(&ctx->conf);
+
+	/* The first selector given wins, in the reference's order. */
+	if (device && *device) {
+		const char *why = cni_env_ifname_invalid(device);
+
+		if (why)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "invalid device \"%.64s\": %s", device, why);
+		c.sel = HOSTDEV_SEL_DEVICE;
+		c.value = device;
+		c.source = "device";
+	} else if (hwaddr && *hwaddr) {
+		if (hwaddr_parse(hwaddr, c.mac, &c.mac_len) < 0)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "invalid hwaddr \"%.64s\"", hwaddr);
+		c.sel = HOSTDEV_SEL_HWADDR;
+		c.value = hwaddr;
+		c.source = "hwaddr";
+	} else if (kpath && *kpath) {
+		if (strncmp(kpath, "/sys/devices/", strlen("/sys/devices/")) != 0 ||
+		    hostdev_config_path_has(kpath, ".."))
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "invalid kernelpath \"%.64s\": not under /sys/devices/ or "
+					   "with a \"..\" component",
+					   kpath);
+		if (strlen(kpath) >= KERNELPATH_MAX)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "invalid kernelpath: longer than %d bytes",
+					   KERNELPATH_MAX - 1);
+		c.sel = HOSTDEV_SEL_KERNELPATH;
+		c.value = kpath;
+		c.source = "kernelpath";
+	} else {
+		r = conf_device_id(ctx, lenient, &c, &found, err);
+		if (r < 0)
+			return r;
+		if (!found)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "specify either \"device\", \"hwaddr\", \"kernelpath\" or "
+					   "\"pciBusID\"");
+	}
+	if (c.sel == HOSTDEV_SEL_PCI && c.value) {
+		r = device_pci_driver_is_dpdk(c.value);
+		if (r < 0 && !lenient)
+			return cni_err_set(err, CNI_ERR_NOT_FOUND, r, "cannot read the driver of %s: %s",
+					   c.value, strerror(-r));
+		c.dpdk = r > 0;
+	}
+	if (!c.has_ipam && !lenient && (r = attach_check_l2_version(ctx, err)) < 0)
+		return r;
+	*ret = c;
+	return 0;
+}
+
+int hostdev_config_find(const struct hostdev_conf *c, struct net_link *ret)
+{
+	char name[IFNAMSIZ];
+	int r;
+
+	switch (c->sel) {
+	case HOSTDEV_SEL_DEVICE:
+		return net_link_get_by_name(NULL, c->value, ret);
+	case HOSTDEV_SEL_HWADDR:
+		return net_link_get_by_hwaddr(NULL, c->mac, c->mac_len, ret);
+	case HOSTDEV_SEL_KERNELPATH:
+		r = device_kernelpath_netdev(c->value, name);
+		break;
+	case HOSTDEV_SEL_PCI:
+		r = device_pci_netdev(c->value, name);
+		break;
+	case HOSTDEV_SEL_AUX:
+		r = device_aux_netdev(c->value, name);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return r < 0 ? r : net_link_get_by_name(NULL, name, ret);
+}

@@ -1,0 +1,113 @@
+/* macvlan network config: master, mode, mtu, mac and the rest, checked before the kernel */
+#include <errno.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <string.h>
+
+#include "common/attach/attach.h"
+#include "common/cni/env.h"
+#include "common/cni/error.h"
+#include "common/cni/plugin.h"
+#include "common/util/cleanup.h"
+#include "plugins/macvlan/config.h"
+
+static const struct {
+	const char *name;
+	uint32_t mode;
+} modes[] = {
+	{ "", MACVLAN_MODE_BRIDGE },
+	{ "bridge", MACVLAN_MODE_BRIDGE },
+	{ "private", MACVLAN_MODE_PRIVATE },
+	{ "vepa", MACVLAN_MODE_VEPA },
+	{ "passthru", MACVLAN_MODE_PASSTHRU },
+};
+
+const char *macvlan_config_mode_name(uint32_t mode)
+{
+	for (size_t i = 1; i < ARRAY_SIZE(modes); i++)
+		if (modes[i].mode == mode)
+			return modes[i].name;
+	return "unknown";
+}
+
+static int parse_mac(const char *text, const char *source, struct macvlan_conf *c,
+		     struct cni_err *err)
+{
+	size_t len = 0;
+
+	if (hwaddr_parse(text, c->mac, &len) < 0 || len != 6)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "invalid MAC address \"%.64s\" from %s", text, source);
+	/* The kernel refuses these with EADDRNOTAVAIL; say why before creating anything. */
+	if (c->mac[0] & 1)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "invalid MAC address \"%.64s\" from %s: multicast", text, source);
+	if (!(c->mac[0] | c->mac[1] | c->mac[2] | c->mac[3] | c->mac[4] | c->mac[5]))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "invalid MAC address \"%.64s\" from %s: all zero", text, source);
+	c->has_mac = true;
+	c->mac_len = len;
+	return 0;
+}
+
+/* CNI_ARGS keys besides IgnoreUnknown. */
+static const char *const known_args[] = { "MAC", NULL };
+
+/* Everything that can be refused is refused here, before the kernel is touched. */
+int macvlan_config_load(const struct cni_ctx *ctx, struct macvlan_conf *ret, struct cni_err *err)
+{
+	struct macvlan_conf c = { .mode_name = "" };
+	const char *mac = NULL, *why;
+	int64_t v;
+	bool found = false;
+	int r;
+
+	if ((r = cni_conf_get_str(&ctx->conf, "master", &c.master, err)) < 0)
+		return r;
+	if (c.master && !*c.master)
+		c.master = NULL;
+	if (c.master && (why = cni_env_ifname_invalid(c.master)))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "invalid master \"%.64s\": %s",
+				   c.master, why);
+	if ((r = cni_conf_get_str(&ctx->conf, "mode", &c.mode_name, err)) < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(modes) && !found; i++) {
+		if (strcmp(c.mode_name, modes[i].name) == 0) {
+			c.mode = modes[i].mode;
+			found = true;
+		}
+	}
+	if (!found)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "unknown macvlan mode: \"%.32s\"",
+				   c.mode_name);
+	if ((r = cni_conf_get_int(&ctx->conf, "mtu", 0, INT32_MAX, &v, err)) < 0)
+		return r;
+	c.mtu = r ? (unsigned int)v : 0;
+	if ((r = cni_conf_get_bool(&ctx->conf, "linkInContainer", &c.link_in_container, err)) < 0)
+		return r;
+	if ((r = cni_conf_get_int(&ctx->conf, "bcqueuelen", 0, UINT32_MAX, &v, err)) < 0)
+		return r;
+	c.bc_queue_len = r ? (uint32_t)v : 0;
+
+	/* Precedence: config "mac" < CNI_ARGS MAC < runtimeConfig.mac. */
+	if ((r = cni_conf_get_str(&ctx->conf, "mac", &mac, err)) < 0)
+		return r;
+	if (mac && *mac && (r = parse_mac(mac, "config \"mac\"", &c, err)) < 0)
+		return r;
+	if ((r = cni_args_check_known(&ctx->args, known_args, err)) < 0)
+		return r;
+	mac = cni_args_get(&ctx->args, "MAC");
+	if (mac && *mac && (r = parse_mac(mac, "CNI_ARGS MAC", &c, err)) < 0)
+		return r;
+	mac = NULL;
+	if ((r = cni_conf_get_str(&ctx->conf, "runtimeConfig.mac", &mac, err)) < 0)
+		return r;
+	if (mac && *mac && (r = parse_mac(mac, "runtimeConfig.mac", &c, err)) < 0)
+		return r;
+
+	c.has_ipam = cni_conf_has_ipam(&ctx->conf);
+	if (!c.has_ipam && (r = attach_check_l2_version(ctx, err)) < 0)
+		return r;
+	*ret = c;
+	return 0;
+}
