@@ -97,8 +97,8 @@ echo "$result"
 step "Inside the pod: ip addr; ip route"
 ip -n "$pod" addr show net1
 ip -n "$pod" route
-step "nv-ipam store: the allocation, with the container it belongs to"
-jq . "$state/store"
+step "nv-ipam store: the allocation, with the container it belongs to (nv-ipam-tool show)"
+"$build/ipam/nv-ipam/tool/nv-ipam-tool" show --store "$state/store" --pool-file "$state/nv-ipam.d/node-pools.json"
 step "CHECK (prevResult = the ADD result)"
 jq --argjson prev "$result" '. + {prevResult: $prev}' <<<"$conf" | run CHECK && echo "CHECK passed"
 step "DEL, then DEL again (idempotent)"
@@ -106,7 +106,7 @@ run DEL <<<"$conf" && run DEL <<<"$conf" && echo "DEL passed twice"
 step "After DEL"
 ip -n "$pod" -br link
 left=$(ip -n "$pod" -o link | grep -cv ' lo:' || true)
-reserved=$(jq '.allocations | length' "$state/store")
+reserved=$("$build/ipam/nv-ipam/tool/nv-ipam-tool" show --store "$state/store" --json | jq '[.pools[].used] | add // 0')
 echo "links left in the pod besides lo: $left; addresses still reserved: $reserved"
 [ "$left" -eq 0 ] && [ "$reserved" -eq 0 ]
 step "Done: the netns and the veth master are removed on exit"

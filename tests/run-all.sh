@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs every test suite: unit, netns and e2e; the image under
+# Builds and runs every test suite: unit, netns, e2e and nvipam; the image under
 # podman; the unit and netns suites again under ASan+UBSan; the unit suite
 # and the plugins under valgrind; the fuzzers for a bounded time. Needs root
 # for the netns and e2e suites and the image (CI runs as root).
@@ -33,7 +33,7 @@ section() { printf '\n===== %s ===== (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((
 
 suites=(-Dunit_tests=enabled -Dnetns_tests=enabled -De2e_tests=enabled)
 
-section "build and run unit, netns, e2e"
+section "build and run unit, netns, e2e, nvipam"
 rm -rf "$out"
 mkdir -p "$out"
 meson setup "$out/main" "${suites[@]}" >/dev/null
@@ -60,10 +60,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 	--timeout-multiplier 3 || status=1
 count "$out/asan"
 
-section "nv-ipam-tool and its deployment under ASan+UBSan"
+section "nv-ipam and nv-ipam-tool as processes (suite nvipam) under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	meson test -C "$out/asan" --print-errorlogs --timeout-multiplier 3 \
-	'nv-ipam-tool cli' 'nv-ipam-tool store' 'nv-ipam deploy entrypoint' || status=1
+	meson test -C "$out/asan" --print-errorlogs --timeout-multiplier 3 --suite nvipam || status=1
 count "$out/asan"
 
 section "unit under valgrind"

@@ -376,7 +376,7 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 
 void file_sweep_temps_at(int dirfd, const char *name)
 {
-	size_t name_len = strlen(name);
+	size_t name_len = name ? strlen(name) : 0;
 	struct dirent *e;
 	DIR *dir;
 	int fd;
@@ -392,8 +392,10 @@ void file_sweep_temps_at(int dirfd, const char *name)
 	/* readdir() of a descriptor that was read before starts where that left off. */
 	rewinddir(dir);
 	while ((e = readdir(dir))) {
-		if (strncmp(e->d_name, name, name_len) == 0 &&
-		    strncmp(e->d_name + name_len, ".tmp.", 5) == 0)
+		const char *rest = !name ? strstr(e->d_name, ".tmp.") :
+				   strncmp(e->d_name, name, name_len) == 0 ? e->d_name + name_len : NULL;
+
+		if (rest && (name || rest != e->d_name) && strncmp(rest, ".tmp.", 5) == 0)
 			(void)unlinkat(dirfd, e->d_name, 0);
 	}
 	closedir(dir);

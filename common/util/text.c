@@ -1,5 +1,7 @@
-/* Text: UTF-8 decoding and escaping of untrusted strings for logs and messages */
+/* Text: UTF-8, escaping of untrusted strings, JSON strings, growable buffers, hashes */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/util/text.h"
@@ -106,4 +108,306 @@ size_t text_escape(const char *s, size_t n, char *out, size_t size)
 	}
 	out[o] = '\0';
 	return o;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* @n hex digits at @s as a number, or -1. */
+static long hex_value(const char *s, size_t n)
+{
+	long v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int d = hex_digit(s[i]);
+
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+static size_t utf8_encode(uint32_t cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+int text_unescape(char *s, size_t n, size_t *ret_len)
+{
+	size_t i = 0, o;
+
+	/* Most text needs nothing done: printable ASCII without a backslash. */
+	while (i < n && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f && s[i] != '\\')
+		i++;
+	for (o = i; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len;
+		long v;
+
+		if (c != '\\') {
+			if (c < 0x20 || c == 0x7f)
+				return -EINVAL;
+			len = c < 0x80 ? 1 : text_utf8_decode(s + i, n - i, NULL);
+			if (!len)
+				return -EINVAL;
+			while (len--)
+				s[o++] = s[i++];
+			continue;
+		}
+		if (i + 1 >= n)
+			return -EINVAL;
+		switch (s[i + 1]) {
+		case '\\':
+			s[o++] = '\\';
+			i += 2;
+			continue;
+		case 'n':
+			s[o++] = '\n';
+			i += 2;
+			continue;
+		case 'r':
+			s[o++] = '\r';
+			i += 2;
+			continue;
+		case 't':
+			s[o++] = '\t';
+			i += 2;
+			continue;
+		case 'x':
+			v = n - i >= 4 ? hex_value(s + i + 2, 2) : -1;
+			if (v <= 0)
+				return -EINVAL;
+			s[o++] = (char)v;
+			i += 4;
+			continue;
+		case 'u':
+			v = n - i >= 6 ? hex_value(s + i + 2, 4) : -1;
+			if (v <= 0 || (v >= 0xd800 && v <= 0xdfff))
+				return -EINVAL;
+			/* Never longer than the six characters it replaces. */
+			o += utf8_encode((uint32_t)v, s + o);
+			i += 6;
+			continue;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (o < n)
+		s[o] = '\0';
+	*ret_len = o;
+	return 0;
+}
+
+uint32_t text_hash32(const void *data, size_t len, uint32_t h)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* A 64-bit finaliser that spreads every input bit over the whole word (splitmix64's). */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+uint64_t text_checksum64(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len, w;
+	size_t i = 0;
+
+	/* One multiply per word, not per byte: FNV-1a's chain is the cost on long input. */
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+		h ^= h >> 31;
+	}
+	w = 0;
+	for (size_t k = 0; i + k < len; k++)
+		w |= (uint64_t)p[i + k] << (8 * k);
+	return mix64(h ^ w);
+}
+
+void text_buf_reserve(struct text_buf *b, size_t more)
+{
+	size_t cap;
+	char *p;
+
+	if (b->oom || b->len + more <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + more)
+		cap *= 2;
+	p = realloc(b->data, cap);
+	if (!p) {
+		b->oom = true;
+		return;
+	}
+	b->data = p;
+	b->cap = cap;
+}
+
+void text_buf_add(struct text_buf *b, const void *s, size_t n)
+{
+	text_buf_reserve(b, n);
+	if (b->oom)
+		return;
+	if (n)
+		memcpy(b->data + b->len, s, n);
+	b->len += n;
+}
+
+void text_buf_puts(struct text_buf *b, const char *s)
+{
+	text_buf_add(b, s, strlen(s));
+}
+
+void text_buf_putc(struct text_buf *b, char c)
+{
+	text_buf_add(b, &c, 1);
+}
+
+void text_buf_put_escaped(struct text_buf *b, const char *s, size_t n)
+{
+	/* An escape is at most four bytes per byte it stands for (\xNN). */
+	text_buf_reserve(b, 4 * n + 1);
+	if (b->oom)
+		return;
+	b->len += text_escape(s, n, b->data + b->len, 4 * n + 1);
+}
+
+/*
+ * Bytes that stand for themselves inside a JSON string: bit 0 for the plain style
+ * (printable ASCII but '"' and '\\'), bit 1 for Go's, which also escapes '<', '>' and '&'.
+ */
+#define ROW3 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3
+static const unsigned char json_plain_byte[256] = {
+	[0x20] = 3, 3, 0, 3, 3, 3, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, /* '"' 0x22, '&' 0x26 */
+	[0x30] = 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 3, 1, 3, /* '<' 0x3c, '>' 0x3e */
+	[0x40] = ROW3,
+	[0x50] = 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 0, 3, 3, 3, /* '\\' 0x5c */
+	[0x60] = ROW3,
+	[0x70] = 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+	/* control characters and non-ASCII bytes: 0 */
+};
+#undef ROW3
+
+void text_buf_put_json_str(struct text_buf *b, const char *s, enum text_json_style style)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char mask = style == TEXT_JSON_GO ? 2 : 1;
+	bool go = style == TEXT_JSON_GO;
+	size_t n = strlen(s);
+
+	text_buf_reserve(b, n + 2);
+	text_buf_putc(b, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		const char *esc = NULL;
+		size_t run = i, len;
+
+		/* Copy the longest run that needs no escaping in one go. */
+		while (run < n && (json_plain_byte[p[run]] & mask))
+			run++;
+		if (run > i) {
+			text_buf_add(b, s + i, run - i);
+			i = run;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		default:
+			break;
+		}
+		if (esc) {
+			text_buf_puts(b, esc);
+			i++;
+			continue;
+		}
+		if (c < 0x80) {
+			/* other control characters, and <, >, & for Go */
+			char u[7] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf], '\0' };
+
+			text_buf_puts(b, u);
+			i++;
+			continue;
+		}
+		len = text_utf8_decode(s + i, n - i, NULL);
+		if (len == 0) {
+			text_buf_puts(b, "\\ufffd");
+			i++;
+			continue;
+		}
+		if (go && len == 3 && c == 0xe2 && p[i + 1] == 0x80 && (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
+			text_buf_puts(b, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+		else
+			text_buf_add(b, s + i, len);
+		i += len;
+	}
+	text_buf_putc(b, '"');
+}
+
+void text_buf_free(struct text_buf *b)
+{
+	free(b->data);
+	*b = (struct text_buf){ 0 };
 }

@@ -21,7 +21,8 @@ struct view {
 	ipmath_u128 end;
 	bool has_gateway;
 	ipmath_u128 gateway;
-	ipmath_u128 *reserved; /* sorted; only addresses of the pool's family */
+	const struct ip_addr *in_order; /* the caller's sorted addresses of the family, or */
+	ipmath_u128 *reserved;          /* a sorted copy of them */
 	size_t n_reserved;
 };
 
@@ -55,13 +56,36 @@ static void view_base(struct view *v, const struct nvipam_pool *pool)
 	};
 }
 
-/* Copies and sorts the reserved addresses of the pool's family. */
+/* The first index of @v (sorted, families in order) whose family is not below @family. */
+static size_t family_start(const struct ip_addr *v, size_t n, int family)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].family < family)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The reserved addresses of the pool's family, sorted: in place when given sorted, else copied. */
 static int view_reserved(struct view *v, const struct nvipam_pool_usage *usage)
 {
 	size_t n = 0;
 
 	if (!usage || usage->n_reserved == 0)
 		return 0;
+	if (usage->sorted) {
+		size_t lo = family_start(usage->reserved, usage->n_reserved, v->family);
+
+		v->in_order = usage->reserved + lo;
+		v->n_reserved = family_start(usage->reserved, usage->n_reserved, v->family + 1) - lo;
+		return 0;
+	}
 	v->reserved = malloc(usage->n_reserved * sizeof(*v->reserved));
 	if (!v->reserved)
 		return -ENOMEM;
@@ -74,16 +98,22 @@ static int view_reserved(struct view *v, const struct nvipam_pool_usage *usage)
 	return 0;
 }
 
+static ipmath_u128 view_reserved_at(const struct view *v, size_t i)
+{
+	return v->in_order ? ipmath_from_addr(&v->in_order[i]) : v->reserved[i];
+}
+
 static bool view_is_reserved(const struct view *v, ipmath_u128 x)
 {
 	size_t lo = 0, hi = v->n_reserved;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		ipmath_u128 m = view_reserved_at(v, mid);
 
-		if (v->reserved[mid] == x)
+		if (m == x)
 			return true;
-		if (v->reserved[mid] < x)
+		if (m < x)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -310,8 +340,9 @@ unsigned long nvipam_pool_free_count(const struct nvipam_pool *pool,
 	}
 	if (view_reserved(&v, usage) == 0) {
 		for (size_t i = 0; i < v.n_reserved; i++) {
-			if ((i == 0 || v.reserved[i] != v.reserved[i - 1]) &&
-			    view_takes_slot(&v, v.reserved[i]))
+			ipmath_u128 x = view_reserved_at(&v, i);
+
+			if ((i == 0 || x != view_reserved_at(&v, i - 1)) && view_takes_slot(&v, x))
 				used++;
 		}
 	} else {

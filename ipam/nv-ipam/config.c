@@ -26,7 +26,6 @@
 #define NVIPAM_PATH_MAX_LEN 3968
 /* A Kubernetes object name (DNS subdomain). */
 #define NVIPAM_POOL_NAME_MAX 253
-#define NVIPAM_LOCK_TIMEOUT_DEFAULT_MS 10000
 #define NVIPAM_LOCK_TIMEOUT_MAX_MS 600000
 #define NVIPAM_LOG_LEVEL_DEFAULT "info"
 
@@ -491,7 +490,7 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	memcpy(c->log_level, level, strlen(level) + 1);
 	c->lock_timeout_ms = (unsigned int)(in.has_lock_timeout ? in.lock_timeout_ms :
 					    file.has_lock_timeout ? file.lock_timeout_ms :
-					    NVIPAM_LOCK_TIMEOUT_DEFAULT_MS);
+					    NVIPAM_DEFAULT_LOCK_TIMEOUT_MS);
 
 	if (scope == NVIPAM_CONFIG_STORE) {
 		*ret = *c;

@@ -15,6 +15,7 @@
 #include "ipam/nv-ipam/config.h"
 #include "ipam/nv-ipam/nvipam.h"
 #include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/result.h"
 #include "ipam/nv-ipam/store.h"
 
 static const char *pool_type_name(enum nvipam_pool_type t)
@@ -35,21 +36,25 @@ static void session_close(struct session *s)
 	nvipam_pools_free(&s->pools);
 }
 
-/* How much a command needs: ADD and STATUS the pools, CHECK the config, DEL and GC the store. */
+/* What a command needs: ADD and STATUS the pools and theirs in the store, CHECK its pools
+ * in the store, GC the whole store; DEL only the config (the store is visited pool by pool). */
 enum session_kind {
 	SESSION_POOLS,
 	SESSION_CONFIG,
-	SESSION_STORE,
+	SESSION_WHOLE,
+	SESSION_NONE,
 };
 
 static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struct session *s,
 			struct cni_err *err)
 {
+	const char *keys[NVIPAM_MAX_POOLS];
+	bool store_scope = kind == SESSION_WHOLE || kind == SESSION_NONE;
 	int r;
 
-	*s = (struct session){ .store = { .lock_fd = -1, .dir_fd = -1 } };
-	r = nvipam_config_load(ctx, kind == SESSION_STORE ? NVIPAM_CONFIG_STORE : NVIPAM_CONFIG_FULL,
-			       &s->conf, err);
+	*s = (struct session){ .store = NVIPAM_STORE_INIT };
+	r = nvipam_config_load(ctx, store_scope ? NVIPAM_CONFIG_STORE : NVIPAM_CONFIG_FULL, &s->conf,
+			       err);
 	if (r < 0)
 		return r;
 	r = cni_plugin_setup_logging("nv-ipam", s->conf.log_file, s->conf.log_level,
@@ -61,7 +66,16 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 		if (r < 0)
 			return r;
 	}
-	return nvipam_store_open(s->conf.store_file, true, s->conf.lock_timeout_ms, &s->store, err);
+	if (kind == SESSION_NONE)
+		return 0;
+	if (kind == SESSION_WHOLE)
+		return nvipam_store_open(s->conf.store_file, true, s->conf.lock_timeout_ms, &s->store,
+					 err);
+	for (size_t i = 0; i < s->conf.n_pools; i++)
+		keys[i] = s->conf.pool_keys[i];
+	/* Only this network's pools are locked: the other rails' ADDs go on meanwhile. */
+	return nvipam_store_open_pools(s->conf.store_file, true, s->conf.lock_timeout_ms, keys,
+				       s->conf.n_pools, &s->store, err);
 }
 
 static const struct nvipam_pool *find_pool(const struct session *s, size_t i, struct cni_err *err)
@@ -116,6 +130,7 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	usage.reserved = held;
+	usage.sorted = true;
 	r = nvipam_allocate(pool, &usage, req, ret, err);
 	if (r < 0)
 		return r;
@@ -135,53 +150,13 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	if (r == -EEXIST)
 		return cni_err_set(err, NVIPAM_ERR_CONFLICT, r, "IP is already reserved in the pool \"%s\"",
 				   pool->name);
+	if (r == -E2BIG)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
+				   "the attachment's container ID, network name and pod are too long to "
+				   "record in the store");
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	return 0;
-}
-
-static int cmp_route(const void *a, const void *b)
-{
-	const struct cni_route *x = a, *y = b;
-
-	return memcmp(x->dst.addr.bytes, y->dst.addr.bytes, sizeof(x->dst.addr.bytes));
-}
-
-/* Routes only with a gateway; the default route first when the pool asks for it. */
-static int add_pool_result(const struct nvipam_pool *pool, const struct ip_addr *ip,
-			   bool gateway_allocated, struct cni_result *res)
-{
-	struct cni_ip entry = { .address = { .addr = *ip, .len = pool->subnet.len }, .iface = -1 };
-	struct cni_route *routes;
-	size_t n = 0;
-	int r;
-
-	entry.has_gateway = pool->has_gateway && !gateway_allocated;
-	entry.gateway = pool->gateway;
-	r = cni_result_add_ip(res, &entry);
-	if (r < 0 || !entry.has_gateway)
-		return r;
-	routes = calloc(pool->n_routes + 1, sizeof(*routes));
-	if (!routes)
-		return -ENOMEM;
-	if (pool->default_gateway)
-		routes[n++] = (struct cni_route){ .dst = { .addr = { .family = ip->family } },
-						  .has_gw = true, .gw = pool->gateway, .scope = -1 };
-	for (size_t i = 0; i < pool->n_routes; i++) {
-		struct cni_route rt = { .dst = ip_prefix_network(&pool->routes[i]), .has_gw = true,
-					.gw = pool->gateway, .scope = -1 };
-		bool dup = false;
-
-		for (size_t k = 0; k < n && !dup; k++)
-			dup = ip_addr_equal(&routes[k].dst.addr, &rt.dst.addr) && routes[k].dst.len == rt.dst.len;
-		if (!dup)
-			routes[n++] = rt;
-	}
-	qsort(routes, n, sizeof(*routes), cmp_route);
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = cni_result_add_route(res, &routes[i]);
-	free(routes);
-	return r;
 }
 
 static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
@@ -224,11 +199,11 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 			goto out;
 	}
 	/* Nothing reaches the disk before every pool has an address: all or nothing. */
-	r = nvipam_store_commit(&s.store, err);
+	r = nvipam_store_commit_close(&s.store, err);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < s.conf.n_pools && r >= 0; i++)
-		r = add_pool_result(pools[i], &ips[i], s.conf.allocate_default_gateway, ret);
+		r = nvipam_result_add_pool(pools[i], &ips[i], s.conf.allocate_default_gateway, ret);
 	if (r < 0) {
 		cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 		goto out;
@@ -247,26 +222,23 @@ out:
 static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	struct session s;
-	size_t n;
+	size_t n = 0;
 	int r;
 
-	r = session_open(ctx, SESSION_STORE, &s, err);
+	r = session_open(ctx, SESSION_NONE, &s, err);
+	if (r >= 0)
+		/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
+		r = nvipam_store_release(s.conf.store_file, true, s.conf.lock_timeout_ms,
+					 ctx->env.container_id, ctx->env.ifname, &n, err);
 	if (r == -EACCES) {
 		/* No ADD could use a path the node refuses: there is nothing to release. */
 		log_warning("DEL %s/%s: nothing to release: %s", ctx->env.container_id, ctx->env.ifname,
 			    err->msg);
 		*err = (struct cni_err){ 0 };
 		r = 0;
-		goto out;
-	}
-	if (r < 0)
-		goto out;
-	/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
-	n = nvipam_store_remove(&s.store, NULL, ctx->env.container_id, ctx->env.ifname);
-	r = nvipam_store_commit(&s.store, err);
-	if (r >= 0)
+	} else if (r >= 0) {
 		log_info("DEL %s/%s: %zu address(es) released", ctx->env.container_id, ctx->env.ifname, n);
-out:
+	}
 	session_close(&s);
 	return r;
 }
@@ -327,7 +299,7 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 		log_warning("GC without cni.dev/valid-attachments: nothing released");
 		return 0;
 	}
-	r = session_open(ctx, SESSION_STORE, &s, err);
+	r = session_open(ctx, SESSION_WHOLE, &s, err);
 	for (size_t i = 0; r >= 0 && i < s.store.n_allocs;) {
 		const struct nvipam_alloc *a = &s.store.allocs[i];
 
@@ -376,6 +348,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 			goto out;
 		}
 		usage.reserved = held;
+		usage.sorted = true;
 		if (nvipam_pool_free_count(p, &usage) == 0) {
 			r = cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOSPC,
 					"no free addresses in the pool \"%s\", poolType \"%s\"", p->name,

@@ -1,13 +1,29 @@
-/* The node's allocation store: one JSON file changed under an exclusive flock */
+/* The node's allocation store: one log per pool, each changed under its own lock */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "common/util/ipaddr.h"
 
 struct cni_err;
+struct store_pool_disk;
+struct store_strings;
+
+/*
+ * Layout, beside the store file "<path>" (docs/nv-ipam.md, "The store"):
+ *   <path>            {"version":2,...}: says the allocations are in <path>.d
+ *   <path>.lock       the node lock: shared by whoever works on some pools (ADD, DEL,
+ *                     CHECK, STATUS), exclusive for the whole store (GC, the operator
+ *                     tool, migrating an older store)
+ *   <path>.d/<stem>.log   one pool's log (store_format.h), appended to under
+ *   <path>.d/<stem>.lock  the pool's lock
+ * A commit appends one line per change and syncs it: its cost does not follow the
+ * number of allocations. A log is rewritten (compacted) under its lock once it holds
+ * more dead lines than live ones.
+ */
 
 struct nvipam_alloc {
 	char *pool;          /* pool key */
@@ -20,44 +36,63 @@ struct nvipam_alloc {
 	char *pod_uid;
 	char *device_id;
 	time_t created;
+	uint64_t txn;        /* the two-pool ADD that made it, 0 when none (kept by the store) */
 };
 
 struct nvipam_store_pool {
 	char *key;
 	bool has_last;
 	struct ip_addr last_reserved;
+	struct store_pool_disk *disk; /* its log and lock: private to the store */
 };
 
 struct nvipam_store {
-	int lock_fd;                   /* held while the store is open */
+	int lock_fd;                   /* the node lock, held while the store is open */
 	int dir_fd;                    /* the store's directory; files are opened relative to it */
+	int pool_dir_fd;               /* "<name>.d", -1 while it does not exist */
 	char *path;
 	const char *name;              /* the file's name in its directory (points into @path) */
+	/*
+	 * The whole store open: every allocation. Some pools open: only what was read from
+	 * their logs' tails, added, or looked up; the rest stay in the pools' snapshots,
+	 * which nvipam_store_find(), _usage(), _add() and _remove() consult.
+	 */
 	struct nvipam_alloc *allocs;
 	size_t n_allocs;
 	size_t cap_allocs;             /* room in @allocs */
-	struct nvipam_store_pool *pools;
+	struct nvipam_store_pool *pools; /* sorted by file name stem: the order pools are locked in */
 	size_t n_pools;
+	bool whole;                    /* every pool of the node is open (exclusive node lock) */
+	bool migrate;                  /* read from an older single-file store: commit writes all */
+	bool has_manifest;             /* "<path>" says version 2 */
+	unsigned int timeout_ms;       /* how long the locks were waited for at most */
+	int64_t deadline_us;           /* when waiting for them gives up (CLOCK_MONOTONIC) */
+	struct store_strings *strings; /* where added allocations' strings live: private */
+	char **dropped;                /* stems of pools dropped, whose logs go at commit: private */
+	size_t n_dropped;
 	bool dirty;
 };
 
+/* A store that was never opened: nvipam_store_close() on it does nothing. */
+#define NVIPAM_STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1 }
+
 /**
- * nvipam_store_open() - lock "<path>.lock" (bounded wait) and load "<path>"
- * @path: store file; a missing or empty file is an empty store
+ * nvipam_store_open() - lock the whole store of the node and load every pool
+ * @path: store file; a missing or empty file (and no "<path>.d") is an empty store
  * @confined: @path comes from a network config: it must lie in the node's state
  *            directory (common/cni/trust.h) and is opened beneath it, creating what
  *            is missing; otherwise (the operator's path) its directory must exist
  * @timeout_ms: how long to wait for the lock
  * @ret: the open store, written only on success
  * @err: code 11 when the lock is not free in time; code 5 naming the file when it is
- *       unreadable or corrupt (the file is left untouched), or when the store's
- *       directory is not owned by root or is writable by group or others; code 7
- *       for a path a network config may not name
+ *       unreadable or corrupt (nothing is changed), or when the store's directory is
+ *       not owned by root or is writable by group or others; code 7 for a path a
+ *       network config may not name
  *
- * The lock file and the store are opened without following symbolic links.
- * A store written by the reference nv-ipam node daemon (its "entries" and
- * "checksum" layout) is read and converted; it is rewritten in our format on
- * the next commit.
+ * Takes "<path>.lock" exclusively: no other process works on any pool until close.
+ * Every file is opened without following symbolic links and without blocking. An
+ * older single-file store (ours, version 1, or the reference nv-ipam node daemon's)
+ * is read and converted; the next commit writes the pool logs and replaces it.
  *
  * Return: 0 on success, negative errno on failure.
  */
@@ -79,18 +114,81 @@ int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct 
 			      struct cni_err *err);
 
 /**
- * nvipam_store_commit() - write the store if changed: temp file (0600), fsync,
- *                         rename over, fsync the directory
+ * nvipam_store_open_pools() - lock some pools of the store and load them
+ * @path: store file, as for nvipam_store_open()
+ * @confined: as for nvipam_store_open()
+ * @timeout_ms: how long to wait for all the locks together
+ * @keys: pool keys (duplicates allowed)
+ * @n_keys: their number (at least 1)
+ * @ret: the open store holding only these pools, written only on success
+ * @err: as nvipam_store_open()
+ *
+ * Shares the node lock and takes each pool's lock exclusively, in file name order:
+ * work on other pools goes on meanwhile. An older single-file store is migrated
+ * first (under the exclusive node lock), and a store file is written if there is
+ * none. nvipam_store_add() takes only these pools; @ret->allocs does not list
+ * every allocation (see struct nvipam_store).
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeout_ms,
+			    const char *const *keys, size_t n_keys, struct nvipam_store *ret,
+			    struct cni_err *err);
+
+/**
+ * nvipam_store_release() - DEL: release an attachment in every pool of the store
+ * @path: store file, as for nvipam_store_open()
+ * @confined: as for nvipam_store_open()
+ * @timeout_ms: how long to wait for all the locks together
+ * @container_id: container ID
+ * @ifname: interface name
+ * @ret_n: the number of allocations released
+ * @err: as nvipam_store_open(), and code 5 when a change cannot be written
+ *
+ * Shares the node lock and visits the pools one at a time, each under its lock; a
+ * pool renamed or dropped from the configuration since ADD is released too. When
+ * it fails part way, the pools visited are released: running it again finishes.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_release(const char *path, bool confined, unsigned int timeout_ms,
+			 const char *container_id, const char *ifname, size_t *ret_n,
+			 struct cni_err *err);
+
+/**
+ * nvipam_store_commit() - write the changes: one line per change appended to each
+ *                         pool's log and synced (or the log rewritten when compacted)
  * @s: open store
- * @err: code 5 on failure (the old file stays as it was)
+ * @err: code 5 on failure (what was not written stays as it was, and stays to write)
+ *
+ * An ADD that took addresses in two pools is all or nothing: the first pool's lines
+ * are pending until the second pool's are written, and a reader that finds them
+ * pending after a crash looks at the second pool (docs/nv-ipam.md).
  *
  * Return: 0 on success, negative errno on failure.
  */
 int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err);
 
 /**
- * nvipam_store_close() - release memory and the lock, without writing
- * @s: store (may be zeroed or already closed)
+ * nvipam_store_commit_close() - commit, then close, letting go of the locks before
+ *                               waiting for the disk
+ * @s: open store (closed on return, whatever happened)
+ * @err: code 5 on failure
+ *
+ * The lines are written whole under the locks, and synced after: the next writer of a
+ * pool need not wait for this one's sync (its own covers these lines too), which is
+ * what makes a burst of ADDs on one pool more than one sync at a time. Returns once
+ * the lines are on disk. An ADD in two pools syncs each pool before the next, under
+ * the locks, as nvipam_store_commit() does.
+ *
+ * Return: 0 on success, negative errno on failure (lines written but not synced stay:
+ * the runtime's DEL after a failed ADD releases them).
+ */
+int nvipam_store_commit_close(struct nvipam_store *s, struct cni_err *err);
+
+/**
+ * nvipam_store_close() - release memory and the locks, without writing
+ * @s: store (may be NVIPAM_STORE_INIT, zeroed or already closed)
  */
 void nvipam_store_close(struct nvipam_store *s);
 
@@ -109,10 +207,12 @@ struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
 /**
  * nvipam_store_add() - record an allocation and the pool's last reserved IP
  * @s: store
- * @a: allocation to copy (strings duplicated; NULL strings become "")
+ * @a: allocation to copy (strings duplicated; NULL strings become ""; @a->txn ignored)
  * @round_robin: whether it moves the pool's last reserved IP
  *
- * Return: 0 on success, -EEXIST when the IP is already held in the pool, -ENOMEM.
+ * Return: 0 on success, -EEXIST when the IP is already held in the pool, -EINVAL for
+ * an allocation without pool or IP or (open_pools) in a pool that is not open,
+ * -E2BIG when its strings are too long to record, -ENOMEM.
  */
 int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool round_robin);
 
@@ -122,6 +222,9 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
  * @pool: pool key or NULL
  * @container_id: container ID
  * @ifname: interface name
+ *
+ * The arguments may point into an allocation being removed; its strings stay valid
+ * until the store is closed.
  *
  * Return: the number removed.
  */
@@ -141,7 +244,7 @@ int nvipam_alloc_ptr_cmp(const void *a, const void *b);
  * nvipam_store_usage() - the reserved IPs and last pick of a pool
  * @s: store
  * @pool: pool key
- * @ret_ips: malloc'ed array of held IPs, written only on success
+ * @ret_ips: malloc'ed array of held IPs in address order (IPv4 first), written only on success
  * @ret_n: number of entries
  * @ret_has_last: whether a last reserved IP is known
  * @ret_last: the last reserved IP
@@ -154,9 +257,13 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 /**
  * nvipam_store_drop_pool() - forget a pool's record (its last reserved IP) when the pool
  *                            holds no allocation
- * @s: store
+ * @s: store opened whole (nvipam_store_open(), _open_inspect())
  * @pool: pool key (may point into the record)
  *
- * Return: true when a record was dropped.
+ * The pool leaves @s->pools at once; its log and snapshot are removed at commit (its
+ * lock file stays: a process may hold it open).
+ *
+ * Return: true when a record was dropped; false when there is none, it holds an
+ * allocation, the store was opened for some pools only, or memory ran out.
  */
 bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool);

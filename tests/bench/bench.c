@@ -21,9 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/bench/plugin-exec.h"
+
 #define MAX_PLUGINS 8
 #define MAX_CONFIGS 8
-#define CAPTURE_MAX (64 * 1024)
 #define LABEL_TOKEN "%LABEL%"
 
 enum cni_cmd { CMD_ADD, CMD_DEL, CMD_COUNT };
@@ -49,19 +50,6 @@ struct options {
 	unsigned long warmup;
 	bool json;
 	const char *json_file;
-};
-
-/* What one exec of a plugin produced. */
-struct exec_result {
-	int status;		/* wait status */
-	int exec_errno;		/* non-zero: execve itself failed */
-	bool no_result;		/* ADD exited 0 but printed no JSON object */
-	long maxrss_kib;
-	int64_t ns;
-	size_t out_len, err_len;
-	bool out_trunc, err_trunc;
-	char out[CAPTURE_MAX];
-	char err[CAPTURE_MAX];
 };
 
 /* Figures for one (config, plugin, command). */
@@ -298,227 +286,12 @@ static int build_env(char **env, const char *cmd, const struct options *o)
 	return 0;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
-static void close_fds(int *fds, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		close_fd(&fds[i]);
-}
-
-/*
- * fds: [0,1] stdin pipe, [2,3] stdout, [4,5] stderr, [6,7] unused.
- * All are O_CLOEXEC so only the dup2'd copies survive execve.
- *
- * posix_spawn, as glibc implements it, is clone(CLONE_VM|CLONE_VFORK) + execve:
- * the way Go runtimes (containerd, CRI-O and Multus through libcni, os/exec)
- * start a plugin, and it keeps the harness's own size out of the figures.
- */
-static int spawn(const char *path, char **env, const int *fds, pid_t *ret_pid)
-{
-	char *argv[] = { (char *)path, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t def;
-	int err;
-
-	if (posix_spawn_file_actions_init(&fa))
-		return ENOMEM;
-	if (posix_spawnattr_init(&attr)) {
-		posix_spawn_file_actions_destroy(&fa);
-		return ENOMEM;
-	}
-	/* The parent ignores SIGPIPE, and an ignored signal stays ignored across exec. */
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	err = posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
-	if (!err)
-		err = posix_spawn_file_actions_adddup2(&fa, fds[3], 1);
-	if (!err)
-		err = posix_spawn_file_actions_adddup2(&fa, fds[5], 2);
-	if (!err)
-		err = posix_spawnattr_setsigdefault(&attr, &def);
-	if (!err)
-		err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-	if (!err)
-		err = posix_spawn(ret_pid, path, &fa, &attr, argv, env);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	return err;
-}
-
-static void capture(int *fd, char *buf, size_t *len, bool *trunc)
-{
-	char scratch[4096];
-	ssize_t n;
-
-	if (*len < CAPTURE_MAX)
-		n = read(*fd, buf + *len, CAPTURE_MAX - *len);
-	else
-		n = read(*fd, scratch, sizeof(scratch));
-	if (n < 0 && errno == EINTR)
-		return;
-	if (n <= 0) {
-		close_fd(fd);
-		return;
-	}
-	if (*len < CAPTURE_MAX)
-		*len += (size_t)n;
-	else
-		*trunc = true;
-}
-
-/* Feed @input to the child's stdin while draining its stdout and stderr. */
-static int pump(int *in_fd, const char *input, size_t in_len, int *out_fd, int *err_fd)
-{
-	size_t off = 0;
-	ssize_t n;
-
-	while (*out_fd >= 0 || *err_fd >= 0) {
-		struct pollfd p[3] = {
-			{ .fd = *in_fd, .events = POLLOUT },
-			{ .fd = *out_fd, .events = POLLIN },
-			{ .fd = *err_fd, .events = POLLIN },
-		};
-
-		if (poll(p, 3, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (p[0].revents) {
-			n = write(*in_fd, input + off, in_len - off);
-			if (n > 0)
-				off += (size_t)n;
-			/* EPIPE: the plugin exited without reading all of stdin. */
-			if ((n < 0 && errno != EINTR && errno != EAGAIN) || off == in_len)
-				close_fd(in_fd);
-		}
-		if (p[1].revents)
-			capture(out_fd, result.out, &result.out_len, &result.out_trunc);
-		if (p[2].revents)
-			capture(err_fd, result.err, &result.err_len, &result.err_trunc);
-	}
-	close_fd(in_fd);
-	return 0;
-}
-
-static int open_pipes(int *fds)
-{
-	int i;
-
-	for (i = 0; i < 8; i += 2)
-		if (pipe2(fds + i, O_CLOEXEC) < 0) {
-			int ret = -errno;
-
-			close_fds(fds, (size_t)i);
-			return ret;
-		}
-	/* Non-blocking stdin so a plugin that stops reading cannot stall the pump. */
-	if (fcntl(fds[1], F_SETFL, O_NONBLOCK) < 0) {
-		int ret = -errno;
-
-		close_fds(fds, 8);
-		return ret;
-	}
-	return 0;
-}
-
-static int reap(pid_t pid, struct exec_result *r)
-{
-	struct rusage ru;
-
-	while (wait4(pid, &r->status, 0, &ru) < 0)
-		if (errno != EINTR)
-			return -errno;
-	r->maxrss_kib = ru.ru_maxrss;
-	return 0;
-}
-
-/* Runs one plugin invocation into the global result. Plugin failures are not errors here. */
-static int exec_plugin(const char *path, char **env, const char *input, size_t in_len)
-{
-	int fds[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
-	int64_t start;
-	pid_t pid;
-	int ret, reaped;
-
-	result.out_len = result.err_len = 0;
-	result.out_trunc = result.err_trunc = false;
-	result.exec_errno = 0;
-	result.no_result = false;
-	ret = open_pipes(fds);
-	if (ret)
-		return ret;
-	start = now_ns();
-	result.exec_errno = spawn(path, env, fds, &pid);
-	close_fd(&fds[0]);
-	close_fd(&fds[3]);
-	close_fd(&fds[5]);
-	if (result.exec_errno) {
-		close_fds(fds, 8);
-		result.ns = now_ns() - start;
-		return 0;
-	}
-	ret = pump(&fds[1], input, in_len, &fds[2], &fds[4]);
-	if (ret)
-		kill(pid, SIGKILL);
-	close_fds(fds, 8);
-	reaped = reap(pid, &result);
-	result.ns = now_ns() - start;
-	return ret ? ret : reaped;
-}
-
-static bool run_failed(const struct exec_result *r)
-{
-	return r->exec_errno || !WIFEXITED(r->status) || WEXITSTATUS(r->status) || r->no_result;
-}
-
-/* A runtime fails an ADD whose stdout does not parse as a result; a cheap stand-in for that. */
-static bool has_json_object(const struct exec_result *r)
-{
-	size_t i;
-
-	for (i = 0; i < r->out_len; i++)
-		if (r->out[i] != ' ' && r->out[i] != '\n' && r->out[i] != '\t' && r->out[i] != '\r')
-			return r->out[i] == '{';
-	return false;
-}
-
-static void describe_failure(const struct exec_result *r, char *buf, size_t len)
-{
-	if (r->exec_errno)
-		snprintf(buf, len, "could not be executed: %s", strerror(r->exec_errno));
-	else if (r->no_result)
-		snprintf(buf, len, "exited with status 0 but printed no JSON result");
-	else if (WIFSIGNALED(r->status))
-		snprintf(buf, len, "killed by signal %d", WTERMSIG(r->status));
-	else
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(r->status));
-}
-
 static void report_failure(const char *config, const struct plugin *p, enum cni_cmd cmd,
 			   const struct exec_result *r)
 {
 	char why[128];
 
-	describe_failure(r, why, sizeof(why));
+	plugin_describe_failure(r, why, sizeof(why));
 	fprintf(stderr, "bench: %s %s (%s) with config %s: %s (shown once per plugin and command)\n",
 		p->label, cmd_names[cmd], p->path, config, why);
 	if (r->out_len)
@@ -533,7 +306,7 @@ static void record(struct series *s, bool measured)
 {
 	if (!measured)
 		return;
-	if (run_failed(&result)) {
+	if (plugin_failed(&result)) {
 		s->failures++;
 		return;
 	}
@@ -546,20 +319,20 @@ static void record(struct series *s, bool measured)
 static int run_one(const char *config_path, const struct plugin *p, const char *conf,
 		   enum cni_cmd cmd, struct series *s, bool measured)
 {
-	int ret = exec_plugin(p->path, cmd == CMD_ADD ? env_add : env_del, conf, strlen(conf));
+	int ret = plugin_exec(p->path, cmd == CMD_ADD ? env_add : env_del, conf, strlen(conf), &result);
 
 	if (ret) {
 		fprintf(stderr, "bench: running %s: %s\n", p->path, strerror(-ret));
 		return ret;
 	}
-	if (cmd == CMD_ADD && !run_failed(&result) && !has_json_object(&result))
+	if (cmd == CMD_ADD && !plugin_failed(&result) && !plugin_has_json(&result))
 		result.no_result = true;
-	if (run_failed(&result) && !s->reported) {
+	if (plugin_failed(&result) && !s->reported) {
 		report_failure(config_path, p, cmd, &result);
 		s->reported = true;
 	}
 	record(s, measured);
-	return run_failed(&result);
+	return plugin_failed(&result);
 }
 
 static int cmp_i64(const void *a, const void *b)

@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
 # Benchmarks nv-ipam against Debian's Go host-local, both exec'd as a runtime
 # does, with 0, 100, 1000 and 10000 live allocations already in the pool, then
-# a burst of 200 concurrent ADDs. Figures are printed, not asserted.
+# a burst of 200 concurrent ADDs (and their DELs) on one pool. Figures are printed,
+# not asserted, with the ratios the targets are about. The sweep and the burst are run
+# ROUNDS times (the load of a shared machine drifts between sizes): the ratios are
+# the medians of the rounds' figures, each round's shown beside them.
 #
-# Usage: run-nvipam.sh [NV_IPAM [BENCH]]
-#   NV_IPAM  default build/ipam/nv-ipam/nv-ipam
-#   BENCH    default build/tests/bench/bench
-# Environment: ITERATIONS (default 100), SIZES (default "0 100 1000 10000"),
-#   BURST (default 200), HOST_LOCAL (default /usr/lib/cni/host-local).
+# Usage: run-nvipam.sh [NV_IPAM [BENCH [MULTIRAIL]]]
+#   NV_IPAM    default build/ipam/nv-ipam/nv-ipam
+#   BENCH      default build/tests/bench/bench
+#   MULTIRAIL  default build/tests/bench/multirail (runs the burst)
+# Environment: ITERATIONS (default 100), SIZES (default "0 100 1000 10000"; empty: no
+#   sweep), BURST (default 200; 0: no burst), ROUNDS (default 3), HOST_LOCAL (default
+#   /usr/lib/cni/host-local).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ours=$(realpath "${1:-$top/build/ipam/nv-ipam/nv-ipam}")
 bench=$(realpath "${2:-$top/build/tests/bench/bench}")
+burster=$(realpath "${3:-$top/build/tests/bench/multirail}")
 hl=${HOST_LOCAL:-/usr/lib/cni/host-local}
 iterations=${ITERATIONS:-100}
-sizes=${SIZES:-0 100 1000 10000}
+sizes=${SIZES-0 100 1000 10000}
 burst=${BURST:-200}
+rounds=${ROUNDS:-3}
 [ -x "$hl" ] || { echo "SKIP: $hl missing (containernetworking-plugins)" >&2; exit 77; }
 
 tmp=$(mktemp -d /tmp/nvipam-bench.XXXXXX)
@@ -64,38 +71,66 @@ config() {
 echo "nv-ipam:    $ours"
 echo "host-local: $hl"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+# The stores are filled once: every iteration DELs what it ADDs.
 for n in $sizes; do
 	for label in ours go; do
 		populate "$n" "$tmp/$label-$n"
 		config "$tmp/$label-$n" >"$tmp/$label-$n.json"
 	done
-	echo
-	echo "== $n live allocations"
-	for label in ours go; do
-		bin=$ours; [ $label = go ] && bin=$hl
-		"$bench" --plugin "$label=$bin" --config "$tmp/$label-$n.json" --netns "/run/netns/$ns" \
-			--ifname net1 --cni-path /nonexistent --iterations "$iterations" --warmup 5 |
-			awk -v l="$label" '$1 == l'
+done
+for round in $(seq "$rounds"); do
+	for n in $sizes; do
+		echo
+		echo "== $n live allocations (round $round, load average $(cut -d' ' -f1 /proc/loadavg))"
+		printf '%-10s %-7s %6s %8s %10s %10s %10s %12s\n' label command runs failures "min us" \
+			"median us" "p90 us" "peak RSS KiB"
+		for label in ours go; do
+			bin=$ours; [ $label = go ] && bin=$hl
+			"$bench" --plugin "$label=$bin" --config "$tmp/$label-$n.json" --netns "/run/netns/$ns" \
+				--ifname net1 --cni-path /nonexistent --iterations "$iterations" --warmup 5 |
+				awk -v l="$label" '$1 == l' | tee -a "$tmp/sweep-$n"
+		done
 	done
 done
 
-echo
-echo "== burst: $burst concurrent ADDs on an empty pool"
-for label in ours go; do
-	bin=$ours; [ $label = go ] && bin=$hl
-	dir=$tmp/burst-$label
-	populate 0 "$dir"
-	conf=$(config "$dir")
-	start=$(date +%s%N)
-	for i in $(seq "$burst"); do
-		( CNI_COMMAND=ADD CNI_CONTAINERID=burst$i CNI_NETNS=/run/netns/$ns CNI_IFNAME=net1 \
-		  CNI_PATH=/nonexistent "$bin" <<<"$conf" 2>/dev/null | jq -r '.ips[0].address // empty' \
-		  >"$dir/out.$i" ) &
+if [ "$burst" -gt 0 ]; then
+	echo
+	echo "== burst: $burst concurrent ADDs on one empty pool, then their DELs"
+	for round in $(seq "$rounds"); do
+		for label in ours go; do
+			bin=$ours; [ $label = go ] && bin=$hl
+			rm -rf "$tmp/burst-$label"
+			populate 0 "$tmp/burst-$label"
+			config "$tmp/burst-$label" >"$tmp/burst-$label.json"
+			"$burster" --label "$label" --plugin "$bin" --config "$tmp/burst-$label.json" \
+				--netns "/run/netns/$ns" --cni-path /nonexistent --rails 1 --pods "$burst" \
+				--parallel "$burst" | tee -a "$tmp/burst" || true
+		done
 	done
-	wait
-	ms=$(( ($(date +%s%N) - start) / 1000000 ))
-	ok=$(cat "$dir"/out.* | grep -c . || true)
-	dups=$(cat "$dir"/out.* | sort | uniq -d | wc -l)
-	printf '%-5s wall %6d ms   succeeded %d   failed %d   duplicate addresses %d\n' \
-		"$label" "$ms" "$ok" $((burst - ok)) "$dups"
+fi
+
+# Medians over the rounds: ADD against ours with none live, the burst's wall time against Go's.
+echo
+echo "== ratios (medians of $rounds rounds; each round's in brackets)"
+median='function median(v, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+		t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+	return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2 }'
+first=
+for n in $sizes; do
+	awk "$median"' $2 == "ADD" { m[$1, ++k[$1]] = $6 / 1000; l[$1] = l[$1] sprintf(" %.2f", $6 / 1000) }
+		END { for (i = 1; i <= k["ours"]; i++) o[i] = m["ours", i]
+		      for (i = 1; i <= k["go"]; i++) g[i] = m["go", i]
+		      mo = median(o, k["ours"]); mg = median(g, k["go"])
+		      if (base == "") base = mo
+		      printf "ADD median with %5s live: ours %5.2f ms [%s ] = %.2fx ours at %s; go %7.2f ms; ours/go %.2f\n",
+			n, mo, l["ours"], mo / base, first, mg, mo / mg
+		      print mo > basefile }' n="$n" first="${first:-$n}" base="$(cat "$tmp/base" 2>/dev/null)" \
+		basefile="$tmp/base.new" "$tmp/sweep-$n"
+	[ -n "$first" ] || { first=$n; mv "$tmp/base.new" "$tmp/base"; }
 done
+# The medians of the rounds' ratios, not of each side's: a round's ratio pairs two runs side by side.
+[ "$burst" -gt 0 ] && awk "$median"' $2 == "ADD" { w[$1, ++k[$1]] = $12 }
+	END { for (i = 1; i <= k["go"] && i <= k["ours"]; i++) {
+		r[i] = w["ours", i] / w["go", i]; l = l sprintf(" %d/%d", w["ours", i], w["go", i]) }
+	      if (i > 1) printf "burst ADD wall ours/go: %.2f (ms:%s)\n", median(r, i - 1), l }' "$tmp/burst"
+echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

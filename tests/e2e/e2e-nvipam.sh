@@ -3,14 +3,15 @@
 # MacvlanNetwork renders to (cniVersion 0.3.1, nv-ipam poolName), and a
 # dual-stack 1.0.0 conflist; ADD, CHECK, DEL, and the store in between.
 #
-# Usage: e2e-nvipam.sh <macvlan> <nv-ipam> <cniclient>
+# Usage: e2e-nvipam.sh <macvlan> <nv-ipam> <cniclient> <nv-ipam-tool>
 # Needs root. Exits 77 (skip) only if a network namespace cannot be created.
 set -euo pipefail
 
-[ $# -eq 3 ] || { echo "usage: $0 <macvlan> <nv-ipam> <cniclient>" >&2; exit 2; }
+[ $# -eq 4 ] || { echo "usage: $0 <macvlan> <nv-ipam> <cniclient> <nv-ipam-tool>" >&2; exit 2; }
 macvlan=$(realpath "$1")
 nvipam=$(realpath "$2")
 client=$(realpath "$3")
+tool=$(realpath "$4")
 
 tag=$$
 master=e2nM$tag
@@ -74,7 +75,9 @@ cni() {
 		CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod-$2" \
 		"$client" --cache-dir "$tmp/cache" "$1" "$2" "/var/run/netns/$pod"
 }
-held() { jq -r --arg n "$1" '[.allocations[] | select(.network == $n) | .ip] | join(",")' "$tmp/store"; }
+# The store's allocations, read by nv-ipam-tool (the store file only says where the pool logs are).
+allocations() { "$tool" show --store "$tmp/store" --pool-file "$tmp/nv-ipam.d/node-pools.json" --json | jq '[.pools[].allocations[]]'; }
+held() { allocations | jq -r --arg n "$1" '[.[] | select(.network == $n) | .ip] | join(",")'; }
 
 # 1. The operator NAD.
 out=$(cni add example-macvlannetwork)
@@ -82,7 +85,7 @@ check "ADD result address" "[ \"\$(jq -r '.ips[0].address' <<<\"\$out\")\" = 192
 check "ADD result gateway" "[ \"\$(jq -r '.ips[0].gateway' <<<\"\$out\")\" = 192.168.0.1 ]"
 check "ADD result version key (0.3.1)" "[ \"\$(jq -r '.ips[0].version' <<<\"\$out\")\" = 4 ]"
 check "address on net1 in the pod" "ip -n $pod -4 -o addr show net1 | grep -q ' 192.168.0.2/24 '"
-check "store holds it with the pod" "[ \"\$(jq -r '.allocations[0] | .ip + \" \" + .podName + \" \" + .network' \"$tmp/store\")\" = '192.168.0.2 pod-example-macvlannetwork example-macvlannetwork' ]"
+check "store holds it with the pod" "[ \"\$(allocations | jq -r '.[0] | .ip + \" \" + .podName + \" \" + .network')\" = '192.168.0.2 pod-example-macvlannetwork example-macvlannetwork' ]"
 check "CHECK at 0.3.1 is refused by libcni, not run" "! cni check example-macvlannetwork 2>/dev/null"
 cni del example-macvlannetwork
 check "DEL released the address" "[ -z \"\$(held example-macvlannetwork)\" ]"

@@ -24,7 +24,7 @@ run() {
 		CNI_IFNAME=net1 CNI_PATH=/nonexistent CNI_ARGS=${6:-} "$NVIPAM" <<<"$c" 2>/dev/null
 }
 code() { jq -r '.code // 0' <<<"$1"; }
-ips() { jq -r --arg n "$1" '[.allocations[] | select(.network == $n) | .containerID + "=" + .ip] | sort | join(" ")' "$work/store"; }
+ips() { store_json | jq -r --arg n "$1" '[.allocations[] | select(.network == $n) | .containerID + "=" + .ip] | sort | join(" ")'; }
 
 # Repeated ADD returns the first allocation.
 a1=$(run ADD c1 net1 pool1)
@@ -43,7 +43,7 @@ check "CHECK without an allocation fails (103)" "[ \"\$(code \"\$out\")\" = 103 
 # Static IP from CNI_ARGS, anywhere in the subnet.
 out=$(run ADD c2 net1 pool1 '' 'IgnoreUnknown=1;K8S_POD_NAME=p2;IP=10.77.3.250')
 check "static IP from CNI_ARGS IP" "[ \"\$(jq -r '.ips[0].address' <<<\"\$out\")\" = 10.77.3.250/22 ]"
-check "pod name recorded" "[ \"\$(jq -r '.allocations[] | select(.containerID == \"c2\") | .podName' \"$work/store\")\" = p2 ]"
+check "pod name recorded" "[ \"\$(store_json | jq -r '.allocations[] | select(.containerID == \"c2\") | .podName')\" = p2 ]"
 out=$(run ADD c3 net1 pool1 '' 'IP=10.77.3.250' || true)
 check "the same static IP again is refused (111)" "[ \"\$(code \"\$out\")\" = 111 ]"
 
@@ -83,18 +83,18 @@ flock -u "$lockfd"
 check "and works once the lock is free" "run ADD c5 net1 pool1 >/dev/null"
 
 # CNI_NETNS naming the plugin's own netns is refused before anything is done.
-before=$(sha256sum <"$work/store")
+before=$(store_digest)
 out=$(CNI_COMMAND=ADD CNI_CONTAINERID=own CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 CNI_PATH=/nonexistent \
 	"$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"net1","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}' 2>/dev/null || true)
 check "CNI_NETNS equal to the plugin's own netns is code 8" "[ \"\$(code \"\$out\")\" = 8 ]"
-check "and the store is unchanged" "[ \"\$(sha256sum <\"$work/store\")\" = \"\$before\" ]"
+check "and the store is unchanged" "[ \"\$(store_digest)\" = \"\$before\" ]"
 
 # A corrupt store is reported with its path and left as it is.
 printf '{"version":1,"pools":{},"allocations":[{"pool":' >"$work/store"
-before=$(sha256sum <"$work/store")
+before=$(store_digest)
 out=$(run ADD c6 net1 pool1 || true)
 check "corrupt store is code 5 naming the file" "[ \"\$(code \"\$out\")\" = 5 ] && grep -q \"$work/store\" <<<\"\$out\""
-check "corrupt store left untouched" "[ \"\$(sha256sum <\"$work/store\")\" = \"\$before\" ]"
+check "corrupt store left untouched" "[ \"\$(store_digest)\" = \"\$before\" ]"
 
 echo "$((26 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

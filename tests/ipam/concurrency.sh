@@ -54,7 +54,7 @@ while read -r id; do
 done < <(awk '$1=="DEL"{print $2}' "$work/log")
 check "every DEL is gone from the store" "[ $gone -eq 0 ]"
 check "store holds exactly the live containers" "[ $(jq '.allocations | length' <<<"$store") -eq $(grep -c . <<<"$live") ]"
-check "store file is mode 0600" "[ \"\$(stat -c %a \"$work/store\")\" = 600 ]"
+check "store files are mode 0600" "[ \"\$(stat -c %a \"$work/store\" \"$work/store.d/\"* | sort -u)\" = 600 ]"
 
 echo "$((7 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -2,9 +2,10 @@
 # runner that execs nv-ipam as a runtime would.
 set -euo pipefail
 
-# Absolute: meson passes a path relative to the build directory, and crash.sh finds its
-# victims by command line; "ipam/nv-ipam/nv-ipam" would match every worktree's tests.
-NVIPAM=$(realpath "${1:?usage: $0 NV-IPAM-BINARY}")
+# Absolute: meson passes paths relative to the build directory, and a test that looks
+# for its processes by command line must not match another worktree's.
+NVIPAM=$(realpath "${1:?usage: $0 NV-IPAM NV-IPAM-TOOL}")
+NVIPAM_TOOL=$(realpath "${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}")
 work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../node-settings.sh"
@@ -57,7 +58,29 @@ count_missing() {
 	echo "$missing"
 }
 
-store_json() { cat "$work/store" 2>/dev/null || echo '{"allocations":[]}'; }
+# The store in the shape of the single-file store of version 1 ({"pools": {KEY:
+# {"lastReservedIP"}}, "allocations": [{pool, ip, containerID, ifname, network, ...}]}),
+# read under its lock by nv-ipam-tool: the store file only says where the pool logs are.
+# store_json [STORE]: another store than the test's.
+store_json() {
+	"$NVIPAM_TOOL" show --store "${1:-$work/store}" --pool-file "$work/no-pool-file" --json |
+		jq '{pools: ([.pools[] | {key: .pool, value: (if .lastReservedIP then
+				{lastReservedIP} else {} end)}] | from_entries),
+			allocations: [.pools[] | .pool as $p | .allocations[] | . + {pool: $p}]}'
+}
+
+# Hand edits go through a store file of version 1 (the single-file layout, migrated on
+# first use): store_v1 JQ-FILTER writes the store as one, edited by the filter.
+store_v1() {
+	store_json | jq "{version: 1, pools, allocations: [.allocations[] |
+		{pool, ip, containerID, ifname, network, podNamespace, podName, podUID, deviceID, created}]} | $1" \
+		>"$work/store.new" && mv "$work/store.new" "$work/store"
+}
+
+# A digest of every file of the store (the store file and the pool logs).
+store_digest() {
+	cat "$work/store" "$work/store.d/"*.log 2>/dev/null | sha256sum
+}
 
 fails=0
 check() {

@@ -22,7 +22,7 @@ FIX=$(cd "$(dirname "$0")/fixtures" && pwd)
 # the fake API's pool list below. The cleaner's tests use them, long after.
 nvipam_pod ADD c-a default/a ua >/dev/null 2>&1
 nvipam_pod ADD c-b default/b ub >/dev/null 2>&1
-held() { jq -r '[.allocations[].containerID] | sort | join(" ")' "$work/store"; }
+held() { store_json | jq -r '[.allocations[].containerID] | sort | join(" ")'; }
 # pods_api NS/NAME/UID...: the pods of host-b in the fake API.
 pods_api() {
 	printf '%s\n' "$@" | { grep . || true; } | jq -R 'split("/") | {kind: "Pod", metadata: {namespace: .[0], name: .[1], uid: .[2]},
@@ -171,11 +171,11 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		"run_entry ONCE=1 setpriv --bounding-set -all --inh-caps -all -- \"$work/nocaps\" && cmp -s \"$work/image/nv-ipam-tool\" \"$bin/nv-ipam-tool\" && [ -s \"$pf\" ]"
 	# The cleaner's gc on a store in a root-owned 0700 directory, as nv-ipam makes it.
 	mkdir -m 0700 "$work/nc"
-	cp -p "$work/store" "$work/nc/store"
+	cp -rp "$work/store" "$work/store.d" "$work/nc/"
 	echo '{"kind":"List","items":[]}' >"$work/nc/pods.json"
 	wait_older
 	check "as root without any capability: gc reads, locks and writes the store" \
-		"setpriv --bounding-set -all --inh-caps -all -- \"$work/nocaps\" \"$TOOL\" gc --store \"$work/nc/store\" --pool-file \"$work/nc/none\" --pods \"$work/nc/pods.json\" --listed-at \$(date +%s) --misses 1 >/dev/null && [ \"\$(jq '.allocations | length' \"$work/nc/store\")\" = 0 ] && [ -s \"$work/nc/store.gc\" ]"
+		"setpriv --bounding-set -all --inh-caps -all -- \"$work/nocaps\" \"$TOOL\" gc --store \"$work/nc/store\" --pool-file \"$work/nc/none\" --pods \"$work/nc/pods.json\" --listed-at \$(date +%s) --misses 1 >/dev/null && [ \"\$(store_json \"$work/nc/store\" | jq '.allocations | length')\" = 0 ] && [ -s \"$work/nc/store.gc\" ]"
 fi
 
 # The fake refuses a watch of two kinds, as kubectl does.

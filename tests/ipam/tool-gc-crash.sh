@@ -20,7 +20,7 @@ for g in keep gone flap; do
 		nvipam_pod ADD "$g-$i" "$g/p$i" "u-$g-$i" >/dev/null 2>&1 || echo "ADD $g-$i failed" >&2
 	done
 done
-check "the store holds the $((3 * per_group)) allocations" "[ \$(jq '.allocations | length' \"$work/store\") = $((3 * per_group)) ]"
+check "the store holds the $((3 * per_group)) allocations" "[ \$(store_json | jq '.allocations | length') = $((3 * per_group)) ]"
 # Made before the listing time: every allocation counts.
 wait_older
 t=$(date +%s)
@@ -38,7 +38,7 @@ listing() {
 }
 # After each run: every violation of the invariants, one line each (none expected).
 violations() {
-	jq -rn --slurpfile before "$work/before.json" --slurpfile after "$work/store" \
+	jq -rn --slurpfile before "$work/before.json" --slurpfile after "$work/after.json" \
 		--slurpfile counts "$work/counts.json" --slurpfile streak "$work/streak.json" --argjson n "$misses" '
 		($after[0].allocations | map({key: .containerID, value: (.podNamespace + "/" + .podName)}) | from_entries) as $now
 		| ($counts[0].misses | map({key: .containerID, value: .count}) | from_entries) as $count
@@ -52,7 +52,11 @@ violations() {
 		  ($before[0].allocations[] | select(.podNamespace == "keep" and $now[.containerID] == null)
 		   | "a listed pod lost its address: \(.containerID)")'
 }
-fingerprint() { sha256sum "$work/store" "$work/store.gc" 2>/dev/null || true; }
+# Two lines: the store (its file and pool logs; snapshots are caches), the counts file.
+fingerprint() {
+	cat "$work/store" "$work/store.d/"*.log 2>/dev/null | sha256sum
+	sha256sum "$work/store.gc" 2>/dev/null || echo none
+}
 
 # usec: the time in microseconds. The kills land anywhere in a run, and often where it
 # writes, however fast this machine is (a sanitizer build spends most of a run starting):
@@ -66,8 +70,8 @@ mkdir "$work/calib"
 echo '{"kind":"List","items":[]}' >"$work/calib/pods.json"
 hi=
 for i in 1 2 3 4 5; do
-	cp "$work/store" "$work/calib/store"
-	rm -f "$work/calib/store.gc"
+	rm -rf "$work/calib/store" "$work/calib/store.d" "$work/calib/store.gc"
+	cp -r "$work/store" "$work/store.d" "$work/calib/"
 	start=$(usec)
 	"$TOOL" gc --store "$work/calib/store" --pods "$work/calib/pods.json" --listed-at "$t" --misses 100 >/dev/null
 	d=$(( $(usec) - start ))
@@ -83,7 +87,7 @@ for r in $(seq "$runs"); do
 		| reduce (["keep", "gone", "flap"][] as $ns | range(1; $g + 1) | "\($ns)/p\(.)") as $p
 		    (.; .[$p] = (if $in[$p] then 0 else (.[$p] // 0) + 1 end))' \
 		"$work/streak.json" >"$work/streak.new"
-	cp "$work/store" "$work/before.json"
+	store_json >"$work/before.json"
 	fp=$(fingerprint)
 	from=$lo
 	[ $((r % 3)) != 0 ] || from=0
@@ -116,8 +120,8 @@ for r in $(seq "$runs"); do
 	if [ "$rc" = 0 ] || [ "$(sed -n 2p <<<"$now")" != "$(sed -n 2p <<<"$fp")" ]; then
 		mv "$work/streak.new" "$work/streak.json"
 	fi
-	if ! jq -e . "$work/store" >/dev/null 2>&1; then
-		echo "run $r: the store does not parse"; bad=$((bad + 1)); continue
+	if ! store_json >"$work/after.json" 2>/dev/null; then
+		echo "run $r: the store does not load"; bad=$((bad + 1)); continue
 	fi
 	if [ -e "$work/store.gc" ]; then
 		jq -e '.version == 1' "$work/store.gc" >/dev/null 2>&1 || { echo "run $r: the counts file does not parse"; bad=$((bad + 1)); continue; }
@@ -129,7 +133,7 @@ for r in $(seq "$runs"); do
 	if [ -n "$v" ]; then echo "run $r: $v"; bad=$((bad + 1)); fi
 	# Due but not released: a kill between the counts and the store commit.
 	if [ "$rc" = 137 ]; then
-		jq -e --slurpfile s "$work/store" --argjson n "$misses" \
+		jq -e --slurpfile s "$work/after.json" --argjson n "$misses" \
 			'($s[0].allocations | map(.containerID)) as $ids | any(.misses[]; .count >= $n and (.containerID as $c | $ids | index($c)))' \
 			"$work/counts.json" >/dev/null && late=$((late + 1))
 	fi
@@ -144,11 +148,12 @@ for r in 1 2 3; do
 	pods=$(printf 'keep/p%s\n' $(seq "$per_group") | jq -R 'split("/") | {kind: "Pod", metadata: {namespace: .[0], name: .[1], uid: ("u-" + .[0] + "-" + .[1][1:])}}' | jq -s '{kind: "List", items: .}')
 	"$TOOL" gc --store "$work/store" --pool-file "$work/pools.json" --pods - --listed-at "$t" --misses "$misses" <<<"$pods" >"$work/final.$r" || echo "final run $r failed" >&2
 done
-check "finally every gone pod is released" "[ \"\$(jq '[.allocations[] | select(.podNamespace != \"keep\")] | length' \"$work/store\")\" = 0 ]"
-check "every listed pod keeps its address" "[ \"\$(jq '[.allocations[] | select(.podNamespace == \"keep\")] | length' \"$work/store\")\" = $per_group ]"
-check "no address held twice" "[ -z \"\$(jq -r '.allocations[].ip' \"$work/store\" | sort | uniq -d)\" ]"
+store_json >"$work/after.json"
+check "finally every gone pod is released" "[ \"\$(jq '[.allocations[] | select(.podNamespace != \"keep\")] | length' \"$work/after.json\")\" = 0 ]"
+check "every listed pod keeps its address" "[ \"\$(jq '[.allocations[] | select(.podNamespace == \"keep\")] | length' \"$work/after.json\")\" = $per_group ]"
+check "no address held twice" "[ -z \"\$(jq -r '.allocations[].ip' \"$work/after.json\" | sort | uniq -d)\" ]"
 check "the counts name only existing allocations (none left to count)" "[ \"\$(jq '.misses | length' \"$work/store.gc\")\" = 0 ]"
-check "no temporary file of a killed writer left" "[ -z \"\$(ls \"$work\" | grep '\\.tmp\\.')\" ]"
+check "no temporary file of a killed writer left" "[ -z \"\$(find \"$work\" -name '*.tmp.*')\" ]"
 check "nv-ipam still reads the store" "nvipam DEL keep-1 >/dev/null && nvipam_pod ADD again default/again | jq -e '.ips[0].address' >/dev/null"
 
 exit $((fails > 0))

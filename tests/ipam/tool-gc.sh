@@ -26,9 +26,13 @@ pods() {
 		jq -s '{apiVersion: "v1", kind: "List", items: ., metadata: {resourceVersion: ""}}'
 }
 G() { "$TOOL" gc --store "$work/store" --pool-file "$work/pools.json" "$@"; }
-held() { jq -r '[.allocations[] | .containerID + "=" + .ip] | sort | join(" ")' "$work/store"; }
+held() { store_json | jq -r '[.allocations[] | .containerID + "=" + .ip] | sort | join(" ")'; }
 counts() { jq -r '[.misses[] | .containerID + ":" + (.count | tostring)] | sort | join(" ")' "$work/store.gc"; }
-fingerprint() { { stat -c '%n %i %s %Y' "$work/store" "$work/store.gc"; sha256sum "$work/store" "$work/store.gc"; } 2>/dev/null || true; }
+# Every file of the store and the counts (the store file, the pool logs, snapshots, locks).
+fingerprint() {
+	{ stat -c '%n %i %s %Y' "$work/store" "$work/store.gc" "$work/store.d/"*
+	  sha256sum "$work/store" "$work/store.gc" "$work/store.d/"*; } 2>/dev/null || true
+}
 
 nvipam_pod ADD c1 default/a u1 >/dev/null
 nvipam_pod ADD c2 default/b u2 >/dev/null
@@ -37,7 +41,7 @@ nvipam ADD c4 >/dev/null
 nvipam_pod ADD c5 team/flap u5 >/dev/null
 nvipam_pod ADD c6 default/nouid >/dev/null
 check "the nv-ipam binary recorded the pods" \
-	"[ \"\$(jq -c '[.allocations[] | [.containerID, .podNamespace, .podName, .podUID]]' \"$work/store\")\" = '[[\"c1\",\"default\",\"a\",\"u1\"],[\"c2\",\"default\",\"b\",\"u2\"],[\"c3\",\"team\",\"c\",\"u3\"],[\"c4\",\"\",\"\",\"\"],[\"c5\",\"team\",\"flap\",\"u5\"],[\"c6\",\"default\",\"nouid\",\"\"]]' ]"
+	"[ \"\$(store_json | jq -c '[.allocations[] | [.containerID, .podNamespace, .podName, .podUID]]')\" = '[[\"c1\",\"default\",\"a\",\"u1\"],[\"c2\",\"default\",\"b\",\"u2\"],[\"c3\",\"team\",\"c\",\"u3\"],[\"c4\",\"\",\"\",\"\"],[\"c5\",\"team\",\"flap\",\"u5\"],[\"c6\",\"default\",\"nouid\",\"\"]]' ]"
 wait_older
 t=$(date +%s)
 pods default/a/u1 team/c/u9 default/nouid/u6 team/flap/u5 >"$work/all.json"
@@ -64,7 +68,7 @@ check "run 1: the counts are kept beside the store (mode 0600)" "[ \"\$(counts)\
 # Run 2: flap absent too.
 out=$(G --pods "$work/noflap.json" --listed-at "$t" --misses 3)
 check "run 2: counts carried over from run 1" "[ \"\$(counts)\" = 'c2:2 c3:2 c5:1' ] && grep -q 'pod team/flap: not in the pod list (miss 1 of 3)' <<<\"\$out\""
-check "run 2: nothing released" "[ \$(jq '.allocations | length' \"$work/store\") = 6 ]"
+check "run 2: nothing released" "[ \$(store_json | jq '.allocations | length') = 6 ]"
 # Run 3: the third consecutive miss releases; flap is listed again and starts over.
 out=$(G --pods "$work/all.json" --listed-at "$t" --misses 3)
 check "run 3: released on the third miss" \
@@ -108,7 +112,7 @@ check "two documents: exit 1" "bad_input \"$work/two.json\" '2 JSON documents'"
 check "a pool list: exit 1" "bad_input \"$FIX/pools.json\" 'not a pod list: item 0 is a IPPool'"
 check "a node list: exit 1" "bad_input \"$FIX/nodes.json\" 'not a pod list: item 0 is a Node'"
 check "an invalid pod name: exit 1" "bad_input \"$work/badname.json\" 'not a valid pod name: Bad_Name'"
-check "after all that, the store is as it was" "[ \$(jq '.allocations | length' \"$work/store\") = 5 ] && [ \"\$(counts)\" = 'c5:2' ]"
+check "after all that, the store is as it was" "[ \$(store_json | jq '.allocations | length') = 5 ] && [ \"\$(counts)\" = 'c5:2' ]"
 
 # The lock held elsewhere: gc waits, gives up (exit 1), changes nothing.
 exec {lockfd}>"$work/store.lock"
@@ -118,16 +122,16 @@ check "gc respects the store lock" "[ \$(err_of G --pods \"$work/noflap.json\" -
 exec {lockfd}>&-
 
 # The counts are written before the store. A store commit that fails after them (no file
-# may grow past 1 KiB: the counts fit, the store does not) is the state a kill between the
-# two leaves: nothing released or reported released, the count recorded; the next run
+# may grow past 1 KiB: the counts fit, the pool's log does not) is the state a kill between
+# the two leaves: nothing released or reported released, the count recorded; the next run
 # releases it, one run late and never early.
-nvipam_pod ADD c8 default/big-pod-name-to-make-the-store-larger-than-one-kib u8 >/dev/null
-check "the store is larger than 1 KiB (the test needs it)" "[ \$(stat -c %s \"$work/store\") -gt 1024 ]"
+nvipam_pod ADD c8 "default/big-pod-name-to-make-the-log-larger-than-one-kib-$(printf '%0200d' 0)" "u8-$(printf '%060d' 0)" >/dev/null
+check "the pool log is larger than 1 KiB (the test needs it)" "[ \$(stat -c %s \"$work/store.d/pool1.log\") -gt 1024 ]"
 out=$( (trap '' XFSZ; ulimit -f 1; G --pods "$work/noflap.json" --listed-at "$t" --misses 3) 2>&1) && rc=0 || rc=$?
-check "failed commit: exit 1 naming the store" "[ $rc = 1 ] && grep -q 'cannot write store file' <<<\"\$out\" && ! grep -q released <<<\"\$out\""
-check "failed commit: the count was recorded, the allocation kept" "[ \"\$(counts)\" = 'c5:3' ] && grep -q '\"c5\"' \"$work/store\""
+check "failed commit: exit 1 naming the store" "[ $rc = 1 ] && grep -q 'cannot write pool log .*/store.d/pool1.log' <<<\"\$out\" && ! grep -q released <<<\"\$out\""
+check "failed commit: the count was recorded, the allocation kept" "[ \"\$(counts)\" = 'c5:3' ] && store_json | grep -q '\"c5\"'"
 out=$(G --pods "$work/noflap.json" --listed-at "$t" --misses 3)
-check "the next run releases it" "grep -qx 'released 10.77.0.6 in pool pool1: container c5 interface net1 pod team/flap: not in the pod list (miss 4 of 3)' <<<\"\$out\" && ! grep -q '\"c5\"' \"$work/store\" && [ \"\$(counts)\" = '' ]"
+check "the next run releases it" "grep -qx 'released 10.77.0.6 in pool pool1: container c5 interface net1 pod team/flap: not in the pod list (miss 4 of 3)' <<<\"\$out\" && ! store_json | grep -q '\"c5\"' && [ \"\$(counts)\" = '' ]"
 
 # A corrupt counts file: a warning, the counts start over (a delay, never early), rewritten.
 printf '{"version":1,"misses":[' >"$work/store.gc"
@@ -141,18 +145,18 @@ check "a killed gc's temporary counts file is swept" "[ ! -e \"$work/store.gc.tm
 # Pool records: pool2's record (its last reserved address) stays while it holds an
 # allocation or has a block here; with neither, it is dropped.
 conf=${conf/\"pool1\"/\"pool2\"} nvipam_pod ADD c9 gone/p9 u9 >/dev/null
-check "pool2 has a record" "jq -e '.pools.pool2.lastReservedIP == \"10.78.0.1\"' \"$work/store\" >/dev/null"
+check "pool2 has a record" "store_json | jq -e '.pools.pool2.lastReservedIP == \"10.78.0.1\"' >/dev/null"
 jq 'del(.pools.pool2)' "$work/pools.json" >"$work/pools-no2.json"
 wait_older
 t2=$(date +%s)
 out=$("$TOOL" gc --store "$work/store" --pool-file "$work/pools.json" --pods "$work/all.json" --listed-at "$t2" --misses 1)
 check "released from pool2, whose block is still here: record kept" \
-	"grep -q '^released 10.78.0.1 in pool pool2' <<<\"\$out\" && ! grep -q dropped <<<\"\$out\" && jq -e '.pools.pool2' \"$work/store\" >/dev/null"
+	"grep -q '^released 10.78.0.1 in pool pool2' <<<\"\$out\" && ! grep -q dropped <<<\"\$out\" && store_json | jq -e '.pools.pool2' >/dev/null"
 out=$("$TOOL" gc --store "$work/store" --pool-file "$work/nope.json" --pods "$work/all.json" --listed-at "$t2" --misses 1)
-check "no pool file: no record dropped" "! grep -q dropped <<<\"\$out\" && jq -e '.pools.pool2' \"$work/store\" >/dev/null"
+check "no pool file: no record dropped" "! grep -q dropped <<<\"\$out\" && store_json | jq -e '.pools.pool2' >/dev/null"
 out=$("$TOOL" gc --store "$work/store" --pool-file "$work/pools-no2.json" --pods "$work/all.json" --listed-at "$t2" --misses 1)
 check "no allocation, no block: record dropped" \
-	"grep -qx 'dropped the record of pool pool2: no allocation, no block on this node' <<<\"\$out\" && ! jq -e '.pools.pool2' \"$work/store\" >/dev/null && jq -e '.pools.pool1.lastReservedIP' \"$work/store\" >/dev/null"
+	"grep -qx 'dropped the record of pool pool2: no allocation, no block on this node' <<<\"\$out\" && ! store_json | jq -e '.pools.pool2' >/dev/null && store_json | jq -e '.pools.pool1.lastReservedIP' >/dev/null && [ ! -e \"$work/store.d/pool2.log\" ]"
 out=$("$TOOL" gc --store "$work/store" --pool-file "$work/pools-no2.json" --pods "$work/all.json" --listed-at "$t2" --misses 1)
 check "pool1 (in the file) kept, nothing more to drop" "! grep -q dropped <<<\"\$out\""
 
@@ -167,13 +171,12 @@ check "an array of pods is a listing too" "jq '.items' \"$work/all.json\" | G --
 
 # A damaged store (hand-edited): c1's interface also holds an address recorded for a pod
 # that is gone. Releasing goes by interface, as DEL: the listed pod's address keeps both.
-jq '.allocations += [.allocations[] | select(.containerID == "c1") | .ip = "10.77.0.200" | .podName = "ghost"]' \
-	"$work/store" >"$work/store.new" && mv "$work/store.new" "$work/store"
+store_v1 '.allocations += [.allocations[] | select(.containerID == "c1") | .ip = "10.77.0.200" | .podName = "ghost"]'
 out=$(pods default/a/u1 | G --pods - --listed-at "$t3" --misses 1)
 check "damaged store: the due address is kept with the reason" \
 	"grep -qx 'kept 10.77.0.200 in pool pool1: container c1 interface net1 pod default/ghost: not in the pod list (miss 1 of 1): its interface holds another address in the pool whose pod is listed (a damaged store: see nv-ipam-tool check)' <<<\"\$out\" && grep -q ', 0 released, 1 kept (damaged store)$' <<<\"\$out\""
-check "damaged store: both addresses of the interface stay" "[ \"\$(jq '[.allocations[] | select(.containerID == \"c1\")] | length' \"$work/store\")\" = 2 ]"
-jq '.allocations |= map(select(.podName != "ghost"))' "$work/store" >"$work/store.new" && mv "$work/store.new" "$work/store"
+check "damaged store: both addresses of the interface stay" "[ \"\$(store_json | jq '[.allocations[] | select(.containerID == \"c1\")] | length')\" = 2 ]"
+store_v1 '.allocations |= map(select(.podName != "ghost"))'
 
 # check --pods: what gc would release, as warnings (exit 0, 1 with --strict).
 nvipam_pod ADD c11 default/gone u11 >/dev/null

@@ -209,6 +209,19 @@ static void test_sweep_temps(void **state)
 	file_sweep_temps_at(fd, "store");
 	assert_int_equal(access(path_of("store.tmp.2"), F_OK), -1);
 	assert_int_equal(access(path_of("store"), F_OK), 0);
+
+	/* NULL: every file's temporaries, a name without its file included; no other file. */
+	close(open(path_of("p.log.tmp.7"), O_CREAT | O_WRONLY, 0600));
+	close(open(path_of("p.snap.tmp.8"), O_CREAT | O_WRONLY, 0600));
+	close(open(path_of(".tmp.9"), O_CREAT | O_WRONLY, 0600));
+	file_sweep_temps_at(fd, NULL);
+	assert_int_equal(access(path_of("p.log.tmp.7"), F_OK), -1);
+	assert_int_equal(access(path_of("p.snap.tmp.8"), F_OK), -1);
+	assert_int_equal(access(path_of("store.gc.tmp.1"), F_OK), -1);
+	assert_int_equal(access(path_of("storex.tmp.1"), F_OK), -1);
+	assert_int_equal(access(path_of(".tmp.9"), F_OK), 0);
+	assert_int_equal(access(path_of("store.tmpx"), F_OK), 0);
+	assert_int_equal(access(path_of("store.gc"), F_OK), 0);
 	close(fd);
 
 	/* A descriptor that is not a directory is nothing to do. */

@@ -4,12 +4,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <json-c/json.h>
 
-/* The result builder is static: the command source is compiled into the test. */
-#include "ipam/nv-ipam/nvipam.c"
+#include "common/cni/error.h"
+#include "common/cni/result.h"
+#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/result.h"
 
 static const char pools_json[] =
 	"{\"pools\":{"
@@ -60,7 +64,7 @@ static void expect_result(const struct pick *picks, size_t n, bool gateway_alloc
 
 		assert_non_null(p);
 		assert_int_equal(ip_addr_parse(picks[i].ip, &ip), 0);
-		assert_int_equal(add_pool_result(p, &ip, gateway_allocated, &res), 0);
+		assert_int_equal(nvipam_result_add_pool(p, &ip, gateway_allocated, &res), 0);
 	}
 	assert_int_equal(cni_result_to_json(&res, version, &text, &err), 0);
 	want = json_tokener_parse(expected);

@@ -40,9 +40,9 @@ static const char check_help[] =
 	"allocations whose pod is gone: not in the pod listing, or there with another UID\n"
 	"(what gc releases).\n"
 	"\n"
-	"  --store FILE           the store (default " CLI_DEFAULT_STORE ")\n"
-	"  --pool-file FILE       the node pool file (default " CLI_DEFAULT_POOL_FILE ")\n"
-	"  --lock-timeout-ms N    wait at most N ms for the store lock (default 10000)\n"
+	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
+	"  --pool-file FILE       the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ")\n"
+	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
 	"  --strict               warnings count as problems too\n"
 	"  --pods FILE            this node's pod listing (kubectl get pods -A --field-selector\n"
 	"                         spec.nodeName=NODE -o json; - for stdin)\n"
@@ -257,7 +257,7 @@ int check_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = { .lock_fd = -1, .dir_fd = -1 };
+	struct nvipam_store st = NVIPAM_STORE_INIT;
 	struct nvipam_pools pools = { 0 };
 	struct check_args a = { 0 };
 	struct pods pods = { 0 };

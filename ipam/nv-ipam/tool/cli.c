@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "common/cni/error.h"
+#include "common/util/cleanup.h"
 #include "ipam/nv-ipam/store.h"
 #include "ipam/nv-ipam/tool/cli.h"
 
@@ -87,11 +88,17 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
 int cli_store_open(const struct cli_node_files *files, struct nvipam_store *ret,
 		   struct cni_err *err)
 {
+	_cleanup_free_ char *pool_dir = NULL;
 	struct stat sb;
 
+	if (asprintf(&pool_dir, "%s.d", files->store) < 0) {
+		pool_dir = NULL;
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
 	/* Looking must not create the store's directory or lock file. */
-	if (stat(files->store, &sb) < 0 && errno == ENOENT) {
-		*ret = (struct nvipam_store){ .lock_fd = -1, .dir_fd = -1 };
+	if (stat(files->store, &sb) < 0 && errno == ENOENT && stat(pool_dir, &sb) < 0 &&
+	    errno == ENOENT) {
+		*ret = (struct nvipam_store)NVIPAM_STORE_INIT;
 		return 0;
 	}
 	return nvipam_store_open_inspect(files->store, (unsigned int)files->lock_timeout_ms, ret, err);

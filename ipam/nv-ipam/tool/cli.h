@@ -4,12 +4,14 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "ipam/nv-ipam/config.h"
+
 struct cni_err;
 struct nvipam_store;
 
-#define CLI_DEFAULT_STORE "/var/lib/cni/nv-ipam/store"
-#define CLI_DEFAULT_POOL_FILE "/etc/cni/net.d/nv-ipam.d/node-pools.json"
-#define CLI_DEFAULT_LOCK_TIMEOUT_MS 10000u
+/* A macro's value as a string literal, for --help texts. */
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)
 
 /* Exit statuses: 0 success, 1 failure (or problems found), 2 bad usage. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
@@ -60,7 +62,7 @@ struct cli_node_files {
 };
 
 #define CLI_NODE_FILES_INIT                                                                        \
-	{ CLI_DEFAULT_STORE, CLI_DEFAULT_POOL_FILE, CLI_DEFAULT_LOCK_TIMEOUT_MS }
+	{ NVIPAM_DEFAULT_STORE_FILE, NVIPAM_DEFAULT_POOL_FILE, NVIPAM_DEFAULT_LOCK_TIMEOUT_MS }
 
 /* Their long options (and --help), to put first in a subcommand's option table. */
 #define CLI_NODE_FILE_OPTIONS                                                                      \

@@ -23,12 +23,12 @@ static const char release_help[] =
 	"holds in the pool (a damaged store: DEL drops them together); nothing matching\n"
 	"is an error (exit 1).\n"
 	"\n"
-	"  --store FILE           the store (default " CLI_DEFAULT_STORE ")\n"
+	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
 	"  --container-id ID      the container (CNI_CONTAINERID)\n"
 	"  --ifname NAME          only this interface of the container\n"
 	"  --pod NS/NAME          every allocation recorded for this pod\n"
 	"  --pool KEY             only this pool (\"<name>\" or \"cidrpool/<name>\")\n"
-	"  --lock-timeout-ms N    wait at most N ms for the store lock (default 10000)\n"
+	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
 	"  --dry-run              print what would be released, change nothing\n"
 	"  -h, --help             this text\n";
 
@@ -119,7 +119,7 @@ int release_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = { .lock_fd = -1, .dir_fd = -1 };
+	struct nvipam_store st = NVIPAM_STORE_INIT;
 	struct release_args args = { 0 };
 	struct cni_err err = { 0 };
 	const char *store_path, *pod, *slash;

@@ -28,11 +28,11 @@ static const char show_help[] =
 	"free address counts, and each allocation with its pod namespace/name, container ID,\n"
 	"interface, network and age. Takes the store lock while reading.\n"
 	"\n"
-	"  --store FILE           the store (default " CLI_DEFAULT_STORE ")\n"
-	"  --pool-file FILE       the node pool file (default " CLI_DEFAULT_POOL_FILE ");\n"
+	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
+	"  --pool-file FILE       the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ");\n"
 	"                         a missing file only leaves blocks and free counts out\n"
 	"  --pool KEY             only this pool (\"<name>\" or \"cidrpool/<name>\")\n"
-	"  --lock-timeout-ms N    wait at most N ms for the store lock (default 10000)\n"
+	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
 	"  --json                 print JSON\n"
 	"  -h, --help             this text\n";
 
@@ -67,6 +67,7 @@ static void format_created(time_t t, char *buf, size_t len)
 struct shown {
 	const char *key;
 	const struct nvipam_pool *pool;
+	const struct nvipam_store_pool *stored; /* NULL when the store has no record of it */
 	const struct nvipam_alloc **allocs;
 	size_t n;
 	unsigned long free_count;
@@ -151,6 +152,9 @@ static int print_json(const char *store, const struct shown *v, size_t n, time_t
 						 s->free_count > INT64_MAX ? INT64_MAX : (int64_t)s->free_count));
 		}
 		r = r ? r : k8s_json_add(o, "used", json_object_new_int64((int64_t)s->n));
+		if (s->stored && s->stored->has_last)
+			r = r ? r : k8s_json_add_str(o, "lastReservedIP",
+						     ip_addr_format(&s->stored->last_reserved, buf, sizeof(buf)));
 		for (size_t j = 0; !r && j < s->n; j++) {
 			const struct nvipam_alloc *a = s->allocs[j];
 			struct json_object *e = json_object_new_object();
@@ -183,7 +187,8 @@ static int print_json(const char *store, const struct shown *v, size_t n, time_t
 static int collect(const struct nvipam_store *st, const struct nvipam_pools *pools,
 		   const char *only, struct shown **ret, size_t *ret_n)
 {
-	_cleanup_free_ const char **keys = malloc((st->n_allocs + pools->n + 1) * sizeof(*keys));
+	_cleanup_free_ const char **keys = malloc((st->n_allocs + st->n_pools + pools->n + 1) *
+						  sizeof(*keys));
 	_cleanup_free_ const struct nvipam_alloc **sorted = malloc((st->n_allocs + 1) * sizeof(*sorted));
 	struct shown *v;
 	size_t nk = 0, n = 0, pos = 0;
@@ -192,6 +197,8 @@ static int collect(const struct nvipam_store *st, const struct nvipam_pools *poo
 		return -ENOMEM;
 	for (size_t i = 0; i < pools->n; i++)
 		keys[nk++] = pools->pools[i].key;
+	for (size_t i = 0; i < st->n_pools; i++)
+		keys[nk++] = st->pools[i].key;
 	for (size_t i = 0; i < st->n_allocs; i++) {
 		keys[nk++] = st->allocs[i].pool;
 		sorted[i] = &st->allocs[i];
@@ -209,6 +216,9 @@ static int collect(const struct nvipam_store *st, const struct nvipam_pools *poo
 		s = &v[n++];
 		s->key = keys[i];
 		s->pool = nvipam_pools_find(pools, keys[i]);
+		for (size_t k = 0; k < st->n_pools && !s->stored; k++)
+			if (strcmp(st->pools[k].key, keys[i]) == 0)
+				s->stored = &st->pools[k];
 		while (pos < st->n_allocs && strcmp(sorted[pos]->pool, keys[i]) < 0)
 			pos++;
 		s->allocs = malloc((st->n_allocs - pos + 1) * sizeof(*s->allocs));
@@ -240,6 +250,7 @@ static int free_counts(const struct nvipam_store *st, struct shown *v, size_t n)
 		if (nvipam_store_usage(st, v[i].key, &ips, &nips, &u.has_last, &u.last_reserved) < 0)
 			return -ENOMEM;
 		u.reserved = ips;
+		u.sorted = true;
 		u.n_reserved = nips;
 		v[i].free_count = nvipam_pool_free_count(v[i].pool, &u);
 		free(ips);
@@ -275,7 +286,7 @@ int show_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = { .lock_fd = -1, .dir_fd = -1 };
+	struct nvipam_store st = NVIPAM_STORE_INIT;
 	struct nvipam_pools pools = { 0 };
 	struct cni_err err = { 0 };
 	struct show_args a = { 0 };

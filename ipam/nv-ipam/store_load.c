@@ -1,0 +1,516 @@
+/* Reading pools into the model: a pool's snapshot and its log's tail (or the whole log), pending ADDs settled */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cni/error.h"
+#include "common/util/cleanup.h"
+#include "common/util/text.h"
+#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store_disk.h"
+#include "ipam/nv-ipam/store_format.h"
+#include "ipam/nv-ipam/store_load.h"
+#include "ipam/nv-ipam/store_model.h"
+#include "ipam/nv-ipam/store_snap.h"
+
+/* One A line of the replayed part of the log. */
+struct entry {
+	struct nvipam_alloc a;
+	const char *partner; /* pending until confirmed: the pool it waits for */
+	uint32_t next;       /* the previous entry in its hash bucket, plus one */
+	bool alive;
+	bool pending;
+};
+
+struct replay {
+	const struct store_snap *base; /* what the log holds before its replayed part, or NULL */
+	bool *base_dead;               /* its records released by the replayed lines */
+	size_t *base_live;             /* how many are not */
+	struct entry *v;
+	size_t n;
+	size_t cap;
+	uint32_t *buckets;             /* entry index plus one, by attachment */
+	size_t mask;
+};
+
+static int log_corrupt(const struct nvipam_store *s, const struct store_pool_disk *d, int r,
+		       const char *why, struct cni_err *err)
+{
+	if (r == -ENOMEM)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	if (r == -EPROTONOSUPPORT)
+		return cni_err_set(err, CNI_ERR_IO, r, "pool log %s.d/%s.log has an %s", s->path, d->stem,
+				   why);
+	return cni_err_set(err, CNI_ERR_IO, r, "pool log %s.d/%s.log is corrupt: %s", s->path, d->stem,
+			   why);
+}
+
+static int replay_add(struct replay *rp, const struct store_line *l)
+{
+	struct entry *e;
+	size_t b;
+
+	if (rp->n == rp->cap) {
+		size_t want = rp->cap ? rp->cap * 2 : 64;
+		struct entry *v = realloc(rp->v, want * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rp->v = v;
+		rp->cap = want;
+	}
+	e = &rp->v[rp->n];
+	*e = (struct entry){ .a = l->alloc, .partner = l->partner, .alive = true,
+			     .pending = l->flags & STORE_ADD_PENDING };
+	b = store_snap_attachment_hash(e->a.container_id, e->a.ifname) & rp->mask;
+	e->next = rp->buckets[b];
+	rp->buckets[b] = (uint32_t)++rp->n;
+	return 0;
+}
+
+static void base_release(size_t i, void *ctx)
+{
+	struct replay *rp = ctx;
+
+	if (!rp->base_dead[i]) {
+		rp->base_dead[i] = true;
+		(*rp->base_live)--;
+	}
+}
+
+static void replay_del(struct replay *rp, const char *container_id, const char *ifname)
+{
+	size_t b = store_snap_attachment_hash(container_id, ifname) & rp->mask;
+
+	if (rp->base)
+		store_snap_find_attachment(rp->base, container_id, ifname, base_release, rp);
+	for (uint32_t i = rp->buckets[b]; i; i = rp->v[i - 1].next) {
+		struct entry *e = &rp->v[i - 1];
+
+		if (e->alive && strcmp(e->a.container_id, container_id) == 0 &&
+		    strcmp(e->a.ifname, ifname) == 0)
+			e->alive = false;
+	}
+}
+
+static void replay_txn(struct replay *rp, uint64_t txn, bool confirmed)
+{
+	for (size_t i = 0; i < rp->n; i++) {
+		struct entry *e = &rp->v[i];
+
+		if (e->alive && e->pending && e->a.txn == txn) {
+			e->pending = false;
+			e->alive = confirmed;
+		}
+	}
+}
+
+/* An address held twice by live allocations: the second holder, or NULL (*ret: 0 or -ENOMEM). */
+static const struct nvipam_alloc *replay_duplicate(const struct replay *rp, int *ret)
+{
+	_cleanup_free_ uint32_t *set = calloc(rp->mask + 1, sizeof(*set));
+
+	*ret = 0;
+	if (!set) {
+		*ret = -ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < rp->n; i++) {
+		const struct entry *e = &rp->v[i];
+		long in_base;
+		size_t b;
+
+		if (!e->alive)
+			continue;
+		in_base = rp->base ? store_snap_find_ip(rp->base, &e->a.ip) : -1;
+		if (in_base >= 0 && !rp->base_dead[in_base])
+			return &e->a;
+		b = text_checksum64(e->a.ip.bytes, sizeof(e->a.ip.bytes)) & rp->mask;
+		for (;; b = (b + 1) & rp->mask) {
+			if (!set[b]) {
+				set[b] = (uint32_t)i + 1;
+				break;
+			}
+			if (store_model_same_ip(&rp->v[set[b] - 1].a.ip, &e->a.ip))
+				return &e->a;
+		}
+	}
+	return NULL;
+}
+
+/* The pool's key from its log's header: taken by a pool known by stem, checked otherwise. */
+static int pool_key(struct nvipam_store *s, struct nvipam_store_pool *p, const char *key,
+		    struct cni_err *err)
+{
+	char stem[STORE_FORMAT_STEM_MAX];
+
+	if (p->key) {
+		if (strcmp(key, p->key) != 0)
+			return log_corrupt(s, p->disk, -EINVAL, "its header names another pool", err);
+		return 0;
+	}
+	store_format_stem(key, stem);
+	if (strcmp(stem, p->disk->stem) != 0)
+		return log_corrupt(s, p->disk, -EINVAL, "its header names another pool", err);
+	p->key = strdup(key);
+	return p->key ? 0 : log_corrupt(s, p->disk, -ENOMEM, NULL, err);
+}
+
+/* The log's header: the key and id, and where the lines after it start (0: no header). */
+static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char **ret_key,
+		       size_t *ret_len, struct cni_err *err)
+{
+	_cleanup_free_ char *head = NULL;
+	size_t len = d->file_len < 4096 ? d->file_len : 4096;
+	struct store_reader rd;
+	const char *key;
+	char why[256];
+	int r;
+
+	*ret_len = 0;
+	*ret_key = NULL;
+	r = store_disk_read_log(s, d, 0, len, &head, err);
+	/* A header is a few dozen bytes; one as long as a line may be is read as well. */
+	if (r >= 0 && !memchr(head, '\n', len) && len < d->file_len) {
+		free(head);
+		head = NULL;
+		len = d->file_len < STORE_FORMAT_LINE_MAX + 1 ? d->file_len : STORE_FORMAT_LINE_MAX + 1;
+		r = store_disk_read_log(s, d, 0, len, &head, err);
+	}
+	if (r < 0)
+		return r;
+	r = store_format_read_header(&rd, head, len, &key, &d->log_id, why, sizeof(why));
+	if (r < 0)
+		return log_corrupt(s, d, r, why, err);
+	if (!key)
+		return 0;
+	*ret_key = strdup(key);
+	if (!*ret_key)
+		return log_corrupt(s, d, -ENOMEM, NULL, err);
+	*ret_len = rd.pos;
+	d->tail_check = rd.last_check;
+	return 0;
+}
+
+/* Whether a snapshot was made from this log, at a point the log still has. */
+static bool snap_fits(struct nvipam_store *s, struct store_pool_disk *d, const struct store_snap *snap,
+		      const char *key, size_t header_len)
+{
+	_cleanup_free_ char *end = NULL;
+	struct cni_err ignored = { 0 };
+	uint64_t check;
+
+	if (snap->at.log_id != d->log_id || strcmp(snap->key, key) != 0 ||
+	    snap->at.log_len < header_len || snap->at.log_len > d->file_len ||
+	    store_disk_read_log(s, d, snap->at.log_len - STORE_FORMAT_LINE_END, STORE_FORMAT_LINE_END,
+				&end, &ignored) < 0)
+		return false;
+	return store_format_line_check(end, STORE_FORMAT_LINE_END, &check) == 0 &&
+	       check == snap->at.log_tail_check;
+}
+
+/* The snapshot of a pool, when there is one that fits its log (kept mapped in @d). */
+static bool use_snap(struct nvipam_store *s, struct store_pool_disk *d, const char *key,
+		     size_t header_len, struct store_snap *ret)
+{
+	if (store_disk_map_snap(s, d) < 0)
+		return false;
+	if (store_snap_parse(d->snap, d->snap_len, ret) == 0 && snap_fits(s, d, ret, key, header_len))
+		return true;
+	store_disk_unmap_snap(d);
+	return false;
+}
+
+static int replay_lines(struct nvipam_store *s, struct nvipam_store_pool *p, struct replay *rp,
+			struct store_reader *rd, size_t from, struct cni_err *err)
+{
+	struct store_pool_disk *d = p->disk;
+	struct store_line l;
+	char why[256];
+	int r;
+
+	while ((r = store_format_next(rd, &l, why, sizeof(why))) > 0) {
+		d->n_lines++;
+		d->good_len = from + rd->pos;
+		d->tail_check = rd->last_check;
+		switch (l.type) {
+		case 'A':
+			l.alloc.pool = p->key;
+			if (l.flags & STORE_ADD_ROUND_ROBIN) {
+				p->has_last = true;
+				p->last_reserved = l.alloc.ip;
+			}
+			r = replay_add(rp, &l);
+			if (r < 0)
+				return log_corrupt(s, d, r, NULL, err);
+			break;
+		case 'D':
+			replay_del(rp, l.alloc.container_id, l.alloc.ifname);
+			break;
+		case 'L':
+			p->has_last = true;
+			p->last_reserved = l.alloc.ip;
+			break;
+		default:
+			replay_txn(rp, l.txn, l.type == 'C');
+			break;
+		}
+	}
+	return r < 0 ? log_corrupt(s, d, r, why, err) : 0;
+}
+
+/*
+ * The replayed lines' live allocations into the model; with the whole store open, the
+ * snapshot's live ones first (otherwise they stay in the snapshot: d->base).
+ */
+static int replay_into_model(struct nvipam_store *s, struct nvipam_store_pool *p,
+			     const struct replay *rp, struct cni_err *err)
+{
+	struct store_pool_disk *d = p->disk;
+	size_t base_n = rp->base && s->whole ? rp->base->n_records : 0;
+	int r = store_model_reserve(s, base_n + rp->n);
+
+	for (size_t i = 0; r >= 0 && i < base_n; i++)
+		if (!rp->base_dead[i])
+			r = store_snap_record(rp->base, i, p->key, &s->allocs[s->n_allocs++]);
+	if (rp->base && !s->whole) {
+		d->has_base = true;
+		d->base = *rp->base;
+		d->base_gone = rp->base_dead;
+	}
+	for (size_t i = 0; r >= 0 && i < rp->n; i++) {
+		const struct entry *e = &rp->v[i];
+
+		if (!e->alive)
+			continue;
+		s->allocs[s->n_allocs++] = e->a;
+		/* Still pending: settled by store_load_settle(), which finds it by its transaction. */
+		if (e->pending) {
+			struct store_line w = { .type = 'X', .txn = e->a.txn, .partner = e->partner };
+
+			r = store_model_queue(p, &w);
+		}
+	}
+	return r < 0 ? log_corrupt(s, d, r, NULL, err) : 0;
+}
+
+int store_load_pool(struct nvipam_store *s, size_t pi, bool allow_dups, struct cni_err *err)
+{
+	struct nvipam_store_pool *p = &s->pools[pi];
+	struct store_pool_disk *d = p->disk;
+	_cleanup_free_ char *key = NULL;
+	struct replay rp = { 0 };
+	struct store_reader rd;
+	struct store_snap snap;
+	size_t header_len, from, lines = 0;
+	const struct nvipam_alloc *dup;
+	int r;
+
+	d->loaded = true;
+	d->has_header = false;
+	d->good_len = d->n_lines = d->snap_lines = 0;
+	r = store_disk_open_log(s, d, err);
+	if (r < 0 || d->log_fd < 0 || !d->file_len)
+		return r;
+	r = read_header(s, d, &key, &header_len, err);
+	if (r < 0 || !key)
+		return r; /* no header: torn while being created, nothing was ever in it */
+	r = pool_key(s, p, key, err);
+	if (r < 0)
+		return r;
+	d->has_header = true;
+	d->good_len = header_len;
+	if (use_snap(s, d, p->key, header_len, &snap)) {
+		rp.base_dead = calloc(snap.n_records + 1, sizeof(*rp.base_dead));
+		if (!rp.base_dead)
+			return log_corrupt(s, d, -ENOMEM, NULL, err);
+		d->base_live = snap.n_records;
+		rp.base_live = &d->base_live;
+		rp.base = &snap;
+		d->good_len = snap.at.log_len;
+		d->tail_check = snap.at.log_tail_check;
+		d->n_lines = d->snap_lines = snap.at.n_lines;
+		p->has_last = snap.at.has_last;
+		p->last_reserved = snap.at.last_reserved;
+	}
+	from = d->good_len;
+	r = store_disk_read_log(s, d, from, d->file_len - from, &d->data, err);
+	if (r >= 0) {
+		for (const char *c = d->data; (c = memchr(c, '\n', d->file_len - from - (size_t)(c - d->data)));
+		     c++)
+			lines++;
+		for (rp.mask = 63; rp.mask < 2 * lines; rp.mask = rp.mask * 2 + 1)
+			;
+		rp.buckets = calloc(rp.mask + 1, sizeof(*rp.buckets));
+		if (!rp.buckets)
+			r = log_corrupt(s, d, -ENOMEM, NULL, err);
+	}
+	if (r >= 0) {
+		store_format_read_tail(&rd, d->data, d->file_len - from, d->n_lines + 1);
+		r = replay_lines(s, p, &rp, &rd, from, err);
+	}
+	if (r >= 0 && !allow_dups) {
+		dup = replay_duplicate(&rp, &r);
+		if (dup) {
+			char ip[IP_PREFIX_STRLEN], why[300];
+
+			snprintf(why, sizeof(why), "IP %s is held twice in pool \"%.200s\"",
+				 ip_addr_format(&dup->ip, ip, sizeof(ip)), p->key);
+			r = log_corrupt(s, d, -EINVAL, why, err);
+		} else if (r < 0) {
+			r = log_corrupt(s, d, r, NULL, err);
+		}
+	}
+	if (r >= 0)
+		r = replay_into_model(s, p, &rp, err);
+	if (!d->has_base)
+		free(rp.base_dead);
+	free(rp.v);
+	free(rp.buckets);
+	return r;
+}
+
+static bool holds_txn(const struct nvipam_store *s, const struct nvipam_store_pool *p, uint64_t txn)
+{
+	const struct store_pool_disk *d = p->disk;
+
+	for (size_t i = 0; i < s->n_allocs; i++)
+		if (s->allocs[i].pool == p->key && s->allocs[i].txn == txn)
+			return true;
+	for (size_t i = 0; d->has_base && i < d->base.n_records; i++)
+		if (!d->base_gone[i] && store_snap_txn(&d->base, i) == txn)
+			return true;
+	return false;
+}
+
+/* A scratch store borrowing @s's directories, for reading one pool beside the model. */
+static void scratch_init(const struct nvipam_store *s, struct nvipam_store *t)
+{
+	*t = (struct nvipam_store)NVIPAM_STORE_INIT;
+	t->path = s->path;
+	t->name = s->name;
+	t->dir_fd = s->dir_fd;
+	t->pool_dir_fd = s->pool_dir_fd;
+	t->whole = s->whole;
+	t->timeout_ms = s->timeout_ms;
+	t->deadline_us = s->deadline_us;
+}
+
+/* Whether pool @partner holds an allocation of @txn: the model's, or its log read under its lock. */
+static int partner_holds(struct nvipam_store *s, const char *partner, uint64_t txn, bool *ret,
+			 struct cni_err *err)
+{
+	const struct nvipam_store_pool *q = store_model_pool(s, partner);
+	struct nvipam_store t;
+	int r;
+
+	if (q && q->disk->loaded) {
+		*ret = holds_txn(s, q, txn);
+		return 0;
+	}
+	scratch_init(s, &t);
+	r = store_model_add_pool(&t, partner, NULL);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	if (!t.whole)
+		r = store_disk_lock_pool(&t, t.pools[0].disk, err);
+	if (r >= 0)
+		r = store_load_pool(&t, 0, true, err);
+	*ret = r >= 0 && holds_txn(&t, &t.pools[0], txn);
+	store_model_reset(&t);
+	return r < 0 ? r : 0;
+}
+
+int store_load_settle(struct nvipam_store *s, size_t pi, struct cni_err *err)
+{
+	struct nvipam_store_pool *p = &s->pools[pi];
+	int r;
+
+	for (size_t k = 0; k < p->disk->n_queue; k++) {
+		struct store_line *w = &p->disk->queue[k];
+		bool confirmed = false;
+
+		if (w->type != 'X' || !w->partner)
+			continue;
+		r = partner_holds(s, w->partner, w->txn, &confirmed, err);
+		if (r < 0)
+			return r;
+		w->partner = NULL;
+		if (confirmed) {
+			w->type = 'C';
+			continue;
+		}
+		for (size_t i = 0; i < s->n_allocs;) {
+			struct nvipam_alloc *a = &s->allocs[i];
+
+			if (a->pool == p->key && a->txn == w->txn) {
+				memmove(a, a + 1, (s->n_allocs - i - 1) * sizeof(*a));
+				s->n_allocs--;
+			} else {
+				i++;
+			}
+		}
+	}
+	return 0;
+}
+
+struct attachment_seen {
+	bool seen;
+};
+
+static void mark_seen(size_t i, void *ctx)
+{
+	(void)i;
+	((struct attachment_seen *)ctx)->seen = true;
+}
+
+bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *container_id,
+			 const char *ifname)
+{
+	_cleanup_free_ char *key = NULL, *tail = NULL;
+	struct text_buf needle = { 0 };
+	struct cni_err ignored = { 0 };
+	struct attachment_seen seen = { 0 };
+	struct store_pool_disk *d;
+	struct store_snap snap;
+	struct nvipam_store t;
+	size_t header_len, from;
+	bool found = true;
+
+	scratch_init(s, &t);
+	if (store_model_add_pool(&t, NULL, stem) < 0)
+		return true;
+	d = t.pools[0].disk;
+	/* As A and D lines hold the attachment: "\t<container ID>\t<interface>\t". */
+	text_buf_putc(&needle, '\t');
+	text_buf_put_escaped(&needle, container_id, strlen(container_id));
+	text_buf_putc(&needle, '\t');
+	text_buf_put_escaped(&needle, ifname, strlen(ifname));
+	text_buf_putc(&needle, '\t');
+	if (needle.oom || store_disk_open_log(&t, d, &ignored) < 0)
+		goto out;
+	/* No log, or one never written past its creation: nothing there. Unreadable: look. */
+	found = false;
+	if (d->log_fd < 0)
+		goto out;
+	if (read_header(&t, d, &key, &header_len, &ignored) < 0) {
+		found = true;
+		goto out;
+	}
+	if (!key)
+		goto out;
+	from = header_len;
+	if (use_snap(&t, d, key, header_len, &snap)) {
+		store_snap_find_attachment(&snap, container_id, ifname, mark_seen, &seen);
+		from = snap.at.log_len;
+	}
+	if (seen.seen || store_disk_read_log(&t, d, from, d->file_len - from, &tail, &ignored) < 0)
+		found = true;
+	else
+		found = memmem(tail, d->file_len - from, needle.data, needle.len) != NULL;
+out:
+	text_buf_free(&needle);
+	store_model_reset(&t);
+	return found;
+}

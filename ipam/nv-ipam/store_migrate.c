@@ -1,0 +1,618 @@
+/* The store file: version 2 points at the pool logs; older stores are read to be migrated */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "common/cni/error.h"
+#include "common/cni/json.h"
+#include "common/util/cleanup.h"
+#include "common/util/rfc3339.h"
+#include "common/util/text.h"
+#include "ipam/nv-ipam/store_migrate.h"
+
+/* The deepest document is the reference layout: root.pools.<key>.entries.<id>.metadata. */
+#define STORE_MAX_DEPTH 16
+
+DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
+
+static int corrupt(struct cni_err *why, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int corrupt(struct cni_err *why, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	why->code = r == -ENOMEM ? CNI_ERR_INTERNAL : CNI_ERR_IO;
+	va_start(ap, fmt);
+	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* What a cjson getter recorded, as corruption of the store (code 5) after @where. */
+static int corrupt_at(struct cni_err *why, int r, const char *where)
+{
+	if (r == -ENOMEM)
+		return cni_err_code(why, CNI_ERR_INTERNAL, r);
+	cni_err_prefix(why, r, "%s", where);
+	return cni_err_code(why, CNI_ERR_IO, r);
+}
+
+static int parse_json(const char *data, size_t len, struct json_object **ret, struct cni_err *why)
+{
+	_cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+	enum json_tokener_error jerr;
+	struct json_object *o;
+	size_t used;
+
+	/*
+	 * Not cjson_parse(): its bound is sized for network configs (4 MiB), and a store of
+	 * a large CIDRPool block is bigger. Same strictness otherwise.
+	 */
+	tok = json_tokener_new_ex(STORE_MAX_DEPTH);
+	if (!tok)
+		return corrupt(why, -ENOMEM, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, data, (int)len);
+	jerr = json_tokener_get_error(tok);
+	if (!o || jerr != json_tokener_success) {
+		json_object_put(o);
+		if (jerr == json_tokener_continue)
+			return corrupt(why, -EINVAL, "unexpected end of JSON input");
+		return corrupt(why, -EINVAL, "%s at offset %zu", json_tokener_error_desc(jerr),
+			       json_tokener_get_parse_end(tok));
+	}
+	used = json_tokener_get_parse_end(tok);
+	while (used < len && strchr(" \t\r\n", data[used]))
+		used++;
+	if (used != len) {
+		json_object_put(o);
+		return corrupt(why, -EINVAL, "invalid character after top-level value at offset %zu", used);
+	}
+	if (!json_object_is_type(o, json_type_object)) {
+		corrupt(why, -EINVAL, "expected an object, got %s", cjson_type_name(o));
+		json_object_put(o);
+		return -EINVAL;
+	}
+	*ret = o;
+	return 0;
+}
+
+/* Optional string member, "" when absent; the pointer is owned by @obj. */
+static int get_str(struct json_object *obj, const char *key, const char **ret, struct cni_err *why)
+{
+	const char *v = "";
+	int r = cjson_get_str(obj, key, &v, why);
+
+	if (r < 0)
+		return r;
+	*ret = v;
+	return 0;
+}
+
+static int get_ip(struct json_object *obj, const char *key, bool required, bool *ret_has,
+		  struct ip_addr *ret, struct cni_err *why)
+{
+	const char *v = "";
+	int r;
+
+	r = get_str(obj, key, &v, why);
+	if (r < 0)
+		return r;
+	if (!*v) {
+		if (required)
+			return corrupt(why, -EINVAL, "field \"%s\" is missing", key);
+		*ret_has = false;
+		return 0;
+	}
+	if (ip_addr_parse(v, ret) < 0)
+		return corrupt(why, -EINVAL, "field \"%s\": \"%.64s\" is not an IP address", key, v);
+	*ret_has = true;
+	return 0;
+}
+
+static int get_time(struct json_object *obj, const char *key, time_t *ret, struct cni_err *why)
+{
+	const char *v = "";
+	int r;
+
+	r = get_str(obj, key, &v, why);
+	if (r < 0)
+		return r;
+	*ret = 0;
+	if (*v && rfc3339_parse(v, ret) < 0)
+		return corrupt(why, -EINVAL, "field \"%s\": \"%.64s\" is not an RFC 3339 time", key, v);
+	return 0;
+}
+
+/* Append a copy of @a (its strings in one block at ->pool). */
+static int legacy_push(struct store_legacy *l, const struct nvipam_alloc *a, size_t *cap)
+{
+	const char *in[] = { a->pool,	       a->container_id, a->ifname, a->network,
+			     a->pod_namespace, a->pod_name,	a->pod_uid, a->device_id };
+	struct nvipam_alloc c = { .ip = a->ip, .created = a->created };
+	char **out[] = { &c.pool,	   &c.container_id, &c.ifname,  &c.network,
+			 &c.pod_namespace, &c.pod_name,	    &c.pod_uid, &c.device_id };
+	size_t total = 0;
+	char *block, *p;
+
+	if (l->n_allocs == *cap) {
+		size_t want = *cap ? *cap * 2 : 16;
+		struct nvipam_alloc *v = realloc(l->allocs, want * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->allocs = v;
+		*cap = want;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
+		total += (in[i] ? strlen(in[i]) : 0) + 1;
+	block = malloc(total);
+	if (!block)
+		return -ENOMEM;
+	p = block;
+	for (size_t i = 0; i < ARRAY_SIZE(in); i++) {
+		size_t n = in[i] ? strlen(in[i]) : 0;
+
+		memcpy(p, in[i] ? in[i] : "", n + 1);
+		*out[i] = p;
+		p += n + 1;
+	}
+	l->allocs[l->n_allocs++] = c;
+	return 0;
+}
+
+static int legacy_pool(struct store_legacy *l, const char *key, bool has, const struct ip_addr *ip)
+{
+	struct store_legacy_pool *v = realloc(l->pools, (l->n_pools + 1) * sizeof(*v));
+	char *k;
+
+	if (!v)
+		return -ENOMEM;
+	l->pools = v;
+	k = strdup(key);
+	if (!k)
+		return -ENOMEM;
+	v[l->n_pools++] = (struct store_legacy_pool){ .key = k, .has_last = has,
+						       .last_reserved = has ? *ip : (struct ip_addr){ 0 } };
+	return 0;
+}
+
+/* ---- version 1 ---- */
+
+static int v1_pools(struct json_object *pools, struct store_legacy *l, struct cni_err *why)
+{
+	char where[96];
+	int r;
+
+	for (struct json_object_iterator it = json_object_iter_begin(pools),
+					 end = json_object_iter_end(pools);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *key = json_object_iter_peek_name(&it);
+		struct json_object *pool = json_object_iter_peek_value(&it);
+		struct ip_addr ip;
+		bool has = false;
+
+		snprintf(where, sizeof(where), "pools[\"%.60s\"]", key);
+		if (!json_object_is_type(pool, json_type_object))
+			return corrupt(why, -EINVAL, "%s: expected an object, got %s", where,
+				       cjson_type_name(pool));
+		r = get_ip(pool, "lastReservedIP", false, &has, &ip, why);
+		if (r < 0)
+			return corrupt_at(why, r, where);
+		if (!*key)
+			return corrupt(why, -EINVAL, "%s: empty pool key", where);
+		if (legacy_pool(l, key, has, &ip) < 0)
+			return corrupt(why, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int v1_allocation(struct json_object *o, const char *where, struct store_legacy *l,
+			 size_t *cap, struct cni_err *why)
+{
+	struct nvipam_alloc a = { 0 };
+	const char *cid = NULL, *ifname = NULL;
+	bool has;
+	int r;
+
+	if (!json_object_is_type(o, json_type_object))
+		return corrupt(why, -EINVAL, "%s: expected an object, got %s", where, cjson_type_name(o));
+	if ((r = get_str(o, "pool", (const char **)&a.pool, why)) < 0 ||
+	    (r = get_ip(o, "ip", true, &has, &a.ip, why)) < 0 ||
+	    (r = cjson_get_str(o, "containerID", &cid, why)) < 0 ||
+	    (r = cjson_get_str(o, "ifname", &ifname, why)) < 0 ||
+	    (r = get_str(o, "network", (const char **)&a.network, why)) < 0 ||
+	    (r = get_str(o, "podNamespace", (const char **)&a.pod_namespace, why)) < 0 ||
+	    (r = get_str(o, "podName", (const char **)&a.pod_name, why)) < 0 ||
+	    (r = get_str(o, "podUID", (const char **)&a.pod_uid, why)) < 0 ||
+	    (r = get_str(o, "deviceID", (const char **)&a.device_id, why)) < 0 ||
+	    (r = get_time(o, "created", &a.created, why)) < 0)
+		return corrupt_at(why, r, where);
+	if (!*a.pool)
+		return corrupt(why, -EINVAL, "%s: field \"pool\" is missing or empty", where);
+	if (!cid || !ifname)
+		return corrupt(why, -EINVAL, "%s: field \"%s\" is missing", where,
+			       !cid ? "containerID" : "ifname");
+	a.container_id = (char *)cid;
+	a.ifname = (char *)ifname;
+	if (legacy_push(l, &a, cap) < 0)
+		return corrupt(why, -ENOMEM, "out of memory");
+	return 0;
+}
+
+static int v1_read(struct json_object *root, struct store_legacy *l, struct cni_err *why)
+{
+	struct json_object *pools = NULL, *allocs = NULL;
+	size_t cap = 0;
+	char where[48];
+	int r;
+
+	if ((r = cjson_get_typed(root, "pools", json_type_object, &pools, why)) < 0 ||
+	    (r = cjson_get_typed(root, "allocations", json_type_array, &allocs, why)) < 0)
+		return cni_err_code(why, CNI_ERR_IO, r);
+	if (pools && (r = v1_pools(pools, l, why)) < 0)
+		return r;
+	for (size_t i = 0; allocs && i < json_object_array_length(allocs); i++) {
+		snprintf(where, sizeof(where), "allocations[%zu]", i);
+		r = v1_allocation(json_object_array_get_idx(allocs, i), where, l, &cap, why);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- the reference daemon's ---- */
+
+/*
+ * Go's json.Marshal of a string field decoded from @obj[@key] (absent or null: ""),
+ * after type checks done by the caller.
+ */
+static void go_put_str_member(struct text_buf *b, const char *name, struct json_object *obj,
+			      const char *key, bool first)
+{
+	struct json_object *v = cjson_get(obj, key);
+
+	if (!first)
+		text_buf_putc(b, ',');
+	text_buf_put_json_str(b, name, TEXT_JSON_GO);
+	text_buf_putc(b, ':');
+	text_buf_put_json_str(b, v ? json_object_get_string(v) : "", TEXT_JSON_GO);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The keys of @obj sorted as Go sorts map keys (bytewise); NULL only when out of memory. */
+static const char **sorted_keys(struct json_object *obj, size_t *ret_n)
+{
+	size_t n = (size_t)json_object_object_length(obj), i = 0;
+	const char **v = malloc((n ? n : 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (struct json_object_iterator it = json_object_iter_begin(obj),
+					 end = json_object_iter_end(obj);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+		v[i++] = json_object_iter_peek_name(&it);
+	qsort(v, n, sizeof(*v), cmp_str);
+	*ret_n = n;
+	return v;
+}
+
+static int go_marshal_entries(struct json_object *entries, struct text_buf *b)
+{
+	_cleanup_free_ const char **keys = NULL;
+	size_t n;
+
+	if (!entries) {
+		text_buf_puts(b, "null");
+		return 0;
+	}
+	keys = sorted_keys(entries, &n);
+	if (!keys)
+		return -ENOMEM;
+	text_buf_putc(b, '{');
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *e = cjson_get(entries, keys[k]);
+		struct json_object *md = cjson_get(e, "metadata");
+
+		if (k)
+			text_buf_putc(b, ',');
+		text_buf_put_json_str(b, keys[k], TEXT_JSON_GO);
+		text_buf_puts(b, ":{");
+		go_put_str_member(b, "container_id", e, "container_id", true);
+		go_put_str_member(b, "interface_name", e, "interface_name", false);
+		go_put_str_member(b, "ip_address", e, "ip_address", false);
+		text_buf_puts(b, ",\"metadata\":{");
+		go_put_str_member(b, "create_time", md, "create_time", true);
+		go_put_str_member(b, "pod_uuid", md, "pod_uuid", false);
+		go_put_str_member(b, "pod_name", md, "pod_name", false);
+		go_put_str_member(b, "pod_namespace", md, "pod_namespace", false);
+		go_put_str_member(b, "device_id", md, "device_id", false);
+		go_put_str_member(b, "pool_config_snapshot", md, "pool_config_snapshot", false);
+		text_buf_puts(b, "}}");
+	}
+	text_buf_putc(b, '}');
+	return 0;
+}
+
+/*
+ * The reference document as Go's encoding/json writes it for the daemon's types, with
+ * "checksum":0 and "released_at" dropped (the daemon's checksum zeroes both), unknown members
+ * dropped and maps sorted. Every member was type-checked before. IPs are written as found:
+ * a file the daemon wrote holds them as Go prints them.
+ */
+static int go_marshal_reference(struct json_object *root, int64_t version, struct text_buf *b)
+{
+	_cleanup_free_ const char **pkeys = NULL;
+	struct json_object *pools = cjson_get(root, "pools");
+	char num[32];
+	size_t np;
+
+	snprintf(num, sizeof(num), "%" PRId64, version);
+	text_buf_puts(b, "{\"version\":");
+	text_buf_puts(b, num);
+	text_buf_puts(b, ",\"checksum\":0,\"pools\":");
+	if (!pools) {
+		text_buf_puts(b, "null}");
+		return 0;
+	}
+	pkeys = sorted_keys(pools, &np);
+	if (!pkeys)
+		return -ENOMEM;
+	text_buf_putc(b, '{');
+	for (size_t i = 0; i < np; i++) {
+		struct json_object *pool = cjson_get(pools, pkeys[i]);
+
+		if (i)
+			text_buf_putc(b, ',');
+		text_buf_put_json_str(b, pkeys[i], TEXT_JSON_GO);
+		text_buf_puts(b, ":{");
+		go_put_str_member(b, "name", pool, "name", true);
+		text_buf_puts(b, ",\"entries\":");
+		if (go_marshal_entries(cjson_get(pool, "entries"), b) < 0)
+			return -ENOMEM;
+		go_put_str_member(b, "last_pool_config", pool, "last_pool_config", false);
+		go_put_str_member(b, "last_reserved_ip", pool, "last_reserved_ip", false);
+		text_buf_putc(b, '}');
+	}
+	text_buf_puts(b, "}}");
+	return 0;
+}
+
+static int reference_entry(struct json_object *e, const char *pool_key, const char *where,
+			   struct store_legacy *l, size_t *cap, struct cni_err *why)
+{
+	struct json_object *md = NULL, *unused = NULL;
+	struct nvipam_alloc a = { .pool = (char *)pool_key, .network = (char *)"" };
+	const char *snapshot;
+	bool has;
+	int r;
+
+	if (!json_object_is_type(e, json_type_object))
+		return corrupt(why, -EINVAL, "%s: expected an object, got %s", where, cjson_type_name(e));
+	if ((r = get_str(e, "container_id", (const char **)&a.container_id, why)) < 0 ||
+	    (r = get_str(e, "interface_name", (const char **)&a.ifname, why)) < 0 ||
+	    (r = get_ip(e, "ip_address", true, &has, &a.ip, why)) < 0 ||
+	    (r = cjson_get_typed(e, "metadata", json_type_object, &md, why)) < 0 ||
+	    /* newer daemons keep released entries for a cooldown; they still hold their IP */
+	    (r = cjson_get_typed(e, "released_at", json_type_string, &unused, why)) < 0 ||
+	    (r = get_str(md, "pod_uuid", (const char **)&a.pod_uid, why)) < 0 ||
+	    (r = get_str(md, "pod_name", (const char **)&a.pod_name, why)) < 0 ||
+	    (r = get_str(md, "pod_namespace", (const char **)&a.pod_namespace, why)) < 0 ||
+	    (r = get_str(md, "device_id", (const char **)&a.device_id, why)) < 0 ||
+	    (r = get_str(md, "pool_config_snapshot", &snapshot, why)) < 0 ||
+	    (r = get_time(md, "create_time", &a.created, why)) < 0)
+		return corrupt_at(why, r, where);
+	/* The snapshot is only type-checked: our pool file is the truth about ranges now. */
+	if (legacy_push(l, &a, cap) < 0)
+		return corrupt(why, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Type-check the daemon's pool records and count their entries. */
+static int reference_check_pools(struct json_object *pools, size_t *ret_total, struct cni_err *why)
+{
+	size_t total = 0;
+	char where[96];
+	int r;
+
+	for (struct json_object_iterator it = json_object_iter_begin(pools),
+					 end = json_object_iter_end(pools);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *key = json_object_iter_peek_name(&it);
+		struct json_object *pool = json_object_iter_peek_value(&it);
+		struct json_object *entries = NULL;
+		const char *str;
+
+		snprintf(where, sizeof(where), "pools[\"%.60s\"]", key);
+		if (!json_object_is_type(pool, json_type_object))
+			return corrupt(why, -EINVAL, "%s: expected an object, got %s", where,
+				       cjson_type_name(pool));
+		if (!*key)
+			return corrupt(why, -EINVAL, "%s: empty pool key", where);
+		if ((r = get_str(pool, "name", &str, why)) < 0 ||
+		    (r = get_str(pool, "last_pool_config", &str, why)) < 0 ||
+		    (r = get_str(pool, "last_reserved_ip", &str, why)) < 0 ||
+		    (r = cjson_get_typed(pool, "entries", json_type_object, &entries, why)) < 0)
+			return corrupt_at(why, r, where);
+		if (entries)
+			total += (size_t)json_object_object_length(entries);
+	}
+	*ret_total = total;
+	return 0;
+}
+
+static int reference_convert(struct json_object *pools, struct store_legacy *l, size_t *cap,
+			     struct cni_err *why)
+{
+	char where[300];
+	int r;
+
+	for (struct json_object_iterator it = json_object_iter_begin(pools),
+					 end = json_object_iter_end(pools);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *pkey = json_object_iter_peek_name(&it);
+		struct json_object *pool = json_object_iter_peek_value(&it);
+		struct json_object *entries = cjson_get(pool, "entries");
+		bool has = false;
+		struct ip_addr ip;
+
+		snprintf(where, sizeof(where), "pools[\"%.60s\"]", pkey);
+		r = get_ip(pool, "last_reserved_ip", false, &has, &ip, why);
+		if (r < 0)
+			return corrupt_at(why, r, where);
+		if (legacy_pool(l, pkey, has, &ip) < 0)
+			return corrupt(why, -ENOMEM, "out of memory");
+		if (!entries)
+			continue;
+		for (struct json_object_iterator eit = json_object_iter_begin(entries),
+						 eend = json_object_iter_end(entries);
+		     !json_object_iter_equal(&eit, &eend); json_object_iter_next(&eit)) {
+			snprintf(where, sizeof(where), "pools[\"%.60s\"].entries[\"%.200s\"]", pkey,
+				 json_object_iter_peek_name(&eit));
+			r = reference_entry(json_object_iter_peek_value(&eit), pkey, where, l, cap, why);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int reference_read(struct json_object *root, int64_t version, struct store_legacy *l,
+			  struct cni_err *why)
+{
+	struct json_object *pools = NULL;
+	struct text_buf b = { 0 };
+	int64_t checksum = 0;
+	size_t total = 0, cap = 0;
+	uint32_t sum;
+	int r;
+
+	if (version != 1)
+		return corrupt(why, -EPROTONOSUPPORT,
+			       "unsupported nv-ipam daemon store version %" PRId64 " (reads 1)", version);
+	r = cjson_get_int(root, "checksum", 0, UINT32_MAX, &checksum, why);
+	if (r < 0)
+		return cni_err_code(why, CNI_ERR_IO, r);
+	/* The daemon refuses to start on this; so do we rather than trust the file. */
+	if (checksum == 0)
+		return corrupt(why, -EINVAL, "checksum not set in store file");
+	r = cjson_get_typed(root, "pools", json_type_object, &pools, why);
+	if (r < 0)
+		return cni_err_code(why, CNI_ERR_IO, r);
+	if (pools && (r = reference_check_pools(pools, &total, why)) < 0)
+		return r;
+	if (total) {
+		l->allocs = calloc(total, sizeof(*l->allocs));
+		if (!l->allocs)
+			return corrupt(why, -ENOMEM, "out of memory");
+		cap = total;
+	}
+	if (pools && (r = reference_convert(pools, l, &cap, why)) < 0)
+		return r;
+	r = go_marshal_reference(root, version, &b);
+	if (r < 0 || b.oom) {
+		text_buf_free(&b);
+		return corrupt(why, -ENOMEM, "out of memory");
+	}
+	sum = text_hash32(b.data, b.len, TEXT_HASH32_INIT);
+	text_buf_free(&b);
+	if (sum != (uint32_t)checksum)
+		return corrupt(why, -EINVAL, "checksum mismatch (recorded %" PRId64 ", computed %" PRIu32 ")",
+			       checksum, sum);
+	return 0;
+}
+
+/* The daemon's layout: a checksum, or pools holding "entries" (ours have neither). */
+static bool is_reference(struct json_object *root)
+{
+	struct json_object *pools = cjson_get(root, "pools");
+
+	if (cjson_get(root, "checksum"))
+		return true;
+	if (!json_object_is_type(pools, json_type_object))
+		return false;
+	for (struct json_object_iterator it = json_object_iter_begin(pools),
+					 end = json_object_iter_end(pools);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+		if (json_object_is_type(json_object_iter_peek_value(&it), json_type_object) &&
+		    cjson_get(json_object_iter_peek_value(&it), "entries"))
+			return true;
+	return false;
+}
+
+int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_kind,
+		       struct store_legacy *ret, struct cni_err *why)
+{
+	_cleanup_(json_object_putp) struct json_object *root = NULL;
+	struct store_legacy l = { 0 };
+	int64_t version = 0;
+	int r;
+
+	*ret = (struct store_legacy){ 0 };
+	*ret_kind = STORE_FILE_NONE;
+	if (len == 0)
+		return 0;
+	if (memchr(data, '\0', len))
+		return corrupt(why, -EINVAL, "NUL byte in file");
+	r = parse_json(data, len, &root, why);
+	if (r < 0)
+		return r;
+	r = cjson_get_int(root, "version", INT64_MIN, INT64_MAX, &version, why);
+	if (r < 0)
+		return cni_err_code(why, CNI_ERR_IO, r);
+	if (r == 0)
+		return corrupt(why, -EINVAL, "field \"version\" is missing");
+	if (is_reference(root)) {
+		*ret_kind = STORE_FILE_REFERENCE;
+		r = reference_read(root, version, &l, why);
+	} else if (version == STORE_FILE_VERSION) {
+		*ret_kind = STORE_FILE_CURRENT;
+	} else if (version == 1) {
+		*ret_kind = STORE_FILE_V1;
+		r = v1_read(root, &l, why);
+	} else {
+		r = corrupt(why, -EPROTONOSUPPORT,
+			    "unsupported version %" PRId64 " (this plugin reads versions 1 and %d)",
+			    version, STORE_FILE_VERSION);
+	}
+	if (r < 0) {
+		store_migrate_free(&l);
+		return r;
+	}
+	*ret = l;
+	return 0;
+}
+
+void store_migrate_free(struct store_legacy *l)
+{
+	for (size_t i = 0; i < l->n_allocs; i++)
+		free(l->allocs[i].pool);
+	free(l->allocs);
+	for (size_t i = 0; i < l->n_pools; i++)
+		free(l->pools[i].key);
+	free(l->pools);
+	*l = (struct store_legacy){ 0 };
+}
+
+void store_migrate_file(struct text_buf *b, const char *pool_dir)
+{
+	char version[16];
+
+	/* Written by hand to the letter: the file says where to look, for people and older plugins. */
+	snprintf(version, sizeof(version), "%d", STORE_FILE_VERSION);
+	text_buf_puts(b, "{\"version\":");
+	text_buf_puts(b, version);
+	text_buf_puts(b, ",\"pools\":");
+	text_buf_put_json_str(b, pool_dir, TEXT_JSON_PLAIN);
+	text_buf_puts(b, "}\n");
+}

@@ -1,0 +1,212 @@
+/* The store's model: its pools in lock order, their allocations, the strings they point to, the changes to write */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipam/nv-ipam/store_disk.h"
+#include "ipam/nv-ipam/store_format.h"
+#include "ipam/nv-ipam/store_model.h"
+#include "ipam/nv-ipam/store_snap.h"
+
+/* Blocks of strings of allocations added or migrated, freed at close. */
+struct store_strings {
+	void **blocks;
+	size_t n;
+	size_t cap;
+};
+
+struct nvipam_store_pool *store_model_pool(const struct nvipam_store *s, const char *key)
+{
+	for (size_t i = 0; i < s->n_pools; i++)
+		if (s->pools[i].key && strcmp(s->pools[i].key, key) == 0)
+			return &s->pools[i];
+	return NULL;
+}
+
+int store_model_add_pool(struct nvipam_store *s, const char *key, const char *stem)
+{
+	struct nvipam_store_pool *v, p = { 0 };
+	size_t i;
+
+	p.disk = calloc(1, sizeof(*p.disk));
+	p.key = key ? strdup(key) : NULL;
+	v = realloc(s->pools, (s->n_pools + 1) * sizeof(*v));
+	if (v)
+		s->pools = v;
+	if (!p.disk || (key && !p.key) || !v) {
+		free(p.key);
+		free(p.disk);
+		return -ENOMEM;
+	}
+	*p.disk = (struct store_pool_disk){ .lock_fd = -1, .log_fd = -1 };
+	if (key)
+		store_format_stem(key, p.disk->stem);
+	else
+		snprintf(p.disk->stem, sizeof(p.disk->stem), "%s", stem);
+	for (i = s->n_pools; i > 0 && strcmp(v[i - 1].disk->stem, p.disk->stem) > 0; i--)
+		v[i] = v[i - 1];
+	v[i] = p;
+	s->n_pools++;
+	return (int)i;
+}
+
+void store_model_drop_pool(struct nvipam_store *s, size_t i)
+{
+	store_disk_close(s->pools[i].disk);
+	free(s->pools[i].disk);
+	free(s->pools[i].key);
+	memmove(&s->pools[i], &s->pools[i + 1], (s->n_pools - i - 1) * sizeof(s->pools[0]));
+	s->n_pools--;
+}
+
+int store_model_keep(struct nvipam_store *s, void *block)
+{
+	struct store_strings *st = s->strings;
+
+	if (!st) {
+		st = s->strings = calloc(1, sizeof(*st));
+		if (!st) {
+			free(block);
+			return -ENOMEM;
+		}
+	}
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 16;
+		void **v = realloc(st->blocks, cap * sizeof(*v));
+
+		if (!v) {
+			free(block);
+			return -ENOMEM;
+		}
+		st->blocks = v;
+		st->cap = cap;
+	}
+	st->blocks[st->n++] = block;
+	return 0;
+}
+
+int store_model_copy(struct nvipam_store *s, const char *const *in, char **const *out, size_t n)
+{
+	size_t total = 0;
+	char *block, *p;
+
+	for (size_t i = 0; i < n; i++)
+		total += (in[i] ? strlen(in[i]) : 0) + 1;
+	block = malloc(total);
+	if (!block || store_model_keep(s, block) < 0)
+		return -ENOMEM;
+	p = block;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = in[i] ? strlen(in[i]) : 0;
+
+		memcpy(p, in[i] ? in[i] : "", len + 1);
+		*out[i] = p;
+		p += len + 1;
+	}
+	return 0;
+}
+
+int store_model_reserve(struct nvipam_store *s, size_t more)
+{
+	struct nvipam_alloc *v;
+	size_t want;
+
+	if (s->n_allocs + more <= s->cap_allocs)
+		return 0;
+	/* Doubling: the operator tool and tests add thousands; one at a time is quadratic. */
+	want = s->cap_allocs ? s->cap_allocs * 2 : 16;
+	while (want < s->n_allocs + more)
+		want *= 2;
+	v = realloc(s->allocs, want * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->allocs = v;
+	s->cap_allocs = want;
+	return 0;
+}
+
+int store_model_queue(struct nvipam_store_pool *p, const struct store_line *l)
+{
+	struct store_pool_disk *d = p->disk;
+	struct store_line *v = realloc(d->queue, (d->n_queue + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	d->queue = v;
+	d->queue[d->n_queue++] = *l;
+	return 0;
+}
+
+size_t store_model_live(const struct nvipam_store *s, const struct nvipam_store_pool *p)
+{
+	size_t n = p->disk->has_base ? p->disk->base_live : 0;
+
+	/* Allocations point at their pool's key: one comparison each. */
+	for (size_t i = 0; i < s->n_allocs; i++)
+		n += s->allocs[i].pool == p->key;
+	return n;
+}
+
+int store_model_pull(struct nvipam_store *s, struct nvipam_store_pool *p, size_t i,
+		     struct nvipam_alloc **ret)
+{
+	struct store_pool_disk *d = p->disk;
+	int r = store_model_reserve(s, 1);
+
+	if (r < 0)
+		return r;
+	r = store_snap_record(&d->base, i, p->key, &s->allocs[s->n_allocs]);
+	if (r < 0)
+		return r;
+	d->base_gone[i] = true;
+	d->base_live--;
+	if (ret)
+		*ret = &s->allocs[s->n_allocs];
+	s->n_allocs++;
+	return 0;
+}
+
+int store_model_pull_all(struct nvipam_store *s, struct nvipam_store_pool *p)
+{
+	struct store_pool_disk *d = p->disk;
+	int r;
+
+	if (!d->has_base)
+		return 0;
+	r = store_model_reserve(s, d->base_live);
+	for (size_t i = 0; r >= 0 && i < d->base.n_records; i++)
+		if (!d->base_gone[i])
+			r = store_model_pull(s, p, i, NULL);
+	return r;
+}
+
+void store_model_reset(struct nvipam_store *s)
+{
+	while (s->n_pools)
+		store_model_drop_pool(s, s->n_pools - 1);
+	free(s->pools);
+	s->pools = NULL;
+	free(s->allocs);
+	s->allocs = NULL;
+	s->n_allocs = s->cap_allocs = 0;
+	if (s->strings) {
+		for (size_t i = 0; i < s->strings->n; i++)
+			free(s->strings->blocks[i]);
+		free(s->strings->blocks);
+		free(s->strings);
+		s->strings = NULL;
+	}
+	for (size_t i = 0; i < s->n_dropped; i++)
+		free(s->dropped[i]);
+	free(s->dropped);
+	s->dropped = NULL;
+	s->n_dropped = 0;
+	s->migrate = false;
+	s->dirty = false;
+}
+
+bool store_model_same_ip(const struct ip_addr *a, const struct ip_addr *b)
+{
+	return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
+}

@@ -1,0 +1,232 @@
+/*
+ * Benchmark of the nv-ipam store alone, in process: what an ADD costs the store with
+ * 0, 100, 1000, 10000 live allocations in its pool (open the pool, find, usage, add,
+ * commit), a pool opened from its snapshot or its whole log, and migrating an older
+ * single-file store (json-c reading it). Figures are printed, not asserted.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cni/error.h"
+#include "common/util/text.h"
+#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store_migrate.h"
+
+#define RUNS 40
+
+static const char pool[] = "cidrpool/bench";
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+static void die(const char *what, const struct cni_err *err)
+{
+	fprintf(stderr, "bench-store: %s: %s\n", what, err ? err->msg : strerror(errno));
+	exit(1);
+}
+
+static struct nvipam_alloc alloc_n(unsigned int i, char *cid, char *addr, char *pod)
+{
+	struct nvipam_alloc a = {
+		.pool = (char *)pool,
+		.container_id = cid,
+		.ifname = (char *)"net1",
+		.network = (char *)"rail0",
+		.pod_namespace = (char *)"tenant-namespace",
+		.pod_name = pod,
+		.pod_uid = (char *)"aaf0a0fc-9869-41ef-9214-48599f85b4fa",
+		.device_id = (char *)"0000:3b:00.2",
+		.created = 1718359200 + (time_t)i,
+	};
+
+	snprintf(cid, 65, "%064x", i * 2654435761u);
+	snprintf(addr, 32, "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
+	snprintf(pod, 64, "workload-%u-7f9c8d6b5-x2x4z", i);
+	if (ip_addr_parse(addr, &a.ip) < 0)
+		die("address", NULL);
+	return a;
+}
+
+/* A store with @n allocations in the pool, written in one commit. */
+static void fill(const char *path, unsigned int n)
+{
+	struct nvipam_store s;
+	struct cni_err err = { 0 };
+
+	if (nvipam_store_open(path, false, 1000, &s, &err) < 0)
+		die("open", &err);
+	for (unsigned int i = 0; i < n; i++) {
+		char cid[65], addr[32], podname[64];
+		struct nvipam_alloc a = alloc_n(i, cid, addr, podname);
+
+		if (nvipam_store_add(&s, &a, true) < 0)
+			die("add", NULL);
+	}
+	/* An empty pool exists too. */
+	if (!n) {
+		char cid[65], addr[32], podname[64];
+		struct nvipam_alloc a = alloc_n(0, cid, addr, podname);
+
+		if (nvipam_store_add(&s, &a, true) < 0 || nvipam_store_commit(&s, &err) < 0)
+			die("add", &err);
+		(void)nvipam_store_remove(&s, pool, cid, "net1");
+	}
+	if (nvipam_store_commit(&s, &err) < 0)
+		die("commit", &err);
+	nvipam_store_close(&s);
+}
+
+/* What an ADD asks of the store, and the same for its DEL; Return: ms of the ADD. */
+static double add_and_del(const char *path, unsigned int i, double *open_ms)
+{
+	const char *keys[] = { pool };
+	char cid[65], addr[32], podname[64];
+	struct nvipam_alloc a = alloc_n(i, cid, addr, podname);
+	struct ip_addr *ips;
+	struct ip_addr last;
+	struct nvipam_store s;
+	struct cni_err err = { 0 };
+	bool has_last;
+	size_t n;
+	double t0 = now_ms(), t1;
+
+	if (nvipam_store_open_pools(path, false, 1000, keys, 1, &s, &err) < 0)
+		die("open pools", &err);
+	*open_ms = now_ms() - t0;
+	if (nvipam_store_find(&s, pool, cid, "net1") ||
+	    nvipam_store_usage(&s, pool, &ips, &n, &has_last, &last) < 0)
+		die("find", NULL);
+	free(ips);
+	if (nvipam_store_add(&s, &a, true) < 0 || nvipam_store_commit(&s, &err) < 0)
+		die("add", &err);
+	nvipam_store_close(&s);
+	t1 = now_ms() - t0;
+	if (nvipam_store_release(path, false, 1000, cid, "net1", &n, &err) < 0 || n != 1)
+		die("release", &err);
+	return t1;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static void sweep(void)
+{
+	static const unsigned int sizes[] = { 0, 100, 1000, 10000 };
+	char dir[] = "/tmp/bench-store-XXXXXX", path[64], snap[96];
+
+	printf("store work of an ADD (open the pool, find, usage, add, commit: one line appended and\n"
+	       "synced), median of %d, with LIVE allocations in the pool; the same opening without\n"
+	       "the pool's snapshot (the whole log read)\n\n", RUNS);
+	printf("%7s %14s %14s %18s\n", "live", "ADD ms", "open ms", "open, no snap ms");
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		double add[RUNS], open[RUNS], open_log[RUNS];
+
+		if (!mkdtemp(dir))
+			die("mkdtemp", NULL);
+		snprintf(path, sizeof(path), "%s/store", dir);
+		snprintf(snap, sizeof(snap), "%s/store.d/cidrpool%%2Fbench.snap", dir);
+		fill(path, sizes[k]);
+		for (int i = 0; i < RUNS; i++)
+			add[i] = add_and_del(path, 100000 + (unsigned int)i, &open[i]);
+		for (int i = 0; i < RUNS; i++) {
+			(void)unlink(snap);
+			(void)add_and_del(path, 200000 + (unsigned int)i, &open_log[i]);
+		}
+		printf("%7u %14.3f %14.3f %18.3f\n", sizes[k], median(add, RUNS), median(open, RUNS),
+		       median(open_log, RUNS));
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		strcpy(dir, "/tmp/bench-store-XXXXXX");
+	}
+}
+
+/* Migration: json-c reads the older store once; what that costs at 10000 allocations. */
+static void migration(void)
+{
+	struct text_buf b = { 0 };
+	struct store_legacy l;
+	enum store_file_kind kind;
+	struct cni_err why = { 0 };
+	double t[RUNS / 4], t0;
+	char dir[] = "/tmp/bench-store-XXXXXX", path[64];
+	struct nvipam_store s;
+
+	text_buf_puts(&b, "{\"version\":1,\"pools\":{\"cidrpool/bench\":{\"lastReservedIP\":\"10.0.39.15\"}},"
+			  "\"allocations\":[");
+	for (unsigned int i = 0; i < 10000; i++) {
+		char cid[65], addr[32], podname[64], line[512];
+
+		(void)alloc_n(i, cid, addr, podname);
+		snprintf(line, sizeof(line), "%s{\"pool\":\"cidrpool/bench\",\"ip\":\"%s\",\"containerID\":\"%s\","
+			 "\"ifname\":\"net1\",\"network\":\"rail0\",\"podNamespace\":\"tenant-namespace\","
+			 "\"podName\":\"%s\",\"podUID\":\"aaf0a0fc-9869-41ef-9214-48599f85b4fa\","
+			 "\"deviceID\":\"0000:3b:00.2\",\"created\":\"2024-06-14T10:00:00Z\"}", i ? "," : "",
+			 addr, cid, podname);
+		text_buf_puts(&b, line);
+	}
+	text_buf_puts(&b, "]}\n");
+	if (b.oom)
+		die("out of memory", NULL);
+	for (int i = 0; i < RUNS / 4; i++) {
+		t0 = now_ms();
+		if (store_migrate_read(b.data, b.len, &kind, &l, &why) < 0)
+			die("read", &why);
+		t[i] = now_ms() - t0;
+		store_migrate_free(&l);
+	}
+	printf("\nmigrating a version-1 store of 10000 allocations (%zu bytes): json-c reads it in "
+	       "%.2f ms (median of %d); ", b.len, median(t, RUNS / 4), RUNS / 4);
+	if (!mkdtemp(dir))
+		die("mkdtemp", NULL);
+	snprintf(path, sizeof(path), "%s/store", dir);
+	FILE *f = fopen(path, "w");
+	if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0)
+		die("write", NULL);
+	t0 = now_ms();
+	if (nvipam_store_open(path, false, 1000, &s, &why) < 0 || nvipam_store_commit(&s, &why) < 0)
+		die("migrate", &why);
+	nvipam_store_close(&s);
+	printf("the whole migration (read, write the pool log and its snapshot, synced) %.1f ms, once\n",
+	       now_ms() - t0);
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	text_buf_free(&b);
+}
+
+int main(void)
+{
+	printf("load average before: ");
+	fflush(stdout);
+	if (system("cut -d' ' -f1-3 /proc/loadavg") != 0)
+		printf("?\n");
+	sweep();
+	migration();
+	return 0;
+}

@@ -1,0 +1,179 @@
+/*
+ * libFuzzer target: every reader of the nv-ipam store: the store file (version 2, our
+ * single-file version 1, the reference daemon's), the pool log's lines, the pool
+ * snapshot; and the round trip of a log line made of the input's strings
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/cni/error.h"
+#include "common/util/rfc3339.h"
+#include "common/util/text.h"
+#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store_format.h"
+#include "ipam/nv-ipam/store_migrate.h"
+#include "ipam/nv-ipam/store_snap.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "%s\n", what);
+	abort();
+}
+
+/* A refusal always says why: the message reaches the operator. */
+static void store_file(const uint8_t *data, size_t size)
+{
+	struct store_legacy l;
+	enum store_file_kind kind;
+	struct cni_err why = { 0 };
+	int r = store_migrate_read((const char *)data, size, &kind, &l, &why);
+
+	if (r < 0 && !why.msg[0])
+		fail("store file refused without a reason");
+	if (r < 0)
+		return;
+	for (size_t i = 0; i < l.n_allocs; i++)
+		if (!l.allocs[i].pool || !*l.allocs[i].pool || !l.allocs[i].container_id ||
+		    !l.allocs[i].ifname || !ip_addr_size(&l.allocs[i].ip))
+			fail("an older store's allocation without pool, IDs or address");
+	store_migrate_free(&l);
+}
+
+static void pool_log(const uint8_t *data, size_t size)
+{
+	char *copy = malloc(size + 1), why[256];
+	struct store_reader rd;
+	struct store_line l;
+	const char *key;
+	uint64_t id;
+	int r;
+
+	if (!copy)
+		abort();
+	memcpy(copy, data, size);
+	copy[size] = '\0';
+	r = store_format_read_header(&rd, copy, size, &key, &id, why, sizeof(why));
+	while (r >= 0 && key && (r = store_format_next(&rd, &l, why, sizeof(why))) > 0) {
+		if (rd.pos > size)
+			fail("reader went past the end");
+		if (l.type == 'A' && (!l.alloc.container_id || !l.alloc.ifname || !l.alloc.pod_name ||
+				      !ip_addr_size(&l.alloc.ip)))
+			fail("A line without its strings or address");
+	}
+	free(copy);
+}
+
+static void count(size_t i, void *ctx)
+{
+	(*(size_t *)ctx) += i + 1;
+}
+
+static void snapshot(const uint8_t *data, size_t size)
+{
+	/* Aligned as a mapping is. */
+	char *copy = malloc(size + 1);
+	struct store_snap snap;
+	char pool[] = "p";
+
+	if (!copy)
+		abort();
+	memcpy(copy, data, size);
+	if (store_snap_parse(copy, size, &snap) == 0) {
+		size_t seen = 0;
+
+		for (size_t i = 0; i < snap.n_records && i < 4096; i++) {
+			struct nvipam_alloc a;
+
+			if (store_snap_record(&snap, i, pool, &a) == 0) {
+				(void)store_snap_find_ip(&snap, &a.ip);
+				store_snap_find_attachment(&snap, a.container_id, a.ifname, count, &seen);
+			}
+			(void)store_snap_txn(&snap, i);
+		}
+		store_snap_find_attachment(&snap, "c", "e", count, &seen);
+	}
+	free(copy);
+}
+
+/* Up to seven strings cut from the input at its NUL bytes, then an address and a time. */
+static void line_round_trip(const uint8_t *data, size_t size)
+{
+	char *strs = malloc(size + 1), *p = strs, *end, *buf, why[256];
+	char *f[7] = { (char *)"", (char *)"", (char *)"", (char *)"", (char *)"", (char *)"", (char *)"" };
+	struct text_buf b = { 0 };
+	struct store_reader rd;
+	struct store_line l = { .type = 'A', .partner = "" }, back;
+	const char *key;
+	uint64_t id;
+	time_t created = 0;
+
+	if (!strs)
+		abort();
+	memcpy(strs, data, size);
+	strs[size] = '\0';
+	end = strs + size;
+	for (int i = 0; i < 7 && p < end; i++) {
+		f[i] = p;
+		p += strlen(p) + 1;
+	}
+	l.alloc.ip.family = size % 2 ? AF_INET6 : AF_INET;
+	for (size_t i = 0; i < sizeof(l.alloc.ip.bytes) && i < size; i++)
+		l.alloc.ip.bytes[i] = data[size - 1 - i];
+	if (l.alloc.ip.family == AF_INET)
+		memset(l.alloc.ip.bytes + 4, 0, 12);
+	for (size_t i = 0; i < 8 && i < size; i++)
+		created = (time_t)((uint64_t)created << 8 | data[i]);
+	l.alloc.container_id = f[0];
+	l.alloc.ifname = f[1];
+	l.alloc.network = f[2];
+	l.alloc.pod_namespace = f[3];
+	l.alloc.pod_name = f[4];
+	l.alloc.pod_uid = f[5];
+	l.alloc.device_id = f[6];
+	l.alloc.created = created;
+	l.flags = STORE_ADD_ROUND_ROBIN;
+	store_format_header(&b, "pool", 42);
+	if (store_format_line(&b, &l) < 0 || b.oom) {
+		text_buf_free(&b);
+		free(strs);
+		return;
+	}
+	buf = b.data;
+	if (store_format_read_header(&rd, buf, b.len, &key, &id, why, sizeof(why)) < 0 || !key ||
+	    strcmp(key, "pool") != 0 || id != 42)
+		fail("header not read back");
+	if (store_format_next(&rd, &back, why, sizeof(why)) != 1) {
+		fprintf(stderr, "%s\n", why);
+		fail("a line written is not read back");
+	}
+	if (strcmp(back.alloc.container_id, f[0]) || strcmp(back.alloc.ifname, f[1]) ||
+	    strcmp(back.alloc.network, f[2]) || strcmp(back.alloc.pod_namespace, f[3]) ||
+	    strcmp(back.alloc.pod_name, f[4]) || strcmp(back.alloc.pod_uid, f[5]) ||
+	    strcmp(back.alloc.device_id, f[6]))
+		fail("a string changed on the way");
+	if (back.alloc.ip.family != l.alloc.ip.family ||
+	    memcmp(back.alloc.ip.bytes, l.alloc.ip.bytes, sizeof(l.alloc.ip.bytes)) != 0)
+		fail("the address changed on the way");
+	if (back.alloc.created != (created < 0 ? 0 : created > RFC3339_MAX ? RFC3339_MAX : created))
+		fail("the time changed on the way");
+	if (back.flags != STORE_ADD_ROUND_ROBIN || store_format_next(&rd, &back, why, sizeof(why)) != 0)
+		fail("more came back than was written");
+	text_buf_free(&b);
+	free(strs);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	store_file(data, size);
+	pool_log(data, size);
+	snapshot(data, size);
+	line_round_trip(data, size);
+	return 0;
+}

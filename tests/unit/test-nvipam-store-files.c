@@ -1,0 +1,778 @@
+/*
+ * Unit tests: the nv-ipam store's files: pool logs (torn, damaged, pending two-pool ADDs),
+ * snapshots (used only when they match their log), and the older single-file stores
+ * migrated on first use (ours, version 1, and the reference node daemon's)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "common/cni/error.h"
+#include "common/cni/json.h"
+#include "common/util/cleanup.h"
+#include "ipam/nv-ipam/store.h"
+#include "tests/unit/store-helpers.h"
+
+#define V2 "{\"version\":2,\"pools\":\"store.d\"}\n"
+#define HEADER(key) "nv-ipam-pool-log\t1\t" key "\t00000000000000aa"
+
+/* A store of version 2 with one pool log made of @lines (each with its checksum added). */
+static char *write_log(const char *pool_file, const char *const *lines, size_t n)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *dir = path_in("store.d");
+	char *log = NULL;
+	struct text {
+		char *s;
+		size_t len;
+	} all = { 0 };
+	FILE *f = open_memstream(&all.s, &all.len);
+
+	assert_non_null(f);
+	write_all(path, V2, strlen(V2));
+	(void)mkdir(dir, 0700);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *l = log_line(lines[i]);
+
+		fputs(l, f);
+	}
+	assert_int_equal(fclose(f), 0);
+	assert_true(asprintf(&log, "%s/%s", dir, pool_file) > 0);
+	write_all(log, all.s, all.len);
+	free(all.s);
+	return log;
+}
+
+static void expect_pools_open_fails(const char *path, const char *key, int code, const char *part)
+{
+	struct nvipam_store s = NVIPAM_STORE_INIT;
+	struct cni_err err = { 0 };
+
+	if (nvipam_store_open_pools(path, false, 0, &key, 1, &s, &err) >= 0)
+		fail_msg("pool %s opened, expected \"%s\"", key, part);
+	if (err.code != code || !strstr(err.msg, part))
+		fail_msg("want code %d with \"%s\", got %d \"%s\"", code, part, err.code, err.msg);
+	assert_null(s.path);
+}
+
+/* ---- pool logs ---- */
+
+static void test_torn_tail(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *log = path_in("store.d/pool1.log");
+	const char *keys[] = { "pool1", NULL };
+	const char torn[] = "A\tr\t\t\t10.0.0.9\tkilled\tnet1\tn\t\t\t\t\t2024-06";
+	_cleanup_free_ char *text = NULL;
+	struct nvipam_store s;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	open_ok(path, &s);
+	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
+	commit_ok(&s);
+	nvipam_store_close(&s);
+	/* A writer killed in the middle of its line left part of it, no newline. */
+	f = fopen(log, "a");
+	assert_non_null(f);
+	fputs(torn, f);
+	fclose(f);
+	open_ok(path, &s);
+	assert_int_equal(s.n_allocs, 1);
+	assert_ip(&s.pools[0].last_reserved, "10.0.0.1");
+	nvipam_store_close(&s);
+	/* The next writer cuts it before its own line: what follows a line is a line. */
+	open_pools_ok(path, keys, &s);
+	assert_null(nvipam_store_find(&s, "pool1", "killed", "net1"));
+	add_ok(&s, "pool1", "10.0.0.2", "c2", "net1", true);
+	commit_ok(&s);
+	nvipam_store_close(&s);
+	text = read_all(log, &len);
+	assert_null(strstr(text, "killed"));
+	assert_int_equal(text[len - 1], '\n');
+	open_ok(path, &s);
+	assert_int_equal(s.n_allocs, 2);
+	nvipam_store_close(&s);
+}
+
+static void test_torn_header(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *dir = path_in("store.d");
+	_cleanup_free_ char *log = path_in("store.d/pool1.log");
+	const char *keys[] = { "pool1", NULL };
+	struct nvipam_store s;
+
+	(void)state;
+	/* Killed while creating the log: a header without its newline, nothing else. */
+	write_all(path, V2, strlen(V2));
+	assert_int_equal(mkdir(dir, 0700), 0);
+	write_all(log, "nv-ipam-pool-log\t1\tpo", 21);
+	open_ok(path, &s);
+	assert_int_equal(s.n_pools, 0);
+	nvipam_store_close(&s);
+	open_pools_ok(path, keys, &s);
+	assert_int_equal(s.n_allocs, 0);
+	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
+	commit_ok(&s);
+	nvipam_store_close(&s);
+	open_ok(path, &s);
+	assert_int_equal(s.n_allocs, 1);
+	nvipam_store_close(&s);
+}
+
+static void test_damaged_logs_untouched(void **state)
+{
+	static const struct {
+		const char *line; /* the line after the header, its checksum added */
+		const char *why;
+	} cases[] = {
+		{ "Q\tx", "line 2: unknown kind of line" },
+		{ "D\tc1", "line 2: wrong number of fields" },
+		{ "A\tz\t\t\t10.0.0.1\tc\te\tn\t\t\t\t\t2024-06-14T10:00:00Z", "line 2: invalid flags" },
+		{ "A\tr\t\t\t10.0.0.300\tc\te\tn\t\t\t\t\t2024-06-14T10:00:00Z", "line 2: invalid IP address" },
+		{ "A\tr\t\t\t10.0.0.1\tc\\q\te\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		  "line 2: invalid escape or character in a field" },
+		{ "A\tr\t\t\t10.0.0.1\tc\x01\te\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		  "line 2: invalid escape or character in a field" },
+		{ "A\tp\t00000000000000ab\t\t10.0.0.1\tc\te\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		  "line 2: invalid transaction" },
+		{ "A\tr\t12\t\t10.0.0.1\tc\te\tn\t\t\t\t\t2024-06-14T10:00:00Z", "line 2: invalid transaction" },
+		{ "A\t\t\tq\t10.0.0.1\tc\te\tn\t\t\t\t\t2024-06-14T10:00:00Z", "line 2: invalid transaction" },
+		{ "A\tr\t\t\t10.0.0.1\tc\te\tn\t\t\t\t\t2024-02-30T10:00:00Z", "line 2: invalid creation time" },
+		{ "C\t0000000000000000", "line 2: invalid transaction" },
+		{ "L\tnope", "line 2: invalid IP address" },
+	};
+	_cleanup_free_ char *path = path_in("store");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *lines[] = { HEADER("pool1"), cases[i].line };
+		_cleanup_free_ char *log = write_log("pool1.log", lines, 2);
+		_cleanup_free_ char *before = NULL, *after = NULL;
+		size_t len, after_len;
+
+		print_message("# case %zu: %s\n", i, cases[i].why);
+		before = read_all(log, &len);
+		expect_open_fails(path, CNI_ERR_IO, "is corrupt: ");
+		expect_open_fails(path, CNI_ERR_IO, cases[i].why);
+		expect_pools_open_fails(path, "pool1", CNI_ERR_IO, cases[i].why);
+		after = read_all(log, &after_len);
+		assert_int_equal(after_len, len);
+		assert_memory_equal(after, before, len);
+	}
+}
+
+static void test_damaged_headers_and_checksums(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	char *log, *text;
+	size_t len;
+
+	(void)state;
+	{
+		const char *lines[] = { HEADER("other") };
+
+		log = write_log("pool1.log", lines, 1);
+		expect_open_fails(path, CNI_ERR_IO, "pool1.log is corrupt: its header names another pool");
+		expect_pools_open_fails(path, "pool1", CNI_ERR_IO, "its header names another pool");
+		free(log);
+	}
+	{
+		const char *lines[] = { "nv-ipam-pool-log\t2\tpool1\t00000000000000aa" };
+
+		log = write_log("pool1.log", lines, 1);
+		expect_open_fails(path, CNI_ERR_IO, "pool1.log has an unsupported pool log version 2");
+		free(log);
+	}
+	{
+		const char *lines[] = { "hello\t1\tpool1\t00000000000000aa" };
+
+		log = write_log("pool1.log", lines, 1);
+		expect_open_fails(path, CNI_ERR_IO, "line 1: not an nv-ipam pool log");
+		free(log);
+	}
+	{
+		const char *lines[] = { HEADER("pool1"), "D\tc1\tnet1", "D\tc2\tnet1" };
+
+		/* One byte of a line changed: its checksum says so. */
+		log = write_log("pool1.log", lines, 3);
+		text = read_all(log, &len);
+		*strstr(text, "c2") = 'x';
+		write_all(log, text, len);
+		free(text);
+		expect_open_fails(path, CNI_ERR_IO, "line 3: checksum mismatch");
+		/* A line without a checksum at all. */
+		write_all(log, "D\tc1\tnet1\n", 10);
+		expect_open_fails(path, CNI_ERR_IO, "line 1: no checksum");
+		free(log);
+	}
+}
+
+static void test_duplicate_address(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	const char *lines[] = {
+		HEADER("pool1"),
+		"A\tr\t\t\t10.0.0.1\tc1\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		"A\tr\t\t\t10.0.0.1\tc2\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+	};
+	_cleanup_free_ char *log = write_log("pool1.log", lines, 3);
+	struct nvipam_store s;
+	struct cni_err err = { 0 };
+
+	(void)state;
+	expect_open_fails(path, CNI_ERR_IO, "IP 10.0.0.1 is held twice in pool \"pool1\"");
+	expect_pools_open_fails(path, "pool1", CNI_ERR_IO, "held twice");
+	/* The tool loads it, to report it and release one holder. */
+	assert_int_equal(nvipam_store_open_inspect(path, 100, &s, &err), 0);
+	assert_int_equal(s.n_allocs, 2);
+	assert_int_equal(nvipam_store_remove(&s, "pool1", "c2", "net1"), 1);
+	commit_ok(&s);
+	nvipam_store_close(&s);
+	open_ok(path, &s);
+	assert_int_equal(s.n_allocs, 1);
+	nvipam_store_close(&s);
+}
+
+/* D releases every address of the attachment; L sets the last pick; C and X settle pending lines. */
+static void test_replayed_lines(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	const char *lines[] = {
+		HEADER("a"),
+		"A\tr\t\t\t10.0.0.1\tc1\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		"A\t\t\t\t10.0.0.9\tc1\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		"A\tr\t\t\t10.0.0.2\tc2\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		"D\tc1\tnet1",
+		"L\t10.0.0.7",
+		"A\tp\t0000000000000011\tz\t10.0.0.3\tc3\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		"A\tp\t0000000000000012\tz\t10.0.0.4\tc4\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		"A\tp\t0000000000000013\tz\t10.0.0.5\tc5\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
+		"C\t0000000000000011",
+		"X\t0000000000000012",
+	};
+	_cleanup_free_ char *log = write_log("a.log", lines, sizeof(lines) / sizeof(lines[0]));
+	struct nvipam_store s;
+
+	(void)state;
+	/* Pool z does not exist: the pending line of transaction 13 did not happen. */
+	open_ok(path, &s);
+	assert_null(nvipam_store_find(&s, "a", "c1", "net1"));
+	assert_non_null(nvipam_store_find(&s, "a", "c2", "net1"));
+	assert_non_null(nvipam_store_find(&s, "a", "c3", "net1"));
+	assert_null(nvipam_store_find(&s, "a", "c4", "net1"));
+	assert_null(nvipam_store_find(&s, "a", "c5", "net1"));
+	assert_int_equal(s.n_allocs, 2);
+	assert_ip(&s.pools[0].last_reserved, "10.0.0.7");
+	nvipam_store_close(&s);
+}
+
+/* ---- snapshots ---- */
+
+static void fill(const char *path, const char *pool, int from, int n)
+{
+	const char *keys[] = { pool, NULL };
+	struct nvipam_store s;
+
+	open_pools_ok(path, keys, &s);
+	for (int i = from; i < from + n; i++) {
+		char addr[32], cid[32];
+
+		snprintf(addr, sizeof(addr), "10.2.%d.%d", i / 250, i % 250 + 1);
+		snprintf(cid, sizeof(cid), "c%d", i);
+		add_ok(&s, pool, addr, cid, "net1", true);
+	}
+	/* And some released, so that the log has D lines after the snapshot too. */
+	for (int i = from; i < from + n; i += 7) {
+		char cid[32];
+
+		snprintf(cid, sizeof(cid), "c%d", i);
+		assert_int_equal(nvipam_store_remove(&s, pool, cid, "net1"), 1);
+	}
+	commit_ok(&s);
+	nvipam_store_close(&s);
+}
+
+/* The pool as nv-ipam sees it with some pools open, checked against what fill() made. */
+static void expect_filled(const char *path, const char *pool, int n)
+{
+	const char *keys[] = { pool, NULL };
+	struct nvipam_store s;
+	struct ip_addr *ips;
+	struct ip_addr last;
+	bool has_last;
+	size_t count;
+
+	open_pools_ok(path, keys, &s);
+	for (int i = 0; i < n; i++) {
+		char cid[32];
+
+		snprintf(cid, sizeof(cid), "c%d", i);
+		if ((i % 150) % 7 == 0)
+			assert_null(nvipam_store_find(&s, pool, cid, "net1"));
+		else
+			assert_non_null(nvipam_store_find(&s, pool, cid, "net1"));
+	}
+	assert_int_equal(nvipam_store_usage(&s, pool, &ips, &count, &has_last, &last), 0);
+	free(ips);
+	assert_int_equal(count, (size_t)n - (size_t)(n / 150) * 22);
+	nvipam_store_close(&s);
+}
+
+static void test_snapshots_must_match(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *snap = path_in("store.d/p.snap");
+	_cleanup_free_ char *other = path_in("store.d/q.snap");
+	_cleanup_free_ char *saved = NULL, *text = NULL;
+	size_t saved_len, len;
+
+	(void)state;
+	fill(path, "p", 0, 150);
+	fill(path, "q", 0, 150);
+	assert_true(exists(snap));
+	expect_filled(path, "p", 150);
+	saved = read_all(snap, &saved_len);
+	fill(path, "p", 150, 150);
+	expect_filled(path, "p", 300);
+	/* An older snapshot of the same log: more of the log is read after it. */
+	write_all(snap, saved, saved_len);
+	expect_filled(path, "p", 300);
+	/* Another pool's snapshot. */
+	text = read_all(other, &len);
+	write_all(snap, text, len);
+	expect_filled(path, "p", 300);
+	/* Garbage, nothing, half a snapshot. */
+	write_all(snap, "not a snapshot", 14);
+	expect_filled(path, "p", 300);
+	write_all(snap, "", 0);
+	expect_filled(path, "p", 300);
+	write_all(snap, saved, saved_len / 2);
+	expect_filled(path, "p", 300);
+	/* Damaged records and tables stay inside the file whatever they say. */
+	for (size_t i = 200; i + 8 < saved_len; i += 37)
+		saved[i] ^= 0x5a;
+	write_all(snap, saved, saved_len);
+	{
+		const char *keys[] = { "p", NULL };
+		struct nvipam_store s;
+		struct ip_addr *ips;
+		struct ip_addr last;
+		bool has_last;
+		size_t n;
+
+		open_pools_ok(path, keys, &s);
+		(void)nvipam_store_find(&s, "p", "c3", "net1");
+		assert_int_equal(nvipam_store_usage(&s, "p", &ips, &n, &has_last, &last), 0);
+		free(ips);
+		nvipam_store_close(&s);
+	}
+}
+
+/* ---- our single-file store of version 1 ---- */
+
+static void test_v1_migrated_by_whole_open(void **state)
+{
+	/* What the reader takes: any member order, unknown members, nulls, escapes, whitespace. */
+	static const char doc[] =
+		"\n{\n  \"allocations\" : [\n    {\"created\": \"2024-06-14T10:00:00Z\", \"ip\": \"10.0.0.1\","
+		" \"ifname\": \"net1\", \"containerID\": \"c1\", \"pool\": \"p\\u00e9\",\r\n"
+		"     \"network\": null, \"podName\": \"\\u00e9\\ud83d\\ude00\\/\\n\\\"\\\\\\t\\b\\f\\r\xc3\xa9\","
+		"     \"future\": {\"a\": [1, -1.5e+3, 0, 2E-7, true, false, null, \"x\", {}, [], {\"b\":[[]]}]}},\n"
+		"    {\"pool\": \"q\", \"ip\": \"fd00::1\", \"containerID\": \"c2\", \"ifname\": \"net1\","
+		" \"created\": \"2024-06-14T12:30:00+02:30\"}\n"
+		"  ],\n  \"extra\": [],\n"
+		"  \"pools\": {\"p\\u00e9\": {\"lastReservedIP\": \"10.0.0.1\", \"other\": 1},"
+		" \"q\": {\"lastReservedIP\": null}, \"r\": {\"lastReservedIP\": \"10.9.9.9\"}},\n"
+		"  \"version\": 1\n}\n\t ";
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *text = NULL;
+	struct nvipam_store s;
+	struct nvipam_alloc *a;
+
+	(void)state;
+	write_all(path, doc, strlen(doc));
+	for (int pass = 0; pass < 2; pass++) {
+		open_ok(path, &s);
+		/* Converted: dirty, so that the next commit writes the pool logs. */
+		assert_int_equal(s.dirty, pass == 0);
+		assert_int_equal(s.n_allocs, 2);
+		assert_int_equal(s.n_pools, 3);
+		a = nvipam_store_find(&s, "p\xc3\xa9", "c1", "net1");
+		assert_non_null(a);
+		assert_string_equal(a->network, "");
+		assert_string_equal(a->pod_name, "\xc3\xa9\xf0\x9f\x98\x80/\n\"\\\t\b\f\r\xc3\xa9");
+		assert_string_equal(a->pod_namespace, "");
+		assert_int_equal(a->created, T_REF);
+		a = nvipam_store_find(&s, "q", "c2", "net1");
+		assert_non_null(a);
+		assert_int_equal(a->created, T_REF);
+		for (size_t i = 0; i < s.n_pools; i++) {
+			if (strcmp(s.pools[i].key, "q") == 0)
+				assert_false(s.pools[i].has_last);
+			else
+				assert_true(s.pools[i].has_last);
+		}
+		if (pass == 0) {
+			/* Before the commit the older store is as it was. */
+			text = read_all(path, NULL);
+			assert_string_equal(text, doc);
+			free(text);
+			commit_ok(&s);
+		}
+		nvipam_store_close(&s);
+	}
+	text = read_all(path, NULL);
+	assert_string_equal(text, V2);
+}
+
+static void test_v1_migrated_by_add(void **state)
+{
+	static const char doc[] =
+		"{\"version\":1,\"pools\":{\"pool1\":{\"lastReservedIP\":\"10.0.0.2\"}},\"allocations\":["
+		"{\"pool\":\"pool1\",\"ip\":\"10.0.0.2\",\"containerID\":\"c1\",\"ifname\":\"net1\"}]}\n";
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *dir = path_in("store.d");
+	_cleanup_free_ char *stale = path_in("store.d/gone.log");
+	_cleanup_free_ char *text = NULL;
+	const char *keys[] = { "pool1", NULL };
+	struct nvipam_store s;
+
+	(void)state;
+	/* A pool log the older store does not know (a rollback, then a roll forward): dropped. */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	write_all(stale, "x\n", 2);
+	write_all(path, doc, strlen(doc));
+	open_pools_ok(path, keys, &s);
+	assert_non_null(nvipam_store_find(&s, "pool1", "c1", "net1"));
+	assert_ip(&s.pools[0].last_reserved, "10.0.0.2");
+	nvipam_store_close(&s);
+	/* Migrated on first use, whether or not anything was written after. */
+	text = read_all(path, NULL);
+	assert_string_equal(text, V2);
+	assert_false(exists(stale));
+	open_ok(path, &s);
+	assert_int_equal(s.n_allocs, 1);
+	assert_false(s.dirty);
+	nvipam_store_close(&s);
+}
+
+static void test_v1_corrupt_untouched(void **state)
+{
+	static const struct {
+		const char *doc;
+		const char *why;
+	} cases[] = {
+		{ "{\"version\":1,\"allocations\":[", "unexpected end of JSON input" },
+		{ "{\"version\":1,\"allocations\":[]}x", "at offset 30" },
+		{ "{\"version\":1,\"x\":[1,]}", "is corrupt: " },
+		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":"
+		  "\"a\\u0000b\",\"ifname\":\"e\"}]}", "NUL character in string" },
+		{ "{\"version\":1,\"x\":\"a\xff" "b\"}", "is corrupt: " },
+		{ "{\"version\":1,\"x\":[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]}", "is corrupt: " },
+		{ "{\"version\":1.0}", "field \"version\"" },
+		{ "{\"version\":\"1\"}", "field \"version\"" },
+		{ " \n", "unexpected end" },
+		{ "[]", "expected an object, got array" },
+		{ "{\"allocations\":[]}", "field \"version\" is missing" },
+		{ "{\"version\":1,\"allocations\":{}}", "allocations" },
+		{ "{\"version\":1,\"pools\":[]}", "pools" },
+		{ "{\"version\":1,\"pools\":{\"p\":{\"lastReservedIP\":\"10.0.0.300\"}}}",
+		  "pools[\"p\"]: field \"lastReservedIP\": \"10.0.0.300\" is not an IP address" },
+		{ "{\"version\":1,\"pools\":{\"p\":1}}", "pools[\"p\"]: expected an object" },
+		{ "{\"version\":1,\"allocations\":[1]}", "allocations[0]: expected an object" },
+		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"\",\"containerID\":\"c\","
+		  "\"ifname\":\"e\"}]}", "allocations[0]: field \"ip\" is missing" },
+		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":7,\"containerID\":\"c\","
+		  "\"ifname\":\"e\"}]}", "allocations[0]" },
+		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"nope\",\"containerID\":\"c\","
+		  "\"ifname\":\"e\"}]}", "\"nope\" is not an IP address" },
+		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"ifname\":\"e\"}]}",
+		  "allocations[0]: field \"containerID\" is missing" },
+		{ "{\"version\":1,\"allocations\":[{\"pool\":\"\",\"ip\":\"10.0.0.1\",\"containerID\":\"c\","
+		  "\"ifname\":\"e\"}]}", "field \"pool\" is missing or empty" },
+		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c\","
+		  "\"ifname\":\"e\",\"podName\":false}]}", "allocations[0]" },
+		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c\","
+		  "\"ifname\":\"e\",\"created\":\"2024-02-30T00:00:00Z\"}]}", "is not an RFC 3339 time" },
+		{ "{\"version\":1,\"allocations\":["
+		  "{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c1\",\"ifname\":\"e\"},"
+		  "{\"pool\":\"q\",\"ip\":\"10.0.0.1\",\"containerID\":\"c2\",\"ifname\":\"e\"},"
+		  "{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c3\",\"ifname\":\"e\"}]}",
+		  "IP 10.0.0.1 is held twice in pool \"p\"" },
+		{ "{\"version\":1,\"allocations\":[]}\n\0", "NUL byte" },
+		{ "{\"version\":3,\"allocations\":[]}", "has an unsupported version 3 (this plugin reads versions 1 and 2)" },
+		/* "version" is looked at before anything else is trusted. */
+		{ "{\"allocations\":[{\"address\":\"10.0.0.1\"}],\"version\":7}", "unsupported version 7" },
+	};
+	_cleanup_free_ char *path = path_in("store");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = strlen(cases[i].doc) + (strstr(cases[i].why, "NUL byte") ? 1 : 0);
+		_cleanup_free_ char *after = NULL;
+		size_t after_len;
+
+		write_all(path, cases[i].doc, len);
+		print_message("# case %zu: %s\n", i, cases[i].why);
+		expect_open_fails(path, CNI_ERR_IO, cases[i].why);
+		expect_pools_open_fails(path, "p", CNI_ERR_IO, cases[i].why);
+		after = read_all(path, &after_len);
+		assert_int_equal(after_len, len);
+		assert_memory_equal(after, cases[i].doc, len);
+	}
+}
+
+/* ---- the reference daemon's store ---- */
+
+static void test_migration_from_reference(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *log = path_in("store.d/pool1.log");
+	_cleanup_free_ char *ref = NULL, *text = NULL;
+	struct nvipam_store s;
+	struct nvipam_alloc *a;
+	size_t len;
+
+	(void)state;
+	ref = golden("nvipam-store-reference.json", &len);
+	write_all(path, ref, len);
+	for (int pass = 0; pass < 2; pass++) {
+		open_ok(path, &s);
+		assert_int_equal(s.dirty, pass == 0);
+		assert_int_equal(s.n_pools, 1);
+		assert_string_equal(s.pools[0].key, "pool1");
+		assert_true(s.pools[0].has_last);
+		assert_ip(&s.pools[0].last_reserved, "192.168.0.2");
+		assert_int_equal(s.n_allocs, 1);
+		a = nvipam_store_find(&s, "pool1", "a1b2c3", "net1");
+		assert_non_null(a);
+		assert_ip(&a->ip, "192.168.0.2");
+		assert_string_equal(a->network, "");
+		assert_string_equal(a->pod_namespace, "default");
+		assert_string_equal(a->pod_name, "test-pod");
+		assert_string_equal(a->pod_uid, "aaf0a0fc-9869-41ef-9214-48599f85b4fa");
+		assert_string_equal(a->device_id, "");
+		assert_int_equal(a->created, T_REF);
+		if (pass == 0) {
+			/* Before the commit the daemon's file is as it was. */
+			text = read_all(path, NULL);
+			assert_string_equal(text, ref);
+			free(text);
+			commit_ok(&s);
+		}
+		nvipam_store_close(&s);
+	}
+	text = read_all(path, NULL);
+	assert_string_equal(text, V2);
+	free(text);
+	text = read_all(log, NULL);
+	assert_non_null(strstr(text, "\t192.168.0.2\ta1b2c3\tnet1\t\tdefault\ttest-pod\t"
+				     "aaf0a0fc-9869-41ef-9214-48599f85b4fa\t\t2024-06-14T10:00:00Z\t"));
+	assert_non_null(strstr(text, "\nL\t192.168.0.2\t"));
+}
+
+/* Replace the first "checksum":<digits> of @doc with @value. */
+static char *with_checksum(const char *doc, const char *value)
+{
+	const char *p = strstr(doc, "\"checksum\":");
+	const char *end;
+	char *out;
+
+	assert_non_null(p);
+	p += strlen("\"checksum\":");
+	end = p + strspn(p, "0123456789");
+	assert_true(asprintf(&out, "%.*s%s%s", (int)(p - doc), doc, value, end) > 0);
+	return out;
+}
+
+static void test_reference_zero_checksum(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *ref = golden("nvipam-store-reference.json", NULL);
+	_cleanup_free_ char *doc = with_checksum(ref, "0");
+	_cleanup_free_ char *after = NULL;
+
+	(void)state;
+	assert_non_null(strstr(doc, "\"checksum\":0,"));
+	write_all(path, doc, strlen(doc));
+	expect_open_fails(path, CNI_ERR_IO, "is corrupt: checksum not set in store file");
+	expect_pools_open_fails(path, "pool1", CNI_ERR_IO, "checksum not set");
+	after = read_all(path, NULL);
+	assert_string_equal(after, doc);
+}
+
+static void test_reference_checksum_mismatch(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *ref = golden("nvipam-store-reference.json", NULL);
+	_cleanup_free_ char *after = NULL;
+	char *p = strstr(ref, "\"ip_address\":\"192.168.0.2\"");
+
+	(void)state;
+	assert_non_null(p);
+	p[strlen("\"ip_address\":\"192.168.0.")] = '3';
+	write_all(path, ref, strlen(ref));
+	expect_open_fails(path, CNI_ERR_IO, "checksum mismatch (recorded 1786989456");
+	after = read_all(path, NULL);
+	assert_string_equal(after, ref);
+	/* "version" is checked here too. */
+	write_all(path, "{\"version\":2,\"checksum\":5,\"pools\":{}}",
+		  strlen("{\"version\":2,\"checksum\":5,\"pools\":{}}"));
+	expect_open_fails(path, CNI_ERR_IO, "unsupported nv-ipam daemon store version 2");
+}
+
+/* The checksum is over Go's marshalling, not the file's bytes: a reformatted file passes. */
+static void test_reference_reformatted_verifies(void **state)
+{
+	_cleanup_(json_object_putp) struct json_object *doc = NULL;
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *ref = golden("nvipam-store-reference.json", NULL);
+	struct json_object *pools, *pool;
+	struct nvipam_store s;
+	const char *text;
+
+	(void)state;
+	doc = json_tokener_parse(ref);
+	assert_non_null(doc);
+	/* Members the daemon does not know are dropped by Go before it checksums. */
+	json_object_object_add(doc, "extra", json_object_new_string("x"));
+	assert_true(json_object_object_get_ex(doc, "pools", &pools));
+	assert_true(json_object_object_get_ex(pools, "pool1", &pool));
+	json_object_object_add(pool, "unknown", json_object_new_int(5));
+	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY);
+	write_all(path, text, strlen(text));
+	open_ok(path, &s);
+	assert_int_equal(s.n_allocs, 1);
+	nvipam_store_close(&s);
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * A daemon file with two pools (Go writes map keys sorted, so this text is what it marshals
+ * with "checksum":0), an entry kept for release cooldown, IPv6 and escaped characters.
+ */
+static void test_migration_two_pools(void **state)
+{
+	static const char go[] =
+		"{\"version\":1,\"checksum\":0,\"pools\":{"
+		"\"cidrpool/p6\":{\"name\":\"p6\",\"entries\":{"
+		"\"c9_net2\":{\"container_id\":\"c9\",\"interface_name\":\"net2\","
+		"\"ip_address\":\"fd52:2eb5:44::5\",\"metadata\":{\"create_time\":\"2024-06-14T12:00:00+02:00\","
+		"\"pod_uuid\":\"u9\",\"pod_name\":\"a\\u003cb\\u0026c\",\"pod_namespace\":\"ns\","
+		"\"device_id\":\"0000:3b:00.2\",\"pool_config_snapshot\":\"\"}}},"
+		"\"last_pool_config\":\"\",\"last_reserved_ip\":\"\"},"
+		"\"pool1\":{\"name\":\"pool1\",\"entries\":{"
+		"\"a_net1\":{\"container_id\":\"a\",\"interface_name\":\"net1\",\"ip_address\":\"10.0.0.2\","
+		"\"metadata\":{\"create_time\":\"\",\"pod_uuid\":\"\",\"pod_name\":\"\",\"pod_namespace\":\"\","
+		"\"device_id\":\"\",\"pool_config_snapshot\":\"{\\\"subnet\\\":\\\"10.0.0.0/24\\\"}\"}},"
+		"\"b_net1\":{\"container_id\":\"b\",\"interface_name\":\"net1\",\"ip_address\":\"10.0.0.3\","
+		"\"metadata\":{\"create_time\":\"2024-06-14T10:00:00Z\",\"pod_uuid\":\"\",\"pod_name\":\"p\","
+		"\"pod_namespace\":\"d\",\"device_id\":\"\",\"pool_config_snapshot\":\"\"}}},"
+		"\"last_pool_config\":\"\",\"last_reserved_ip\":\"10.0.0.3\"}}}";
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *doc = NULL, *with_released = NULL;
+	const char *keys[] = { "pool1", "cidrpool/p6", NULL };
+	char sum[16];
+	struct nvipam_store s;
+	struct nvipam_alloc *a;
+	struct ip_addr *ips = NULL;
+	struct ip_addr last;
+	bool has_last;
+	size_t n;
+
+	(void)state;
+	snprintf(sum, sizeof(sum), "%" PRIu32, fnv1a(go));
+	doc = with_checksum(go, sum);
+	/* released_at is left out of the daemon's checksum; the entry still holds its IP. */
+	{
+		const char *at = strstr(doc, "\"metadata\":{\"create_time\":\"2024-06-14T10:00:00Z\"");
+
+		assert_non_null(at);
+		assert_true(asprintf(&with_released, "%.*s\"released_at\":\"2024-06-15T00:00:00Z\",%s",
+				     (int)(at - doc), doc, at) > 0);
+	}
+	write_all(path, with_released, strlen(with_released));
+	/* Migrated by the first ADD (some pools open). */
+	open_pools_ok(path, keys, &s);
+	assert_false(s.dirty);
+	assert_int_equal(s.n_pools, 2);
+
+	a = nvipam_store_find(&s, "cidrpool/p6", "c9", "net2");
+	assert_non_null(a);
+	assert_ip(&a->ip, "fd52:2eb5:44::5");
+	assert_string_equal(a->pod_name, "a<b&c");
+	assert_string_equal(a->device_id, "0000:3b:00.2");
+	assert_int_equal(a->created, T_REF);
+	a = nvipam_store_find(&s, "pool1", "a", "net1");
+	assert_non_null(a);
+	assert_int_equal(a->created, 0);
+	assert_non_null(nvipam_store_find(&s, "pool1", "b", "net1"));
+
+	assert_int_equal(nvipam_store_usage(&s, "cidrpool/p6", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(n, 1);
+	assert_false(has_last);
+	free(ips);
+	assert_int_equal(nvipam_store_usage(&s, "pool1", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(n, 2);
+	assert_true(has_last);
+	assert_ip(&last, "10.0.0.3");
+	free(ips);
+	nvipam_store_close(&s);
+
+	/* The same text with one byte of a checksummed field changed is refused. */
+	doc[strlen(doc) - 5] = '4';
+	write_all(path, doc, strlen(doc));
+	expect_open_fails(path, CNI_ERR_IO, "checksum mismatch");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_torn_tail, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_torn_header, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_logs_untouched, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_headers_and_checksums, helper_setup,
+						helper_teardown),
+		cmocka_unit_test_setup_teardown(test_duplicate_address, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_replayed_lines, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_snapshots_must_match, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_v1_migrated_by_whole_open, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_v1_migrated_by_add, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_v1_corrupt_untouched, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_migration_from_reference, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_reference_zero_checksum, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_reference_checksum_mismatch, helper_setup,
+						helper_teardown),
+		cmocka_unit_test_setup_teardown(test_reference_reformatted_verifies, helper_setup,
+						helper_teardown),
+		cmocka_unit_test_setup_teardown(test_migration_two_pools, helper_setup, helper_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, helper_group_setup, helper_group_teardown);
+}
