@@ -20,6 +20,7 @@ check "no command is a usage error" "[ \$(err_of \"$TOOL\") = 2 ]"
 check "unknown command" "[ \$(err_of \"$TOOL\" frobnicate) = 2 ] && grep -q 'unknown command \"frobnicate\"' \"$work/err\""
 check "carve without --nodes" "[ \$(err_of \"$TOOL\" carve --pools x) = 2 ] && grep -q 'required' \"$work/err\" && [ ! -s \"$work/out\" ]"
 check "release with both selectors" "[ \$(err_of \"$TOOL\" release --container-id a --pod ns/p) = 2 ]"
+check "release takes no --pool-file (it never reads one)" "[ \$(err_of \"$TOOL\" release --pool-file /x --container-id a) = 2 ] && grep -q 'invalid option' \"$work/err\""
 check "release --pod without a namespace" "[ \$(err_of \"$TOOL\" release --pod p) = 2 ] && grep -q 'NAMESPACE/NAME' \"$work/err\""
 check "node-pools without a node" "[ \$(env -u NODE_NAME \"$TOOL\" node-pools --input /dev/null 2>&1 >/dev/null | grep -c required) = 1 ]"
 

@@ -64,11 +64,14 @@ struct cli_node_files {
 #define CLI_NODE_FILES_INIT                                                                        \
 	{ NVIPAM_DEFAULT_STORE_FILE, NVIPAM_DEFAULT_POOL_FILE, NVIPAM_DEFAULT_LOCK_TIMEOUT_MS }
 
-/* Their long options (and --help), to put first in a subcommand's option table. */
-#define CLI_NODE_FILE_OPTIONS                                                                      \
+/*
+ * Their long options, to put first in a subcommand's option table: the store's for
+ * every subcommand, the pool file's only for those that read it (release does not).
+ */
+#define CLI_STORE_OPTIONS                                                                          \
 	{ "store", required_argument, NULL, 's' },                                                \
-	{ "pool-file", required_argument, NULL, 'f' },                                            \
 	{ "lock-timeout-ms", required_argument, NULL, 't' }
+#define CLI_NODE_FILE_OPTIONS CLI_STORE_OPTIONS, { "pool-file", required_argument, NULL, 'f' }
 
 /**
  * cli_options() - parse a subcommand's options

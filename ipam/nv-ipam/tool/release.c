@@ -109,7 +109,7 @@ static int release_option(int opt, const char *arg, void *ctx)
 int release_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_NODE_FILE_OPTIONS,
+		CLI_STORE_OPTIONS,
 		{ "container-id", required_argument, NULL, 'c' },
 		{ "ifname", required_argument, NULL, 'i' },
 		{ "pod", required_argument, NULL, 'P' },
