@@ -238,6 +238,14 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 		return 0;
 	}
 	if (r >= 0 && ctx.env.command == CNI_CMD_VERSION) {
+		_cleanup_free_ char *ignored = NULL;
+		size_t ignored_len;
+
+		/*
+		 * The runtime writes a config to stdin for VERSION too: read it (its content
+		 * does not matter) so that the writer never meets a closed pipe.
+		 */
+		(void)file_read_fd(STDIN_FILENO, CNI_JSON_MAX_BYTES, &ignored, &ignored_len);
 		print_version();
 		return 0;
 	}

@@ -61,6 +61,10 @@ t_cni VERSION '{"cniVersion": "1.1.0"}'
 t_ok "VERSION exits 0"
 t_jq "VERSION lists 0.3.1 ... 1.1.0" "$T_OUT" '.supportedVersions | join(" ")' \
 	"0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0"
+# A runtime slower to write the config than the plugin is to answer must not meet a
+# closed pipe (SIGPIPE, 141): VERSION reads its stdin as every other command does.
+{ sleep 0.3; printf '{"cniVersion": "1.1.0"}'; } | CNI_COMMAND=VERSION "$T_PLUGIN" >/dev/null
+t_eq "VERSION reads the config a runtime writes late" "0 0" "${PIPESTATUS[*]}"
 
 echo "# 2. a master that is not IPoIB is refused and nothing is created"
 # expect_nothing DESC POD HOST_BEFORE POD_BEFORE: no link appeared anywhere, no address reserved
