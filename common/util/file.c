@@ -374,6 +374,22 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 	return file_write_atomic_at(dirfd, name, data, len, mode, ret_step);
 }
 
+/*
+ * Where a temporary file's ".tmp.<pid>" starts in @entry, or NULL: only digits may
+ * follow, so that no other file (a pool named "a.tmp.b", whose log is "a.tmp.b.log")
+ * is ever taken for one.
+ */
+static const char *temp_suffix(const char *entry)
+{
+	const char *at = NULL;
+
+	for (const char *p = entry; (p = strstr(p, ".tmp.")); p++)
+		at = p;
+	if (!at || at == entry || !at[5] || at[5 + strspn(at + 5, "0123456789")])
+		return NULL;
+	return at;
+}
+
 void file_sweep_temps_at(int dirfd, const char *name)
 {
 	size_t name_len = name ? strlen(name) : 0;
@@ -392,11 +408,12 @@ void file_sweep_temps_at(int dirfd, const char *name)
 	/* readdir() of a descriptor that was read before starts where that left off. */
 	rewinddir(dir);
 	while ((e = readdir(dir))) {
-		const char *rest = !name ? strstr(e->d_name, ".tmp.") :
-				   strncmp(e->d_name, name, name_len) == 0 ? e->d_name + name_len : NULL;
+		const char *suffix = temp_suffix(e->d_name);
 
-		if (rest && (name || rest != e->d_name) && strncmp(rest, ".tmp.", 5) == 0)
-			(void)unlinkat(dirfd, e->d_name, 0);
+		if (!suffix || (name && ((size_t)(suffix - e->d_name) != name_len ||
+					 strncmp(e->d_name, name, name_len) != 0)))
+			continue;
+		(void)unlinkat(dirfd, e->d_name, 0);
 	}
 	closedir(dir);
 }

@@ -131,9 +131,11 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 
 /**
  * file_sweep_temps_at() - remove the temporary files killed writers left behind with
- *                         file_write_atomic_at(): every "<name>.tmp.*" in a directory
+ *                         file_write_atomic_at(): every "<name>.tmp.<digits>" in a
+ *                         directory
  * @dirfd: the directory
- * @name: the file's name in it; NULL: every file's ("*.tmp.*")
+ * @name: the file's name in it; NULL: every file's ("*.tmp.<digits>"; a name with
+ *        nothing but digits after its last ".tmp.")
  *
  * Only for a caller that holds whatever lock serialises the writers of @name: a live
  * writer's temporary file would go too.

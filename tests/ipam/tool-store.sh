@@ -137,4 +137,24 @@ check "check: a corrupt store is an error" "[ $rc = 1 ] && grep -q '^error: stor
 check "show: a corrupt store fails on stderr" "! T show --pool-file \"$work/pools.json\" 2>\"$work/err\" >/dev/null && grep -q 'corrupt' \"$work/err\""
 check "the corrupt store is untouched" "[ \"\$(cat \"$work/store\")\" = '{\"version\":1,\"pools\":{' ]"
 
+# Pools whose names hold ".tmp." keep their files when temporary files are swept (by
+# the tool, which opens the whole store, and by an ADD in a pool whose temporaries'
+# names they start like): an address is never handed out twice because a log went.
+cat >"$work/pools.json" <<JSON
+{"pools": {
+  "gpu.tmp.7": {"subnet": "10.66.0.0/24", "startIP": "10.66.0.2", "endIP": "10.66.0.9", "gateway": "10.66.0.1"},
+  "p": {"subnet": "10.67.0.0/24", "startIP": "10.67.0.2", "endIP": "10.67.0.9", "gateway": "10.67.0.1"},
+  "p.log.tmp.1": {"subnet": "10.68.0.0/24", "startIP": "10.68.0.2", "endIP": "10.68.0.9", "gateway": "10.68.0.1"}
+}}
+JSON
+rm -rf "$work/store" "$work/store.d"
+add t1 net1 ippool gpu.tmp.7 ns/pod-t1
+add t2 net1 ippool p.log.tmp.1 ns/pod-t2
+T show --pool-file "$work/pools.json" >/dev/null
+add t3 net1 ippool p ns/pod-t3
+add t4 net1 ippool gpu.tmp.7 ns/pod-t4
+add t5 net1 ippool p.log.tmp.1 ns/pod-t5
+check "pools named like temporary files keep their allocations" \
+	"[ \"\$(held)\" = 't1/net1=10.66.0.2 t2/net1=10.68.0.2 t3/net1=10.67.0.2 t4/net1=10.66.0.3 t5/net1=10.68.0.3' ]"
+
 exit $((fails > 0))

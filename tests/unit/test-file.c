@@ -180,12 +180,18 @@ static void test_write_atomic(void **state)
 	assert_int_equal(access(tmp, F_OK), -1);
 }
 
-/* Only "<name>.tmp.*" goes: the file itself, its lock and longer names that share the prefix stay. */
+/*
+ * Only "<name>.tmp.<digits>" goes: the file itself, its lock, longer names that share the
+ * prefix and files of other names that hold ".tmp." (a pool may be named "gpu.tmp.a" or
+ * "store.tmp.1") stay.
+ */
 static void test_sweep_temps(void **state)
 {
 	static const char *const keep[] = { "store", "store.lock", "store.gc", "store.gc.tmp.1",
-					     "storex.tmp.1", "store.tmpx" };
-	static const char *const gone[] = { "store.tmp.1", "store.tmp.99999", "store.tmp." };
+					     "storex.tmp.1", "store.tmpx", "store.tmp.",
+					     "store.tmp.1.log", "store.tmp.x1", "gpu.tmp.a.log",
+					     "p.log.tmp.1.lock" };
+	static const char *const gone[] = { "store.tmp.1", "store.tmp.99999" };
 	int fd = open(dir, O_RDONLY | O_DIRECTORY);
 
 	(void)state;
@@ -220,6 +226,8 @@ static void test_sweep_temps(void **state)
 	assert_int_equal(access(path_of("store.gc.tmp.1"), F_OK), -1);
 	assert_int_equal(access(path_of("storex.tmp.1"), F_OK), -1);
 	assert_int_equal(access(path_of(".tmp.9"), F_OK), 0);
+	for (size_t i = 5; i < sizeof(keep) / sizeof(keep[0]); i++)
+		assert_int_equal(access(path_of(keep[i]), F_OK), 0);
 	assert_int_equal(access(path_of("store.tmpx"), F_OK), 0);
 	assert_int_equal(access(path_of("store.gc"), F_OK), 0);
 	close(fd);
