@@ -339,8 +339,8 @@ static void test_snapshots_must_match(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *snap = path_in("store.d/p.snap");
 	_cleanup_free_ char *other = path_in("store.d/q.snap");
-	_cleanup_free_ char *saved = NULL, *text = NULL;
-	size_t saved_len, len;
+	_cleanup_free_ char *saved = NULL, *current = NULL, *text = NULL;
+	size_t saved_len, current_len, len;
 
 	(void)state;
 	fill(path, "p", 0, 150);
@@ -350,6 +350,7 @@ static void test_snapshots_must_match(void **state)
 	saved = read_all(snap, &saved_len);
 	fill(path, "p", 150, 150);
 	expect_filled(path, "p", 300);
+	current = read_all(snap, &current_len);
 	/* An older snapshot of the same log: more of the log is read after it. */
 	write_all(snap, saved, saved_len);
 	expect_filled(path, "p", 300);
@@ -364,24 +365,18 @@ static void test_snapshots_must_match(void **state)
 	expect_filled(path, "p", 300);
 	write_all(snap, saved, saved_len / 2);
 	expect_filled(path, "p", 300);
-	/* Damaged records and tables stay inside the file whatever they say. */
+	/*
+	 * Damaged records, addresses and tables: the body's checksum refuses them and the
+	 * log is read, so no held address hides from the allocator.
+	 */
 	for (size_t i = 200; i + 8 < saved_len; i += 37)
 		saved[i] ^= 0x5a;
 	write_all(snap, saved, saved_len);
-	{
-		const char *keys[] = { "p", NULL };
-		struct nvipam_store s;
-		struct ip_addr *ips;
-		struct ip_addr last;
-		bool has_last;
-		size_t n;
-
-		open_pools_ok(path, keys, &s);
-		(void)nvipam_store_find(&s, "p", "c3", "net1");
-		assert_int_equal(nvipam_store_usage(&s, "p", &ips, &n, &has_last, &last), 0);
-		free(ips);
-		nvipam_store_close(&s);
-	}
+	expect_filled(path, "p", 300);
+	/* One bit of an otherwise current snapshot is enough. */
+	current[current_len / 2] ^= 0x01;
+	write_all(snap, current, current_len);
+	expect_filled(path, "p", 300);
 }
 
 /* ---- our single-file store of version 1 ---- */
