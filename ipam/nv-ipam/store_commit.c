@@ -297,6 +297,11 @@ int store_commit_write(struct nvipam_store *s, bool defer_sync, struct cni_err *
 		    store_disk_append(s, d, b.data, b.len, false, &ignored) == 0) {
 			d->n_lines++;
 			(void)store_format_line_check(b.data, b.len, &d->tail_check);
+			/*
+			 * Every pool of the ADD synced its lines: the transaction stands, and the
+			 * snapshot pool_write() left out may record it as done.
+			 */
+			pool_snapshot(s, &s->pools[i]);
 		}
 		text_buf_free(&b);
 	}

@@ -659,6 +659,42 @@ static void grow_pool(const char *path, const char *pool, int n)
 	nvipam_store_close(&s);
 }
 
+/*
+ * A pool that is the first of two-pool ADDs gets its snapshot too (once the ADD stands):
+ * without one, each ADD would read its whole log.
+ */
+static void test_two_pools_snapshot(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *snap_a = path_in("store.d/a.snap");
+	const char *keys[] = { "a", "b", NULL };
+	struct nvipam_store s;
+
+	(void)state;
+	for (int i = 0; i < 100; i++) {
+		char addr4[32], addr6[32], cid[32];
+
+		snprintf(addr4, sizeof(addr4), "10.0.0.%d", i + 1);
+		snprintf(addr6, sizeof(addr6), "fd00::%x", i + 1);
+		snprintf(cid, sizeof(cid), "c%d", i);
+		open_pools_ok(path, keys, &s);
+		add_ok(&s, "a", addr4, cid, "net1", true);
+		add_ok(&s, "b", addr6, cid, "net1", true);
+		commit_ok(&s);
+		nvipam_store_close(&s);
+	}
+	assert_true(exists(snap_a));
+	open_pools_ok(path, keys, &s);
+	for (int i = 0; i < 100; i++) {
+		char cid[32];
+
+		snprintf(cid, sizeof(cid), "c%d", i);
+		assert_non_null(nvipam_store_find(&s, "a", cid, "net1"));
+		assert_non_null(nvipam_store_find(&s, "b", cid, "net1"));
+	}
+	nvipam_store_close(&s);
+}
+
 static void test_two_pools_all_or_nothing(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
@@ -1232,6 +1268,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_whole_store_excludes_pools, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_release, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_two_pools_all_or_nothing, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_two_pools_snapshot, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_commit_close, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_compaction, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_many_allocations, helper_setup, helper_teardown),
