@@ -532,8 +532,10 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
 	c.pool = p->key;
 	l.alloc = c;
 	l.flags = round_robin ? STORE_ADD_ROUND_ROBIN : 0;
-	/* Too long to be read back: refused now rather than written. */
+	/* Too long for the log of a shared pool: refused now rather than written. */
 	r = store_format_line(&b, &l);
+	if (r >= 0 && !b.oom && b.len > STORE_FORMAT_ADD_LINE_MAX)
+		r = -E2BIG;
 	text_buf_free(&b);
 	if (r < 0 || (r = store_model_queue(p, &l)) < 0)
 		return r;

@@ -28,11 +28,17 @@ struct text_buf;
  */
 #define STORE_FORMAT_VERSION 1
 /*
- * The longest line written or read: the strings of one allocation, escaped. Room for
- * what a runtime can pass (an environment string is at most 128 KiB) and a long
- * network name; a config asking for more is refused rather than recorded.
+ * The longest line read or rewritten: room for what older stores may hold (an
+ * environment string is at most 128 KiB, a network name had no bound), migrated whole.
  */
 #define STORE_FORMAT_LINE_MAX (512u * 1024u)
+/*
+ * The longest line an ADD appends: a pool's log, shared by every network of the pool,
+ * holds at most twice its live lines and 512 more, and must stay below the size read
+ * (STORE_DISK_MAX_BYTES) whatever a network config names. Real strings (a NAD name of
+ * 253 bytes, a pod's names and IDs) need well under 1 KiB, escaped.
+ */
+#define STORE_FORMAT_ADD_LINE_MAX (8u * 1024u)
 /* A file name stem: room left for ".log.tmp.<pid>" within NAME_MAX. */
 #define STORE_FORMAT_STEM_MAX 201
 

@@ -194,9 +194,10 @@ if section 2; then
 	BIG=$(printf 'a%.0s' $(seq 65536))
 	# plugin|key path|ADD's code for a newline|for 64 KiB. A NUL is code 6 where
 	# the key is read; invalid UTF-8 anywhere fails the parse (code 6, DEL too).
+	# A 64 KiB network name is more than nv-ipam records in a pool's log (code 7).
 	STRING_KEYS=(
 		"macvlan|cniVersion|1|1"
-		"macvlan|name|7|0"
+		"macvlan|name|7|7"
 		"macvlan|type|0|0"
 		"macvlan|master|7|7"
 		"macvlan|mode|7|7"

@@ -26,6 +26,7 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store_format.h"
 #include "tests/unit/store-helpers.h"
 
 /* ---- empty stores ---- */
@@ -224,11 +225,16 @@ static void test_created_times(void **state)
 	nvipam_store_close(&s);
 }
 
-/* A line too long to read back is refused when added, never written. */
+/*
+ * An ADD whose line would pass STORE_FORMAT_ADD_LINE_MAX is refused, never written: a
+ * network config's long strings cannot grow a shared pool's log past what is read. A
+ * longer line an older store held is migrated and read back whole.
+ */
 static void test_add_too_long(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
-	_cleanup_free_ char *huge = malloc(600 * 1024);
+	_cleanup_free_ char *old_path = path_in("old");
+	_cleanup_free_ char *huge = malloc(600 * 1024), *doc = NULL;
 	struct nvipam_store s;
 	struct nvipam_alloc a = mk("p", "10.0.0.1", "c", "e");
 
@@ -238,14 +244,30 @@ static void test_add_too_long(void **state)
 	a.network = huge;
 	open_ok(path, &s);
 	assert_int_equal(nvipam_store_add(&s, &a, true), -E2BIG);
+	huge[STORE_FORMAT_ADD_LINE_MAX] = '\0';
+	assert_int_equal(nvipam_store_add(&s, &a, true), -E2BIG);
 	assert_int_equal(s.n_allocs, 0);
 	assert_false(s.dirty);
-	/* A long name that fits (a network config may name its network so) is kept whole. */
-	huge[100 * 1024] = '\0';
+	/* A long name that fits is kept whole. */
+	huge[STORE_FORMAT_ADD_LINE_MAX - 200] = '\0';
 	assert_int_equal(nvipam_store_add(&s, &a, true), 0);
 	commit_ok(&s);
 	nvipam_store_close(&s);
 	open_ok(path, &s);
+	assert_int_equal(strlen(nvipam_store_find(&s, "p", "c", "e")->network),
+			 STORE_FORMAT_ADD_LINE_MAX - 200);
+	nvipam_store_close(&s);
+
+	memset(huge, 'x', 100 * 1024);
+	huge[100 * 1024] = '\0';
+	assert_true(asprintf(&doc, "{\"version\":1,\"pools\":{\"p\":{}},\"allocations\":[{\"pool\":\"p\","
+			     "\"ip\":\"10.0.0.1\",\"containerID\":\"c\",\"ifname\":\"e\",\"network\":\"%s\"}]}",
+			     huge) > 0);
+	write_all(old_path, doc, strlen(doc));
+	open_ok(old_path, &s);
+	assert_int_equal(strlen(nvipam_store_find(&s, "p", "c", "e")->network), 100 * 1024);
+	nvipam_store_close(&s);
+	open_ok(old_path, &s);
 	assert_int_equal(strlen(nvipam_store_find(&s, "p", "c", "e")->network), 100 * 1024);
 	nvipam_store_close(&s);
 }
