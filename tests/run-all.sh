@@ -15,7 +15,7 @@ cd "$top"
 tests/install-deps.sh test
 
 out=${TEST_BUILD_ROOT:-$top/build-tests}
-fuzz_seconds=${FUZZ_SECONDS:-60}
+fuzz_seconds=${FUZZ_SECONDS:-30}
 passed=0 failed=0 skipped=0
 status=0
 
