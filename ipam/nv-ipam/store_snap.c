@@ -31,7 +31,7 @@ struct snap_header {
 	uint32_t has_last;
 	struct ip_addr last;
 	uint32_t pad;
-	uint64_t body_check; /* text_checksum64() of everything after the header */
+	uint64_t body_check; /* body_checksum() of everything after the header */
 	uint64_t check;      /* text_checksum64() of the header before this member */
 };
 
@@ -64,6 +64,26 @@ static uint64_t ip_hash(const struct ip_addr *ip)
 static bool same_ip(const struct ip_addr *a, const struct ip_addr *b)
 {
 	return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
+}
+
+/*
+ * The body's checksum, four words at a time in independent lanes: the multiplies of one
+ * lane do not wait for another's. A body is megabytes at 10000 allocations, checked on
+ * every opening of the pool; text_checksum64()'s one lane made that 0.6 ms.
+ */
+static uint64_t body_checksum(const char *data, size_t len)
+{
+	uint64_t lane[4] = { len, len ^ 1, len ^ 2, len ^ 3 }, w;
+	size_t i = 0;
+
+	for (; i + sizeof(lane) <= len; i += sizeof(lane)) {
+		for (size_t k = 0; k < 4; k++) {
+			memcpy(&w, data + i + 8 * k, 8);
+			lane[k] = (lane[k] ^ w) * 0xbf58476d1ce4e5b9ULL;
+			lane[k] ^= lane[k] >> 31;
+		}
+	}
+	return text_checksum64(lane, sizeof(lane)) ^ text_checksum64(data + i, len - i);
 }
 
 /* Append @s with its NUL; its offset in the strings (which start at @base). */
@@ -167,7 +187,7 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 	if (b->oom)
 		return;
 	h.strings_len = b->len - strings_at;
-	h.body_check = text_checksum64(b->data + start + sizeof(h), b->len - start - sizeof(h));
+	h.body_check = body_checksum(b->data + start + sizeof(h), b->len - start - sizeof(h));
 	h.check = text_checksum64(&h, offsetof(struct snap_header, check));
 	memcpy(b->data + start, &h, sizeof(h));
 }
@@ -197,7 +217,7 @@ int store_snap_parse(const char *data, size_t len, struct store_snap *ret)
 	 * The body is checked whole: a table or an address order damaged on disk would
 	 * hide a held address from the allocator, which trusts both.
 	 */
-	if (need != len || h->body_check != text_checksum64(data + sizeof(*h), len - sizeof(*h)))
+	if (need != len || h->body_check != body_checksum(data + sizeof(*h), len - sizeof(*h)))
 		return -EINVAL;
 	rec = (const void *)(data + sizeof(*h));
 	ips = (const void *)(rec + h->n_records);
