@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/util/hwaddr.h"
+#include "common/util/text.h"
 
 const char *hwaddr_format(const uint8_t *hwaddr, size_t len, char *buf, size_t size)
 {
@@ -23,17 +24,6 @@ const char *hwaddr_format(const uint8_t *hwaddr, size_t len, char *buf, size_t s
 	return buf;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int hwaddr_parse(const char *s, uint8_t *ret, size_t *ret_len)
 {
 	uint8_t out[HWADDR_MAX];
@@ -46,8 +36,8 @@ int hwaddr_parse(const char *s, uint8_t *ret, size_t *ret_len)
 
 		if (n == sizeof(out))
 			return -EINVAL;
-		hi = hex_digit(s[0]);
-		lo = hi < 0 ? -1 : hex_digit(s[1]);
+		hi = text_hex_digit(s[0]);
+		lo = hi < 0 ? -1 : text_hex_digit(s[1]);
 		if (lo < 0)
 			return -EINVAL;
 		out[n++] = (uint8_t)(hi << 4 | lo);

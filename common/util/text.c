@@ -110,7 +110,7 @@ size_t text_escape(const char *s, size_t n, char *out, size_t size)
 	return o;
 }
 
-static int hex_digit(char c)
+int text_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -127,7 +127,7 @@ static long hex_value(const char *s, size_t n)
 	long v = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		int d = hex_digit(s[i]);
+		int d = text_hex_digit(s[i]);
 
 		if (d < 0)
 			return -1;

@@ -87,6 +87,14 @@ int text_unescape(char *s, size_t n, size_t *ret_len);
 uint32_t text_hash32(const void *data, size_t len, uint32_t h);
 
 /**
+ * text_hex_digit() - the value of a hexadecimal digit, either case
+ * @c: the character
+ *
+ * Return: 0 to 15, or -1 when @c is not a hexadecimal digit.
+ */
+int text_hex_digit(char c);
+
+/**
  * text_checksum64() - a fast 64-bit checksum of bytes, eight at a time
  * @data: bytes
  * @len: their number
