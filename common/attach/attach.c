@@ -125,11 +125,41 @@ void attach_ipam_undo(struct attach *a)
 		log_error("undo: IPAM DEL failed: %s", ignored.msg);
 }
 
-int attach_ipam_del(const struct cni_ctx *ctx, struct cni_err *err)
+int attach_delete_link(struct net_ns *ns, const char *name, const char *kind, const char *what,
+		       struct cni_err *err)
 {
-	if (!cni_conf_has_ipam(&ctx->conf))
+	struct net_link link;
+	int r;
+
+	r = net_link_get_by_name(ns, name, &link);
+	if (r == -ENODEV)
 		return 0;
-	return cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_DEL, NULL, err);
+	if (r < 0)
+		return net_err_op(err, r, "failed to look up", name);
+	if (strcmp(link.kind, kind) != 0) {
+		log_warning("%s is a %s link, not %s; left in place", name,
+			    link.kind[0] ? link.kind : "non-virtual", what);
+		return 0;
+	}
+	log_info("deleting %s %s", kind, name);
+	r = net_link_delete(ns, link.ifindex);
+	if (r < 0 && r != -ENODEV)
+		return net_err_op(err, r, "failed to delete", name);
+	return 0;
+}
+
+void attach_undo_link(struct net_ns *ns, struct net_link *link, const char *tmp_name)
+{
+	int r;
+
+	if (!link->ifindex && net_link_get_by_name(ns, tmp_name, link) < 0) {
+		log_error("undo: new link %s not found", tmp_name);
+		return;
+	}
+	r = net_link_delete(ns, link->ifindex);
+	if (r < 0 && r != -ENODEV)
+		log_error("undo: cannot delete link %s (ifindex %d): %s", link->name, link->ifindex,
+			  strerror(-r));
 }
 
 int attach_configure(struct attach *a, struct cni_err *err)

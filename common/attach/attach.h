@@ -99,13 +99,32 @@ int attach_ipam_add(struct attach *a, struct cni_err *err);
 void attach_ipam_undo(struct attach *a);
 
 /**
- * attach_ipam_del() - IPAM DEL, when the config has IPAM
- * @ctx: context
- * @err: IPAM's error passed through, or code 101
+ * attach_delete_link() - delete a link of our kind by name, for DEL and for what a killed ADD left
+ * @ns: the netns it is in (NULL: the plugin's own)
+ * @name: its name (CNI_IFNAME, or the attachment's temporary name)
+ * @kind: the kind our plugin makes ("macvlan", "ipoib")
+ * @what: the kind as a log line names it ("a macvlan")
+ * @err: code 100 with the kernel's text
  *
- * Return: 0 on success (and without IPAM), negative errno on failure.
+ * A link of that name of another kind is another plugin's (a DEL after a failed
+ * ADD): it is logged and left in place. No such link is no error, so that DEL
+ * succeeds when repeated.
+ *
+ * Return: 0 on success, negative errno on failure.
  */
-int attach_ipam_del(const struct cni_ctx *ctx, struct cni_err *err);
+int attach_delete_link(struct net_ns *ns, const char *name, const char *kind, const char *what,
+		       struct cni_err *err);
+
+/**
+ * attach_undo_link() - delete the link an ADD created, after a later step failed
+ * @ns: the netns it is in now (NULL: the plugin's own)
+ * @link: the link as created, by index so that a same-named stranger is never hit; when
+ *        its index is 0, looked up by @tmp_name (and filled)
+ * @tmp_name: the name it was created with
+ *
+ * A failure is logged, not returned: the ADD's own error is the one to report.
+ */
+void attach_undo_link(struct net_ns *ns, struct net_link *link, const char *tmp_name);
 
 /**
  * attach_configure() - the pod's interface as IPAM's result says, or just up without addresses

@@ -369,12 +369,6 @@ int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t
 	return get_int(obj, key, key, min, max, ret, err);
 }
 
-int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, uint64_t *ret,
-			struct cni_err *err)
-{
-	return get_uint_text(obj, key, key, max, ret, err);
-}
-
 int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, size_t *ret_n,
 			struct cni_err *err)
 {

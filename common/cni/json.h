@@ -78,22 +78,6 @@ int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t
 		  int64_t *ret, struct cni_err *err);
 
 /**
- * cjson_get_uint_text() - unsigned integer given as a number or as a string
- * @obj: object
- * @key: member name
- * @max: highest accepted value
- * @ret: value, written only when present and valid
- * @err: code 6 for a wrong type, 7 for malformed text or a value above @max
- *
- * A string holds decimal digits or "0x" and hex digits, nothing else
- * (InfiniBand pkeys are written both ways).
- *
- * Return: 1 when present, 0 when absent, negative errno on failure.
- */
-int cjson_get_uint_text(struct json_object *obj, const char *key, uint64_t max, uint64_t *ret,
-			struct cni_err *err);
-
-/**
  * cjson_get_typed() - member of a given JSON type
  * @obj: object
  * @key: member name

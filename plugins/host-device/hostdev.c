@@ -7,6 +7,7 @@
 #include "common/attach/attach.h"
 #include "common/cni/env.h"
 #include "common/cni/error.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
@@ -261,7 +262,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r < 0)
 		return r;
 	/* IPAM first: its reservation must go even when the netns or the device is gone. */
-	r = attach_ipam_del(ctx, err);
+	r = cni_plugin_forward_ipam(ctx, err);
 	if (r < 0 || c.dpdk)
 		return r;
 	/* No netns, or a path that is no netns any more (a stale bind mount target): gone. */

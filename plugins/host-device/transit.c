@@ -63,7 +63,6 @@ static void run_undo_op(const struct transit_ns *in, struct op o, const char *wh
 		log_error("undo: cannot %s (%s): %s", what, o.name, strerror(-r));
 }
 
-
 #define TRANSIT_STEPS 4
 
 /* What -EEXIST from a step means. */

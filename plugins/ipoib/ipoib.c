@@ -6,6 +6,7 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
@@ -54,45 +55,6 @@ static uint16_t want_mode(const struct ipoib_conf *c, const struct net_link *mas
 }
 
 /*
- * An IPoIB child under this attachment's temporary name in a netns: an ADD
- * killed between creating and marking it left it there. It goes, whether this
- * is a DEL or an ADD run again.
- */
-static int delete_leftover(struct net_ns *ns, const char *tmp_name, struct cni_err *err)
-{
-	struct net_link link;
-	int r;
-
-	r = net_link_get_by_name(ns, tmp_name, &link);
-	if (r == -ENODEV)
-		return 0;
-	if (r < 0)
-		return net_err_op(err, r, "failed to look up", tmp_name);
-	if (strcmp(link.kind, "ipoib") != 0)
-		return 0;
-	log_info("deleting IPoIB child %s, left by an ADD that did not finish", tmp_name);
-	r = net_link_delete(ns, link.ifindex);
-	if (r < 0 && r != -ENODEV)
-		return net_err_op(err, r, "failed to delete", tmp_name);
-	return 0;
-}
-
-/* Deletes the child by index in its netns; the name may be either one. */
-static void undo_create(struct net_ns *ns, struct net_link *link, const char *tmp_name)
-{
-	int r;
-
-	if (!link->ifindex && net_link_get_by_name(ns, tmp_name, link) < 0) {
-		log_error("undo: IPoIB child %s not found", tmp_name);
-		return;
-	}
-	r = net_link_delete(ns, link->ifindex);
-	if (r < 0 && r != -ENODEV)
-		log_error("undo: cannot delete IPoIB child %s (ifindex %d): %s", link->name,
-			  link->ifindex, strerror(-r));
-}
-
-/*
  * Creates the child in the host and marks it with the alias DEL looks for.
  * Termination signals are held back from the create until the mark is set (or
  * the child deleted again): a plugin stopped in between would leave a child
@@ -107,7 +69,8 @@ static int create_marked(const struct net_child *child, const char *master, cons
 	signals_block_termination(&sigmask);
 	r = net_link_create(NULL, child);
 	if (r == -EEXIST) {
-		r = delete_leftover(NULL, child->name, err);
+		/* A child under this attachment's temporary name: an ADD killed before marking it. */
+		r = attach_delete_link(NULL, child->name, "ipoib", "an IPoIB child", err);
 		if (r >= 0)
 			r = net_link_create(NULL, child);
 	}
@@ -130,7 +93,7 @@ static int create_marked(const struct net_child *child, const char *master, cons
 	return 0;
 
 fail:
-	undo_create(NULL, ret, child->name);
+	attach_undo_link(NULL, ret, child->name);
 restore_signals:
 	signals_restore(&sigmask);
 	return r;
@@ -247,10 +210,10 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 fail_ipam:
 	attach_ipam_undo(&a);
 fail_pod:
-	undo_create(a.pod, &link, tmp_name);
+	attach_undo_link(a.pod, &link, tmp_name);
 	goto out;
 fail_host:
-	undo_create(NULL, &link, tmp_name);
+	attach_undo_link(NULL, &link, tmp_name);
 out:
 	attach_close(&a);
 	return r;
@@ -306,23 +269,9 @@ static int sweep_marked(struct net_ns *ns, const char *alias, struct cni_err *er
 /* CNI_IFNAME in the pod, when it is an IPoIB child, and the children marked there. */
 static int pod_delete(struct attach *a, const char *alias, struct cni_err *err)
 {
-	const char *ifname = a->ctx->env.ifname;
-	struct net_link link;
-	int r;
+	int r = attach_delete_link(a->pod, a->ctx->env.ifname, "ipoib", "an IPoIB child", err);
 
-	r = net_link_get_by_name(a->pod, ifname, &link);
-	if (r < 0 && r != -ENODEV)
-		return net_err_op(err, r, "failed to look up", ifname);
-	/* A DEL after a failed ADD must not remove another plugin's interface of that name. */
-	if (r == 0 && strcmp(link.kind, "ipoib") != 0) {
-		log_warning("DEL: %s is a %s link, not an IPoIB child; left in place", ifname,
-			    link.kind[0] ? link.kind : "non-virtual");
-	} else if (r == 0) {
-		r = net_link_delete(a->pod, link.ifindex);
-		if (r < 0 && r != -ENODEV)
-			return net_err_op(err, r, "failed to delete", ifname);
-	}
-	return sweep_marked(a->pod, alias, err);
+	return r < 0 ? r : sweep_marked(a->pod, alias, err);
 }
 
 static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
@@ -336,8 +285,8 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 
 	/* IPAM first: its reservation must go even when the netns is already gone. An
 	 * ADD with dhcp never got that far, so there is nothing of dhcp's to release. */
-	if (!cni_conf_has_ipam(&ctx->conf) || strcmp(ctx->conf.ipam_type, "dhcp") != 0) {
-		r = attach_ipam_del(ctx, err);
+	if (!(cni_conf_has_ipam(&ctx->conf) && strcmp(ctx->conf.ipam_type, "dhcp") == 0)) {
+		r = cni_plugin_forward_ipam(ctx, err);
 		if (r < 0)
 			return r;
 	}
@@ -348,7 +297,7 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 		r = sweep_marked(NULL, alias, err);
 	/* Created but not yet marked when its ADD was killed: only its name tells. */
 	if (r >= 0)
-		r = delete_leftover(NULL, tmp_name, err);
+		r = attach_delete_link(NULL, tmp_name, "ipoib", "an IPoIB child", err);
 	attach_close(&a);
 	return r;
 }

@@ -6,6 +6,7 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
@@ -44,29 +45,6 @@ static int find_master(const struct macvlan_conf *c, struct attach *a, struct ne
 }
 
 /*
- * A macvlan under this attachment's temporary name is one a killed ADD of it
- * left behind: it goes, whether this is a DEL or an ADD run again.
- */
-static int delete_leftover(struct attach *a, const char *tmp_name, struct cni_err *err)
-{
-	struct net_link link;
-	int r;
-
-	r = net_link_get_by_name(a->pod, tmp_name, &link);
-	if (r == -ENODEV)
-		return 0;
-	if (r < 0)
-		return net_err_op(err, r, "failed to look up", tmp_name);
-	if (strcmp(link.kind, "macvlan") != 0)
-		return 0;
-	log_info("deleting macvlan %s, left by an ADD that did not finish", tmp_name);
-	r = net_link_delete(a->pod, link.ifindex);
-	if (r < 0 && r != -ENODEV)
-		return net_err_op(err, r, "failed to delete", tmp_name);
-	return 0;
-}
-
-/*
  * In the pod netns directly, sent from the netns of the master (a host
  * master's index means nothing in the pod); a leftover of the same name is
  * replaced.
@@ -80,25 +58,11 @@ static int create(const struct macvlan_conf *c, struct attach *a, const struct n
 		r = net_link_create(c->link_in_container ? a->pod : NULL, child);
 		if (r != -EEXIST || attempt == 1)
 			return r;
-		r = delete_leftover(a, child->name, err);
+		/* A link of our kind under this attachment's temporary name: a killed ADD's. */
+		r = attach_delete_link(a->pod, child->name, "macvlan", "a macvlan", err);
 		if (r < 0)
 			return r;
 	}
-}
-
-/* Deletes the link we created, by index so that a same-named stranger is never hit. */
-static void undo_create(struct attach *a, struct net_link *link, const char *tmp_name)
-{
-	int r;
-
-	if (!link->ifindex && net_link_get_by_name(a->pod, tmp_name, link) < 0) {
-		log_error("undo: new macvlan %s not found in %s", tmp_name, a->ctx->env.netns);
-		return;
-	}
-	r = net_link_delete(a->pod, link->ifindex);
-	if (r < 0 && r != -ENODEV)
-		log_error("undo: cannot delete macvlan %d in %s: %s", link->ifindex, a->ctx->env.netns,
-			  strerror(-r));
 }
 
 static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
@@ -171,7 +135,7 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 fail_ipam:
 	attach_ipam_undo(&a);
 fail_link:
-	undo_create(&a, &link, tmp_name);
+	attach_undo_link(a.pod, &link, tmp_name);
 out:
 	attach_close(&a);
 	return r;
@@ -181,36 +145,22 @@ static int macvlan_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	const char *ifname = ctx->env.ifname;
 	struct attach a = { .pod_fd = -1 };
-	struct net_link link;
 	char tmp_name[IFNAMSIZ];
 	int r;
 
 	/* IPAM first: its reservation must go even when the netns is already gone. */
-	r = attach_ipam_del(ctx, err);
+	r = cni_plugin_forward_ipam(ctx, err);
 	if (r < 0)
 		return r;
 	r = attach_open_del(&a, ctx, err);
 	if (r <= 0)
 		goto out;
-	r = net_link_get_by_name(a.pod, ifname, &link);
-	if (r < 0 && r != -ENODEV) {
-		net_err_op(err, r, "failed to look up", ifname);
+	r = attach_delete_link(a.pod, ifname, "macvlan", "a macvlan", err);
+	if (r < 0)
 		goto out;
-	}
-	/* A DEL after a failed ADD must not remove another plugin's interface of that name. */
-	if (r == 0 && strcmp(link.kind, "macvlan") != 0) {
-		log_warning("DEL: %s is a %s link, not a macvlan; left in place", ifname,
-			    link.kind[0] ? link.kind : "non-virtual");
-	} else if (r == 0) {
-		r = net_link_delete(a.pod, link.ifindex);
-		if (r < 0 && r != -ENODEV) {
-			net_err_op(err, r, "failed to delete", ifname);
-			goto out;
-		}
-	}
 	/* An ADD killed before its rename left the link under its temporary name. */
 	attach_tmp_name(ctx, "cnimv", tmp_name, sizeof(tmp_name));
-	r = delete_leftover(&a, tmp_name, err);
+	r = attach_delete_link(a.pod, tmp_name, "macvlan", "a macvlan", err);
 out:
 	attach_close(&a);
 	return r;
