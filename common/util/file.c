@@ -273,17 +273,20 @@ int file_make_parents(const char *path, mode_t mode)
 	return 0;
 }
 
-static int write_all(int fd, const char *data, size_t len)
+int file_pwrite_all(int fd, const void *data, size_t len, off_t off)
 {
+	const char *p = data;
+
 	while (len) {
-		ssize_t n = write(fd, data, len);
+		ssize_t n = pwrite(fd, p, len, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
-		data += n;
+		p += n;
 		len -= (size_t)n;
+		off += n;
 	}
 	return 0;
 }
@@ -334,7 +337,7 @@ int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t l
 	if (fd < 0)
 		return -errno;
 	*ret_step = "write";
-	r = fchmod(fd, mode) < 0 ? -errno : write_all(fd, data, len);
+	r = fchmod(fd, mode) < 0 ? -errno : file_pwrite_all(fd, data, len, 0);
 	if (r < 0)
 		goto fail;
 	*ret_step = "sync";

@@ -130,6 +130,17 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 		      const char **ret_step);
 
 /**
+ * file_pwrite_all() - write all of @data at @off, whatever the kernel takes per call
+ * @fd: file
+ * @data: bytes
+ * @len: their number
+ * @off: where in the file
+ *
+ * Return: 0 on success, negative errno on failure (part may be written).
+ */
+int file_pwrite_all(int fd, const void *data, size_t len, off_t off);
+
+/**
  * file_sweep_temps_at() - remove the temporary files killed writers left behind with
  *                         file_write_atomic_at(): every "<name>.tmp.<digits>" in a
  *                         directory

@@ -198,16 +198,17 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 		if (r < 0)
 			goto out;
 	}
-	/* Nothing reaches the disk before every pool has an address: all or nothing. */
-	r = nvipam_store_commit_close(&s.store, err);
-	if (r < 0)
-		goto out;
+	/* Built before the commit: once the addresses are on disk, nothing may fail. */
 	for (size_t i = 0; i < s.conf.n_pools && r >= 0; i++)
 		r = nvipam_result_add_pool(pools[i], &ips[i], s.conf.allocate_default_gateway, ret);
 	if (r < 0) {
 		cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 		goto out;
 	}
+	/* Nothing reaches the disk before every pool has an address: all or nothing. */
+	r = nvipam_store_commit_close(&s.store, err);
+	if (r < 0)
+		goto out;
 	for (size_t i = 0; i < s.conf.n_pools; i++) {
 		char buf[IP_PREFIX_STRLEN];
 
@@ -288,7 +289,7 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	struct cni_attachment *valid = NULL;
 	struct session s;
-	size_t n_valid = 0, released = 0;
+	size_t n_valid = 0, released = 0, n;
 	int r;
 
 	r = cni_conf_gc_attachments(&ctx->conf, &valid, &n_valid, err);
@@ -309,7 +310,11 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 			continue;
 		}
 		log_info("GC: releasing %s/%s in pool %s", a->container_id, a->ifname, a->pool);
-		released += nvipam_store_remove(&s.store, a->pool, a->container_id, a->ifname);
+		n = nvipam_store_remove(&s.store, a->pool, a->container_id, a->ifname);
+		/* Nothing removed is out of memory: the same allocation would come round again. */
+		if (!n)
+			r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		released += n;
 	}
 	if (r >= 0)
 		r = nvipam_store_commit(&s.store, err);

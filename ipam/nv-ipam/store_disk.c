@@ -291,22 +291,6 @@ int store_disk_lock_pool(struct nvipam_store *s, struct store_pool_disk *d, stru
 	return 0;
 }
 
-static int pwrite_all(int fd, const char *data, size_t len, off_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, data, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 int store_disk_open_log(struct nvipam_store *s, struct store_pool_disk *d, struct cni_err *err)
 {
 	char name[STORE_FORMAT_STEM_MAX + 8];
@@ -410,7 +394,7 @@ int store_disk_write_snap(struct nvipam_store *s, struct store_pool_disk *d, con
 	fd = openat(s->pool_dir_fd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	r = pwrite_all(fd, data, len, 0);
+	r = file_pwrite_all(fd, data, len, 0);
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;
 	if (r >= 0 && renameat(s->pool_dir_fd, tmp, s->pool_dir_fd, name) < 0)
@@ -446,7 +430,7 @@ int store_disk_append(struct nvipam_store *s, struct store_pool_disk *d, const c
 	if (r >= 0) {
 		d->file_len = d->good_len;
 		step = "write";
-		r = pwrite_all(d->log_fd, data, len, (off_t)d->good_len);
+		r = file_pwrite_all(d->log_fd, data, len, (off_t)d->good_len);
 	}
 	if (r >= 0 && sync) {
 		step = "sync";

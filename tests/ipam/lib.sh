@@ -77,9 +77,13 @@ store_v1() {
 		>"$work/store.new" && mv "$work/store.new" "$work/store"
 }
 
-# A digest of every file of the store (the store file and the pool logs).
+# A digest of every file of the store (the store file, the pool logs and snapshots).
 store_digest() {
-	cat "$work/store" "$work/store.d/"*.log 2>/dev/null | sha256sum
+	local files
+	shopt -s nullglob
+	files=("$work/store.d/"*.log "$work/store.d/"*.snap)
+	shopt -u nullglob
+	cat "$work/store" "${files[@]}" 2>/dev/null | sha256sum
 }
 
 fails=0

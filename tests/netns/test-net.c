@@ -586,7 +586,7 @@ static void test_addrs_routes(void)
 		return;
 	CHECK_R(net_default_route_ifindex(NULL, &ifindex), -ENOENT, "no default route yet");
 	CHECK_R(net_link_set_up(NULL, v0.ifindex, true), 0, "tv0 up");
-	if (net_link_get_by_name(NULL, "tv1", &l) == 0)
+	if (CHECK_R(net_link_get_by_name(NULL, "tv1", &l), 0, "tv1, tv0's peer"))
 		CHECK_R(net_link_set_up(NULL, l.ifindex, true), 0, "tv1 up (carrier for tv0)");
 
 	CHECK_R(addr_add(v0.ifindex, "10.10.0.1/24"), 0,

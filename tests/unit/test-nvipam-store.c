@@ -616,6 +616,7 @@ static void test_whole_store_excludes_pools(void **state)
 	assert_int_equal(err.code, CNI_ERR_TRY_AGAIN);
 	err = (struct cni_err){ 0 };
 	assert_int_equal(nvipam_store_release(path, false, 100, "c", "e", &(size_t){ 0 }, &err), -EAGAIN);
+	assert_int_equal(err.code, CNI_ERR_TRY_AGAIN);
 	assert_int_equal(write(go[1], "x", 1), 1);
 	wait_child(pid);
 	close(ready[0]);
