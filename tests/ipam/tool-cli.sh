@@ -69,6 +69,12 @@ sleep 0.05
 out=$("$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf")
 check "same input: reported unchanged" "grep -q 'unchanged' <<<\"\$out\""
 check "same input: same bytes, inode and mtime" "[ \"\$(stat -c '%i %y' \"$pf\")\" = \"$before\" ] && [ \"\$(sha256sum <\"$pf\")\" = \"$sum\" ]"
+# Names from the API reach stderr escaped: a pool listed twice, named with a newline,
+# cannot write a line of its own into the agent's log.
+jq '.items += [.items[0]] | .items[0].metadata.name = "evil\nFORGED LINE" | .items[-1].metadata.name = "evil\nFORGED LINE"' \
+	"$FIX/pools.json" >"$work/forged.json"
+"$TOOL" node-pools --node host-a --input "$work/forged.json" --stdout >/dev/null 2>"$work/err" || true
+check "node-pools escapes a pool name it reports" "grep -q 'evil.nFORGED LINE' \"$work/err\" && ! grep -q '^FORGED' \"$work/err\""
 # Reordered input (another List order, other metadata) is the same file.
 jq '.items |= reverse | .items[0].metadata.resourceVersion = "999"' "$FIX/pools.json" >"$work/reordered.json"
 "$TOOL" node-pools --node host-a --input "$work/reordered.json" --output "$pf" >/dev/null

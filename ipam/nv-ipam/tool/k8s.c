@@ -205,6 +205,16 @@ int k8s_json_add_str(struct json_object *o, const char *key, const char *s)
 	return k8s_json_add(o, key, json_object_new_string(s));
 }
 
+const char *k8s_quote(const char *s, char *buf, size_t size)
+{
+	size_t n = strlen(s), cut = n > 40 ? 40 : n, len;
+
+	len = text_escape(s, cut, buf, size - 3);
+	if (cut < n)
+		memcpy(buf + len, "...", 4);
+	return buf;
+}
+
 void k8s_fput_escaped(FILE *out, const char *s)
 {
 	size_t n = strlen(s);

@@ -103,6 +103,20 @@ int k8s_json_add(struct json_object *o, const char *key, struct json_object *v);
  */
 int k8s_json_add_str(struct json_object *o, const char *key, const char *s);
 
+/* Room for k8s_quote()'s text: 40 bytes escaped, "..." and the NUL. */
+#define K8S_QUOTE_SIZE (40 * 4 + 4)
+
+/**
+ * k8s_quote() - a string from the API escaped (text_escape()) and cut after 40 bytes,
+ *               for a message quoting it
+ * @s: string
+ * @buf: output
+ * @size: its size, K8S_QUOTE_SIZE
+ *
+ * Return: @buf.
+ */
+const char *k8s_quote(const char *s, char *buf, size_t size);
+
 /**
  * k8s_fput_escaped() - print a string from the API (or the store) escaped as log lines
  *                      are (text_escape(): control characters and bytes that are not

@@ -138,7 +138,10 @@ static bool entry_valid(const char *key, struct json_object *entry)
 		return false;
 	}
 	if (nvipam_pools_parse(doc, strlen(doc), "(generated)", &pools, &err) < 0) {
-		fprintf(stderr, "nv-ipam-tool: skipping pool \"%s\": %s\n", key, err.msg);
+		char q[K8S_QUOTE_SIZE];
+
+		fprintf(stderr, "nv-ipam-tool: skipping pool \"%s\": %s\n", k8s_quote(key, q, sizeof(q)),
+			err.msg);
 		return false;
 	}
 	nvipam_pools_free(&pools);
@@ -179,16 +182,19 @@ int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret
 	for (size_t i = 0; i < objs->n_items; i++) {
 		struct json_object *it = objs->items[i], *alloc, *entry = NULL;
 		const char *kind = k8s_object_kind(it), *name = k8s_object_name(it);
+		char q[K8S_QUOTE_SIZE];
 		bool cidrpool = strcmp(kind, "CIDRPool") == 0;
 		char *key;
 
 		if (!cidrpool && strcmp(kind, "IPPool") != 0) {
 			r = cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-					"item %zu is a \"%s\", not an IPPool or a CIDRPool", i, kind);
+					"item %zu is a \"%s\", not an IPPool or a CIDRPool", i,
+					k8s_quote(kind, q, sizeof(q)));
 			goto out;
 		}
 		if (!name) {
-			fprintf(stderr, "nv-ipam-tool: skipping a %s without a name\n", kind);
+			fprintf(stderr, "nv-ipam-tool: skipping a %s without a name\n",
+				k8s_quote(kind, q, sizeof(q)));
 			continue;
 		}
 		alloc = node_allocation(it, node);
@@ -204,8 +210,11 @@ int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret
 	}
 	qsort(v, n, sizeof(*v), keyed_cmp);
 	for (size_t i = 0; i < n; i++) {
+		char q[K8S_QUOTE_SIZE];
+
 		if (i > 0 && strcmp(v[i - 1].key, v[i].key) == 0) {
-			fprintf(stderr, "nv-ipam-tool: skipping pool \"%s\": listed twice\n", v[i].key);
+			fprintf(stderr, "nv-ipam-tool: skipping pool \"%s\": listed twice\n",
+				k8s_quote(v[i].key, q, sizeof(q)));
 			continue;
 		}
 		if (!entry_valid(v[i].key, v[i].entry))

@@ -53,17 +53,6 @@ static bool valid_uid(const char *s)
 	return true;
 }
 
-/* @s escaped and cut short, for a message quoting API data that failed validation. */
-static const char *quoted(const char *s, char *buf, size_t size)
-{
-	size_t n = strlen(s), cut = n > 40 ? 40 : n, len;
-
-	len = text_escape(s, cut, buf, size - 3);
-	if (cut < n)
-		memcpy(buf + len, "...", 4);
-	return buf;
-}
-
 /* The string at @outer.@inner: 1 when present, 0 when absent, negative errno when not a string. */
 static int member_str(struct json_object *item, const char *outer, const char *inner,
 		      const char **ret)
@@ -85,13 +74,13 @@ static int pod_entry(struct json_object *item, size_t i, const char *origin,
 	struct json_object *annotations = k8s_object_member(item, "metadata", "annotations");
 	const char *kind = k8s_object_kind(item), *mirror = NULL;
 	struct pods_entry e = { .uid = "", .mirror_uid = "" };
-	char q[200];
+	char q[K8S_QUOTE_SIZE];
 	int r;
 
 	/* kubectl gives each item its kind; the API's own PodList leaves it out. */
 	if (*kind && strcmp(kind, "Pod") != 0)
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "%s: not a pod list: item %zu is a %s",
-				   origin, i, quoted(kind, q, sizeof(q)));
+				   origin, i, k8s_quote(kind, q, sizeof(q)));
 	if (!json_object_is_type(k8s_object_member(item, "metadata", NULL), json_type_object))
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "%s: item %zu: no metadata object",
 				   origin, i);
@@ -105,7 +94,7 @@ static int pod_entry(struct json_object *item, size_t i, const char *origin,
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "%s: item %zu: metadata.name is %s%s",
 				   origin, i,
 				   r < 0 ? "not a string" : r == 0 ? "missing" : "not a valid pod name: ",
-				   r > 0 ? quoted(e.name, q, sizeof(q)) : "");
+				   r > 0 ? k8s_quote(e.name, q, sizeof(q)) : "");
 	r = member_str(item, "metadata", "uid", &e.uid);
 	if (r < 0 || (r > 0 && *e.uid && !valid_uid(e.uid)))
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
@@ -145,19 +134,19 @@ static int pods_build(struct k8s_objects *objs, const char *origin, struct pods 
 	root = p.objs.roots[0];
 	/* k8s_objects takes an object without "items" for one item: a Pod alone is no listing. */
 	if (json_object_is_type(root, json_type_object)) {
-		char q[200];
+		char q[K8S_QUOTE_SIZE];
 
 		kind = k8s_object_kind(root);
 		if (!cjson_get(root, "items")) {
 			r = cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
 					"%s: not a pod list: one object%s%s, expected a List of pods",
-					origin, *kind ? " of kind " : "", quoted(kind, q, sizeof(q)));
+					origin, *kind ? " of kind " : "", k8s_quote(kind, q, sizeof(q)));
 			goto fail;
 		}
 		if (*kind && strcmp(kind, "List") != 0 && strcmp(kind, "PodList") != 0) {
 			r = cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
 					"%s: not a pod list: a %s, expected a List of pods", origin,
-					quoted(kind, q, sizeof(q)));
+					k8s_quote(kind, q, sizeof(q)));
 			goto fail;
 		}
 	}
