@@ -23,9 +23,10 @@ FIX=$(cd "$(dirname "$0")/fixtures" && pwd)
 nvipam_pod ADD c-a default/a ua >/dev/null 2>&1
 nvipam_pod ADD c-b default/b ub >/dev/null 2>&1
 held() { store_json | jq -r '[.allocations[].containerID] | sort | join(" ")'; }
-# pods_api NS/NAME/UID...: the pods of host-b in the fake API.
+# pods_api NS/NAME/UID...: the pods of host-b in the fake API, beside the agent's own
+# (always on its node: gc refuses a listing of no pod as a wrong node name).
 pods_api() {
-	printf '%s\n' "$@" | { grep . || true; } | jq -R 'split("/") | {kind: "Pod", metadata: {namespace: .[0], name: .[1], uid: .[2]},
+	printf '%s\n' nvidia-network-operator/nv-ipam-node-b/uagent "$@" | { grep . || true; } | jq -R 'split("/") | {kind: "Pod", metadata: {namespace: .[0], name: .[1], uid: .[2]},
 		spec: {nodeName: "host-b"}}' | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$work/pods-api.new"
 	mv -f "$work/pods-api.new" "$work/pods-api.json"
 }
@@ -172,7 +173,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	# The cleaner's gc on a store in a root-owned 0700 directory, as nv-ipam makes it.
 	mkdir -m 0700 "$work/nc"
 	cp -rp "$work/store" "$work/store.d" "$work/nc/"
-	echo '{"kind":"List","items":[]}' >"$work/nc/pods.json"
+	echo '{"kind":"List","items":[{"kind":"Pod","metadata":{"namespace":"nvidia-network-operator","name":"nv-ipam-node-x","uid":"uagent"}}]}' >"$work/nc/pods.json"
 	wait_older
 	check "as root without any capability: gc reads, locks and writes the store" \
 		"setpriv --bounding-set -all --inh-caps -all -- \"$work/nocaps\" \"$TOOL\" gc --store \"$work/nc/store\" --pool-file \"$work/nc/none\" --pods \"$work/nc/pods.json\" --listed-at \$(date +%s) --misses 1 >/dev/null && [ \"\$(store_json \"$work/nc/store\" | jq '.allocations | length')\" = 0 ] && [ -s \"$work/nc/store.gc\" ]"

@@ -67,7 +67,7 @@ fingerprint() {
 usec() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
 exec {never}<> <(:)
 mkdir "$work/calib"
-echo '{"kind":"List","items":[]}' >"$work/calib/pods.json"
+echo '{"kind":"List","items":[{"kind":"Pod","metadata":{"namespace":"nvidia-network-operator","name":"nv-ipam-node-x","uid":"uagent"}}]}' >"$work/calib/pods.json"
 hi=
 for i in 1 2 3 4 5; do
 	rm -rf "$work/calib/store" "$work/calib/store.d" "$work/calib/store.gc"

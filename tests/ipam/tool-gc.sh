@@ -57,6 +57,13 @@ check "gc --misses 0" "[ \$(err_of G --pods \"$work/all.json\" --listed-at $t --
 check "gc --listed-at not a number" "[ \$(err_of G --pods \"$work/all.json\" --listed-at yesterday) = 2 ]"
 check "usage errors wrote no counts file" "[ ! -e \"$work/store.gc\" ]"
 
+# A listing of no pod at all (a wrong node name in the field selector) is refused:
+# taken at its word, it would release every live pod's address.
+echo '{"apiVersion": "v1", "kind": "List", "items": []}' >"$work/nopods.json"
+before=$(fingerprint)
+check "gc refuses a listing of no pod while pods hold addresses" \
+	"[ \$(err_of G --pods \"$work/nopods.json\" --listed-at $t --misses 1) = 1 ] && grep -q 'node name' \"$work/err\" && [ \"\$(fingerprint)\" = \"\$before\" ] && [ ! -e \"$work/store.gc\" ]"
+
 # Run 1 of 3: b absent, c listed with another UID: one miss each.
 out=$(G --pods "$work/all.json" --listed-at "$t" --misses 3)
 check "run 1: the absent pod is missed" "grep -qx 'missed 10.77.0.3 in pool pool1: container c2 interface net1 pod default/b: not in the pod list (miss 1 of 3)' <<<\"\$out\""

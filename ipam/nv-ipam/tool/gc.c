@@ -398,6 +398,16 @@ static int collect(struct run *r, struct tally *t, struct cni_err *err)
 	for (size_t i = 0; i < n; i++) {
 		r->v[i].a = &r->st.allocs[i];
 		judge(&r->v[i], &r->pods, &r->old, (time_t)r->args.listed_at);
+		/*
+		 * A listing of no pod at all is a wrong node name in its field selector far
+		 * more often than a node without pods (the agent's own pod is always on
+		 * it): taken at its word, it would release the addresses of every live pod.
+		 */
+		if (!r->pods.n && r->v[i].v != V_NO_POD && r->v[i].v != V_NEW)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "the pod listing holds no pod, but the store holds allocations "
+					   "of pods listed before it: is the listing's node name right? "
+					   "Nothing released or counted");
 	}
 	qsort(r->v, n, sizeof(*r->v), by_key);
 	mark_due(r->v, n, threshold);
