@@ -122,6 +122,10 @@ run_entry() {
 		STORE_FILE="$work/store" FAKE_WORK="$work" RETRY_SECONDS=0.2 "$@" bash "$ENTRY" 2>>"$work/entry.log"
 }
 
+# A period sleep would refuse, or a zero retry, is refused at once: never a busy loop.
+for bad in CLEAN_SECONDS=one CLEAN_SECONDS=-5 RETRY_SECONDS=0.0 RESYNC_SECONDS=00; do
+	check "entrypoint refuses $bad" "! run_entry ONCE=1 $bad && grep -q \"${bad%%=*} must be a number of seconds\" \"$work/entry.log\""
+done
 check "entrypoint ONCE=1 succeeds" "run_entry ONCE=1"
 bin=$work/host/opt/cni/bin
 for b in nv-ipam nv-ipam-tool; do

@@ -70,6 +70,17 @@ ABSENT="the server doesn't have a resource type"
 
 log() { printf '%s nv-ipam-node: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >&2; }
 
+# A period sleep takes (seconds, a fraction allowed); one it refused would turn a loop
+# into a busy one, listing the node's pods and locking the store without pause.
+zero_seconds() { [[ $1 =~ ^0+(\.0*)?$ ]]; }
+for var in RESYNC_SECONDS RETRY_SECONDS CLEAN_SECONDS; do
+	if ! [[ ${!var} =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+		{ [ "$var" != CLEAN_SECONDS ] && zero_seconds "${!var}"; }; then
+		log "$var must be a number of seconds above 0 (CLEAN_SECONDS may be 0), not \"${!var}\""
+		exit 1
+	fi
+done
+
 tmp_file=
 state_dir=
 events=
@@ -156,7 +167,8 @@ sync_pools() {
 			return 1
 		fi
 	done
-	"$CNI_BIN_DIR/nv-ipam-tool" node-pools --node "$NODE_NAME" --input "$list" \
+	# The agent's own copy: the plugin image installs a tool of its own version there too.
+	"$SRC_DIR/nv-ipam-tool" node-pools --node "$NODE_NAME" --input "$list" \
 		--output "$POOL_FILE" |
 		while IFS= read -r line; do log "$line"; done
 }
@@ -223,7 +235,7 @@ clean_once() {
 		log "listing this node's pods failed (status $rc): nothing released, retrying in ${RETRY_SECONDS}s"
 		return 1
 	fi
-	"$CNI_BIN_DIR/nv-ipam-tool" gc --pods "$list" --listed-at "$started" --store "$STORE_FILE" \
+	"$SRC_DIR/nv-ipam-tool" gc --pods "$list" --listed-at "$started" --store "$STORE_FILE" \
 		--pool-file "$POOL_FILE" --misses "$CLEAN_MISSES" >"$out" 2>&1 &
 	child=$!
 	wait "$child" || rc=$?
@@ -256,7 +268,7 @@ clean_loop() {
 
 # Starts the cleaner when it is not running (it is off with CLEAN_SECONDS=0).
 start_cleaner() {
-	[ "$CLEAN_SECONDS" != 0 ] || return 0
+	! zero_seconds "$CLEAN_SECONDS" || return 0
 	if [ -n "$cleaner" ]; then
 		kill -0 "$cleaner" 2>/dev/null && return 0
 		log "the cleaner has died, starting it again"
