@@ -140,7 +140,10 @@ static void judge(struct judged *j, const struct pods *pods, const struct misses
 		j->v = V_OTHER_UID;
 		break;
 	}
+	/* Capped where the counts file stops reading them: a held allocation misses forever. */
 	j->count = misses_get(old, a) + 1;
+	if (j->count > MISSES_COUNT_MAX)
+		j->count = MISSES_COUNT_MAX;
 }
 
 static bool missed(const struct judged *j)
