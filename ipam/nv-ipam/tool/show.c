@@ -12,6 +12,7 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
+#include "common/util/rfc3339.h"
 #include "ipam/nv-ipam/allocator.h"
 #include "ipam/nv-ipam/ipmath.h"
 #include "ipam/nv-ipam/pool.h"
@@ -53,14 +54,6 @@ static void format_age(long long s, char *buf, size_t len)
 		snprintf(buf, len, "%lldh", s / 3600);
 	else
 		snprintf(buf, len, "%lldd", s / 86400);
-}
-
-static void format_created(time_t t, char *buf, size_t len)
-{
-	struct tm tm;
-
-	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(buf, len, "%lld", (long long)t);
 }
 
 /* What one pool shows: its node pool entry (may be NULL) and its allocations sorted by IP. */
@@ -171,8 +164,7 @@ static int print_json(const char *store, const struct shown *v, size_t n, time_t
 			r = r ? r : k8s_json_add_str(e, "ifname", a->ifname);
 			r = r ? r : k8s_json_add_str(e, "network", a->network);
 			r = r ? r : k8s_json_add_str(e, "deviceID", a->device_id);
-			format_created(a->created, buf, sizeof(buf));
-			r = r ? r : k8s_json_add_str(e, "created", buf);
+			r = r ? r : k8s_json_add_str(e, "created", rfc3339_format(a->created, buf));
 			r = r ? r : k8s_json_add(e, "ageSeconds", json_object_new_int64(
 						 (int64_t)(now > a->created ? now - a->created : 0)));
 		}
