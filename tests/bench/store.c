@@ -15,8 +15,8 @@
 
 #include "common/cni/error.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/store_migrate.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/migrate.h"
 
 #define RUNS 40
 

@@ -14,13 +14,13 @@
 #include <json-c/json.h>
 
 #include "common/cni/error.h"
-#include "ipam/nv-ipam/pool.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/tool/carve.h"
-#include "ipam/nv-ipam/tool/k8s.h"
-#include "ipam/nv-ipam/tool/misses.h"
-#include "ipam/nv-ipam/tool/nodefile.h"
-#include "ipam/nv-ipam/tool/pods.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/k8s/carve.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/gc/misses.h"
+#include "ipam/nv-ipam/k8s/nodefile.h"
+#include "ipam/nv-ipam/k8s/pods.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

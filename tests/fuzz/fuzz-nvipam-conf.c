@@ -16,7 +16,7 @@
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/trust.h"
-#include "ipam/nv-ipam/config.h"
+#include "ipam/nv-ipam/plugin/config.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "common/cni/error.h"
-#include "ipam/nv-ipam/allocator.h"
-#include "ipam/nv-ipam/ipmath.h"
-#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/pool/allocator.h"
+#include "ipam/nv-ipam/pool/ipmath.h"
+#include "ipam/nv-ipam/pool/pool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,10 +14,10 @@
 #include "common/cni/error.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/store_format.h"
-#include "ipam/nv-ipam/store_migrate.h"
-#include "ipam/nv-ipam/store_snap.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/snap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store/store.h"
 
 /* 2024-06-14T10:00:00Z */
 #define T_REF 1718359200

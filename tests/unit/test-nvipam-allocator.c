@@ -15,8 +15,8 @@
 
 #include "common/cni/error.h"
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/allocator.h"
-#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/pool/allocator.h"
+#include "ipam/nv-ipam/pool/pool.h"
 
 #define ONE(key, body) "{\"pools\":{\"" key "\":{" body "}}}"
 

@@ -22,7 +22,7 @@
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/trust.h"
-#include "ipam/nv-ipam/config.h"
+#include "ipam/nv-ipam/plugin/config.h"
 
 /* Strings in the context live until the next load. */
 static struct cni_ctx loaded;

@@ -20,10 +20,10 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/tool/k8s.h"
-#include "ipam/nv-ipam/tool/misses.h"
-#include "ipam/nv-ipam/tool/pods.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/gc/misses.h"
+#include "ipam/nv-ipam/k8s/pods.h"
 
 /* ---- the pod listing ---- */
 

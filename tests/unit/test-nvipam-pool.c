@@ -14,7 +14,7 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/pool/pool.h"
 
 #define ORIGIN "node-pools.json"
 

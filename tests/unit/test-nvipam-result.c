@@ -12,8 +12,8 @@
 
 #include "common/cni/error.h"
 #include "common/cni/result.h"
-#include "ipam/nv-ipam/pool.h"
-#include "ipam/nv-ipam/result.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/plugin/result.h"
 
 static const char pools_json[] =
 	"{\"pools\":{"

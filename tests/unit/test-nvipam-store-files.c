@@ -23,7 +23,7 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store/store.h"
 #include "tests/unit/store-helpers.h"
 
 #define V2 "{\"version\":2,\"pools\":\"store.d\"}\n"

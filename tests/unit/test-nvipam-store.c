@@ -25,8 +25,8 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/store_format.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/format.h"
 #include "tests/unit/store-helpers.h"
 
 /* ---- empty stores ---- */

@@ -8,7 +8,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/cli.h"
 
 int cli_fail(const struct cni_err *err)

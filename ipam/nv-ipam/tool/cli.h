@@ -4,7 +4,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 
-#include "ipam/nv-ipam/config.h"
+#include "ipam/nv-ipam/plugin/config.h"
 
 struct cni_err;
 struct nvipam_store;

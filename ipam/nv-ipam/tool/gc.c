@@ -27,13 +27,13 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/pool.h"
-#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/cli.h"
 #include "ipam/nv-ipam/tool/gc.h"
-#include "ipam/nv-ipam/tool/k8s.h"
-#include "ipam/nv-ipam/tool/misses.h"
-#include "ipam/nv-ipam/tool/pods.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/gc/misses.h"
+#include "ipam/nv-ipam/k8s/pods.h"
 
 #define GC_DEFAULT_MISSES 4
 #define GC_MAX_MISSES 1000

@@ -7,7 +7,7 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/cli.h"
 #include "ipam/nv-ipam/tool/release.h"
 

@@ -11,12 +11,12 @@
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
-#include "ipam/nv-ipam/allocator.h"
-#include "ipam/nv-ipam/config.h"
-#include "ipam/nv-ipam/nvipam.h"
-#include "ipam/nv-ipam/pool.h"
-#include "ipam/nv-ipam/result.h"
-#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/pool/allocator.h"
+#include "ipam/nv-ipam/plugin/config.h"
+#include "ipam/nv-ipam/plugin/nvipam.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/plugin/result.h"
+#include "ipam/nv-ipam/store/store.h"
 
 static const char *pool_type_name(enum nvipam_pool_type t)
 {

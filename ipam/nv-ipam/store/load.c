@@ -7,12 +7,12 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/store_disk.h"
-#include "ipam/nv-ipam/store_format.h"
-#include "ipam/nv-ipam/store_load.h"
-#include "ipam/nv-ipam/store_model.h"
-#include "ipam/nv-ipam/store_snap.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/load.h"
+#include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/snap.h"
 
 /* One A line of the replayed part of the log. */
 struct entry {

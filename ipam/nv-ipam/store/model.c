@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipam/nv-ipam/store_disk.h"
-#include "ipam/nv-ipam/store_format.h"
-#include "ipam/nv-ipam/store_model.h"
-#include "ipam/nv-ipam/store_snap.h"
+#include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/snap.h"
 
 /* Blocks of strings of allocations added or migrated, freed at close. */
 struct store_strings {

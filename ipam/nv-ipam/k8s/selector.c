@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "ipam/nv-ipam/tool/selector.h"
+#include "ipam/nv-ipam/k8s/selector.h"
 
 enum op { OP_IN, OP_NOT_IN, OP_EXISTS, OP_DOES_NOT_EXIST, OP_GT, OP_LT, OP_INVALID };
 

@@ -69,8 +69,8 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/ipmath.h"
-#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/pool/ipmath.h"
+#include "ipam/nv-ipam/pool/pool.h"
 
 #define POOL_NAME_MAX 253
 #define CIDRPOOL_KEY_PREFIX "cidrpool/"

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ipam/nv-ipam/store.h"
+#include "ipam/nv-ipam/store/store.h"
 
 struct store_line;
 

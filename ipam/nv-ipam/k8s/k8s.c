@@ -13,7 +13,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/tool/k8s.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
 

@@ -10,8 +10,8 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/tool/k8s.h"
-#include "ipam/nv-ipam/tool/pods.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/k8s/pods.h"
 
 /* Where kubelet keeps a static pod's own UID on its mirror pod in the API. */
 #define MIRROR_ANNOTATION "kubernetes.io/config.mirror"

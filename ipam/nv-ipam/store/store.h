@@ -18,7 +18,7 @@ struct store_strings;
  *   <path>.lock       the node lock: shared by whoever works on some pools (ADD, DEL,
  *                     CHECK, STATUS), exclusive for the whole store (GC, the operator
  *                     tool, migrating an older store)
- *   <path>.d/<stem>.log   one pool's log (store_format.h), appended to under
+ *   <path>.d/<stem>.log   one pool's log (format.h), appended to under
  *   <path>.d/<stem>.lock  the pool's lock
  * A commit appends one line per change and syncs it: its cost does not follow the
  * number of allocations. A log is rewritten (compacted) under its lock once it holds

@@ -20,9 +20,9 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/tool/k8s.h"
-#include "ipam/nv-ipam/tool/misses.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/gc/misses.h"
 
 #define MISSES_VERSION 1
 /* Bounded by the store's allocations; cjson_parse() refuses more than CNI_JSON_MAX_BYTES. */

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "ipam/nv-ipam/tool/k8s.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
 
 struct cni_err;
 

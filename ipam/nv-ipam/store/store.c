@@ -2,10 +2,10 @@
  * The node's allocation store: one log per pool, each changed under its own lock
  *
  * The interface: opening (the whole store, some pools, or each pool in turn for DEL),
- * the model's operations, commit and close. The model is in store_model.c, reading pools
- * in store_load.c, writing in store_commit.c, the log's lines in store_format.c, the
- * snapshots in store_snap.c, files and locks in store_disk.c, the store file and older
- * stores in store_migrate.c.
+ * the model's operations, commit and close. The model is in model.c, reading pools
+ * in load.c, writing in commit.c, the log's lines in format.c, the
+ * snapshots in snap.c, files and locks in disk.c, the store file and older
+ * stores in migrate.c.
  *
  * Crash safety (docs/nv-ipam.md, "The store"): a change is one line appended and synced
  * before the command returns; a line counts only once complete (a killed writer's torn
@@ -25,14 +25,14 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/store_commit.h"
-#include "ipam/nv-ipam/store_disk.h"
-#include "ipam/nv-ipam/store_format.h"
-#include "ipam/nv-ipam/store_load.h"
-#include "ipam/nv-ipam/store_migrate.h"
-#include "ipam/nv-ipam/store_model.h"
-#include "ipam/nv-ipam/store_snap.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/commit.h"
+#include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/load.h"
+#include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/snap.h"
 
 static int64_t now_us(void)
 {

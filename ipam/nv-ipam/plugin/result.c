@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "common/cni/result.h"
-#include "ipam/nv-ipam/pool.h"
-#include "ipam/nv-ipam/result.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/plugin/result.h"
 
 static int cmp_route(const void *a, const void *b)
 {

@@ -14,7 +14,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store_migrate.h"
+#include "ipam/nv-ipam/store/migrate.h"
 
 /* The deepest document is the reference layout: root.pools.<key>.entries.<id>.metadata. */
 #define STORE_MAX_DEPTH 16

@@ -15,8 +15,8 @@
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/store_disk.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/disk.h"
 
 #define LOCK_BACKOFF_MAX_MS 5
 

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipam/nv-ipam/store_format.h"
-#include "ipam/nv-ipam/store_snap.h"
+#include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/snap.h"
 
 struct cni_err;
 struct nvipam_store;

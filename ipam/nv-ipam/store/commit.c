@@ -10,13 +10,13 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/store_commit.h"
-#include "ipam/nv-ipam/store_disk.h"
-#include "ipam/nv-ipam/store_format.h"
-#include "ipam/nv-ipam/store_migrate.h"
-#include "ipam/nv-ipam/store_model.h"
-#include "ipam/nv-ipam/store_snap.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/commit.h"
+#include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/snap.h"
 
 /* A log is compacted once its dead lines outnumber its live ones by this much. */
 #define COMPACT_SLACK 512

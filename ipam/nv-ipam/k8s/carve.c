@@ -29,10 +29,10 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/ipmath.h"
-#include "ipam/nv-ipam/tool/carve.h"
-#include "ipam/nv-ipam/tool/k8s.h"
-#include "ipam/nv-ipam/tool/selector.h"
+#include "ipam/nv-ipam/pool/ipmath.h"
+#include "ipam/nv-ipam/k8s/carve.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/k8s/selector.h"
 
 #define POOL_NAME_MAX 253
 /* Beyond this many host bits, block counts no longer fit the arithmetic. */

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/pool/pool.h"
 
 struct cni_ctx;
 struct cni_err;

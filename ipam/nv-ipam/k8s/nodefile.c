@@ -2,7 +2,7 @@
  * A node's pool file from the pools' status
  *
  * For every IPPool and CIDRPool with an entry for the node in status.allocations, the
- * pool file gets what nv-ipam's node side needs (see ipam/nv-ipam/pool.c): the spec's
+ * pool file gets what nv-ipam's node side needs (see ipam/nv-ipam/pool/pool.c): the spec's
  * network, gateway, exclusions, perNodeExclusions, routes and defaultGateway, plus the
  * node's block or prefix. Entries the node side would refuse are left out with a warning,
  * as the reference node daemon drops an invalid pool.
@@ -17,9 +17,9 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/pool.h"
-#include "ipam/nv-ipam/tool/k8s.h"
-#include "ipam/nv-ipam/tool/nodefile.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/k8s/nodefile.h"
 
 /* Copies @key of @from (skipping "" when @nonempty); a wrong type is left for validation. */
 static int copy_str(struct json_object *to, struct json_object *from, const char *key,

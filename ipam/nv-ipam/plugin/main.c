@@ -1,5 +1,5 @@
 /* nv-ipam IPAM plugin entry point */
-#include "ipam/nv-ipam/nvipam.h"
+#include "ipam/nv-ipam/plugin/nvipam.h"
 
 int main(int argc, char **argv)
 {

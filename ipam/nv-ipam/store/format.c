@@ -10,7 +10,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store_format.h"
+#include "ipam/nv-ipam/store/format.h"
 
 #define HEADER_MAGIC "nv-ipam-pool-log"
 #define CHECK_DIGITS 16

@@ -17,7 +17,7 @@
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
-#include "ipam/nv-ipam/config.h"
+#include "ipam/nv-ipam/plugin/config.h"
 
 #define NVIPAM_CONF_FILE_NAME "nv-ipam.conf"
 /* nv-ipam.conf holds a handful of keys; anything this large is not one. */

@@ -6,8 +6,8 @@
 
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store.h"
-#include "ipam/nv-ipam/store_snap.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/snap.h"
 
 #define SNAP_MAGIC "nvipsnap"
 #define SNAP_VERSION 2u

@@ -5,9 +5,9 @@
 
 #include "common/cni/error.h"
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/allocator.h"
-#include "ipam/nv-ipam/ipmath.h"
-#include "ipam/nv-ipam/pool.h"
+#include "ipam/nv-ipam/pool/allocator.h"
+#include "ipam/nv-ipam/pool/ipmath.h"
+#include "ipam/nv-ipam/pool/pool.h"
 
 /*
  * The pool and its usage as numbers. Searches step over whole exclusions and over
