@@ -64,6 +64,21 @@ before=$(fingerprint)
 check "gc refuses a listing of no pod while pods hold addresses" \
 	"[ \$(err_of G --pods \"$work/nopods.json\" --listed-at $t --misses 1) = 1 ] && grep -q 'node name' \"$work/err\" && [ \"\$(fingerprint)\" = \"\$before\" ] && [ ! -e \"$work/store.gc\" ]"
 
+# A listing whose pods are all bound to another node (a wrong node in the field selector,
+# or another node's listing) is refused as well: pods carry spec.nodeName. The node is
+# --node, or the node pool file's nodeName.
+pods default/a/u1 team/c/u3 team/flap/u5 | jq '.items[].spec.nodeName = "host-b"' >"$work/other-node.json"
+before=$(fingerprint)
+check "gc --node refuses a listing of another node's pods" \
+	"[ \$(err_of G --pods \"$work/other-node.json\" --listed-at $t --misses 1 --node host-a) = 1 ] && grep -q 'no pod bound to node host-a' \"$work/err\" && [ \"\$(fingerprint)\" = \"\$before\" ] && [ ! -e \"$work/store.gc\" ]"
+jq '. + {nodeName: "host-a"}' "$work/pools.json" >"$work/pools-named.json"
+check "the pool file's nodeName is the node when --node is not given" \
+	"[ \$(err_of \"$TOOL\" gc --store \"$work/store\" --pool-file \"$work/pools-named.json\" --pods \"$work/other-node.json\" --listed-at $t --misses 1) = 1 ] && grep -q 'no pod bound to node host-a' \"$work/err\" && [ \"\$(fingerprint)\" = \"\$before\" ]"
+check "a dry run refuses it too" \
+	"[ \$(err_of G --pods \"$work/other-node.json\" --listed-at $t --misses 1 --node host-a --dry-run) = 1 ]"
+check "this node's pods among them make it this node's listing" \
+	"pods default/a/u1 >\"$work/mixed.json\" && jq -s '.[0].items += .[1].items | .[0]' \"$work/mixed.json\" \"$work/other-node.json\" >\"$work/mixed2.json\" && G --pods \"$work/mixed2.json\" --listed-at $t --misses 3 --node host-a --dry-run >/dev/null"
+
 # A listing of tens of MB (pods with long specs, as a big node's are) is read a pod at a
 # time: gc runs within a memory limit below the listing's own size (it used to need ten
 # times the listing).
