@@ -5,10 +5,11 @@ set -euo pipefail
 
 what=${1:-test}
 pkgs=(meson ninja-build gcc pkg-config libnl-3-dev libnl-route-3-dev
-      libjson-c-dev iproute2 jq containernetworking-plugins)
+      libjson-c-dev iproute2 jq containernetworking-plugins
+      libcurl4-openssl-dev libmicrohttpd-dev libyaml-dev)
 if [ "$what" = test ]; then
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
-	       libclang-rt-14-dev podman runc binutils)
+	       libclang-rt-14-dev podman runc binutils etcd-client)
 fi
 
 missing=()
