@@ -527,6 +527,15 @@ static int parse_cidrpool(struct pool_spec *p, struct json_object *spec)
 	return parse_common(p, spec, p->has_gw_index, "spec.gatewayIndex");
 }
 
+/* "network/len" of block @index of a CIDRPool. */
+static void ipmath_to_prefix_text(const struct pool_spec *p, u128 index, char *buf, size_t len)
+{
+	struct ip_prefix pfx = { .addr = ipmath_to_addr(p->sp.family, p->sp.first + index * p->sp.size),
+				 .len = p->prefix_len };
+
+	ip_prefix_format(&pfx, buf, len);
+}
+
 /* ---- existing status ---- */
 
 struct entry {
@@ -923,6 +932,105 @@ oom:
 	spec_free(&p);
 	carve_result_free(&res);
 	return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+}
+
+/* Why a CIDRPool status entry is not the node's to use; 0 when it is. */
+static int cidr_entry_check(const struct pool_spec *p, struct json_object *pool,
+			    const char *node, struct json_object *entry, char *why, size_t len)
+{
+	struct json_object *arr = k8s_object_member(pool, "status", "allocations");
+	const struct static_alloc *st = static_for_node(p, node);
+	struct entry x = { .node = node };
+	char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
+	struct ip_addr want;
+	bool has_want;
+
+	if (!cidr_entry_parse(p, entry, &x)) {
+		snprintf(why, len, "its prefix is not a /%u inside the pool's cidr, or its gateway is "
+			 "not an address", p->prefix_len);
+		return -EINVAL;
+	}
+	ipmath_to_prefix_text(p, x.index, a, sizeof(a));
+	if (st && st->index != x.index) {
+		ipmath_to_prefix_text(p, st->index, b, sizeof(b));
+		snprintf(why, len, "prefix %s doesn't match prefix %s from the node's static allocation",
+			 a, b);
+		return -EINVAL;
+	}
+	for (size_t i = 0; !st && i < p->n_statics; i++) {
+		if (p->statics[i].index == x.index) {
+			snprintf(why, len, "prefix %s is statically allocated %s%s", a,
+				 *p->statics[i].node ? "for different node: " : "without a node (reserved)",
+				 p->statics[i].node);
+			return -EINVAL;
+		}
+	}
+	has_want = cidr_expected_gateway(p, x.index, st, &want);
+	if (!gateway_matches(x.has_gateway, &x.gateway, has_want, &want)) {
+		if (has_want)
+			snprintf(why, len, "gateway %s doesn't match the gateway %s of %s",
+				 x.has_gateway ? ip_addr_format(&x.gateway, b, sizeof(b)) : "(none)",
+				 ip_addr_format(&want, a, sizeof(a)),
+				 st && st->has_gateway ? "the node's static allocation" : "gatewayIndex");
+		else
+			snprintf(why, len, "gateway %s given, but the pool has no gatewayIndex",
+				 ip_addr_format(&x.gateway, b, sizeof(b)));
+		return -EINVAL;
+	}
+	/* The reference takes an entry only when no other shares its prefix, gateway or node. */
+	for (size_t i = 0; json_object_is_type(arr, json_type_array) &&
+			   i < json_object_array_length(arr); i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		struct json_object *vn = cjson_get(e, "nodeName");
+		struct entry y = { .node = "" };
+
+		if (e == entry)
+			continue;
+		if (json_object_is_type(vn, json_type_string))
+			y.node = json_object_get_string(vn);
+		if (strcmp(y.node, node) == 0) {
+			snprintf(why, len, "the node has two allocations in the status");
+			return -EINVAL;
+		}
+		if (!cidr_entry_parse(p, e, &y))
+			continue;
+		if (y.index == x.index || (x.has_gateway && y.has_gateway &&
+					   ip_addr_equal(&x.gateway, &y.gateway))) {
+			char q[K8S_QUOTE_SIZE];
+
+			snprintf(why, len, "its %s is also given to node %s",
+				 y.index == x.index ? "prefix" : "gateway", k8s_quote(y.node, q, sizeof(q)));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int carve_entry_check(struct json_object *pool, const char *node, struct json_object *entry,
+		      char *why, size_t len)
+{
+	struct pool_spec p = { .why = why, .why_len = len };
+	const char *kind = k8s_object_kind(pool), *name = k8s_object_name(pool);
+	struct json_object *spec = k8s_object_member(pool, "spec", NULL);
+	int r;
+
+	p.cidrpool = strcmp(kind, "CIDRPool") == 0;
+	if (!name || strlen(name) > POOL_NAME_MAX || !cni_env_valid_id(name))
+		r = bad(&p, "invalid pool name, should be compatible with CNI network name");
+	else if (!json_object_is_type(spec, json_type_object))
+		r = bad(&p, "\"spec\" is missing");
+	else
+		r = p.cidrpool ? parse_cidrpool(&p, spec) : parse_ippool(&p, spec);
+	if (r == -EINVAL) {
+		char reason[512];
+
+		snprintf(reason, sizeof(reason), "%s", why);
+		snprintf(why, len, "invalid spec: %s", reason);
+	} else if (r == 0 && p.cidrpool) {
+		r = cidr_entry_check(&p, pool, node, entry, why, len);
+	}
+	spec_free(&p);
+	return r < 0 && r != -ENOMEM ? -EINVAL : r;
 }
 
 void carve_result_free(struct carve_result *res)
