@@ -65,11 +65,15 @@ int api_conn_in_cluster(const char *sa_dir, struct api_conn *ret, struct cni_err
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "unable to load in-cluster configuration: KUBERNETES_SERVICE_HOST or "
 				   "KUBERNETES_SERVICE_PORT is not a host and a port");
-	if (server_url(host, port, &c.server) < 0 || asprintf(&c.ca_file, "%s/ca.crt", sa_dir) < 0 ||
-	    asprintf(&token_path, "%s/token", sa_dir) < 0 ||
-	    asprintf(&c.origin, "in-cluster (%s)", sa_dir) < 0) {
-		c.ca_file = c.origin = NULL;
+	if (server_url(host, port, &c.server) < 0)
+		c.server = NULL;
+	if (asprintf(&c.ca_file, "%s/ca.crt", sa_dir) < 0)
+		c.ca_file = NULL;
+	if (asprintf(&token_path, "%s/token", sa_dir) < 0)
 		token_path = NULL;
+	if (asprintf(&c.origin, "in-cluster (%s)", sa_dir) < 0)
+		c.origin = NULL;
+	if (!c.server || !c.ca_file || !token_path || !c.origin) {
 		api_conn_free(&c);
 		return oom(err);
 	}

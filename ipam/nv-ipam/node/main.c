@@ -147,6 +147,7 @@ static int check_flags(const struct node_flags *f, FILE *err)
 	struct stat st;
 	char *dir, *slash;
 	enum log_level level;
+	int r;
 
 	if (!f->node_name || !*f->node_name) {
 		fprintf(err, "ipam-node: invalid config: node-name is required parameter\n");
@@ -171,9 +172,10 @@ static int check_flags(const struct node_flags *f, FILE *err)
 		return -ENOMEM;
 	slash = strrchr(dir, '/');
 	*(slash == dir ? slash + 1 : slash) = '\0';
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	r = stat(dir, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (r < 0) {
 		fprintf(err, "ipam-node: invalid config: store-file is invalid: %s: %s\n", dir,
-			strerror(errno ? errno : ENOTDIR));
+			strerror(-r));
 		free(dir);
 		return -EINVAL;
 	}
