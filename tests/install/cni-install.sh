@@ -96,6 +96,35 @@ check "SIGTERM: exit status $rc (want 0) after $ms ms (want < 1000)" \
 	bash -c '[ "$1" -eq 0 ] && [ "$2" -lt 1000 ]' _ "$rc" "$ms"
 check "logs the signal" grep -q 'received SIGTERM' "$tmp/wait.log"
 
+echo "# a planted directory, a lock held by another installer"
+rm -f "$dst/ipoib"
+mkdir -p "$dst/ipoib/sub"
+log=$("$bin" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep 2>&1)
+check "a directory in a binary's place: exit 1" [ $? -eq 1 ]
+check "  ... says what blocks it" grep -q "ipoib.*a directory is in its place" <<<"$log"
+check "  ... and installs the others" \
+	bash -c 'for n in macvlan host-device nv-ipam nv-ipam-tool; do cmp -s "$1/b/$n" "$1/dst/$n" || exit 1; done' _ "$tmp"
+rm -rf "$dst/ipoib"
+# flock(1) from util-linux holds the installers' lock, as another installer would.
+flock "$dst" sleep 30 &
+holder=$!
+for _ in $(seq 100); do flock -n "$dst" true || break; sleep 0.05; done
+"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" 2>"$tmp/lock.log" &
+pid=$!
+for _ in $(seq 100); do grep -q 'another installer holds it' "$tmp/lock.log" && break; sleep 0.05; done
+check "waiting for the lock: says so" grep -q 'another installer holds it' "$tmp/lock.log"
+start=$(date +%s%N)
+kill -TERM "$pid"
+wait "$pid"
+rc=$? pid=
+ms=$((($(date +%s%N) - start) / 1000000))
+check "SIGTERM while waiting for the lock: exit $rc (want 0) after $ms ms (want < 1000)" \
+	bash -c '[ "$1" -eq 0 ] && [ "$2" -lt 1000 ]' _ "$rc" "$ms"
+check "  ... nothing installed while another held the lock" \
+	bash -c 'cmp -s "$1/b/macvlan" "$1/dst/macvlan" && [ ! -e "$1/dst/ipoib" ]' _ "$tmp"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+
 echo "# SIGKILL at random points of an install"
 # Big enough sources that an install takes a while; a kill lands at a random
 # time within one install's duration.

@@ -123,12 +123,23 @@ static int parse(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-static int install_all(const struct options *o)
+static void lock_held(const char *dir)
+{
+	log_info("waiting for the lock of %s: another installer holds it (SIGTERM ends the wait)",
+		 dir);
+}
+
+/* Every chosen binary is tried: one that cannot be installed does not keep the others out. */
+static int install_all(const struct options *o, const sigset_t *stop)
 {
 	_cleanup_close_ int dirfd = -1;
-	int r;
+	int r, failed = 0;
 
-	r = install_lock(o->cni_bin_dir, &dirfd);
+	r = install_lock(o->cni_bin_dir, stop, lock_held, &dirfd);
+	if (r == -EINTR) {
+		log_info("stopped while waiting for the lock of %s: nothing installed", o->cni_bin_dir);
+		return r;
+	}
 	if (r < 0) {
 		log_error("cannot use CNI bin directory %s: %s", o->cni_bin_dir, strerror(-r));
 		return r;
@@ -152,9 +163,11 @@ static int install_all(const struct options *o)
 				 swept, suite[i]);
 		r = install_binary(o->cni_bin_dir, suite[i], src, &outcome, &size, &step);
 		if (r < 0) {
-			log_error("cannot install %s into %s (%s): %s", src, o->cni_bin_dir, step,
-				  strerror(-r));
-			return r;
+			log_error("cannot install %s as %s/%s (%s): %s%s", src, o->cni_bin_dir, suite[i],
+				  step, strerror(-r), r == -EISDIR || r == -ENOTEMPTY ?
+				  ": a directory is in its place; remove it" : "");
+			failed = r;
+			continue;
 		}
 		if (outcome == INSTALL_UNCHANGED)
 			log_info("%s/%s is identical to %s (%zu bytes): left alone", o->cni_bin_dir,
@@ -163,7 +176,7 @@ static int install_all(const struct options *o)
 			log_info("installed %s as %s/%s (%zu bytes)", src, o->cni_bin_dir, suite[i],
 				 size);
 	}
-	return 0;
+	return failed;
 }
 
 int main(int argc, char **argv)
@@ -185,7 +198,10 @@ int main(int argc, char **argv)
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
 	sigprocmask(SIG_BLOCK, &term, NULL);
-	if (install_all(&o) < 0)
+	r = install_all(&o, &term);
+	if (r == -EINTR)
+		return 0;
+	if (r < 0)
 		return 1;
 	if (o.no_sleep)
 		return 0;
