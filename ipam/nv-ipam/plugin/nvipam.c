@@ -388,6 +388,7 @@ out:
 const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
+	.ipam = true,
 	.add = nvipam_add,
 	.del = nvipam_del,
 	.check = nvipam_check,
