@@ -480,6 +480,45 @@ static void test_pod_name_clash(void **state)
 	}
 }
 
+/*
+ * A kernel before 5.14 refuses a move onto a name the target netns has with
+ * EINVAL, not EEXIST: the pod's link named like the device still sends ADD
+ * and DEL around it, CNI_IFNAME taken in the pod is still the clash error,
+ * and an EINVAL with no name taken (a device that cannot change netns) is
+ * still a failed move.
+ */
+static void test_name_clash_before_5_14(void **state)
+{
+	(void)state;
+	world_around(true);
+	fake_net.move_clash_einval = true;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_in_pod(true);
+	assert_int_equal(fake_net_tmp_netns(), 1);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_home(false, "");
+	assert_int_equal(fake_net_tmp_netns(), 2);
+
+	world_around(true);
+	fake_net.move_clash_einval = true;
+	fake_net_add_link(pod, "net1", "veth", ARPHRD_ETHER, 1500);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EEXIST);
+	assert_int_equal(err.code, CNI_ERR_KERNEL);
+	assert_string_equal(err.msg, "container already has an interface named \"net1\"");
+	pod_own++;
+	assert_home(true, "uplink-a");
+
+	world(0);
+	fake_net.move_clash_einval = true;
+	fake_net.fail_at = fake_net.ops + 8; /* the move: see test_direct_sequences() */
+	fake_net.fail_errno = EINVAL;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_KERNEL);
+	assert_string_equal(err.msg, "failed to move to the target netns \"ens1f0\": Invalid argument");
+	assert_int_equal(fake_net_tmp_netns(), 0);
+	assert_home(true, "uplink-a");
+}
+
 static void test_host_name_clash_on_del(void **state)
 {
 	(void)state;
@@ -933,6 +972,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_add_fails_at_every_step, teardown),
 		cmocka_unit_test_teardown(test_del_fails_at_every_step, teardown),
 		cmocka_unit_test_teardown(test_pod_name_clash, teardown),
+		cmocka_unit_test_teardown(test_name_clash_before_5_14, teardown),
 		cmocka_unit_test_teardown(test_host_name_clash_on_del, teardown),
 		cmocka_unit_test_teardown(test_recover_in_host, teardown),
 		cmocka_unit_test_teardown(test_interrupted_move, teardown),
