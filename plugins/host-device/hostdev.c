@@ -91,6 +91,23 @@ static int rdma_plan(struct net_ns *ns, int ifindex, bool mode_optional, struct 
 	return 0;
 }
 
+/*
+ * A software RDMA device (rxe, siw) is bound to its netdev in the netns it
+ * was made in: the kernel unregisters it when the netdev leaves, and the
+ * RDMA move then names an index that is gone (EINVAL). Say so rather than
+ * pass the bare errno on; any other failure is reported as it is.
+ */
+static int rdma_move_in_err(struct net_ns *host, const struct rdma_dev *dev, const char *netdev,
+			    int r, struct cni_err *err)
+{
+	if (rdma_dev_present(host, dev) == 0)
+		return cni_err_set(err, CNI_ERR_KERNEL, r,
+				   "RDMA device %s was removed by the kernel when %s left the host "
+				   "netns; software RDMA devices (rxe, siw) cannot change netns",
+				   dev->name, netdev);
+	return net_err_op(err, r, "failed to move RDMA device into the container", dev->name);
+}
+
 static void rdma_move_back(struct net_ns *from, const struct rdma_dev *dev, int to_fd)
 {
 	int r = rdma_dev_set_netns(from, dev->index, to_fd);
@@ -185,7 +202,7 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	if (rdma.move) {
 		r = rdma_dev_set_netns(host.ns, rdma.dev.index, a.pod_fd);
 		if (r < 0) {
-			net_err_op(err, r, "failed to move RDMA device into the container", rdma.dev.name);
+			rdma_move_in_err(host.ns, &rdma.dev, dev.name, r, err);
 			goto fail_pod;
 		}
 	}

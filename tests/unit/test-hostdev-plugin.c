@@ -519,6 +519,37 @@ static void test_name_clash_before_5_14(void **state)
 	assert_home(true, "uplink-a");
 }
 
+/*
+ * A software RDMA device (rxe) in exclusive mode: the kernel unregisters it
+ * when its netdev leaves the host, and the RDMA move is refused with EINVAL.
+ * ADD says what happened, and the netdev comes home as it was.
+ */
+static void test_software_rdma_device(void **state)
+{
+	(void)state;
+	world(0);
+	fake_rdma.devs[0].used = false;
+	fake_rdma_add(8, "rxe0", 0, ifindex)->software = true;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_KERNEL);
+	assert_string_equal(err.msg, "RDMA device rxe0 was removed by the kernel when ens1f0 left "
+				     "the host netns; software RDMA devices (rxe, siw) cannot "
+				     "change netns");
+	assert_home(true, "uplink-a");
+	assert_false(fake_rdma.devs[1].used);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_home(true, "uplink-a");
+
+	/* A hardware device whose move fails keeps the kernel's word. */
+	world(0);
+	fake_net.fail_at = fake_net.ops + 12; /* the RDMA move: see test_direct_sequences() */
+	fake_net.fail_errno = EPERM;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EPERM);
+	assert_string_equal(err.msg, "failed to move RDMA device into the container \"mlx5_1\": "
+				     "Operation not permitted");
+	assert_home(true, "uplink-a");
+}
+
 static void test_host_name_clash_on_del(void **state)
 {
 	(void)state;
@@ -973,6 +1004,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_del_fails_at_every_step, teardown),
 		cmocka_unit_test_teardown(test_pod_name_clash, teardown),
 		cmocka_unit_test_teardown(test_name_clash_before_5_14, teardown),
+		cmocka_unit_test_teardown(test_software_rdma_device, teardown),
 		cmocka_unit_test_teardown(test_host_name_clash_on_del, teardown),
 		cmocka_unit_test_teardown(test_recover_in_host, teardown),
 		cmocka_unit_test_teardown(test_interrupted_move, teardown),
