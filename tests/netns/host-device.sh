@@ -30,7 +30,10 @@ done
 
 t_init
 
-VERSIONS="0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0"
+# The versions of the full ADD/CHECK/DEL rounds. The kernel matrix narrows
+# them (NETNS_CNI_VERSIONS, tests/kernel/run.sh): the kernel sees the same
+# requests at every version, and a round costs minutes under user-mode Linux.
+VERSIONS=${NETNS_CNI_VERSIONS:-0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0}
 HOST_START=$(t_links)
 
 # --- CNI_PATH: the reference IPAM plugins and fake ones --------------------
@@ -201,7 +204,8 @@ done
 
 # =============================================================================
 echo "# 2. L2 (no IPAM), selectors, static IPAM"
-for v in 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0; do
+for v in $VERSIONS; do
+	case $v in 0.1.0 | 0.2.0) continue ;; esac
 	new_dev dev
 	mac=$(t_link_json "" "$dev" | jq -r .address)
 	t_netns pod
