@@ -37,14 +37,25 @@ uint64_t hostdev_state_attachment(const char *container_id, const char *ifname)
 	return text_hash64(ifname, strlen(ifname), h);
 }
 
-/* The directory, made when @create; no symbolic link on the way from "/". */
+/*
+ * The directory, made when @create; no symbolic link on the way from "/",
+ * and only root may change what it holds: a state file sets a device's MTU,
+ * alias and up state.
+ */
 static int dir_open(bool create, int *ret_fd)
 {
-	_cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	int r;
 
 	if (root < 0)
 		return -errno;
-	return file_dir_open_beneath(root, state_dir + 1, create ? 0700 : 0, ret_fd);
+	r = file_dir_open_beneath(root, state_dir + 1, create ? 0700 : 0, &fd);
+	if (r >= 0)
+		r = file_dir_check_private(fd);
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
 }
 
 int hostdev_state_save(const char *orig, const struct hostdev_state *s)
@@ -87,7 +98,8 @@ static int parse(char *p, struct hostdev_state *ret)
 	char *v, *end;
 	size_t len;
 
-	if (!line_after(&p, STATE_HEADER) || !(v = line_after(&p, "")) || strlen(v) != 16)
+	if (!(v = line_after(&p, STATE_HEADER)) || *v || !(v = line_after(&p, "")) ||
+	    strlen(v) != 16)
 		return -EINVAL;
 	s.attachment = strtoull(v, &end, 16);
 	if (*end)

@@ -693,6 +693,69 @@ static void test_del_restores_state(void **state)
 	assert_false(state_kept("ens1f0"));
 }
 
+static void write_state_file(const char *orig, const char *text)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", state_dir, orig);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * The state file: an alias of any bytes survives it; a file this plugin did
+ * not write is refused as a whole (and DEL then leaves the device down, as
+ * without one); a directory others may write is not used.
+ */
+static void test_state_file(void **state)
+{
+	struct hostdev_state s = { .attachment = 0x0123456789abcdefULL, .up = true, .mtu = 9000 };
+	struct hostdev_state got;
+	static const char *const bad[] = {
+		"",
+		"cni-rdma-plugins host-device state 2\n0123456789abcdef\nup 1\nmtu 9000\nalias a\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdeg\nup 1\nmtu 9000\nalias a\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 2\nmtu 9000\nalias a\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 1\nmtu -1\nalias a\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 1\nmtu 9000\nalias a",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 1\nmtu 9000\nalias a\nx\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 1\nmtu 9000\nalias \\x00\n",
+	};
+	char path[128];
+
+	(void)state;
+	forget_states();
+	snprintf(s.alias, sizeof(s.alias), "a\nb\\c \xff\x01 port 12");
+	assert_int_equal(hostdev_state_save("ens1f0", &s), 0);
+	assert_int_equal(hostdev_state_load("ens1f0", &got), 0);
+	assert_memory_equal(&got, &s, sizeof(s));
+	assert_int_equal(hostdev_state_load("ens1f1", &got), -ENOENT);
+	assert_int_equal(hostdev_state_load("../x", &got), -EINVAL);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		write_state_file("ens1f0", bad[i]);
+		assert_int_equal(hostdev_state_load("ens1f0", &got), -EINVAL);
+	}
+
+	/* A damaged file: DEL brings the device home as without one, and keeps the file. */
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	write_state_file("ens1f0", bad[3]);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_home(false, "");
+	assert_true(state_kept("ens1f0"));
+
+	assert_int_equal(chmod(state_dir, 0770), 0);
+	assert_int_equal(hostdev_state_save("ens1f0", &s), -EPERM);
+	assert_int_equal(hostdev_state_load("ens1f0", &got), -EPERM);
+	assert_int_equal(chmod(state_dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ens1f0", state_dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(hostdev_state_remove("ens1f0"), 0);
+}
+
 static void test_host_name_clash_on_del(void **state)
 {
 	(void)state;
@@ -1147,6 +1210,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_name_clash_before_5_14, teardown),
 		cmocka_unit_test_teardown(test_software_rdma_device, teardown),
 		cmocka_unit_test_teardown(test_del_restores_state, teardown),
+		cmocka_unit_test_teardown(test_state_file, teardown),
 		cmocka_unit_test_teardown(test_host_name_clash_on_del, teardown),
 		cmocka_unit_test_teardown(test_recover_in_host, teardown),
 		cmocka_unit_test_teardown(test_interrupted_move, teardown),
