@@ -123,7 +123,7 @@ count "$out/fuzz"
 
 # The kernels GPU nodes run are older than this one: the netns suites again
 # under user-mode Linux 5.10 and 6.1 (docs/testing.md), each suite on each
-# kernel counted as one test. Bounded by UML_TIMEOUT (1500 s) per kernel.
+# kernel counted as one test. Bounded by UML_TIMEOUT (1800 s) per kernel.
 section "netns suites under user-mode Linux 5.10 and 6.1 (tests/kernel/run.sh)"
 km=0
 UML_OUT=$out/kernel-matrix bash tests/kernel/run.sh "$out/main" >"$out/kernel-matrix.log" 2>&1 || km=$?

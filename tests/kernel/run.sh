@@ -13,10 +13,10 @@
 #   UML_KERNELS  Debian releases whose kernel runs (default "bullseye bookworm")
 #   UML_SUITES   comma-separated (default common-net,ipoib,macvlan,host-device)
 #   UML_TIMEOUT  seconds a guest may take before it is stopped and its
-#                unfinished suites fail (default 1500)
+#                unfinished suites fail (default 1800)
 #   UML_VERSIONS the CNI versions of the macvlan and host-device suites' full
-#                ADD/CHECK/DEL rounds (default "0.4.0 1.1.0": the kernel sees
-#                the same requests at every version, the host run covers all)
+#                ADD/CHECK/DEL rounds (default 1.1.0: the kernel sees the same
+#                requests at every version, the host run covers all seven)
 #   UML_OUT      results: <release>/{guest,console,<suite>}.log, summary.txt,
 #                results ("<release> <suite> PASS|FAIL" lines)
 #                (default BUILD_DIR/kernel-matrix)
@@ -35,8 +35,8 @@ src=$(cd "$here/../.." && pwd)
 cache=${UML_CACHE:-/var/cache/cni-rdma-plugins/uml}
 kernels=${UML_KERNELS:-bullseye bookworm}
 suites=${UML_SUITES:-common-net,ipoib,macvlan,host-device}
-limit=${UML_TIMEOUT:-1500}
-versions=${UML_VERSIONS:-0.4.0 1.1.0}
+limit=${UML_TIMEOUT:-1800}
+versions=${UML_VERSIONS:-1.1.0}
 out=${UML_OUT:-$build/kernel-matrix}
 
 probe=umlprobe-$$
