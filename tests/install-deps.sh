@@ -7,8 +7,10 @@ what=${1:-test}
 pkgs=(meson ninja-build gcc pkg-config libnl-3-dev libnl-route-3-dev
       libjson-c-dev iproute2 jq containernetworking-plugins)
 if [ "$what" = test ]; then
+	# kmod and the archive keyring: the user-mode Linux guests of tests/kernel/
+	# load their modules with modprobe; their packages are verified with the keyring.
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
-	       libclang-rt-14-dev podman runc binutils)
+	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring)
 fi
 
 missing=()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test suite: unit, netns, e2e and nvipam; the image under
 # podman; the unit and netns suites again under ASan+UBSan; the unit suite
-# and the plugins under valgrind; the fuzzers for a bounded time. Needs root
-# for the netns and e2e suites and the image (CI runs as root).
+# and the plugins under valgrind; the fuzzers for a bounded time; the netns
+# suites under user-mode Linux 5.10 and 6.1. Needs root for the netns and e2e
+# suites, the image and the kernels (CI runs as root).
 set -euo pipefail
 
 # Network namespaces need root: a user with sudo is asked for it.
@@ -119,6 +120,25 @@ ninja -C "$out/fuzz"
 FUZZ_SECONDS=$fuzz_seconds meson test -C "$out/fuzz" --print-errorlogs --suite fuzz \
 	--timeout-multiplier 4 || status=1
 count "$out/fuzz"
+
+# The kernels GPU nodes run are older than this one: the netns suites again
+# under user-mode Linux 5.10 and 6.1 (docs/testing.md), each suite on each
+# kernel counted as one test. Bounded by UML_TIMEOUT (1800 s) per kernel.
+section "netns suites under user-mode Linux 5.10 and 6.1 (tests/kernel/run.sh)"
+km=0
+UML_OUT=$out/kernel-matrix bash tests/kernel/run.sh "$out/main" >"$out/kernel-matrix.log" 2>&1 || km=$?
+tail -n 40 "$out/kernel-matrix.log"
+kcount() { local n; n=$(grep -c " $1\$" "$out/kernel-matrix/results" 2>/dev/null) || true; echo "${n:-0}"; }
+if [ "$km" -eq 77 ]; then
+	skipped=$((skipped + 1))
+else
+	kfail=$(kcount FAIL)
+	# A run that failed before any suite (a kernel not fetched) still counts as one failure.
+	[ "$km" -eq 0 ] || [ "$kfail" -gt 0 ] || kfail=1
+	passed=$((passed + $(kcount PASS)))
+	failed=$((failed + kfail))
+	[ "$km" -eq 0 ] || status=1
+fi
 
 section "summary"
 echo "$passed passed, $failed failed, $skipped skipped in $((SECONDS / 60))m$((SECONDS % 60))s"
