@@ -51,6 +51,28 @@ else
 	tail -40 "$out/image.log"
 fi
 
+# arm64: the cross build (Debian's toolchain and arm64 -dev packages, static
+# like amd64) of the binaries and the unit suite only, the unit suite run
+# under qemu-user by meson (the cross file's exe_wrapper; emulation slows the
+# tests down, their timeouts stretch with it), then the multi-arch images
+# built from both builds and read back.
+section "arm64: cross build, unit suite under qemu-user, multi-arch images"
+arm64_started=$SECONDS
+meson setup "$out/arm64" --cross-file image/cross/arm64.ini -Dunit_tests=enabled \
+	-Dnetns_tests=disabled -De2e_tests=disabled -Dbench=disabled >/dev/null
+ninja -C "$out/arm64"
+meson test -C "$out/arm64" --print-errorlogs --suite unit --timeout-multiplier 3 || status=1
+count "$out/arm64"
+if bash tests/image/multiarch.sh "$out/main" "$out/arm64" >"$out/multiarch.log" 2>&1; then
+	passed=$((passed + 1))
+	tail -1 "$out/multiarch.log"
+else
+	failed=$((failed + 1)); status=1
+	tail -40 "$out/multiarch.log"
+fi
+arm64_took=$((SECONDS - arm64_started))
+echo "arm64 section took $((arm64_took / 60))m$((arm64_took % 60))s"
+
 section "unit and netns under ASan+UBSan"
 meson setup "$out/asan" "${suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbuildtype=debug >/dev/null
