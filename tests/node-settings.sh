@@ -14,3 +14,10 @@ node_settings() {
 	chmod 0600 "$file"
 	export CNI_RDMA_PLUGINS_CONF=$file
 }
+
+# nvipam_node_conf DIR POOL-FILE STORE [MEMBERS]: DIR/nv-ipam.conf naming the node's pool
+# file and store (a network config may not: docs/security.md), plus MEMBERS (JSON
+# object members, comma first). A network config reaches it with "confDir": DIR.
+nvipam_node_conf() {
+	printf '{"poolFile": "%s", "storeFile": "%s"%s}\n' "$2" "$3" "${4:-}" >"$1/nv-ipam.conf"
+}

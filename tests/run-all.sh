@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test suite: unit, netns, e2e, nvipam and kube; the image under
 # podman; the unit and netns suites again under ASan+UBSan; the unit suite
-# and the plugins under valgrind; the fuzzers for a bounded time. Needs root
-# for the netns and e2e suites and the image (CI runs as root).
+# and the plugins under valgrind; the fuzzers for a bounded time; the netns
+# suites under user-mode Linux 5.10 and 6.1. Needs root for the netns and e2e
+# suites, the image and the kernels (CI runs as root).
 set -euo pipefail
 
 # Network namespaces need root: a user with sudo is asked for it.
@@ -54,6 +55,28 @@ else
 	tail -40 "$out/image.log"
 fi
 
+# arm64: the cross build (Debian's toolchain and arm64 -dev packages, static
+# like amd64) of the binaries and the unit suite only, the unit suite run
+# under qemu-user by meson (the cross file's exe_wrapper; emulation slows the
+# tests down, their timeouts stretch with it), then the multi-arch images
+# built from both builds and read back.
+section "arm64: cross build, unit suite under qemu-user, multi-arch images"
+arm64_started=$SECONDS
+meson setup "$out/arm64" --cross-file image/cross/arm64.ini -Dunit_tests=enabled \
+	-Dnetns_tests=disabled -De2e_tests=disabled -Dbench=disabled >/dev/null
+ninja -C "$out/arm64"
+meson test -C "$out/arm64" --print-errorlogs --suite unit --timeout-multiplier 3 || status=1
+count "$out/arm64"
+if bash tests/image/multiarch.sh "$out/main" "$out/arm64" >"$out/multiarch.log" 2>&1; then
+	passed=$((passed + 1))
+	tail -1 "$out/multiarch.log"
+else
+	failed=$((failed + 1)); status=1
+	tail -40 "$out/multiarch.log"
+fi
+arm64_took=$((SECONDS - arm64_started))
+echo "arm64 section took $((arm64_took / 60))m$((arm64_took % 60))s"
+
 section "unit and netns under ASan+UBSan"
 meson setup "$out/asan" "${suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbuildtype=debug >/dev/null
@@ -81,7 +104,7 @@ section "plugins linked dynamically for valgrind"
 meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
 ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device \
-	ipam/nv-ipam/nv-ipam
+	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool
 dyn=$out/dyn
 
 # under_valgrind NAME SCRIPT ARGS...: a netns script (NAME: one word) with every plugin it runs under
@@ -123,6 +146,25 @@ ninja -C "$out/fuzz"
 FUZZ_SECONDS=$fuzz_seconds meson test -C "$out/fuzz" --print-errorlogs --suite fuzz \
 	--timeout-multiplier 4 || status=1
 count "$out/fuzz"
+
+# The kernels GPU nodes run are older than this one: the netns suites again
+# under user-mode Linux 5.10 and 6.1 (docs/testing.md), each suite on each
+# kernel counted as one test. Bounded by UML_TIMEOUT (1800 s) per kernel.
+section "netns suites under user-mode Linux 5.10 and 6.1 (tests/kernel/run.sh)"
+km=0
+UML_OUT=$out/kernel-matrix bash tests/kernel/run.sh "$out/main" >"$out/kernel-matrix.log" 2>&1 || km=$?
+tail -n 40 "$out/kernel-matrix.log"
+kcount() { local n; n=$(grep -c " $1\$" "$out/kernel-matrix/results" 2>/dev/null) || true; echo "${n:-0}"; }
+if [ "$km" -eq 77 ]; then
+	skipped=$((skipped + 1))
+else
+	kfail=$(kcount FAIL)
+	# A run that failed before any suite (a kernel not fetched) still counts as one failure.
+	[ "$km" -eq 0 ] || [ "$kfail" -gt 0 ] || kfail=1
+	passed=$((passed + $(kcount PASS)))
+	failed=$((failed + kfail))
+	[ "$km" -eq 0 ] || status=1
+fi
 
 section "summary"
 echo "$passed passed, $failed failed, $skipped skipped in $((SECONDS / 60))m$((SECONDS % 60))s"

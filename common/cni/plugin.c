@@ -27,17 +27,26 @@ static void print_usage(const struct cni_plugin *p, FILE *out)
 		"\n"
 		"%s\n"
 		"\n"
-		"A CNI plugin: run by a container runtime (or Multus, cnitool) with the network\n"
-		"config on stdin and these environment variables:\n"
+		"%s"
 		"  CNI_COMMAND      ADD, DEL, CHECK, STATUS, GC or VERSION\n"
 		"  CNI_CONTAINERID  container ID (ADD, DEL, CHECK)\n"
-		"  CNI_NETNS        path of the pod network namespace (ADD, CHECK; optional for DEL)\n"
-		"  CNI_IFNAME       interface name inside the pod (ADD, DEL, CHECK)\n"
+		"%s"
 		"  CNI_ARGS         extra K=V;K=V arguments\n"
-		"  CNI_PATH         ':'-separated directories searched for the IPAM plugin\n"
+		"%s"
 		"The result (or a CNI error) is printed on stdout; diagnostics go to stderr.\n"
 		"CNI spec versions: %s\n",
-		p->name, p->summary, cni_version_list(list, sizeof(list)));
+		p->name, p->summary,
+		p->ipam ? "A CNI IPAM plugin: run by an interface plugin (macvlan, ipoib, host-device)\n"
+			  "with the network config on stdin and the runtime's environment variables:\n" :
+			  "A CNI plugin: run by a container runtime (or Multus, cnitool) with the network\n"
+			  "config on stdin and these environment variables:\n",
+		p->ipam ? "  CNI_NETNS        the pod's network namespace, passed on; addresses are\n"
+			  "                   allocated, not configured: the interface plugin does that\n"
+			  "  CNI_IFNAME       the pod's interface, recorded with its allocation\n" :
+			  "  CNI_NETNS        path of the pod network namespace (ADD, CHECK; optional for DEL)\n"
+			  "  CNI_IFNAME       interface name inside the pod (ADD, DEL, CHECK)\n",
+		p->ipam ? "" : "  CNI_PATH         ':'-separated directories searched for the IPAM plugin\n",
+		cni_version_list(list, sizeof(list)));
 }
 
 static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *ret_exit)
@@ -50,7 +59,7 @@ static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *r
 		print_usage(p, stdout);
 		*ret_exit = 0;
 	} else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0) {
-		printf("%s %s (CNI spec versions %s)\n", p->name, PROJECT_VERSION,
+		printf("%s (cni-rdma-plugins) %s (CNI spec versions %s)\n", p->name, PROJECT_VERSION,
 		       cni_version_list(list, sizeof(list)));
 		*ret_exit = 0;
 	} else {
@@ -129,8 +138,8 @@ int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err)
 	return cni_ipam_exec(&ctx->env, &ctx->conf, ctx->env.command, NULL, err);
 }
 
-int cni_plugin_setup_logging(const char *prog, const char *file, const char *level_name,
-			     enum cni_command cmd, struct cni_err *err)
+int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
+			     const char *level_name, enum cni_command cmd, struct cni_err *err)
 {
 	enum log_level level = LOG_LEVEL_INFO;
 	struct cni_err e = { 0 };
@@ -142,7 +151,11 @@ int cni_plugin_setup_logging(const char *prog, const char *file, const char *lev
 	log_setup(prog, level, -1);
 	if (!file || !*file)
 		return 0;
-	r = trust_open_file(TRUST_LOG, "logFile", file, O_WRONLY | O_APPEND | O_CREAT, 0600, &fd, &e);
+	if (node_file)
+		r = trust_open_file(TRUST_LOG, "logFile", file, O_WRONLY | O_APPEND | O_CREAT, 0600,
+				    &fd, &e);
+	else
+		r = trust_open_log("logFile", file, &fd, &e);
 	if (r >= 0) {
 		log_setup(prog, level, fd);
 		return 0;
@@ -157,9 +170,34 @@ int cni_plugin_setup_logging(const char *prog, const char *file, const char *lev
 	return 0;
 }
 
-static int run(const struct cni_plugin *p, struct cni_ctx *ctx, char **ret_out, struct cni_err *err)
+/* Buffered output fails at the flush: a full or closed stdout shows only there. */
+static int result_write(const char *out, struct cni_err *err)
 {
-	_cleanup_free_ char *input = NULL;
+	if (printf("%s\n", out) < 0 || fflush(stdout) != 0)
+		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot write the result to stdout: %s",
+				   strerror(errno));
+	return 0;
+}
+
+/*
+ * An ADD whose result the runtime never reads is a failure to the runtime, which
+ * then may never send its DEL: what the ADD made is released here, as DEL would.
+ */
+static void add_undo(const struct cni_plugin *p, struct cni_ctx *ctx)
+{
+	struct cni_err e = { 0 };
+
+	ctx->env.command = CNI_CMD_DEL;
+	ctx->env.command_name = cni_command_name(CNI_CMD_DEL);
+	if (p->del(ctx, &e) < 0)
+		log_error("undoing the ADD failed: %s%s%s", e.msg, e.details[0] ? ": " : "", e.details);
+	ctx->env.command = CNI_CMD_ADD;
+	ctx->env.command_name = cni_command_name(CNI_CMD_ADD);
+}
+
+static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *err)
+{
+	_cleanup_free_ char *input = NULL, *out = NULL;
 	struct cni_result res = { 0 };
 	size_t input_len = 0;
 	int r;
@@ -172,7 +210,7 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, char **ret_out, 
 		return r;
 	/* conf keeps pointers into input for IPAM delegation. */
 	ctx->conf.raw = input;
-	if ((r = cni_plugin_setup_logging(p->name, ctx->conf.log_file, ctx->conf.log_level,
+	if ((r = cni_plugin_setup_logging(p->name, ctx->conf.log_file, false, ctx->conf.log_level,
 					  ctx->env.command, err)) < 0 ||
 	    (r = check_command_version(ctx, err)) < 0)
 		goto out;
@@ -190,7 +228,11 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, char **ret_out, 
 		r = p->add(ctx, &res, err);
 		if (r >= 0) {
 			snprintf(res.cni_version, sizeof(res.cni_version), "%s", ctx->conf.cni_version);
-			r = cni_result_to_json(&res, ctx->conf.cni_version, ret_out, err);
+			r = cni_result_to_json(&res, ctx->conf.cni_version, &out, err);
+			if (r >= 0)
+				r = result_write(out, err);
+			if (r < 0)
+				add_undo(p, ctx);
 		}
 		cni_result_free(&res);
 		break;
@@ -222,7 +264,6 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 {
 	struct cni_ctx ctx = { 0 };
 	struct cni_err err = { 0 };
-	_cleanup_free_ char *out = NULL;
 	char list[128];
 	int exit_code;
 	int r;
@@ -247,10 +288,10 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 		 */
 		(void)file_read_fd(STDIN_FILENO, CNI_JSON_MAX_BYTES, &ignored, &ignored_len);
 		print_version();
-		return 0;
+		return fflush(stdout) == 0 ? 0 : 1;
 	}
 	if (r >= 0)
-		r = run(p, &ctx, &out, &err);
+		r = run(p, &ctx, &err);
 
 	if (r < 0) {
 		log_error("%s failed (container %s, ifname %s, network %s): %s%s%s",
@@ -258,13 +299,11 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 			  ctx.conf.name ? ctx.conf.name : "?", err.msg, err.details[0] ? ": " : "",
 			  err.details);
 		cni_err_print(&err, ctx.conf.cni_version, stdout);
+		fflush(stdout);
 		exit_code = 1;
 	} else {
-		if (out)
-			printf("%s\n", out);
 		exit_code = 0;
 	}
-	fflush(stdout);
 	cni_args_free(&ctx.args);
 	cni_conf_free(&ctx.conf);
 	return exit_code;

@@ -1,6 +1,7 @@
 /* Command dispatch: the one place that prints results and CNI errors */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,7 @@ struct cni_ctx {
 struct cni_plugin {
 	const char *name;        /* binary name, e.g. "macvlan" */
 	const char *summary;     /* one line for --help and the about line, "name: ..." */
+	bool ipam;               /* an IPAM plugin: run by an interface plugin, never in the pod's netns */
 	int (*add)(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err);
 	int (*del)(const struct cni_ctx *ctx, struct cni_err *err);
 	int (*check)(const struct cni_ctx *ctx, struct cni_err *err);
@@ -45,6 +47,9 @@ int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
  * cni_plugin_setup_logging() - the log level and the log file a config asks for
  * @prog: program name for every line
  * @file: the config's logFile, NULL or "" for none
+ * @node_file: @file was set by the node's own file (nv-ipam.conf), not by a network
+ *             config: it may name any regular file below a log directory; a network
+ *             config's only a new file or one the plugins made (trust_open_log())
  * @level_name: the config's logLevel, NULL for info (an unknown level is info)
  * @cmd: the command being run
  * @err: code 7 when the node does not let a config name that file (trust.h),
@@ -55,8 +60,8 @@ int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
  *
  * Return: 0 on success, negative errno on failure.
  */
-int cni_plugin_setup_logging(const char *prog, const char *file, const char *level_name,
-			     enum cni_command cmd, struct cni_err *err);
+int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
+			     const char *level_name, enum cni_command cmd, struct cni_err *err);
 
 /**
  * cni_plugin_forward_ipam() - run the command on the IPAM plugin, if the config has one

@@ -348,6 +348,29 @@ int trust_open_file(enum trust_area area, const char *key, const char *path, int
 	return r < 0 ? open_err(r, key, path, root, err) : 0;
 }
 
+int trust_open_log(const char *key, const char *path, int *ret_fd, struct cni_err *err)
+{
+	_cleanup_close_ int root_fd = -1;
+	char rel[PATH_MAX];
+	const char *root;
+	int r;
+
+	r = locate(TRUST_LOG, key, path, &root, rel, sizeof(rel), err);
+	if (r < 0)
+		return r;
+	if (!rel[0])
+		return open_err(-EISDIR, key, path, root, err);
+	r = root_open(root, false, &root_fd);
+	if (r >= 0)
+		r = file_open_marked_beneath(root_fd, rel, TRUST_LOG_MARK, 0600, ret_fd);
+	if (r == -EPERM)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
+				   "%s \"%.256s\" is a file the plugins did not create (it does not "
+				   "start with their mark): a network config may only name a new log "
+				   "file or one they created", key, path);
+	return r < 0 ? open_err(r, key, path, root, err) : 0;
+}
+
 int trust_open_dir(enum trust_area area, const char *key, const char *path, bool create,
 		   int *ret_fd, struct cni_err *err)
 {

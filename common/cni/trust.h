@@ -54,6 +54,23 @@ int trust_path_check(enum trust_area area, const char *key, const char *path,
 int trust_open_file(enum trust_area area, const char *key, const char *path, int flags,
 		    mode_t mode, int *ret_fd, struct cni_err *err);
 
+/* The first line of a log file a network config named, written when it is created. */
+#define TRUST_LOG_MARK "# cni-rdma-plugins log: written by the CNI plugins of this node\n"
+
+/**
+ * trust_open_log() - open for appending a log file a network config names, below a log
+ *                    directory: a new one (created mode 0600, starting with
+ *                    TRUST_LOG_MARK) or one that starts with the mark
+ * @key: the config key, for messages
+ * @path: the value (checked as trust_path_check() does)
+ * @ret_fd: descriptor, written only on success
+ * @err: as trust_open_file(), and code 7 for an existing file without the mark: the
+ *       config cannot make the plugins append to the node's other files
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int trust_open_log(const char *key, const char *path, int *ret_fd, struct cni_err *err);
+
 /**
  * trust_open_dir() - open (and create) a directory a config names, beneath its area's directory
  * @area: the kind of file

@@ -229,6 +229,74 @@ int file_open_beneath(int root_fd, const char *rel, int flags, mode_t mode, int 
 	return 0;
 }
 
+/* A new file that holds @mark from the instant it has a name: O_TMPFILE, written, linked. */
+static int create_marked(int dirfd, const char *name, const char *mark, size_t len, mode_t mode,
+			 int *ret_fd)
+{
+	_cleanup_close_ int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+	int r;
+
+	if (fd < 0) {
+		/* A file system without O_TMPFILE: created, then marked (a reader may come between). */
+		fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_APPEND | O_NOFOLLOW |
+				 O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+		if (fd < 0)
+			return -errno;
+		r = file_pwrite_all(fd, mark, len, 0);
+		if (r < 0)
+			return r;
+		*ret_fd = TAKE_FD(fd);
+		return 0;
+	}
+	r = file_pwrite_all(fd, mark, len, 0);
+	if (r < 0)
+		return r;
+	if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) < 0)
+		return -errno;
+	if (fcntl(fd, F_SETFL, O_APPEND) < 0)
+		return -errno;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int file_open_marked_beneath(int root_fd, const char *rel, const char *mark, mode_t mode,
+			     int *ret_fd)
+{
+	_cleanup_close_ int dirfd = -1;
+	_cleanup_close_ int fd = -1;
+	char name[NAME_MAX + 1], head[256];
+	size_t len = strlen(mark);
+	int r;
+
+	if (len == 0 || len > sizeof(head))
+		return -EINVAL;
+	r = walk_beneath(root_fd, rel, 0, true, name, sizeof(name), &dirfd);
+	if (r < 0)
+		return r;
+	if (!name[0])
+		return -EINVAL;
+	r = check_regular(dirfd, name, AT_SYMLINK_NOFOLLOW, SIZE_MAX);
+	if (r == -ENOENT) {
+		r = create_marked(dirfd, name, mark, len, mode, ret_fd);
+		/* Another process created it meanwhile: it is opened as an existing one. */
+		if (r != -EEXIST)
+			return r;
+		r = check_regular(dirfd, name, AT_SYMLINK_NOFOLLOW, SIZE_MAX);
+	}
+	if (r < 0)
+		return r;
+	fd = openat(dirfd, name, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = check_opened(fd, SIZE_MAX);
+	if (r < 0)
+		return r;
+	if (pread(fd, head, len, 0) != (ssize_t)len || memcmp(head, mark, len) != 0)
+		return -EPERM;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
 int file_dir_open_beneath(int root_fd, const char *rel, mode_t create_mode, int *ret_fd)
 {
 	char name[NAME_MAX + 1];

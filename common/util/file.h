@@ -62,6 +62,22 @@ int file_read_at(int dirfd, const char *name, size_t max, char **ret, size_t *re
 int file_open_beneath(int root_fd, const char *rel, int flags, mode_t mode, int *ret_fd);
 
 /**
+ * file_open_marked_beneath() - open for appending a file below a directory that starts
+ *                              with a mark, creating it (holding the mark) when missing
+ * @root_fd: the directory the path is relative to
+ * @rel: relative path, as for file_open_beneath()
+ * @mark: what the file's first bytes must be (at most 256); a new file is created
+ *        holding it before it has a name, so no reader sees it unmarked
+ * @mode: mode of a new file
+ * @ret_fd: descriptor (appending), written only on success
+ *
+ * Return: 0 on success, -EPERM for an existing file that does not start with @mark,
+ * otherwise as file_open_beneath().
+ */
+int file_open_marked_beneath(int root_fd, const char *rel, const char *mark, mode_t mode,
+			     int *ret_fd);
+
+/**
  * file_dir_open_beneath() - open (and create) a directory below a directory, no symbolic link on the way
  * @root_fd: the directory the path is relative to
  * @rel: relative path, as for file_open_beneath(); "" is @root_fd itself

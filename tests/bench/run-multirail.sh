@@ -77,8 +77,9 @@ ln -s "$macvlan" "$tmp/bin-ours/macvlan"
 ln -s "$nvipam" "$tmp/bin-ours/nv-ipam"
 cat >"$tmp/ours.json" <<JSON
 {"cniVersion":"0.3.1","name":"rail%RAIL%","type":"macvlan","master":"rail%RAIL%","mode":"bridge",
- "ipam":{"type":"nv-ipam","poolName":"rail%RAIL%","poolFile":"$tmp/pools.json","storeFile":"$tmp/store","confDir":"$tmp"}}
+ "ipam":{"type":"nv-ipam","poolName":"rail%RAIL%","confDir":"$tmp"}}
 JSON
+nvipam_node_conf "$tmp" "$tmp/pools.json" "$tmp/store"
 cat >"$tmp/go.json" <<JSON
 {"cniVersion":"0.3.1","name":"rail%RAIL%","type":"macvlan","master":"rail%RAIL%","mode":"bridge",
  "ipam":{"type":"host-local","dataDir":"$tmp/host-local","ranges":[[{"subnet":"10.20%RAIL%.0.0/16",

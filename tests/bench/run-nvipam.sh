@@ -63,9 +63,12 @@ populate() {
 	fi
 }
 
+# config DIR: the network config (one for both plugins: each reads its own keys); DIR's
+# nv-ipam.conf names nv-ipam's pool file and store, as a node's does.
 config() {
-	printf '{"cniVersion":"1.0.0","name":"bench","ipam":{"type":"x","poolName":"bench","poolFile":"%s","storeFile":"%s/store","confDir":"%s","subnet":"10.98.0.0/16","rangeStart":"10.98.0.2","rangeEnd":"10.98.253.232","gateway":"10.98.0.1","dataDir":"%s/hl"}}' \
-		"$tmp/pools.json" "$1" "$1" "$1"
+	nvipam_node_conf "$1" "$tmp/pools.json" "$1/store"
+	printf '{"cniVersion":"1.0.0","name":"bench","ipam":{"type":"x","poolName":"bench","confDir":"%s","subnet":"10.98.0.0/16","rangeStart":"10.98.0.2","rangeEnd":"10.98.253.232","gateway":"10.98.0.1","dataDir":"%s/hl"}}' \
+		"$1" "$1"
 }
 
 echo "nv-ipam:    $ours"

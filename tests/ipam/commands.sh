@@ -16,7 +16,7 @@ JSON
 # run CMD ID NETWORK POOLS [EXTRA-IPAM-JSON [CNI_ARGS [PREV]]]: stdout is the result or error.
 run() {
 	local extra=${5:-} prev=${7:-}
-	local c='{"cniVersion":"1.1.0","name":"'$3'","ipam":{"type":"nv-ipam","poolName":"'$4'","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'","lockTimeoutMs":300'$extra'}'
+	local c='{"cniVersion":"1.1.0","name":"'$3'","ipam":{"type":"nv-ipam","poolName":"'$4'","confDir":"'$work'","lockTimeoutMs":300'$extra'}'
 	[ -n "$prev" ] && c+=',"prevResult":'$prev
 	[ "$1" = GC ] && [ -n "${8:-}" ] && c+=',"cni.dev/valid-attachments":'$8
 	c+='}'
@@ -86,7 +86,7 @@ check "and works once the lock is free" "run ADD c5 net1 pool1 >/dev/null"
 # CNI_NETNS naming the plugin's own netns is refused before anything is done.
 before=$(store_digest)
 out=$(CNI_COMMAND=ADD CNI_CONTAINERID=own CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 CNI_PATH=/nonexistent \
-	"$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"net1","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}' 2>/dev/null || true)
+	"$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"net1","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'$work'"}}' 2>/dev/null || true)
 check "CNI_NETNS equal to the plugin's own netns is code 8" "[ \"\$(code \"\$out\")\" = 8 ]"
 check "and the store is unchanged" "[ \"\$(store_digest)\" = \"\$before\" ]"
 

@@ -10,6 +10,7 @@ work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../node-settings.sh"
 node_settings "$work/node-settings.json" "$work"
+nvipam_node_conf "$work" "$work/pools.json" "$work/store"
 
 # One IPPool block of 1000 addresses (10.77.0.1 - 10.77.3.232), gateway .1:
 # large enough that the tests never exhaust it.
@@ -17,7 +18,7 @@ cat >"$work/pools.json" <<JSON
 {"pools": {"pool1": {"subnet": "10.77.0.0/22", "startIP": "10.77.0.1",
                       "endIP": "10.77.3.232", "gateway": "10.77.0.1"}}}
 JSON
-conf='{"cniVersion":"1.0.0","name":"net1","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}'
+conf='{"cniVersion":"1.0.0","name":"net1","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'$work'"}}'
 
 # nvipam CMD CONTAINER-ID: prints the result on stdout, exit status passed through.
 nvipam() {

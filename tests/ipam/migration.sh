@@ -15,7 +15,7 @@ cat >"$work/pools.json" <<JSON
 JSON
 # run CMD ID POOL [POOLTYPE]: stdout is the result or the error.
 run() {
-	local c='{"cniVersion":"1.0.0","name":"net","ipam":{"type":"nv-ipam","poolName":"'$3'","poolType":"'${4:-ippool}'","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}'
+	local c='{"cniVersion":"1.0.0","name":"net","ipam":{"type":"nv-ipam","poolName":"'$3'","poolType":"'${4:-ippool}'","confDir":"'$work'"}}'
 	CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 \
 		CNI_IFNAME=net1 CNI_PATH=/nonexistent "$NVIPAM" <<<"$c" 2>/dev/null
 }

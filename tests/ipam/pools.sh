@@ -18,7 +18,7 @@
 
 # run CMD ID POOLS [TIMEOUT-MS]: stdout is the result or the error.
 run() {
-	local c='{"cniVersion":"1.0.0","name":"net-'${3//,/-}'","ipam":{"type":"nv-ipam","poolName":"'$3'","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'","lockTimeoutMs":'${4:-10000}'}}'
+	local c='{"cniVersion":"1.0.0","name":"net-'${3//,/-}'","ipam":{"type":"nv-ipam","poolName":"'$3'","confDir":"'$work'","lockTimeoutMs":'${4:-10000}'}}'
 	CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 \
 		CNI_IFNAME=net1 CNI_PATH=/nonexistent "$NVIPAM" <<<"$c" 2>/dev/null
 }
@@ -85,7 +85,7 @@ dual() {
 	local id=$1 p rc=0
 	( CNI_COMMAND=ADD CNI_CONTAINERID=$id CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 \
 	  CNI_PATH=/nonexistent exec "$NVIPAM" >/dev/null 2>&1 \
-	  <<<'{"cniVersion":"1.0.0","name":"dual","ipam":{"type":"nv-ipam","poolName":"v4,v6","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}' ) &
+	  <<<'{"cniVersion":"1.0.0","name":"dual","ipam":{"type":"nv-ipam","poolName":"v4,v6","confDir":"'$work'"}}' ) &
 	p=$!
 	( sleep "0.00$((RANDOM % 4))"; kill -9 "$p" 2>/dev/null ) &
 	wait "$p" || rc=$?

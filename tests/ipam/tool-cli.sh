@@ -97,8 +97,9 @@ check "invalid entry skipped with a warning" "grep -q 'skipping pool \"pool1\"' 
 
 # The file written is what nv-ipam reads: the README's first ADD on host-a.
 "$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >/dev/null
+nvipam_node_conf "$work" "$pf" "$work/store"
 res=$(CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 \
-	CNI_PATH=/nonexistent "$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"net","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'"$pf"'","storeFile":"'"$work"'/store","confDir":"'"$work"'"}}' 2>/dev/null)
+	CNI_PATH=/nonexistent "$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"net","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'"$work"'"}}' 2>/dev/null)
 check "nv-ipam allocates from the written file" \
 	"[ \"\$(jq -c '[.ips[0].address, .ips[0].gateway, [.routes[].dst]]' <<<\"\$res\")\" = '[\"192.168.0.2/16\",\"192.168.0.1\",[\"0.0.0.0/0\",\"5.5.0.0/24\"]]' ]"
 

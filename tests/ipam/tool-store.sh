@@ -17,7 +17,7 @@ cat >"$work/pools.json" <<JSON
 JSON
 # add ID IFNAME POOLTYPE POOL POD [IP]
 add() {
-	local c='{"cniVersion":"1.0.0","name":"net-'$4'","ipam":{"type":"nv-ipam","poolName":"'$4'","poolType":"'$3'","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}'
+	local c='{"cniVersion":"1.0.0","name":"net-'$4'","ipam":{"type":"nv-ipam","poolName":"'$4'","poolType":"'$3'","confDir":"'$work'"}}'
 	CNI_COMMAND=ADD CNI_CONTAINERID=$1 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=$2 \
 		CNI_PATH=/nonexistent CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=${5%/*};K8S_POD_NAME=${5#*/};K8S_POD_UID=uid-$1${6:+;IP=$6}" \
 		"$NVIPAM" <<<"$c" >/dev/null 2>&1
@@ -99,7 +99,7 @@ check "--strict fails on warnings" "! T check --pool-file \"$work/pools2.json\" 
 # both holders, release repairs it.
 store_v1 '.allocations += [.allocations[0] | .containerID = "dup1"]'
 out=$(CNI_COMMAND=ADD CNI_CONTAINERID=c7 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 CNI_PATH=/nonexistent \
-	"$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"n","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"}}' 2>/dev/null || true)
+	"$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"n","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'$work'"}}' 2>/dev/null || true)
 check "nv-ipam refuses a store with an address held twice" "jq -r .msg <<<\"\$out\" | grep -q 'held twice'"
 T check --pool-file "$work/pools.json" >"$work/out" && rc=0 || rc=$?
 check "check: the duplicate is an error naming both containers" \
@@ -111,7 +111,7 @@ check "after releasing one holder, check passes" "T check --pool-file \"$work/po
 # One interface holding two addresses in a pool (a hand-edited store, the second entry
 # naming another pod): check reports it; release reports both addresses, as both go.
 # The gateway (allocateDefaultGateway) and a static IP are one address per interface: fine.
-c='{"cniVersion":"1.0.0","name":"net-pool1","ipam":{"type":"nv-ipam","poolName":"pool1","poolFile":"'$work'/pools.json","storeFile":"'$work'/store","confDir":"'$work'"},"args":{"cni":{"allocateDefaultGateway":true}}}'
+c='{"cniVersion":"1.0.0","name":"net-pool1","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'$work'"},"args":{"cni":{"allocateDefaultGateway":true}}}'
 CNI_COMMAND=ADD CNI_CONTAINERID=c8 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 CNI_PATH=/nonexistent \
 	CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod-g" "$NVIPAM" <<<"$c" >/dev/null 2>&1
 check "the gateway and a static IP held: check passes" \

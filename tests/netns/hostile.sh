@@ -4,10 +4,12 @@
 #
 #   hostile.sh MACVLAN IPOIB HOST-DEVICE NV-IPAM [REFERENCE_CNI_DIR]
 #
-# 1. Every path key (logFile, ipam.logFile, confDir, poolFile, storeFile) as a
-#    symbolic link, a FIFO, a directory, a device, a relative path, a path
-#    with "..", and a path outside the directories the node allows: refused
-#    (code 7), nothing created outside, no hang; DEL still cleans up.
+# 1. Every path key (logFile, ipam.logFile, confDir; poolFile and storeFile in
+#    the node's nv-ipam.conf) as a symbolic link, a FIFO, a directory, a device,
+#    a relative path, a path with "..", and a path outside the directories the
+#    node allows: refused (code 7), nothing created outside, no hang; DEL still
+#    cleans up, or fails as ADD does when it cannot reach the store. poolFile
+#    and storeFile in a network config: code 7 for ADD and DEL, whatever they name.
 # 2. Every string key as a newline, a NUL, invalid UTF-8 and 64 KiB: the code
 #    each deserves, nothing left behind (or, where the value is harmless, a
 #    clean ADD and DEL); no log line that the plugin did not start.
@@ -19,12 +21,19 @@
 # 7. SIGKILL at every netlink send of ADD (strace), for macvlan + nv-ipam,
 #    host-device (L2 and nv-ipam) and ipoib, then DEL twice: nothing left in
 #    either netns or in the store, the host device home.
+# 8. State paths and faults: a network config naming another store's lock,
+#    logs or counts, or its own store with a held static IP; a store path of
+#    the node's inside another store; DEL under broken node settings; a sync
+#    that fails (strace); a result that cannot be written (stdout full); a log
+#    file the plugins did not make; store content in an error; an older
+#    store's oversized record; a pool named twice; check on hidden damage.
 #
-# Each case checks the exit status, the CNI error code, the pod and host
-# links, the store and the files outside the allowed directories. Needs root
-# (and strace for 7); exits 77 only when network namespaces cannot be created.
-# HOSTILE_SECTIONS (default "1 2 3 4 5 6 7") picks sections, for slow runs
-# under valgrind.
+# Each case checks the exit status, the CNI error code, the pod and the links
+# this run made (and any made off them), the store and the files outside the
+# allowed directories. Needs root (and strace for 7 and 8); exits 77 only when
+# network namespaces cannot be created. HOSTILE_SECTIONS (default
+# "1 2 3 4 5 6 7 8") picks sections, for slow runs under valgrind.
+# NVIPAM_TOOL (default: tool/nv-ipam-tool beside NV-IPAM) reads the store.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,13 +48,14 @@ IPOIB=$(realpath "$2")
 HOSTDEV=$(realpath "$3")
 NVIPAM=$(realpath "$4")
 REF=${5:-/usr/lib/cni}
-for p in "$MACVLAN" "$IPOIB" "$HOSTDEV" "$NVIPAM" "$REF/macvlan"; do
+TOOL=$(realpath "${NVIPAM_TOOL:-$(dirname "$NVIPAM")/tool/nv-ipam-tool}")
+for p in "$MACVLAN" "$IPOIB" "$HOSTDEV" "$NVIPAM" "$REF/macvlan" "$TOOL"; do
 	[ -x "$p" ] || { echo "FAIL: $p is not executable"; exit 1; }
 done
 command -v strace >/dev/null || { echo "FAIL: strace not found"; exit 1; }
 
 t_init
-SECTIONS=" ${HOSTILE_SECTIONS:-1 2 3 4 5 6 7} "
+SECTIONS=" ${HOSTILE_SECTIONS:-1 2 3 4 5 6 7 8} "
 section() { [[ "$SECTIONS" == *" $1 "* ]]; }
 
 # The node lets configs name files in $A only; $O is any other place.
@@ -72,7 +82,9 @@ cat >"$A/pools.json" <<JSON
 {"pools": {"p": {"subnet": "10.123.0.0/24", "startIP": "10.123.0.10",
                  "endIP": "10.123.0.200", "gateway": "10.123.0.1"}}}
 JSON
-NVIPAM_OBJ='{"type":"nv-ipam","poolName":"p","confDir":"'$A'","poolFile":"'$A'/pools.json","storeFile":"'$A'/store"}'
+# The node names its pool file and store in nv-ipam.conf; configs reach it through confDir.
+nvipam_node_conf "$A" "$A/pools.json" "$A/store"
+NVIPAM_OBJ='{"type":"nv-ipam","poolName":"p","confDir":"'$A'"}'
 
 base_conf() { # PLUGIN: a config that works (ipoib's master is a veth: refused by kind)
 	case $1 in
@@ -83,6 +95,17 @@ base_conf() { # PLUGIN: a config that works (ipoib's master is a veth: refused b
 	esac
 }
 
+# node_store NAME STORE: a working nv-ipam config whose confDir's nv-ipam.conf (the
+# node's file) names STORE.
+node_store() {
+	mkdir -p "$A/conf-$1"
+	nvipam_node_conf "$A/conf-$1" "$A/pools.json" "$2"
+	base_conf nv-ipam | jq -c --arg d "$A/conf-$1" '.ipam.confDir = $d'
+}
+
+# The first line of a log file the plugins create for a network config (common/cni/trust.h).
+LOG_MARK="# cni-rdma-plugins log: written by the CNI plugins of this node"
+
 use() { # PLUGIN
 	case $1 in
 	macvlan) T_PLUGIN=$MACVLAN ;;
@@ -92,7 +115,12 @@ use() { # PLUGIN
 	esac
 }
 
-allocs() { jq -r '[.allocations[]?] | length' "$A/store" 2>/dev/null || echo 0; }
+# allocs [STORE]: addresses held in the store (default the node's), read by the tool; a
+# store it cannot read is "unreadable", never 0.
+allocs() {
+	"$TOOL" show --store "${1:-$A/store}" --pool-file "$A/pools.json" --json 2>/dev/null |
+		jq -r '[.pools[].allocations[]] | length' 2>/dev/null | grep . || echo unreadable
+}
 
 # The state every case must leave: pod with lo only, host links as at start,
 # the device named and without alias, no allocation, nothing outside $A.
@@ -104,7 +132,8 @@ check_clean() { # DESC
 	t_eq "$1: no address held" 0 "$(allocs)"
 	t_eq "$1: nothing created outside the allowed directory" "" "$(ls -A "$O")"
 	t_eq "$1: every log line is one the plugin started" "" \
-		"$(cat "$A"/*.log 2>/dev/null | grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z [a-z-]+\[[0-9]+\] (error|warning|info|debug): ' | head -3)"
+		"$(cat "$A"/*.log 2>/dev/null | grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z [a-z-]+\[[0-9]+\] (error|warning|info|debug): ' |
+			grep -vxF "$LOG_MARK" | head -3)"
 }
 
 # run_case DESC PLUGIN ADD-CODE DEL-CODE CONF [ENV...]: ADD, then DEL with the
@@ -151,18 +180,19 @@ if section 1; then
 		"dotdot|$A/../outside/x"
 		"outside|$O/x"
 	)
-	# The codes of ADD and DEL per key and variant. A path outside the node's
-	# directories cannot have been used by any ADD: DEL succeeds. One inside them
-	# that is a link, a FIFO, a device or a directory only root can have put
-	# there: DEL of what must read it fails as ADD does, for the node to mend.
+	# The codes of ADD and DEL per key and variant. A logging setting never stops a
+	# DEL. A network config naming poolFile or storeFile is refused whatever they
+	# name (where state lives is the node's). What DEL needs to find the store (confDir,
+	# the node's storeFile) fails DEL as it fails ADD: it cannot reach what it should
+	# release. DEL never reads the pool file.
 	path_codes() { # KEY VARIANT -> "ADD DEL"
 		case $1:$2 in
 		logFile:* | ipam.logFile:*) echo "7 0" ;;
-		*:relative | *:dotdot | *:outside) echo "7 0" ;;
-		poolFile:*) echo "7 0" ;;
-		confDir:*) echo "7 7" ;;
-		storeFile:symlink-dir) echo "7 7" ;;
-		storeFile:*) echo "5 5" ;;
+		confDir:* | poolFile:* | storeFile:*) echo "7 7" ;;
+		node.*:relative | node.*:dotdot | node.*:outside) echo "7 7" ;;
+		node.poolFile:*) echo "7 0" ;;
+		node.storeFile:symlink-dir) echo "7 7" ;;
+		node.storeFile:*) echo "5 5" ;;
 		esac
 	}
 	for v in "${PATH_VARIANTS[@]}"; do
@@ -183,6 +213,20 @@ if section 1; then
 			start=$(date +%s)
 			run_case "[nv-ipam $key $name]" nv-ipam $(path_codes "$key" "$name") "$conf"
 			t_eq "[nv-ipam $key $name] no hang" yes "$( [ $(($(date +%s) - start)) -lt 20 ] && echo yes)"
+		done
+		# The same paths set by the node's own nv-ipam.conf.
+		for key in poolFile storeFile; do
+			d=$A/node-$key-$name
+			mkdir -p "$d"
+			if [ "$key" = poolFile ]; then
+				nvipam_node_conf "$d" "$val" "$A/store"
+			else
+				nvipam_node_conf "$d" "$A/pools.json" "$val"
+			fi
+			conf=$(base_conf nv-ipam | jq -c --arg d "$d" '.ipam.confDir = $d')
+			start=$(date +%s)
+			run_case "[nv-ipam node $key $name]" nv-ipam $(path_codes "node.$key" "$name") "$conf"
+			t_eq "[nv-ipam node $key $name] no hang" yes "$( [ $(($(date +%s) - start)) -lt 20 ] && echo yes)"
 		done
 	done
 	t_eq "the FIFO, the device and the link target are as they were" "fifo device absent" \
@@ -274,12 +318,12 @@ fi
 if section 4; then
 	echo "# 4. the store's directory"
 	mkdir -m 0777 "$A/open"
-	conf=$(base_conf nv-ipam | jq -c --arg s "$A/open/store" '.ipam.storeFile = $s')
+	conf=$(node_store open "$A/open/store")
 	run_case "[store directory writable by others]" nv-ipam 5 5 "$conf"
 	t_eq "[store directory writable by others] no lock made there" "" "$(ls -A "$A/open")"
 	mkdir -m 0700 "$A/planted"
 	ln -s "$O/lock-target" "$A/planted/store.lock"
-	conf=$(base_conf nv-ipam | jq -c --arg s "$A/planted/store" '.ipam.storeFile = $s')
+	conf=$(node_store planted "$A/planted/store")
 	run_case "[store lock is a planted link]" nv-ipam 5 5 "$conf"
 	t_eq "[store lock is a planted link] its target not created" absent \
 		"$([ -e "$O/lock-target" ] && echo present || echo absent)"
@@ -371,6 +415,168 @@ if section 7; then
 	killed_add "[kill host-device L2]" host-device "$(base_conf host-device | jq -c '.ipam = {}')"
 	killed_add "[kill host-device + nv-ipam]" host-device "$(base_conf host-device)"
 	killed_add "[kill ipoib (veth master: refused)]" ipoib "$(base_conf ipoib)"
+fi
+
+if section 8; then
+	echo "# 8. state paths, the node's files and the disk"
+	# A live pod holds an address through the node's store.
+	use nv-ipam
+	T_ENV_CONTAINERID=live1
+	t_cni ADD "$(base_conf nv-ipam)"
+	t_ok "[a live pod] ADD"
+	live_ip=$(jq -r '.ips[0].address' <<<"$T_OUT")
+	live_ip=${live_ip%/*}
+	T_ENV_CONTAINERID=cnitest
+	lock_inode=$(stat -c %i "$A/store.d/p.lock")
+	node_lock_inode=$(stat -c %i "$A/store.lock")
+	log_sum=$(md5sum <"$A/store.d/p.log")
+	files_before=$(cd "$A" && find store* | sort)
+	# A network config naming another store's lock, node lock, logs, counts: refused before
+	# anything is created, for ADD and DEL alike.
+	for target in store.d/p.lock store.lock store.d/evil.log store.d/p.log/x store.gc; do
+		conf=$(base_conf nv-ipam | jq -c --arg s "$A/$target" '.ipam.storeFile = $s')
+		t_cni ADD "$conf"
+		t_err "[storeFile $target in a network config] ADD refused" 7 "the node's setting"
+		t_cni DEL "$conf"
+		t_err "[storeFile $target in a network config] DEL refused" 7 "the node's setting"
+	done
+	t_eq "[another store's files named] the pool lock is the same file" "$lock_inode" "$(stat -c %i "$A/store.d/p.lock")"
+	t_eq "[another store's files named] the node lock is the same file" "$node_lock_inode" "$(stat -c %i "$A/store.lock")"
+	t_eq "[another store's files named] the pool log is unchanged" "$log_sum" "$(md5sum <"$A/store.d/p.log")"
+	t_eq "[another store's files named] nothing planted beside the store" "$files_before" "$(cd "$A" && find store* | sort)"
+	# Its own store, to be given a live pod's static IP.
+	conf=$(base_conf nv-ipam | jq -c --arg s "$A/private/store" --arg ip "$live_ip" '.ipam.storeFile = $s | .args = {"cni": {"ips": [$ip]}}')
+	T_ENV_CONTAINERID=thief
+	t_cni ADD "$conf"
+	t_err "[a live pod's static IP through a private store] ADD refused" 7 "the node's setting"
+	T_ENV_CONTAINERID=cnitest
+	t_eq "[a live pod's static IP through a private store] no private store" absent "$([ -e "$A/private" ] && echo present || echo absent)"
+	t_eq "[a live pod's static IP through a private store] the address is held once" 1 "$(allocs)"
+	# The node's own store named inside another store: refused on its name.
+	for target in store.d/p.lock store.d/other; do
+		conf=$(node_store "inside-${target//\//-}" "$A/$target")
+		t_cni ADD "$conf"
+		t_err "[the node's storeFile $target] ADD refused" 7 "store file"
+		t_cni DEL "$conf"
+		t_err "[the node's storeFile $target] DEL refused" 7 "store file"
+	done
+	t_eq "[the node's storeFile inside another store] the pool lock is the same file" "$lock_inode" "$(stat -c %i "$A/store.d/p.lock")"
+	t_eq "[the node's storeFile inside another store] nothing planted" "$files_before" "$(cd "$A" && find store* | sort)"
+
+	# DEL under node settings that cannot be used: it fails as ADD does, and releases later.
+	settings=$T_DIR/node-settings.json
+	cp -p "$settings" "$T_DIR/settings.good"
+	for broken in group-writable not-root fifo malformed unknown-key state-not-listed; do
+		rm -f "$settings"
+		cp -p "$T_DIR/settings.good" "$settings"
+		case $broken in
+		group-writable) chmod 0660 "$settings" ;;
+		not-root) chown nobody "$settings" ;;
+		fifo) rm -f "$settings"; mkfifo -m 0600 "$settings" ;;
+		malformed) echo '{' >"$settings" ;;
+		unknown-key) echo '{"stateDir": ["'"$A"'"]}' >"$settings" ;;
+		state-not-listed) printf '{"logDirs": ["%s"], "confDirs": ["%s"], "stateDirs": ["%s"]}\n' "$A" "$A" "$O" >"$settings" ;;
+		esac
+		T_ENV_CONTAINERID=live1
+		start=$(date +%s)
+		t_cni DEL "$(base_conf nv-ipam)"
+		T_ENV_CONTAINERID=cnitest
+		if [ "$broken" = state-not-listed ]; then
+			t_err "[node settings $broken] DEL fails as ADD would, naming the store" 7 "storeFile"
+		else
+			t_err "[node settings $broken] DEL fails as ADD would" 7 "node settings"
+		fi
+		t_eq "[node settings $broken] no hang" yes "$( [ $(($(date +%s) - start)) -lt 20 ] && echo yes)"
+		rm -f "$settings"
+		cp -p "$T_DIR/settings.good" "$settings"
+		t_eq "[node settings $broken] the address is still held" 1 "$(allocs)"
+	done
+	T_ENV_CONTAINERID=live1
+	t_cni DEL "$(base_conf nv-ipam)"
+	T_ENV_CONTAINERID=cnitest
+	t_ok "[node settings mended] DEL releases"
+	check_clean "[node settings mended]"
+
+	# A sync that fails: the ADD fails and holds nothing, whether or not the undo's own
+	# sync fails too.
+	for when in "when=1" "when=1+"; do
+		T_WRAP=(strace -qq -o /dev/null -e trace=fdatasync -e inject=fdatasync:error=EIO:$when)
+		t_cni ADD "$(base_conf nv-ipam)"
+		T_WRAP=()
+		t_err "[fdatasync fails ($when)] ADD fails" 5 "sync"
+		t_cni DEL "$(base_conf nv-ipam)"
+		t_ok "[fdatasync fails ($when)] DEL"
+		check_clean "[fdatasync fails ($when)]"
+	done
+
+	# A result the runtime cannot read: the ADD fails and undoes itself.
+	for plugin in macvlan nv-ipam; do
+		use "$plugin"
+		printf '%s' "$(base_conf "$plugin")" | env CNI_COMMAND=ADD CNI_CONTAINERID=full CNI_NETNS="$POD_path" \
+			CNI_IFNAME=net1 CNI_PATH="$BIN" CNI_RDMA_PLUGINS_CONF="$CNI_RDMA_PLUGINS_CONF" \
+			"${T_BASE_WRAP[@]}" "$T_PLUGIN" >/dev/full 2>"$T_DIR/full.err"
+		rc=$?
+		t_ne "[$plugin stdout full] ADD does not exit 0" 0 "$rc"
+		t_contains "[$plugin stdout full] says why" "cannot write the result" "$(cat "$T_DIR/full.err")"
+		check_clean "[$plugin stdout full]"
+	done
+
+	# Log files: a config may create one (it starts with the mark) or use its own, never
+	# append to another file of the log directory.
+	echo precious >"$A/foreign.txt"
+	conf=$(base_conf macvlan | jq -c --arg l "$A/foreign.txt" '.logFile = $l')
+	run_case "[logFile names a file the plugins did not create]" macvlan 7 0 "$conf"
+	t_eq "[logFile names a file the plugins did not create] it is unchanged" precious "$(cat "$A/foreign.txt")"
+	conf=$(base_conf macvlan | jq -c --arg l "$A/made.log" '.logFile = $l')
+	run_case "[logFile names a new file]" macvlan 0 0 "$conf"
+	run_case "[logFile names a file the plugins created]" macvlan 0 0 "$conf"
+	t_eq "[logFile names a new file] its first line is the mark" "$LOG_MARK" "$(head -n 1 "$A/made.log")"
+	t_eq "[logFile names a new file] the mark once, then both runs' lines" "1 yes" \
+		"$(grep -cxF "$LOG_MARK" "$A/made.log") $([ "$(grep -c 'ADD\|DEL\|macvlan' "$A/made.log")" -ge 2 ] && echo yes)"
+
+	# A damaged older store: the error names the file and the place, not what it holds.
+	mkdir -m 0700 "$A/v1bad"
+	printf '{"version":1,"allocations":[{"pool":"p","ip":"SECRET-7f3a","containerID":"c","ifname":"e"}]}' >"$A/v1bad/store"
+	conf=$(node_store v1bad "$A/v1bad/store")
+	use nv-ipam
+	t_cni ADD "$conf"
+	t_err "[a damaged older store] ADD fails" 5 "allocations[0]"
+	t_eq "[a damaged older store] its content is not in the error" "" "$(grep -o 'SECRET[^"]*' <<<"$T_OUT$T_ERR")"
+
+	# An older store's record too long for a log line: kept, and the other pools work.
+	mkdir -m 0700 "$A/v1big"
+	printf '{"version":1,"allocations":[{"pool":"q","ip":"10.124.0.5","containerID":"c1","ifname":"net1","network":"%s"}]}' \
+		"$(head -c 614400 /dev/zero | tr '\0' x)" >"$A/v1big/store"
+	conf=$(node_store v1big "$A/v1big/store")
+	t_cni ADD "$conf"
+	t_ok "[an older store with an oversized record] ADD in another pool"
+	t_cni DEL "$conf"
+	t_ok "[an older store with an oversized record] DEL"
+	t_eq "[an older store with an oversized record] its address stays held" 1 "$(allocs "$A/v1big/store")"
+
+	# A pool named twice.
+	run_case "[poolName p,p]" nv-ipam 7 0 "$(base_conf nv-ipam | jq -c '.ipam.poolName = "p,p"')"
+
+	# check reads the whole log: damage a snapshot covers, and a log without its header.
+	conf=$(node_store chk "$A/chk/store")
+	mkdir -m 0700 "$A/chk"
+	for i in $(seq 70); do
+		T_ENV_CONTAINERID=chk$i
+		t_cni ADD "$conf" >/dev/null
+		t_cni DEL "$conf" >/dev/null
+	done
+	T_ENV_CONTAINERID=cnitest
+	t_eq "[check] a snapshot was made" yes "$([ -s "$A/chk/store.d/p.snap" ] && echo yes)"
+	"$TOOL" check --store "$A/chk/store" --pool-file "$A/pools.json" >"$T_DIR/check.out" 2>&1
+	t_eq "[check] the store is clean" 0 "$?"
+	sed -i '3s/chk/CHK/' "$A/chk/store.d/p.log"
+	"$TOOL" check --store "$A/chk/store" --pool-file "$A/pools.json" >"$T_DIR/check.out" 2>&1
+	t_eq "[check] a damaged line the snapshot covers: exit 1" 1 "$?"
+	t_contains "[check] ... names the line" "line 3" "$(cat "$T_DIR/check.out")"
+	sed -i '3s/CHK/chk/' "$A/chk/store.d/p.log"
+	: >"$A/chk/store.d/zz.log"
+	"$TOOL" check --strict --store "$A/chk/store" --pool-file "$A/pools.json" >"$T_DIR/check.out" 2>&1
+	t_eq "[check] a pool log without its header: reported" "1 yes" "$? $(grep -q 'zz.log has no header' "$T_DIR/check.out" && echo yes)"
 fi
 
 t_summary

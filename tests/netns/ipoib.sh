@@ -49,7 +49,7 @@ hostlocal() {
 
 echo "# 1. command line and VERSION"
 out=$("$T_PLUGIN" --version 2>&1)
-t_match "--version names the plugin and version" '^ipoib [0-9]+\.[0-9]+\.[0-9]+' "$out"
+t_match "--version names the plugin, the suite and the version" '^ipoib \(cni-rdma-plugins\) [0-9]+\.[0-9]+\.[0-9]+' "$out"
 out=$("$T_PLUGIN" --help 2>&1)
 t_contains "--help describes the plugin" "IPoIB child" "$out"
 # What the reference plugins do without CNI_COMMAND: an about line on stderr, exit 0.

@@ -18,7 +18,7 @@
 #                          plus the overrides (-VAR unsets), CONF on stdin.
 #                          Sets T_RC, T_OUT (stdout), T_ERR (stderr)
 #   t_links [NS]           "ifindex name kind" lines, sorted, of a netns (in
-#                          the root netns without other programs' veths)
+#                          the root netns only this run's links and their children)
 #   t_link_names [NS]      sorted link names, space separated
 #   t_link_json NS IFNAME  `ip -d -j link show` object of one link, or ""
 #   t_store_ips DIR        IP files of a host-local store dir (no lock,
@@ -143,16 +143,13 @@ t_ip() {
 	if [ -n "$ns" ]; then ip -n "$ns" "$@"; else ip "$@"; fi
 }
 
-# In the root netns, veth links whose name lacks this run's token belong to
-# other programs on the machine (other test suites, benchmarks) and come and go
-# on their own; they are left out so that a comparison sees only what this run
-# and the plugin under test do. A CNI plugin under test never creates a veth;
-# every other link (macvlans, renamed links, the system's) is kept.
-# T_ALL_HOST_LINKS=1 keeps them all.
 t_links() {
 	local ns=${1:-} filter='.'
-	if [ -z "$ns" ] && [ "${T_ALL_HOST_LINKS:-0}" != 1 ]; then
-		filter='select(.linkinfo.info_kind != "veth" or (.ifname | contains($tok)))'
+	# The root netns is the node's: other programs add and remove links there while a
+	# test runs. Only this run's links count, and any link made off one of them (a
+	# child a plugin left behind, under any name).
+	if [ -z "$ns" ]; then
+		filter='select((.ifname | contains($tok)) or ((.link // "") | contains($tok)))'
 	fi
 	t_ip "$ns" -d -j link show 2>/dev/null |
 		jq -r --arg tok "$T_TOK" ".[] | $filter"' | "\(.ifindex) \(.ifname) \(.linkinfo.info_kind // "-")"' |

@@ -352,7 +352,7 @@ static int here_link_move(int ifindex, int netns_fd, const char *alias)
 	if (ns < 0 || ns >= FAKE_NET_MAX_NS || !fake_net.ns_path[ns][0])
 		return -EBADF;
 	if (find_name(ns, l->link.name))
-		return -EEXIST;
+		return fake_net.move_clash_einval ? -EINVAL : -EEXIST;
 	/* The kernel closes a device it moves. */
 	l->ns = ns;
 	l->link.flags &= ~(unsigned int)IFF_UP;

@@ -209,7 +209,6 @@ static void test_every_stdin_field(void **state)
 	(void)state;
 	load_ok(net("\"poolName\":\"pool-a,pool_b.6\",\"poolType\":\"cidrpool\","
 		    "\"forcePoolName\":true,\"logFile\":\"/run/nv.log\",\"logLevel\":\"debug\","
-		    "\"poolFile\":\"/run/pools.json\",\"storeFile\":\"/run/store\","
 		    "\"lockTimeoutMs\":250,\"daemonSocket\":\"unix:///x.sock\","
 		    "\"daemonCallTimeoutSeconds\":3",
 		    ""),
@@ -222,9 +221,36 @@ static void test_every_stdin_field(void **state)
 	assert_int_equal(c.pool_type, NVIPAM_POOL_CIDRPOOL);
 	assert_string_equal(c.log_file, "/run/nv.log");
 	assert_string_equal(c.log_level, "debug");
-	assert_string_equal(c.pool_file, "/run/pools.json");
-	assert_string_equal(c.store_file, "/run/store");
 	assert_int_equal(c.lock_timeout_ms, 250);
+}
+
+/* Where state lives is the node's: a network config naming it is refused by every command. */
+static void test_state_paths_are_the_nodes(void **state)
+{
+	static const char *const named[] = {
+		"\"storeFile\":\"/run/store\"",
+		"\"poolFile\":\"/run/pools.json\"",
+		/* Inside another store's pool directory: the lock of the pool "p". */
+		"\"storeFile\":\"/var/lib/cni/nv-ipam/store.d/p.lock\"",
+	};
+	const char *dir = conf_dir_with("node-paths", "{\"storeFile\":\"/file/store\"}");
+	struct nvipam_config c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		struct cni_err err = { 0 };
+		const char *json = net_in(dir, named[i], "");
+
+		expect_refused(json, "", CNI_ERR_INVALID_CONFIG, "the node's setting");
+		release_loaded();
+		assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
+		assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+		assert_true(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err) < 0);
+		assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	}
+	/* Empty counts as unset, as for every key: the node's path stays. */
+	load_ok(net_in(dir, "\"storeFile\":\"\",\"poolFile\":\"\"", ""), "", &c);
+	assert_string_equal(c.store_file, "/file/store");
 }
 
 static void test_field_types(void **state)
@@ -342,8 +368,7 @@ static void test_precedence_file_over_default(void **state)
 	assert_int_equal(c.lock_timeout_ms, 2000);
 
 	/* Empty strings on stdin count as unset, as Go's omitempty overlay sees them. */
-	load_ok(net_in(dir, "\"poolName\":\"\",\"poolType\":\"\",\"logFile\":\"\",\"poolFile\":\"\"",
-		       ""),
+	load_ok(net_in(dir, "\"poolName\":\"\",\"poolType\":\"\",\"logFile\":\"\"", ""),
 		"", &c);
 	assert_string_equal(c.pool_names[0], "filepool");
 	assert_int_equal(c.pool_type, NVIPAM_POOL_CIDRPOOL);
@@ -373,8 +398,7 @@ static void test_precedence_stdin_over_file(void **state)
 	(void)state;
 	load_ok(net_in(dir,
 		       "\"poolName\":\"stdinpool\",\"poolType\":\"ippool\",\"logFile\":\"/in/nv.log\","
-		       "\"logLevel\":\"error\",\"poolFile\":\"/in/pools.json\","
-		       "\"storeFile\":\"/in/store\",\"lockTimeoutMs\":3000",
+		       "\"logLevel\":\"error\",\"lockTimeoutMs\":3000",
 		       ""),
 		"", &c);
 	assert_string_equal(c.pool_names[0], "stdinpool");
@@ -382,8 +406,9 @@ static void test_precedence_stdin_over_file(void **state)
 	assert_int_equal(c.pool_type, NVIPAM_POOL_IPPOOL);
 	assert_string_equal(c.log_file, "/in/nv.log");
 	assert_string_equal(c.log_level, "error");
-	assert_string_equal(c.pool_file, "/in/pools.json");
-	assert_string_equal(c.store_file, "/in/store");
+	/* The node's paths: a network config cannot override them. */
+	assert_string_equal(c.pool_file, "/file/pools.json");
+	assert_string_equal(c.store_file, "/file/store");
 	assert_int_equal(c.lock_timeout_ms, 3000);
 }
 
@@ -511,22 +536,32 @@ static void test_paths(void **state)
 		{ "\"storeFile\":\"/runaway/store\"", "is outside" },
 	};
 	struct nvipam_config c;
-	char ipam[4200];
+	char file[4200];
+	const char *dir;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		expect_refused(net_in(strstr(bad[i].ipam, "confDir") ? NULL : empty_dir, bad[i].ipam, ""),
-			       "", CNI_ERR_INVALID_CONFIG, bad[i].key);
+	/* confDir from the network config; the node's paths from its nv-ipam.conf. */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (strstr(bad[i].ipam, "confDir")) {
+			expect_refused(net_in(NULL, bad[i].ipam, ""), "", CNI_ERR_INVALID_CONFIG,
+				       bad[i].key);
+			continue;
+		}
+		snprintf(file, sizeof(file), "{%s}", bad[i].ipam);
+		dir = conf_dir_with("bad-paths", file);
+		expect_refused(net_in(dir, "", ""), "", CNI_ERR_INVALID_CONFIG, bad[i].key);
+	}
 	/* ".." only as a whole component escapes. */
-	load_ok(net("\"poolFile\":\"/a/..b/c..\",\"storeFile\":\"/a/.../s\",\"logFile\":\"/l/./x\"", ""),
-		"", &c);
+	dir = conf_dir_with("odd-paths", "{\"poolFile\":\"/a/..b/c..\",\"storeFile\":\"/a/.../s\"}");
+	load_ok(net_in(dir, "\"logFile\":\"/l/./x\"", ""), "", &c);
 	assert_string_equal(c.pool_file, "/a/..b/c..");
 	assert_string_equal(c.store_file, "/a/.../s");
 	/* logFile is checked where it is opened (a refused one must not stop a DEL). */
 	assert_string_equal(c.log_file, "/l/./x");
 
-	snprintf(ipam, sizeof(ipam), "\"poolFile\":\"/%04000d\"", 0);
-	expect_refused(net(ipam, ""), "", CNI_ERR_INVALID_CONFIG, "poolFile is longer than");
+	snprintf(file, sizeof(file), "{\"poolFile\":\"/%04000d\"}", 0);
+	dir = conf_dir_with("long-path", file);
+	expect_refused(net_in(dir, "", ""), "", CNI_ERR_INVALID_CONFIG, "poolFile is longer than");
 }
 
 /* DEL and GC need only the store: what only an ADD reads cannot stop them. */
@@ -537,8 +572,9 @@ static void test_store_scope(void **state)
 	const char *json;
 
 	(void)state;
-	json = net("\"poolName\":\"bad name\",\"poolType\":\"nope\",\"storeFile\":\"/run/s\"",
-		   "\"args\":{\"cni\":{\"ips\":[\"x\"]}}");
+	json = net_in(conf_dir_with("scope", "{\"storeFile\":\"/run/s\"}"),
+		      "\"poolName\":\"bad name\",\"poolType\":\"nope\"",
+		      "\"args\":{\"cni\":{\"ips\":[\"x\"]}}");
 	release_loaded();
 	assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
 	assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
@@ -546,14 +582,8 @@ static void test_store_scope(void **state)
 	assert_string_equal(c.store_file, "/run/s");
 	expect_refused(json, "", CNI_ERR_INVALID_CONFIG, "invalid pool name");
 
-	/* A path the node refuses, named by the network config: -EACCES, no ADD used it. */
-	json = net("\"storeFile\":\"/etc/cron.d/store\"", "");
-	release_loaded();
-	assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
-	assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
-	assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), -EACCES);
-	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
-	/* Named by the node's own nv-ipam.conf it is the node's mistake: not -EACCES. */
+	/* A store path the node's settings refuse fails DEL and GC as it fails ADD: the
+	 * store cannot be reached, and an address nobody releases is held forever. */
 	{
 		const char *dir = conf_dir_with("refused", "{\"storeFile\": \"/etc/cron.d/store\"}");
 
@@ -591,6 +621,10 @@ static void test_pool_names(void **state)
 		       "pool field has invalid format");
 	expect_refused(net("\"poolName\":\",\"", ""), "", CNI_ERR_INVALID_CONFIG,
 		       "pool field has invalid format");
+	expect_refused(net("\"poolName\":\"p,p\"", ""), "", CNI_ERR_INVALID_CONFIG,
+		       "pool field names the pool \"p\" twice");
+	expect_refused(net("", "\"args\":{\"cni\":{\"poolNames\":[\"x\",\"x\"]}}"), "",
+		       CNI_ERR_INVALID_CONFIG, "names the pool \"x\" twice");
 	expect_refused(net("\"poolName\":\"a b\"", ""), "", CNI_ERR_INVALID_CONFIG,
 		       "invalid pool name \"a b\"");
 	expect_refused(net("\"poolName\":\"p1, p2\"", ""), "", CNI_ERR_INVALID_CONFIG,
@@ -973,6 +1007,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_stdin_field),
+		cmocka_unit_test(test_state_paths_are_the_nodes),
 		cmocka_unit_test(test_field_types),
 		cmocka_unit_test(test_missing_ipam),
 		cmocka_unit_test(test_lock_timeout),

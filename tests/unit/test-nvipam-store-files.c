@@ -68,6 +68,43 @@ static void expect_pools_open_fails(const char *path, const char *key, int code,
 	assert_null(s.path);
 }
 
+/* ---- the store's own name ---- */
+
+/* A store named as another store's file, or inside its pool directory, is no store: it would
+ * replace a lock two processes then both hold, or plant what the other cannot read. */
+static void test_store_path_of_another_store(void **state)
+{
+	static const char *const names[] = { "store.lock", "store.gc", "store.d", "x.log", "x.snap",
+					     "store.tmp.12", "store.d/p.lock", "store.d/p.log/x" };
+	_cleanup_free_ char *store = path_in("store");
+	_cleanup_free_ char *pool_dir = path_in("store.d");
+	_cleanup_free_ char *lock = path_in("store.lock");
+	const char *key = "p";
+	int top, pools;
+
+	(void)state;
+	write_all(store, V2, strlen(V2));
+	assert_int_equal(mkdir(pool_dir, 0700), 0);
+	top = count_prefixed(helper_dir, "");
+	pools = count_prefixed(pool_dir, "");
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		_cleanup_free_ char *path = path_in(names[i]);
+
+		expect_pools_open_fails(path, key, CNI_ERR_INVALID_CONFIG, "store file");
+	}
+	/* Refused on the name: nothing was created, in the directory or the other's pool dir. */
+	assert_int_equal(count_prefixed(helper_dir, ""), top);
+	assert_int_equal(count_prefixed(pool_dir, ""), pools);
+	/* Beside a lock only (a store not written yet) the directory is still the store's. */
+	assert_int_equal(unlink(store), 0);
+	write_all(lock, "", 0);
+	{
+		_cleanup_free_ char *path = path_in("store.d/other");
+
+		expect_pools_open_fails(path, key, CNI_ERR_INVALID_CONFIG, "pool directory");
+	}
+}
+
 /* ---- pool logs ---- */
 
 static void test_torn_tail(void **state)
@@ -467,6 +504,45 @@ static void test_v1_migrated_by_add(void **state)
 	nvipam_store_close(&s);
 }
 
+/* A record too long for a pool log line keeps its address; the other pools migrate. */
+static void test_v1_oversized_record_kept(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *big = malloc(600 * 1024 + 1);
+	_cleanup_free_ char *doc = NULL;
+	const struct nvipam_alloc *a;
+	struct nvipam_store s;
+	const char *const q[] = { "q", NULL };
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'x', 600 * 1024);
+	big[600 * 1024] = '\0';
+	assert_true(asprintf(&doc, "{\"version\":1,\"allocations\":["
+			     "{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c1\","
+			     "\"ifname\":\"net1\",\"network\":\"%s\"},"
+			     "{\"pool\":\"p\",\"ip\":\"10.0.0.2\",\"containerID\":\"%s\","
+			     "\"ifname\":\"net1\"},"
+			     "{\"pool\":\"q\",\"ip\":\"10.1.0.1\",\"containerID\":\"c3\","
+			     "\"ifname\":\"net1\"}]}", big, big) > 0);
+	write_all(path, doc, strlen(doc));
+	/* An ADD's open of another pool migrates the whole store and goes on. */
+	open_pools_ok(path, q, &s);
+	commit_ok(&s);
+	nvipam_store_close(&s);
+	open_ok(path, &s);
+	assert_int_equal(s.n_allocs, 3);
+	a = nvipam_store_find(&s, "p", "c1", "net1");
+	assert_non_null(a);
+	assert_string_equal(a->network, "");
+	assert_ip(&a->ip, "10.0.0.1");
+	a = nvipam_store_find(&s, "p", "oversized-10.0.0.2", "net0");
+	assert_non_null(a);
+	assert_ip(&a->ip, "10.0.0.2");
+	assert_non_null(nvipam_store_find(&s, "q", "c3", "net1"));
+	nvipam_store_close(&s);
+}
+
 static void test_v1_corrupt_untouched(void **state)
 {
 	static const struct {
@@ -488,15 +564,15 @@ static void test_v1_corrupt_untouched(void **state)
 		{ "{\"version\":1,\"allocations\":{}}", "allocations" },
 		{ "{\"version\":1,\"pools\":[]}", "pools" },
 		{ "{\"version\":1,\"pools\":{\"p\":{\"lastReservedIP\":\"10.0.0.300\"}}}",
-		  "pools[\"p\"]: field \"lastReservedIP\": \"10.0.0.300\" is not an IP address" },
-		{ "{\"version\":1,\"pools\":{\"p\":1}}", "pools[\"p\"]: expected an object" },
+		  "pools member 0: field \"lastReservedIP\" is not an IP address" },
+		{ "{\"version\":1,\"pools\":{\"p\":1}}", "pools member 0: expected an object" },
 		{ "{\"version\":1,\"allocations\":[1]}", "allocations[0]: expected an object" },
 		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"\",\"containerID\":\"c\","
 		  "\"ifname\":\"e\"}]}", "allocations[0]: field \"ip\" is missing" },
 		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":7,\"containerID\":\"c\","
 		  "\"ifname\":\"e\"}]}", "allocations[0]" },
 		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"nope\",\"containerID\":\"c\","
-		  "\"ifname\":\"e\"}]}", "\"nope\" is not an IP address" },
+		  "\"ifname\":\"e\"}]}", "field \"ip\" is not an IP address" },
 		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"ifname\":\"e\"}]}",
 		  "allocations[0]: field \"containerID\" is missing" },
 		{ "{\"version\":1,\"allocations\":[{\"pool\":\"\",\"ip\":\"10.0.0.1\",\"containerID\":\"c\","
@@ -527,6 +603,15 @@ static void test_v1_corrupt_untouched(void **state)
 		print_message("# case %zu: %s\n", i, cases[i].why);
 		expect_open_fails(path, CNI_ERR_IO, cases[i].why);
 		expect_pools_open_fails(path, "p", CNI_ERR_IO, cases[i].why);
+		/* Positions, never what the file holds: a message reaches the pod's events. */
+		{
+			struct nvipam_store st = NVIPAM_STORE_INIT;
+			struct cni_err err = { 0 };
+
+			assert_true(nvipam_store_open(path, false, 0, &st, &err) < 0);
+			assert_null(strstr(err.msg, "10.0.0.300"));
+			assert_null(strstr(err.msg, "nope"));
+		}
 		after = read_all(path, &after_len);
 		assert_int_equal(after_len, len);
 		assert_memory_equal(after, cases[i].doc, len);
@@ -749,6 +834,8 @@ static void test_migration_two_pools(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_store_path_of_another_store, helper_setup,
+						helper_teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_torn_header, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_logs_untouched, helper_setup, helper_teardown),
@@ -759,6 +846,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_snapshots_must_match, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_v1_migrated_by_whole_open, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_v1_migrated_by_add, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_v1_oversized_record_kept, helper_setup,
+						helper_teardown),
 		cmocka_unit_test_setup_teardown(test_v1_corrupt_untouched, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_migration_from_reference, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_reference_zero_checksum, helper_setup, helper_teardown),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/util/cleanup.h"
@@ -16,15 +17,34 @@
 
 DEFINE_CLEANUP_FUNC(closedirp, DIR *, closedir)
 
-int install_lock(const char *dir, int *ret_fd)
+int install_lock(const char *dir, const sigset_t *stop, void (*on_wait)(const char *dir),
+		 int *ret_fd)
 {
 	_cleanup_close_ int fd = -1;
+	bool told = false;
 
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (flock(fd, LOCK_EX) < 0)
-		return -errno;
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		const struct timespec step = { .tv_nsec = 100 * 1000 * 1000 };
+		sigset_t pending;
+
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (!told) {
+			on_wait(dir);
+			told = true;
+		}
+		/* Looked at, not taken: the caller sees it pending and stops. */
+		if (sigpending(&pending) == 0)
+			for (int sig = 1; sig < NSIG; sig++)
+				if (sigismember(stop, sig) == 1 && sigismember(&pending, sig) == 1)
+					return -EINTR;
+		(void)nanosleep(&step, NULL);
+	}
 	*ret_fd = TAKE_FD(fd);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* Atomic installation of one binary into a CNI bin directory */
 #pragma once
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -16,17 +17,23 @@ enum install_outcome {
 };
 
 /**
- * install_lock() - open the target directory and take the installers' lock on it
+ * install_lock() - open the target directory and take the installers' lock on it,
+ *                  waiting only while no stop signal is pending
  * @dir: target directory (must exist)
+ * @stop: signals that end the wait (blocked by the caller)
+ * @on_wait: called once when the lock is held by another process, with @dir
  * @ret_fd: directory descriptor, locked; the lock goes with close()
  *
  * Installers sharing a host directory (two DaemonSets on a node) run one
  * after the other; a temporary file found while holding the lock belongs to
- * an installer that died.
+ * an installer that died. The lock is tried every 100 ms so that SIGTERM (which
+ * the caller keeps blocked until the copies are done) still ends a wait.
  *
- * Return: 0 on success, -ENOTDIR, negative errno otherwise.
+ * Return: 0 on success, -EINTR when a stop signal came (it stays pending), -ENOTDIR,
+ * negative errno otherwise.
  */
-int install_lock(const char *dir, int *ret_fd);
+int install_lock(const char *dir, const sigset_t *stop, void (*on_wait)(const char *dir),
+		 int *ret_fd);
 
 /**
  * install_sweep() - remove the temporary files a killed installer left for one binary

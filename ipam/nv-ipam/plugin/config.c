@@ -145,7 +145,7 @@ static int resolve_path(const char *key, int area, const char *from_stdin, const
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ENAMETOOLONG,
 				   "%s: %s is longer than %d bytes", origin, key, NVIPAM_PATH_MAX_LEN);
 	if (area >= 0 && (r = trust_path_check((enum trust_area)area, key, v, err)) < 0)
-		return cni_err_prefix(err, from_stdin ? -EACCES : r, "%s", origin);
+		return cni_err_prefix(err, r, "%s", origin);
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
 }
@@ -171,6 +171,11 @@ static int add_pool(struct nvipam_config *c, const char *name, size_t len, struc
 	if (!cni_env_valid_id(buf))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid pool name \"%s\": must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$", buf);
+	/* The same pool twice would be two addresses for one attachment, under one key. */
+	for (size_t k = 0; k < i; k++)
+		if (strcmp(c->pool_names[k], buf) == 0)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "pool field names the pool \"%s\" twice", buf);
 	memcpy(c->pool_names[i], buf, len + 1);
 	c->n_pools++;
 	return 0;
@@ -454,6 +459,17 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	r = layer_read(ipam, "ipam", &in, err);
 	if (r < 0)
 		return r;
+	/*
+	 * Where state lives is the node's choice: a network config naming the store
+	 * could put it over another store's lock or logs, or outside the node's view of
+	 * what is held. Every command refuses it, DEL too: it cannot reach a store it
+	 * would have to trust the config to find.
+	 */
+	if (in.store_file || in.pool_file)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "ipam: %s is the node's setting, not a network config's: set it "
+				   "in nv-ipam.conf of the config directory", in.store_file ?
+				   "storeFile" : "poolFile");
 
 	/* nv-ipam.conf is found through confDir, so only stdin can move it. */
 	r = resolve_path("confDir", TRUST_CONF, in.conf_dir, NULL, NULL, NVIPAM_DEFAULT_CONF_DIR,
@@ -475,13 +491,14 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	if ((r = resolve_path("poolFile", TRUST_CONF, in.pool_file, file.pool_file, conf_file,
+	if ((r = resolve_path("poolFile", TRUST_CONF, NULL, file.pool_file, conf_file,
 			      NVIPAM_DEFAULT_POOL_FILE, c->pool_file, sizeof(c->pool_file), err)) < 0 ||
-	    (r = resolve_path("storeFile", TRUST_STATE, in.store_file, file.store_file, conf_file,
+	    (r = resolve_path("storeFile", TRUST_STATE, NULL, file.store_file, conf_file,
 			      NVIPAM_DEFAULT_STORE_FILE, c->store_file, sizeof(c->store_file), err)) < 0 ||
 	    (r = resolve_path("logFile", -1, in.log_file, file.log_file, conf_file, NULL,
 			      c->log_file, sizeof(c->log_file), err)) < 0)
 		return r;
+	c->log_file_node = !in.log_file && file.log_file;
 	level = in.log_level ? in.log_level : file.log_level ? file.log_level : NVIPAM_LOG_LEVEL_DEFAULT;
 	if (strlen(level) >= sizeof(c->log_level))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,

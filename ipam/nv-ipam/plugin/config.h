@@ -25,6 +25,7 @@ struct nvipam_config {
 	char pool_file[4096];
 	char store_file[4096];
 	char log_file[4096];   /* "" when none */
+	bool log_file_node;    /* set by nv-ipam.conf, the node's file, not the network config */
 	char log_level[16];
 	unsigned int lock_timeout_ms;
 	/* Requests, after the reference's priorities and conflict checks. */
@@ -55,14 +56,14 @@ enum nvipam_config_scope {
  *
  * Precedence: the stdin "ipam" section, then <confDir>/nv-ipam.conf (a missing file is
  * fine, an unparsable one is an error), then defaults; args.cni overrides poolNames and
- * poolType; static IPs from runtimeConfig.ips > args.cni.ips > CNI_ARGS IP.
+ * poolType; static IPs from runtimeConfig.ips > args.cni.ips > CNI_ARGS IP. storeFile and
+ * poolFile are the node's: only nv-ipam.conf sets them, a network config naming either
+ * is code 7 for every command.
  *
  * @scope says how much is resolved: DEL and GC neither read nor check pools and
  * requests, so a config that could not ADD can still be deleted.
  *
- * Return: 0 on success, -EACCES (with @err code 7) when the network config
- * names a path the node does not let it name (no ADD can have used it),
- * another negative errno on other failures.
+ * Return: 0 on success, negative errno on failure.
  */
 int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
 		       struct nvipam_config *ret, struct cni_err *err);

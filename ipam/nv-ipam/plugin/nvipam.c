@@ -57,7 +57,8 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 			       err);
 	if (r < 0)
 		return r;
-	r = cni_plugin_setup_logging("nv-ipam", s->conf.log_file, s->conf.log_level,
+	r = cni_plugin_setup_logging("nv-ipam", s->conf.log_file, s->conf.log_file_node,
+				     s->conf.log_level,
 				     ctx->env.command, err);
 	if (r < 0)
 		return r;
@@ -159,6 +160,26 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	return 0;
 }
 
+/*
+ * A commit that failed may have left its lines in the logs, where every other process
+ * reads them (a sync that failed after the write, a directory that could not be synced
+ * after a log was replaced): released as DEL would, so that an ADD that failed holds
+ * nothing. Its own failure is logged; the ADD's error is the one that counts.
+ */
+static void add_undo(const struct session *s, const struct cni_ctx *ctx)
+{
+	struct cni_err e = { 0 };
+	size_t n = 0;
+
+	if (nvipam_store_release(s->conf.store_file, true, s->conf.lock_timeout_ms,
+				 ctx->env.container_id, ctx->env.ifname, &n, &e) < 0)
+		log_error("ADD %s/%s: releasing what the failed commit wrote failed: %s",
+			  ctx->env.container_id, ctx->env.ifname, e.msg);
+	else if (n)
+		log_warning("ADD %s/%s: the commit failed: %zu address(es) it wrote released",
+			    ctx->env.container_id, ctx->env.ifname, n);
+}
+
 static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
 	struct session s;
@@ -207,8 +228,10 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 	}
 	/* Nothing reaches the disk before every pool has an address: all or nothing. */
 	r = nvipam_store_commit_close(&s.store, err);
-	if (r < 0)
+	if (r < 0) {
+		add_undo(&s, ctx);
 		goto out;
+	}
 	for (size_t i = 0; i < s.conf.n_pools; i++) {
 		char buf[IP_PREFIX_STRLEN];
 
@@ -231,13 +254,9 @@ static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 		/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
 		r = nvipam_store_release(s.conf.store_file, true, s.conf.lock_timeout_ms,
 					 ctx->env.container_id, ctx->env.ifname, &n, err);
-	if (r == -EACCES) {
-		/* No ADD could use a path the node refuses: there is nothing to release. */
-		log_warning("DEL %s/%s: nothing to release: %s", ctx->env.container_id, ctx->env.ifname,
-			    err->msg);
-		*err = (struct cni_err){ 0 };
-		r = 0;
-	} else if (r >= 0) {
+	/* A store it cannot reach (the node's settings refuse its path) is an error: the
+	 * runtime retries a failed DEL, and an address released by no one is held forever. */
+	if (r >= 0) {
 		log_info("DEL %s/%s: %zu address(es) released", ctx->env.container_id, ctx->env.ifname, n);
 	}
 	session_close(&s);
@@ -369,6 +388,7 @@ out:
 const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
+	.ipam = true,
 	.add = nvipam_add,
 	.del = nvipam_del,
 	.check = nvipam_check,

@@ -78,6 +78,56 @@ static const char *lock_why(int r)
 	return r == -ELOOP ? "it is a symbolic link" : r == -EINVAL ? "not a regular file" : strerror(-r);
 }
 
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/*
+ * A store named like one of another store's files would replace its lock (two
+ * processes then allocate at once), its counts or its logs; one inside another
+ * store's pool directory plants what that store cannot read. Whoever set the
+ * path, neither is a store. Checked on the name, before anything is created.
+ */
+static int store_path_check(const char *path, struct cni_err *err)
+{
+	static const char *const own_suffixes[] = { ".lock", ".gc", ".d", ".log", ".snap" };
+	const char *name = strrchr(path, '/') + 1;
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < ARRAY_SIZE(own_suffixes); i++)
+		if (ends_with(name, len, own_suffixes[i]))
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "store file %s: a store's name may not end in \"%s\" (the "
+					   "name of a store's own file)", path, own_suffixes[i]);
+	if (strstr(name, ".tmp."))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "store file %s: a store's name may not hold \".tmp.\" (the name "
+				   "of a store's temporary file)", path);
+	/* Each "<dir>/<x>.d" on the way that has a store "<dir>/<x>" beside it is its pool
+	 * directory (the store file, or its lock for a store not yet written). */
+	for (const char *end = name - 1; end > path; end = memrchr(path, '/', (size_t)(end - path))) {
+		char sibling[4096];
+		struct stat st;
+		int n;
+
+		if (!ends_with(path, (size_t)(end - path), ".d"))
+			continue;
+		for (size_t k = 0; k < 2; k++) {
+			n = snprintf(sibling, sizeof(sibling), "%.*s%s", (int)(end - path - 2), path,
+				     k ? ".lock" : "");
+			if (n > 0 && (size_t)n < sizeof(sibling) && lstat(sibling, &st) == 0 &&
+			    S_ISREG(st.st_mode))
+				return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+						   "store file %s lies in the pool directory of the "
+						   "store %.*s", path, (int)(end - path - 2), path);
+		}
+	}
+	return 0;
+}
+
 int store_disk_open_dir(struct nvipam_store *s, bool confined, struct cni_err *err)
 {
 	_cleanup_free_ char *dir = strdup(s->path);
@@ -90,6 +140,9 @@ int store_disk_open_dir(struct nvipam_store *s, bool confined, struct cni_err *e
 	if (!slash || !slash[1])
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "store file %s: must be an absolute path to a file", s->path);
+	r = store_path_check(s->path, err);
+	if (r < 0)
+		return r;
 	s->name = s->path + (slash - dir) + 1;
 	if (slash == dir)
 		slash++;

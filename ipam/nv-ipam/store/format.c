@@ -285,8 +285,12 @@ int store_format_read_header(struct store_reader *r, char *data, size_t len, con
 	if (f.n != 4 || strcmp(f.s[0], HEADER_MAGIC) != 0)
 		return fail(why, why_size, r, "not an nv-ipam pool log");
 	if (strcmp(f.s[1], "1") != 0) {
-		snprintf(why, why_size, "unsupported pool log version %.16s (this plugin reads %d)",
-			 f.s[1], STORE_FORMAT_VERSION);
+		/* A version is named only when it is one: a number, never other bytes of the file. */
+		const char *v = f.s[1];
+		bool number = *v && strlen(v) <= 9 && strspn(v, "0123456789") == strlen(v);
+
+		snprintf(why, why_size, "unsupported pool log version%s%s (this plugin reads %d)",
+			 number ? " " : "", number ? v : "", STORE_FORMAT_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	if (field_str(r, &f, 2, &key, why, why_size) < 0 || !*key)

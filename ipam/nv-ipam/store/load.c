@@ -295,7 +295,7 @@ static int replay_into_model(struct nvipam_store *s, struct nvipam_store_pool *p
 	return r < 0 ? log_corrupt(s, d, r, NULL, err) : 0;
 }
 
-int store_load_pool(struct nvipam_store *s, size_t pi, bool allow_dups, struct cni_err *err)
+int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_err *err)
 {
 	struct nvipam_store_pool *p = &s->pools[pi];
 	struct store_pool_disk *d = p->disk;
@@ -321,7 +321,7 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool allow_dups, struct c
 		return r;
 	d->has_header = true;
 	d->good_len = header_len;
-	if (use_snap(s, d, p->key, header_len, &snap)) {
+	if (!inspect && use_snap(s, d, p->key, header_len, &snap)) {
 		rp.base_dead = calloc(snap.n_records + 1, sizeof(*rp.base_dead));
 		if (!rp.base_dead)
 			return log_corrupt(s, d, -ENOMEM, NULL, err);
@@ -350,7 +350,7 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool allow_dups, struct c
 		store_format_read_tail(&rd, d->data, d->file_len - from, d->n_lines + 1);
 		r = replay_lines(s, p, &rp, &rd, from, err);
 	}
-	if (r >= 0 && !allow_dups) {
+	if (r >= 0 && !inspect) {
 		dup = replay_duplicate(&rp, &r);
 		if (dup) {
 			char ip[IP_PREFIX_STRLEN], why[300];

@@ -11,7 +11,9 @@ struct nvipam_store;
  * store_load_pool() - read pool @pi into the model (its lock, or the node's, held)
  * @s: store with its pool directory open
  * @pi: the pool's index; a pool known by its stem takes its key from the log
- * @allow_dups: load an address held twice in the pool rather than refuse it (the tool)
+ * @inspect: for the operator tool: load an address held twice in the pool rather than
+ *           refuse it, and read the whole log whatever the snapshot (a damaged line the
+ *           snapshot covers is found)
  * @err: code 5 naming the log when it is unreadable or corrupt
  *
  * A snapshot that matches the log is read with the log's lines after it; otherwise the
@@ -21,7 +23,7 @@ struct nvipam_store;
  *
  * Return: 0 on success, negative errno on failure.
  */
-int store_load_pool(struct nvipam_store *s, size_t pi, bool allow_dups, struct cni_err *err);
+int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_err *err);
 
 /**
  * store_load_settle() - settle pool @pi's pending lines: confirmed when the partner pool

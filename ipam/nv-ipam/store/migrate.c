@@ -111,7 +111,7 @@ static int get_ip(struct json_object *obj, const char *key, bool required, bool 
 		return 0;
 	}
 	if (ip_addr_parse(v, ret) < 0)
-		return corrupt(why, -EINVAL, "field \"%s\": \"%.64s\" is not an IP address", key, v);
+		return corrupt(why, -EINVAL, "field \"%s\" is not an IP address", key);
 	*ret_has = true;
 	return 0;
 }
@@ -126,7 +126,7 @@ static int get_time(struct json_object *obj, const char *key, time_t *ret, struc
 		return r;
 	*ret = 0;
 	if (*v && rfc3339_parse(v, ret) < 0)
-		return corrupt(why, -EINVAL, "field \"%s\": \"%.64s\" is not an RFC 3339 time", key, v);
+		return corrupt(why, -EINVAL, "field \"%s\" is not an RFC 3339 time", key);
 	return 0;
 }
 
@@ -188,6 +188,7 @@ static int legacy_pool(struct store_legacy *l, const char *key, bool has, const 
 static int v1_pools(struct json_object *pools, struct store_legacy *l, struct cni_err *why)
 {
 	char where[96];
+	size_t i = 0;
 	int r;
 
 	for (struct json_object_iterator it = json_object_iter_begin(pools),
@@ -198,7 +199,8 @@ static int v1_pools(struct json_object *pools, struct store_legacy *l, struct cn
 		struct ip_addr ip;
 		bool has = false;
 
-		snprintf(where, sizeof(where), "pools[\"%.60s\"]", key);
+		/* A position, not the key: an error never echoes what a file holds. */
+		snprintf(where, sizeof(where), "pools member %zu", i++);
 		if (!json_object_is_type(pool, json_type_object))
 			return corrupt(why, -EINVAL, "%s: expected an object, got %s", where,
 				       cjson_type_name(pool));
@@ -421,7 +423,7 @@ static int reference_entry(struct json_object *e, const char *pool_key, const ch
 /* Type-check the daemon's pool records and count their entries. */
 static int reference_check_pools(struct json_object *pools, size_t *ret_total, struct cni_err *why)
 {
-	size_t total = 0;
+	size_t total = 0, i = 0;
 	char where[96];
 	int r;
 
@@ -433,7 +435,7 @@ static int reference_check_pools(struct json_object *pools, size_t *ret_total, s
 		struct json_object *entries = NULL;
 		const char *str;
 
-		snprintf(where, sizeof(where), "pools[\"%.60s\"]", key);
+		snprintf(where, sizeof(where), "pools member %zu", i++);
 		if (!json_object_is_type(pool, json_type_object))
 			return corrupt(why, -EINVAL, "%s: expected an object, got %s", where,
 				       cjson_type_name(pool));
@@ -454,7 +456,8 @@ static int reference_check_pools(struct json_object *pools, size_t *ret_total, s
 static int reference_convert(struct json_object *pools, struct store_legacy *l, size_t *cap,
 			     struct cni_err *why)
 {
-	char where[300];
+	char where[96];
+	size_t i = 0;
 	int r;
 
 	for (struct json_object_iterator it = json_object_iter_begin(pools),
@@ -466,7 +469,9 @@ static int reference_convert(struct json_object *pools, struct store_legacy *l, 
 		bool has = false;
 		struct ip_addr ip;
 
-		snprintf(where, sizeof(where), "pools[\"%.60s\"]", pkey);
+		size_t k = 0;
+
+		snprintf(where, sizeof(where), "pools member %zu", i++);
 		r = get_ip(pool, "last_reserved_ip", false, &has, &ip, why);
 		if (r < 0)
 			return corrupt_at(why, r, where);
@@ -477,8 +482,8 @@ static int reference_convert(struct json_object *pools, struct store_legacy *l, 
 		for (struct json_object_iterator eit = json_object_iter_begin(entries),
 						 eend = json_object_iter_end(entries);
 		     !json_object_iter_equal(&eit, &eend); json_object_iter_next(&eit)) {
-			snprintf(where, sizeof(where), "pools[\"%.60s\"].entries[\"%.200s\"]", pkey,
-				 json_object_iter_peek_name(&eit));
+			snprintf(where, sizeof(where), "pools member %zu: entries member %zu", i - 1,
+				 k++);
 			r = reference_entry(json_object_iter_peek_value(&eit), pkey, where, l, cap, why);
 			if (r < 0)
 				return r;

@@ -202,6 +202,11 @@ void store_model_reset(struct nvipam_store *s)
 	free(s->dropped);
 	s->dropped = NULL;
 	s->n_dropped = 0;
+	for (size_t i = 0; i < s->n_headerless; i++)
+		free(s->headerless[i]);
+	free(s->headerless);
+	s->headerless = NULL;
+	s->n_headerless = 0;
 	s->migrate = false;
 	s->dirty = false;
 }

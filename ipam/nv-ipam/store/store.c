@@ -24,6 +24,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/log.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/commit.h"
@@ -120,6 +121,48 @@ static int legacy_duplicates(const struct nvipam_store *s, struct cni_err *err)
 	return 0;
 }
 
+/*
+ * A record of an older store that no pool log line can hold (a string of hundreds of
+ * KiB) keeps its address, or the next ADD hands it out again: its pod's names are
+ * dropped and, when its container ID and interface alone are too long, they become
+ * "oversized-<address>", which no runtime's DEL names: the address stays held until
+ * `nv-ipam-tool release` frees it. Refusing the record would refuse every pool.
+ */
+static int legacy_fit(struct nvipam_store *s, struct nvipam_alloc *a)
+{
+	static const int steps = 2;
+	char buf[IP_PREFIX_STRLEN], id[IP_PREFIX_STRLEN + 16];
+
+	for (int step = 0;; step++) {
+		struct store_line l = { .type = 'A', .partner = "", .alloc = *a };
+		struct text_buf b = { 0 };
+		int r = store_format_line(&b, &l);
+
+		r = b.oom ? -ENOMEM : r;
+		text_buf_free(&b);
+		if (r != -E2BIG || step == steps)
+			return r;
+		ip_addr_format(&a->ip, buf, sizeof(buf));
+		if (step == 0) {
+			log_warning("store %s: the older store's allocation of %s in pool %s is too "
+				    "long to record: kept without its network and pod names", s->path,
+				    buf, a->pool);
+			a->network = a->pod_namespace = a->pod_name = a->pod_uid = a->device_id =
+				(char *)"";
+			continue;
+		}
+		snprintf(id, sizeof(id), "oversized-%s", buf);
+		log_warning("store %s: the older store's allocation of %s in pool %s has a container "
+			    "ID or interface too long to record: kept as container %s; once its pod is "
+			    "gone, free it with nv-ipam-tool release --pool %s --ip %s", s->path, buf,
+			    a->pool, id, a->pool, buf);
+		r = store_model_copy(s, (const char *const[]){ id, "net0" },
+				     (char **const[]){ &a->container_id, &a->ifname }, 2);
+		if (r < 0)
+			return r;
+	}
+}
+
 /* An older store into the model: every pool and allocation, to be written at commit. */
 static int load_legacy(struct nvipam_store *s, struct store_legacy *l, bool allow_dups,
 		       struct cni_err *err)
@@ -144,7 +187,7 @@ static int load_legacy(struct nvipam_store *s, struct store_legacy *l, bool allo
 			r = store_model_add_pool(s, a->pool, NULL);
 			p = r >= 0 ? &s->pools[r] : NULL;
 		}
-		if (r < 0 || (r = store_model_keep(s, a->pool)) < 0)
+		if (r < 0 || (r = store_model_keep(s, a->pool)) < 0 || (r = legacy_fit(s, a)) < 0)
 			break;
 		s->allocs[s->n_allocs] = *a;
 		s->allocs[s->n_allocs++].pool = p->key;
@@ -192,12 +235,22 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	free(stems);
 	for (size_t i = 0; r >= 0 && i < s->n_pools; i++)
 		r = store_load_pool(s, i, allow_dups, err);
-	/* A log without its header never held anything. */
+	/* A log without its header never held anything: named for the tool, then left out. */
 	for (size_t i = 0; r >= 0 && i < s->n_pools;) {
-		if (s->pools[i].key)
+		char **v;
+
+		if (s->pools[i].key) {
 			i++;
+			continue;
+		}
+		v = realloc(s->headerless, (s->n_headerless + 1) * sizeof(*v));
+		if (v)
+			s->headerless = v;
+		if (!v || !(v[s->n_headerless] = strdup(s->pools[i].disk->stem)))
+			r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		else
-			store_model_drop_pool(s, i);
+			s->n_headerless++;
+		store_model_drop_pool(s, i);
 	}
 	for (size_t i = 0; r >= 0 && i < s->n_pools; i++)
 		r = store_load_settle(s, i, err);
@@ -389,6 +442,12 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 		return r;
 	*ret_n = released;
 	return 0;
+}
+
+const char *const *nvipam_store_headerless(const struct nvipam_store *s, size_t *ret_n)
+{
+	*ret_n = s->n_headerless;
+	return (const char *const *)s->headerless;
 }
 
 /* ---- committing and closing ---- */

@@ -70,6 +70,8 @@ struct nvipam_store {
 	struct store_strings *strings; /* where added allocations' strings live: private */
 	char **dropped;                /* stems of pools dropped, whose logs go at commit: private */
 	size_t n_dropped;
+	char **headerless;             /* stems of logs without a header, read as empty (whole opens) */
+	size_t n_headerless;
 	bool dirty;
 };
 
@@ -253,6 +255,18 @@ int nvipam_alloc_ptr_cmp(const void *a, const void *b);
  */
 int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
 		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last);
+
+/**
+ * nvipam_store_headerless() - the pool logs a whole open found without their header line
+ * @s: store opened whole
+ * @ret_n: their number
+ *
+ * A log is created with its header; one without (empty, or torn at creation) holds
+ * nothing and is read as no pool at all: the tool reports it.
+ *
+ * Return: their file names without ".log".
+ */
+const char *const *nvipam_store_headerless(const struct nvipam_store *s, size_t *ret_n);
 
 /**
  * nvipam_store_drop_pool() - forget a pool's record (its last reserved IP) when the pool
