@@ -101,7 +101,10 @@ stop_pid "$r5"
 reflect "$work/r6.log" --kubeconfig "$DIR/admin.kubeconfig" reflect "$GV/ippools"
 r6=$!
 wait_until 10 has "$work/r6.log" "^objects 3:" || true
+# Held still while its connection is cut, so that no event of the changes reaches it.
 kill -STOP "$r6"
+apiserver_stop
+apiserver_start
 pool_yaml w5 10.54.0.0/24 | kc apply -f - >/dev/null
 kc delete ippool w4 -n "$NS" >/dev/null
 etcd_compact "$(etcd_revision)"

@@ -9,6 +9,7 @@
 #   KUBE_DIR     the kit's directory (default: BUILD_DIR/kube-kit; its bin/ is kept by
 #                "k8s down", so the next run skips unpacking)
 #   K8S_NICE     nice level of the cluster's components (default 5)
+#   KUBE_KEEP    1: leave the cluster up at the end (to run cases again while developing)
 # Exit status 77 (skip) when the kit is missing or not root (the node needs root).
 set -uo pipefail
 
@@ -47,9 +48,17 @@ started=$SECONDS
 
 down() {
 	local rc=$?
-	note "taking the cluster down"
-	"$KIT/k8s" down "$DIR" >>"$work/kit.log" 2>&1 || { echo "# k8s down failed:"; tail -5 "$work/kit.log" | sed 's/^/# /'; }
-	cp "$work/kit.log" "$DIR/logs/kube-suite-kit.log" 2>/dev/null
+	if [ "${KUBE_KEEP:-0}" = 1 ]; then
+		note "the cluster stays up (KUBE_KEEP=1): $KIT/k8s down $DIR"
+	else
+		note "taking the cluster down"
+		"$KIT/k8s" down "$DIR" >>"$work/kit.log" 2>&1 ||
+			{ echo "# k8s down failed:"; tail -5 "$work/kit.log" | sed 's/^/# /'; }
+	fi
+	# The cases' logs, for a post-mortem (CI keeps DIR/logs).
+	rm -rf "$DIR/logs/kube-suite"
+	mkdir -p "$DIR/logs/kube-suite"
+	find "$work" -maxdepth 2 -name '*.log' -exec cp {} "$DIR/logs/kube-suite/" \; 2>/dev/null
 	rm -rf "$work"
 	note "suite time: $((SECONDS - started)) s"
 	exit $rc

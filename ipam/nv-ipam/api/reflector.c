@@ -182,17 +182,24 @@ int api_reflector_snapshot(struct api_reflector *r, struct json_object ***ret, s
 {
 	struct json_object **v;
 
+	size_t n = 0;
+
+	/*
+	 * Copies: json-c's reference counts are not atomic, so an object must never be
+	 * shared between threads; the caller may also change its copies.
+	 */
 	pthread_mutex_lock(&r->lock);
 	v = calloc(r->objs.n + 1, sizeof(*v));
-	if (v) {
-		for (size_t i = 0; i < r->objs.n; i++)
-			v[i] = json_object_get(r->objs.v[i].obj);
-		*ret_n = r->objs.n;
-	}
+	for (; v && n < r->objs.n; n++)
+		if (json_object_deep_copy(r->objs.v[n].obj, &v[n], NULL) < 0)
+			break;
 	pthread_mutex_unlock(&r->lock);
-	if (!v)
+	if (!v || n < r->objs.n) {
+		api_objects_free(v, n);
 		return -ENOMEM;
+	}
 	*ret = v;
+	*ret_n = n;
 	return 0;
 }
 

@@ -79,10 +79,10 @@ int api_reflector_new(const struct api_reflector_config *cfg, int stop_fd,
 void api_reflector_run(struct api_reflector *r, struct api_client *c);
 
 /**
- * api_reflector_snapshot() - the objects now, sorted by namespace/name
+ * api_reflector_snapshot() - copies of the objects now, sorted by namespace/name
  * @r: reflector (any thread)
- * @ret: malloc'ed array of references (json_object_put() each, then free() the array),
- *       written only on success
+ * @ret: malloc'ed array of copies the caller owns (api_objects_free()), written only on
+ *       success
  * @ret_n: how many
  *
  * Return: 0 on success, -ENOMEM.

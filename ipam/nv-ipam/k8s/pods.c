@@ -238,6 +238,14 @@ int pods_reader_end(struct liststream *ls, const char *origin, struct cni_err *e
 	return r;
 }
 
+void pods_reader_free(struct liststream *ls)
+{
+	if (!ls)
+		return;
+	free(reader_of(ls));
+	liststream_free(ls);
+}
+
 void pods_sort(struct pods *p)
 {
 	if (p->n)
@@ -254,12 +262,10 @@ int pods_parse(const char *buf, size_t len, const char *origin, struct pods *ret
 	if (pods_reader_new(origin, &p, &ls) < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	r = liststream_feed(ls, buf, len, err);
-	if (r < 0) {
-		free(reader_of(ls));
-		liststream_free(ls);
-	} else {
+	if (r < 0)
+		pods_reader_free(ls);
+	else
 		r = pods_reader_end(ls, origin, err);
-	}
 	if (r < 0) {
 		pods_free(&p);
 		return r;
@@ -311,12 +317,10 @@ int pods_read(const char *path, struct pods *ret, struct cni_err *err)
 		if (r < 0)
 			break;
 	}
-	if (r < 0) {
-		free(reader_of(ls));
-		liststream_free(ls);
-	} else {
+	if (r < 0)
+		pods_reader_free(ls);
+	else
 		r = pods_reader_end(ls, origin, err);
-	}
 	if (r < 0) {
 		pods_free(&p);
 		return r;

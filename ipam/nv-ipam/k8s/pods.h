@@ -89,6 +89,12 @@ int pods_reader_new(const char *origin, struct pods *p, struct liststream **ret)
 int pods_reader_end(struct liststream *ls, const char *origin, struct cni_err *err);
 
 /**
+ * pods_reader_free() - drop a reader whose document will not be completed
+ * @ls: the reader (freed; the pods it added stay in their struct pods)
+ */
+void pods_reader_free(struct liststream *ls);
+
+/**
  * pods_sort() - put the pods in lookup order, once every document is read
  * @p: pods
  */
