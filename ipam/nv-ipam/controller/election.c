@@ -34,9 +34,13 @@
 #include "ipam/nv-ipam/controller/request.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
+/* At the stop the lease is released in at most this long: the pod is being ended. */
+#define RELEASE_TIMEOUT_MS 1000L
+
 struct election {
 	struct election_config cfg;
 	int stop_fd;
+	bool stopping;           /* the run's thread only */
 	pthread_mutex_t lock;
 	bool leading;            /* under lock */
 	int64_t valid_until_ms;  /* under lock: monotonic */
@@ -257,8 +261,9 @@ static int lease_call(struct election *e, struct api_client *c, const char *meth
 		      struct json_object *body, struct json_object **ret, struct api_status *st,
 		      struct cni_err *err)
 {
-	return request_json(c, method, path, body, NULL, e->cfg.renew_deadline_s * 1000 * 2 / 5, ret,
-			    st, err);
+	long timeout = e->stopping ? RELEASE_TIMEOUT_MS : e->cfg.renew_deadline_s * 1000 * 2 / 5;
+
+	return request_json(c, method, path, body, NULL, timeout, ret, st, err);
 }
 
 /* One round: 1 when we hold the lease after it, 0 when another does, negative on failure. */
@@ -326,7 +331,8 @@ static void set_leading(struct election *e, bool leading, int64_t valid_until)
 	e->valid_until_ms = valid_until;
 	e->transitions += leading && !was;
 	pthread_mutex_unlock(&e->lock);
-	if (was != leading && e->cfg.changed)
+	/* Stopping is no loss of leadership to report. */
+	if (was != leading && e->cfg.changed && !e->stopping)
 		e->cfg.changed(e->cfg.ctx, leading);
 }
 
@@ -345,9 +351,12 @@ static void release(struct election *e, struct api_client *c, const char *path)
 	copy(next.renew_time, sizeof(next.renew_time), next.acquire_time);
 	next.transitions = rec.transitions;
 	copy(next.resource_version, sizeof(next.resource_version), rec.resource_version);
-	if (election_lease_json(&next, e->cfg.ns, e->cfg.name, &out) == 0 &&
-	    lease_call(e, c, "PUT", path, out, NULL, &st, &err) < 0)
+	if (election_lease_json(&next, e->cfg.ns, e->cfg.name, &out) < 0)
+		return;
+	if (lease_call(e, c, "PUT", path, out, NULL, &st, &err) < 0)
 		note(e, "releasing the lease: %s", err.msg);
+	else if (e->cfg.released)
+		e->cfg.released(e->cfg.ctx);
 }
 
 void election_run(struct election *e, struct api_client *c)
@@ -382,6 +391,7 @@ void election_run(struct election *e, struct api_client *c)
 		if (pause_ms(e, wait_ms))
 			break;
 	}
+	e->stopping = true;
 	if (leading) {
 		set_leading(e, false, 0);
 		release(e, c, path);

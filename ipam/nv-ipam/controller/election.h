@@ -94,6 +94,8 @@ struct election_config {
 	long retry_s;
 	/* Called from the election's thread when this replica starts or stops leading. */
 	void (*changed)(void *ctx, bool leading);
+	/* Called when the lease was released at the stop. */
+	void (*released)(void *ctx);
 	/* Why a round failed (the API unreachable or refusing), for the log; the election logs nothing. */
 	void (*note)(void *ctx, const char *msg);
 	void *ctx;
@@ -112,7 +114,8 @@ int election_new(const struct election_config *cfg, int stop_fd, struct election
 /**
  * election_run() - take part until @stop_fd becomes readable
  * @e: election
- * @c: a client for this thread only
+ * @c: a client for this thread only, not ended by @stop_fd (the release follows the stop;
+ *     each request is bounded in time instead)
  *
  * A candidate tries every retry period (jittered); the leader renews every retry period
  * and stops leading when no renewal succeeded within the renew deadline. At the stop the
