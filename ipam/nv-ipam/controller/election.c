@@ -384,10 +384,21 @@ void election_run(struct election *e, struct api_client *c)
 			leading = false;
 			set_leading(e, false, 0);
 		}
-		if (!leading)
-			wait_ms += (long)(rand_r(&e->seed) % (unsigned int)(wait_ms * 6 / 5 + 1));
-		else if (valid_until - mono_ms() < wait_ms)
+		if (!leading) {
+			/*
+			 * A candidate looks every retry period (a tenth of jitter keeps replicas out
+			 * of step) and again just after the lease it saw expires: a dead leader's
+			 * lease is taken over within a retry period of the lease's end, which
+			 * client-go's wider jitter (up to 2.2 periods) would not promise.
+			 */
+			int64_t expiry = e->seen.changed_ms + (int64_t)e->seen.duration_s * 1000 + 50;
+
+			wait_ms += (long)(rand_r(&e->seed) % (unsigned int)(wait_ms / 10 + 1));
+			if (e->seen.holder[0] && expiry > mono_ms() && expiry - mono_ms() < wait_ms)
+				wait_ms = (long)(expiry - mono_ms());
+		} else if (valid_until - mono_ms() < wait_ms) {
 			wait_ms = valid_until - mono_ms() > 0 ? (long)(valid_until - mono_ms()) : 0;
+		}
 		if (pause_ms(e, wait_ms))
 			break;
 	}

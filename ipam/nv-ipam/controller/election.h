@@ -117,8 +117,9 @@ int election_new(const struct election_config *cfg, int stop_fd, struct election
  * @c: a client for this thread only, not ended by @stop_fd (the release follows the stop;
  *     each request is bounded in time instead)
  *
- * A candidate tries every retry period (jittered); the leader renews every retry period
- * and stops leading when no renewal succeeded within the renew deadline. At the stop the
+ * A candidate tries every retry period (a tenth of jitter) and just after the lease it saw
+ * expires; the leader renews every retry period and stops leading when no renewal
+ * succeeded within the renew deadline. At the stop the
  * leader releases the lease (no holder, duration 1 s) so that the other replica takes over
  * at once, as controller-runtime does with LeaderElectionReleaseOnCancel.
  */
