@@ -5,10 +5,10 @@
 # with mode 0755 and the build's bytes, that a second run leaves them
 # untouched, that SIGTERM stops it at once with exit status 0, and that the
 # installed macvlan and host-device do ADD/CHECK/DEL in a throwaway netns.
-# Then the nv-ipam node agent's image (ninja image-agent): bash, kubectl and
-# the static binaries are there, and its entrypoint, run once against a fake
-# kubectl, installs nv-ipam and nv-ipam-tool and writes the node pool file
-# nv-ipam-tool writes from the same pools.
+# Then the nv-ipam image (ninja image-nv-ipam): /ipam-node with its shared
+# libraries and the static /nv-ipam and /nv-ipam-tool, no shell; ipam-node run
+# with the DaemonSet's mounts installs the two and writes nv-ipam.conf (the
+# kube suite runs it as the operator's DaemonSet on a cluster).
 # Usage: image.sh BUILD_DIR [REFERENCE_CNI_DIR]
 # Environment: PODMAN_RUNTIME (default: crun if it can start a container
 #   here, else runc).
@@ -175,41 +175,34 @@ for plugin in macvlan host-device; do
 done
 check "host-device: the device is back in the host" bash -c 'ip link show "$1" >/dev/null' _ "${master}p"
 
-echo "# the nv-ipam node agent's image"
-agent=localhost/nv-ipam-node:latest
-if ninja -C "$build" image-agent >"$tmp/agent-build.log" 2>&1; then
-	ok "ninja image-agent"
+echo "# the nv-ipam image (the operator's nvIpam): ipam-node, nv-ipam, nv-ipam-tool"
+nvi=localhost/nv-ipam:latest
+if ninja -C "$build" image-nv-ipam >"$tmp/nvi-build.log" 2>&1; then
+	ok "ninja image-nv-ipam"
 else
-	not_ok "ninja image-agent"; tail -20 "$tmp/agent-build.log"; finish
+	not_ok "ninja image-nv-ipam"; tail -20 "$tmp/nvi-build.log"; finish
 fi
-out=$(podman run --rm "${run_args[@]}" "$agent" bash -c \
-	'kubectl version --client && /opt/nv-ipam/bin/nv-ipam-tool --version && command -v cmp mkfifo grep' 2>&1)
-check "bash, kubectl (Debian's kubernetes-client), nv-ipam-tool, cmp, mkfifo, grep: $(echo $out)" \
-	bash -c '[[ $1 == *"Client Version"* && $1 == *"nv-ipam-tool "* && $1 == *mkfifo* ]]' _ "$out"
-# A fake kubectl in the container: the fixture's IPPools, no CIDRPool.
-fixtures=$(cd "$(dirname "$0")/../ipam/fixtures" && pwd)
-mkdir -p "$tmp/fake" "$tmp/agent-bin" "$tmp/agent-conf"
-jq '.items |= map(select(.kind == "IPPool"))' "$fixtures/pools.json" >"$tmp/fake/ippools.json"
-jq '.items = []' "$fixtures/pools.json" >"$tmp/fake/cidrpools.json"
-cat >"$tmp/fake/kubectl" <<'SH'
-#!/bin/bash
-[ "$1 $3 $4 $5 $6" = "get -n kube-system -o json" ] || { echo "fake kubectl: unexpected $*" >&2; exit 2; }
-cat "/fake/$2.json"
-SH
-chmod +x "$tmp/fake/kubectl"
-containers+=("cni-agent-$tag")
-podman run --name "cni-agent-$tag" "${run_args[@]}" -v "$tmp/fake:/fake:ro" \
-	-v "$tmp/agent-bin:/host/opt/cni/bin" -v "$tmp/agent-conf:/host/etc/cni/net.d/nv-ipam.d" \
-	-e ONCE=1 -e NODE_NAME=host-b -e POOLS_NAMESPACE=kube-system -e KUBECTL=/fake/kubectl \
-	"$agent" >"$tmp/agent.log" 2>&1
-rc=$(podman inspect -f '{{.State.ExitCode}}' "cni-agent-$tag")
-check "agent entrypoint ONCE=1: exit status $rc" [ "$rc" = 0 ]
+files_in "$nvi" >"$tmp/nvi-files"
+check "/ipam-node, /nv-ipam and /nv-ipam-tool at the root, beside shared libraries only" \
+	bash -c 'grep -qx ipam-node "$1" && grep -qx nv-ipam "$1" && grep -qx nv-ipam-tool "$1" &&
+		 ! grep -v -e "^ipam-node$" -e "^nv-ipam$" -e "^nv-ipam-tool$" -e "\.so[.0-9]*$" "$1"' _ "$tmp/nvi-files"
+check "no shell in it" bash -c '! grep -q "bin/sh$\|bin/bash$" "$1"' _ "$tmp/nvi-files"
+check "ipam-node starts from the image's libraries (--version)" \
+	bash -c '[[ $(podman run --rm "${@:2}" "$1" /ipam-node --version) == "ipam-node "* ]]' _ "$nvi" "${run_args[@]}"
+# The DaemonSet's mounts, no API: it installs, writes nv-ipam.conf, then stops at the API.
+mkdir -p "$tmp/nvi-bin" "$tmp/nvi-conf" "$tmp/nvi-state"
+containers+=("cni-nvi-$tag")
+podman run --name "cni-nvi-$tag" "${run_args[@]}" -v "$tmp/nvi-bin:/opt/cni/bin" \
+	-v "$tmp/nvi-conf:/etc/cni/net.d/nv-ipam.d" -v "$tmp/nvi-state:/var/lib/cni/nv-ipam" \
+	"$nvi" /ipam-node --node-name=host-b --logging-format=json >"$tmp/nvi.log" 2>&1
+rc=$(podman inspect -f '{{.State.ExitCode}}' "cni-nvi-$tag")
+check "without an API server: exit status 1, saying so" \
+	bash -c '[ "$1" = 1 ] && grep -q "failed to read config for k8s client" "$2"' _ "$rc" "$tmp/nvi.log"
 for name in nv-ipam nv-ipam-tool; do
-	check "agent installed $name, static, mode 0755" \
-		bash -c '[ "$(stat -c %a "$1")" = 755 ] && ! LC_ALL=C readelf -lW "$1" | grep -q INTERP' _ "$tmp/agent-bin/$name"
+	check "ipam-node installed $name: the build's, stripped, static, mode 0755" \
+		bash -c 'strip -o "$3" "$1" && cmp -s "$3" "$2" && [ "$(stat -c %a "$2")" = 755 ] &&
+			 ! LC_ALL=C readelf -lW "$2" | grep -q INTERP' _ "$build/${built[$name]}" "$tmp/nvi-bin/$name" "$tmp/stripped"
 done
-"$build/ipam/nv-ipam/tool/nv-ipam-tool" node-pools --node host-b --input "$tmp/fake/ippools.json" \
-	--stdout >"$tmp/want-pools.json" 2>/dev/null
-check "agent wrote the node pool file nv-ipam-tool writes from the same pools" \
-	bash -c '[ -s "$1" ] && cmp -s "$1" "$2"' _ "$tmp/agent-conf/node-pools.json" "$tmp/want-pools.json"
+check "ipam-node wrote nv-ipam.conf (mode 0664) with the store and pool file" \
+	bash -c '[ "$(stat -c %a "$1")" = 664 ] && jq -e ".storeFile == \"/var/lib/cni/nv-ipam/store\" and .poolFile == \"/etc/cni/net.d/nv-ipam.d/node-pools.json\"" "$1" >/dev/null' _ "$tmp/nvi-conf/nv-ipam.conf"
 finish

@@ -9,6 +9,10 @@
 
 node_bin=$build/ipam/nv-ipam/ipam-node
 nd=$work/node
+# Its own namespace for its pools and its account: the DaemonSet of the operator's
+# namespace (case daemonset-start) runs on meanwhile, and its account must stay valid.
+NNS=kube-node-case
+printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n' "$NNS" | kc apply -f - >/dev/null
 node=${K8S_NODE:-node1}
 mkdir -p "$nd/src" "$nd/bin" "$nd/conf" "$nd/state"
 cp "$build/ipam/nv-ipam/nv-ipam" "$build/ipam/nv-ipam/tool/nv-ipam-tool" "$nd/src/"
@@ -18,8 +22,11 @@ node_settings "$work/node-settings.json" "$nd"
 pport=$((20000 + RANDOM % 20000))
 mport=$((pport + 1))
 
+# The operator's ClusterRole, bound to an account of this namespace.
 kc apply -f "$top/conf-examples/nv-ipam/deploy/nv-ipam-node-rbac.yaml" >/dev/null
-node_sa=$(sa_dir "$NS" nv-ipam-node)
+printf 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: kube-node-case}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: nv-ipam-node}\nsubjects: [{kind: ServiceAccount, name: nv-ipam-node, namespace: %s}]\n' "$NNS" |
+	kc apply -f - >/dev/null
+node_sa=$(sa_dir "$NNS" nv-ipam-node)
 
 # node_args [FLAG...]: the DaemonSet's flags (conf-examples/nv-ipam/deploy/nv-ipam-node-ds.yaml),
 # with the test's directories and ports, then FLAG...
@@ -28,7 +35,7 @@ node_args() {
 		--bind-address=unix:///var/lib/cni/nv-ipam/daemon.sock --store-file="$nd/state/store" \
 		--cni-daemon-socket=unix:///var/lib/cni/nv-ipam/daemon.sock --cni-daemon-call-timeout=5 \
 		--cni-bin-dir="$nd/bin" --cni-conf-dir="$nd/conf" --cni-log-file="$nd/nv-ipam.log" \
-		--cni-log-level=info --ippools-namespace="$NS" --cni-nv-ipam-bin-file="$nd/src/nv-ipam" \
+		--cni-log-level=info --ippools-namespace="$NNS" --cni-nv-ipam-bin-file="$nd/src/nv-ipam" \
 		--health-probe-bind-address=127.0.0.1:$pport --metrics-bind-address=127.0.0.1:$mport "$@"
 }
 # start_node LOG SA_DIR [FLAG...]: ipam-node as a pod of that service account; $! is its PID.
@@ -46,14 +53,14 @@ in_file() { jq -e "$1" "$pool_file" >/dev/null 2>&1; }
 
 ippool() { # NAME SUBNET GATEWAY
 	printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: %s, namespace: %s}\nspec: {subnet: "%s", perNodeBlockSize: 16, gateway: "%s"}\n' \
-		"$1" "$NS" "$2" "$3" | kc apply -f - >/dev/null
+		"$1" "$NNS" "$2" "$3" | kc apply -f - >/dev/null
 }
 cidrpool() { # NAME
 	printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: CIDRPool\nmetadata: {name: %s, namespace: %s}\nspec: {cidr: "10.70.0.0/16", perNodeNetworkPrefix: 24, gatewayIndex: 1}\n' \
-		"$1" "$NS" | kc apply -f - >/dev/null
+		"$1" "$NNS" | kc apply -f - >/dev/null
 }
 ippool pool1 10.60.0.0/24 10.60.0.1
-pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.1\",\"endIP\":\"10.60.0.16\"},{\"nodeName\":\"other\",\"startIP\":\"10.60.0.17\",\"endIP\":\"10.60.0.32\"}]}"
+NS=$NNS pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.1\",\"endIP\":\"10.60.0.16\"},{\"nodeName\":\"other\",\"startIP\":\"10.60.0.17\",\"endIP\":\"10.60.0.32\"}]}"
 
 # -- flag errors and the store lock, before anything runs
 out=$("$node_bin" $(node_args --no-such-flag) 2>&1)
@@ -82,7 +89,7 @@ check "a second ipam-node on the store: exit 1, the lock held" \
 	eval '[ $rc = 1 ] && grep -q "store lock is held by a different process" <<<"$out"'
 
 # -- a pool status change reaches the file within 1 s
-pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.33\",\"endIP\":\"10.60.0.48\"}]}"
+NS=$NNS pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.33\",\"endIP\":\"10.60.0.48\"}]}"
 t0=$(date +%s%N)
 check "a status change is in the node pool file within 1 s" wait_until 1 in_file '.pools.pool1.startIP == "10.60.0.33"'
 note "in the file $(ms_since "$t0") ms after the PATCH returned"
@@ -91,16 +98,16 @@ check "the file is mode 0644, written whole (it parses)" eval '[ "$(stat -c %a "
 
 # -- a refused entry: left out, logged once
 cidrpool c1
-pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.9\"}]}"
+NS=$NNS pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.9\"}]}"
 check "a CIDRPool entry whose gateway is not gatewayIndex's is refused and logged" \
 	wait_until 5 logged "$work/node.log" 'gateway 10.70.1.9 doesn'"'"'t match the gateway 10.70.1.1 of gatewayIndex'
 # More syncs: the status written again (another field), another pool added.
-pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.9\"}],\"note\":\"again\"}"
+NS=$NNS pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.9\"}],\"note\":\"again\"}"
 ippool pool2 10.61.0.0/24 10.61.0.1
 sleep 1
 check "the refusal is logged once, however many syncs" \
 	eval '[ "$(grep -c "gateway 10.70.1.9 doesn" "$work/node.log")" = 1 ] && ! in_file ".pools[\"cidrpool/c1\"]"'
-pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.1\"}]}"
+NS=$NNS pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.1\"}]}"
 check "fixed, the pool is in the file" wait_until 2 in_file '.pools["cidrpool/c1"].prefix == "10.70.1.0/24"'
 
 # -- the cleaner: a gone pod's address released on its 2nd miss (count-before-release 1),
@@ -142,8 +149,8 @@ check "metrics: the release, the pool's size, allocated and free" \
 
 # -- token rotation: the account made again (the old token worthless), a new token in the
 # same file; the next listings read it after a 401.
-kc delete serviceaccount nv-ipam-node -n "$NS" >/dev/null
-sa_dir "$NS" nv-ipam-node >/dev/null
+kc delete serviceaccount nv-ipam-node -n "$NNS" >/dev/null
+sa_dir "$NNS" nv-ipam-node >/dev/null
 failed_before=$(metric 'nv_ipam_node_cleaner_runs_total{result="failed"}')
 ok_before=$(metric 'nv_ipam_node_cleaner_runs_total{result="ok"}')
 check "after the token rotates, clean passes go on" \
@@ -155,7 +162,7 @@ restarts0=$(metric 'nv_ipam_node_watch_restarts_total{resource="ippools"}')
 apiserver_stop
 check "the watch's end is logged" wait_until 10 logged "$work/node2.log" '"msg":"watch ended, starting it again","v":0,"resource":"ippools"'
 apiserver_start
-pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.49\",\"endIP\":\"10.60.0.64\"}]}"
+NS=$NNS pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.49\",\"endIP\":\"10.60.0.64\"}]}"
 check "after the restart a status change reaches the file" wait_until 30 in_file '.pools.pool1.startIP == "10.60.0.49"'
 check "metrics: watch restarts counted" eval '[ "$(metric "nv_ipam_node_watch_restarts_total{resource=\"ippools\"}")" -gt "$restarts0" ]'
 
@@ -166,8 +173,8 @@ relists0=$(metric 'nv_ipam_node_watch_relists_total{resource="ippools"}')
 kill -STOP "$npid"
 apiserver_stop
 apiserver_start
-pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.65\",\"endIP\":\"10.60.0.80\"}]}"
-kc delete ippool pool2 -n "$NS" >/dev/null
+NS=$NNS pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.65\",\"endIP\":\"10.60.0.80\"}]}"
+kc delete ippool pool2 -n "$NNS" >/dev/null
 etcd_compact "$(etcd_revision)"
 apiserver_stop
 apiserver_start
@@ -189,7 +196,7 @@ check "after the stop every file parses" \
 check "the stop is logged" logged "$work/node2.log" '"msg":"IPAM node daemon stopped"'
 
 # -- RBAC refusing: a service account without the ClusterRole
-nobody_sa=$(sa_dir "$NS" ipam-node-nobody)
+nobody_sa=$(sa_dir "$NNS" ipam-node-nobody)
 rm -f "$pool_file"
 start_node "$work/node3.log" "$nobody_sa"
 npid=$!
@@ -200,4 +207,5 @@ check "healthz answers all the same" eval '[ "$(curl -s "127.0.0.1:$pport/health
 stop_pid "$npid"
 
 kc delete pod kube-live -n default --wait=false >/dev/null
-kc delete ippools,cidrpools --all -n "$NS" >/dev/null
+kc delete ippools,cidrpools --all -n "$NNS" >/dev/null
+kc delete clusterrolebinding kube-node-case >/dev/null

@@ -189,27 +189,41 @@ static bool stopped_in(int stop_fd, long ms)
 {
 	struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
 
+	if (ms < 0)
+		ms = 0;
 	return poll(&pfd, 1, ms > 0x7fffffff ? 0x7fffffff : (int)ms) > 0;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void node_cleaner_run(struct node *n, void *client)
 {
+	const long interval = n->flags->stale_check_interval_ms;
 	struct api_client *c = client;
-	char last_summary[256] = "";
+	char last_summary[256] = "", text[32];
+	long tick;
 
 	/* The pool file first: a pass drops the records of pools without a block. */
 	while (!node_pools_ready(n))
 		if (stopped_in(n->stop_fd, 200))
 			return;
-	{
-		char interval[32];
-
-		snprintf(interval, sizeof(interval), "%ld", n->flags->stale_check_interval_ms);
-		klog_info(0, "cleaner started", "intervalMs", interval, NULL);
-	}
+	snprintf(text, sizeof(text), "%ld", interval);
+	klog_info(0, "cleaner started", "intervalMs", text, NULL);
+	/*
+	 * Passes keep to a fixed beat: a failed one is tried again a few seconds later, and
+	 * the next comes at its usual time, so that N misses take N intervals however many
+	 * passes failed in between (an API server restarting, say).
+	 */
+	tick = now_ms();
 	for (;;) {
 		int r = pass(n, c, last_summary, sizeof(last_summary));
-		long wait = n->flags->stale_check_interval_ms;
+		long wait;
 
 		if (r == -ECANCELED)
 			return;
@@ -221,8 +235,14 @@ void node_cleaner_run(struct node *n, void *client)
 			n->metrics.last_clean = time(NULL);
 		}
 		pthread_mutex_unlock(&n->metrics.lock);
-		if (r < 0 && wait > RETRY_MS)
-			wait = RETRY_MS;
+		if (r < 0) {
+			wait = interval < RETRY_MS ? interval : RETRY_MS;
+		} else {
+			tick += interval;
+			while (tick <= now_ms())
+				tick += interval;
+			wait = tick - now_ms();
+		}
 		if (stopped_in(n->stop_fd, wait))
 			return;
 	}
