@@ -43,7 +43,7 @@ pool_spec() { # KIND INDEX SELECTOR: the pool's spec, fixed by its index but for
 	fi
 }
 apply_pool() { # KIND NAME INDEX SELECTOR
-	{ printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: %s\nmetadata: {name: %s, namespace: %s}\n' "$1" "$2" "$NS"
+	{ printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: %s\nmetadata: {name: %s, namespace: %s}\n' "$1" "$2" "$CNS"
 	  pool_spec "$1" "$3" "$4"; } | kc apply -f - >/dev/null
 }
 # (api-probe, not kubectl: a poll every 100 ms must cost little on a loaded machine.)
@@ -101,7 +101,7 @@ quiet_point() { # STEP: wait for the expected statuses; check no block moved
 	cp "$work/ch-now.json" "$ch_prev"
 }
 
-kc delete lease dd1643cf.nvidia.com -n "$NS" --ignore-not-found >/dev/null
+kc delete lease dd1643cf.nvidia.com -n "$CNS" --ignore-not-found >/dev/null
 ctl_start ch "$(ctl_sa ch)"
 check "the controller is ready" wait_until 20 ctl_ready ch
 check "it leads (one replica)" wait_until 10 eval '[ "$(ctl_metric ch nv_ipam_controller_leader)" = 1 ]'
@@ -115,7 +115,7 @@ for kind in IPPool CIDRPool; do
 	ch_p=$((ch_p + 1)); apply_pool "$kind" "ch-p$ch_p" "$ch_p" "$(selector)"; ch_pools+=("$kind:ch-p$ch_p:$ch_p")
 done
 # One block only (16 of a /27's 30 addresses): every node but the first is left out.
-printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: ch-small, namespace: %s}\nspec: {subnet: "10.89.0.0/27", perNodeBlockSize: 16}\n' "$NS" |
+printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: ch-small, namespace: %s}\nspec: {subnet: "10.89.0.0/27", perNodeBlockSize: 16}\n' "$CNS" |
 	kc apply -f - >/dev/null
 quiet_point setup
 ops=""
@@ -134,7 +134,7 @@ for step in $(seq 1 "$ch_steps"); do
 		apply_pool "$kind" "ch-p$ch_p" "$ch_p" "$(selector)"; ch_pools+=("$kind:ch-p$ch_p:$ch_p"); op="pool+"
 	elif [ "$r" -lt 88 ]; then
 		p=$(pick ch_pools); IFS=: read -r kind name idx <<<"$p"
-		kc delete "$kind" "$name" -n "$NS" >/dev/null
+		kc delete "$kind" "$name" -n "$CNS" >/dev/null
 		mapfile -t ch_pools < <(printf '%s\n' "${ch_pools[@]}" | grep -vx "$p"); op="pool-"
 	else
 		p=$(pick ch_pools); IFS=: read -r kind name idx <<<"$p"
@@ -149,12 +149,12 @@ check "at each of $((ch_steps + 2)) quiet points every pool's status is nv-ipam-
 check "no node's block moved while it stayed in its pool" eval '[ $ch_moved = 0 ]'
 check "the controller met no write failure" eval '[ "$(ctl_metric ch nv_ipam_controller_status_write_failures_total)" = 0 ]'
 check "NoFreeRanges Events for the nodes the small pool leaves out" \
-	eval 'kc get events -n "$NS" -o json | jq -e "[.items[] | select(.reason == \"NoFreeRanges\" and .involvedObject.name == \"ch-small\")] | length > 0" >/dev/null'
+	eval 'kc get events -n "$CNS" -o json | jq -e "[.items[] | select(.reason == \"NoFreeRanges\" and .involvedObject.name == \"ch-small\")] | length > 0" >/dev/null'
 ctl_stop ch
-kc delete ippool ch-small -n "$NS" >/dev/null
+kc delete ippool ch-small -n "$CNS" >/dev/null
 for p in "${ch_pools[@]}"; do
 	IFS=: read -r kind name idx <<<"$p"
-	kc delete "$kind" "$name" -n "$NS" --ignore-not-found >/dev/null
+	kc delete "$kind" "$name" -n "$CNS" --ignore-not-found >/dev/null
 done
 [ ${#ch_nodes[@]} -eq 0 ] || kc delete node "${ch_nodes[@]}" --ignore-not-found >/dev/null
-kc delete lease dd1643cf.nvidia.com -n "$NS" --ignore-not-found >/dev/null
+kc delete lease dd1643cf.nvidia.com -n "$CNS" --ignore-not-found >/dev/null

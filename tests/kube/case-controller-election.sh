@@ -12,7 +12,7 @@ el_node() { # NAME [LABELS]: a Node object (no kubelet behind it)
 }
 # rvs_since LOG FROM_LINE: the resourceVersions of pool el-ip the watch saw change, from a line on.
 rvs_seen() {
-	sed -n "$2,\$p" "$1" | grep -o "$NS/el-ip=[0-9]*" | cut -d= -f2 | sort -un
+	sed -n "$2,\$p" "$1" | grep -o "$CNS/el-ip=[0-9]*" | cut -d= -f2 | sort -un
 }
 # written_by NAME RV...: whether every RV is one the replica logged writing.
 written_by() {
@@ -26,13 +26,13 @@ writes_after() { # NAME LINE: "pool status updated" lines of the replica's log a
 lines() { wc -l <"$work/ctl-$1.log"; }
 status_has_node() { pool_allocs ippool el-ip | jq -e --arg n "$1" 'map(.nodeName) | index($n) != null' >/dev/null; }
 
-kc delete lease dd1643cf.nvidia.com -n "$NS" --ignore-not-found >/dev/null
+kc delete lease dd1643cf.nvidia.com -n "$CNS" --ignore-not-found >/dev/null
 sa_a=$(ctl_sa a)
 sa_b=$(ctl_sa b)
 el_node el-n1 '{rack: r1}'
 el_node el-n2 '{rack: r2}'
 printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: el-ip, namespace: %s}\nspec: {subnet: "10.80.0.0/16", perNodeBlockSize: 32, gateway: "10.80.0.1"}\n---\napiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: CIDRPool\nmetadata: {name: el-cp, namespace: %s}\nspec: {cidr: "10.81.0.0/16", perNodeNetworkPrefix: 24, gatewayIndex: 1}\n' \
-	"$NS" "$NS" | kc apply -f - >/dev/null
+	"$CNS" "$CNS" | kc apply -f - >/dev/null
 "$probe" --kubeconfig "$DIR/admin.kubeconfig" reflect "$GVP/ippools" >"$work/el-watch.log" 2>&1 &
 watch_pid=$!
 
@@ -73,7 +73,7 @@ note "the new leader wrote $(ms_since "$t_kill") ms after the kill"
 # The leader renewed at most 2 s before the kill; the other saw that and waits 15 s from it.
 check "it did not take the lease before it expired (12 s at least)" eval '[ $(ms_since "$t_kill") -ge 12000 ]'
 check "the lease is the new leader's, one transition more" \
-	eval '[ "$(lease_holder)" = "$(ctl_identity $follower)" ] && [ "$(kc get lease dd1643cf.nvidia.com -n "$NS" -o "jsonpath={.spec.leaseTransitions}")" -ge 1 ]'
+	eval '[ "$(lease_holder)" = "$(ctl_identity $follower)" ] && [ "$(kc get lease dd1643cf.nvidia.com -n "$CNS" -o "jsonpath={.spec.leaseTransitions}")" -ge 1 ]'
 # From here: "cur" leads, "other" is the killed replica started again.
 cur=$follower other=$leader
 sa_of() { [ "$1" = a ] && echo "$sa_a" || echo "$sa_b"; }
@@ -120,7 +120,7 @@ check "the other replica holds the lease within 5 s (a retry or two), not a leas
 note "taken over $(ms_since "$t_term") ms after the SIGTERM"
 ctl_stop "$cur"
 stop_pid "$watch_pid"
-kc delete ippool el-ip -n "$NS" >/dev/null
-kc delete cidrpool el-cp -n "$NS" >/dev/null
+kc delete ippool el-ip -n "$CNS" >/dev/null
+kc delete cidrpool el-cp -n "$CNS" >/dev/null
 kc delete node "${el_nodes[@]}" --ignore-not-found >/dev/null 2>&1
-kc delete lease dd1643cf.nvidia.com -n "$NS" --ignore-not-found >/dev/null
+kc delete lease dd1643cf.nvidia.com -n "$CNS" --ignore-not-found >/dev/null

@@ -31,8 +31,8 @@ vwc() { # CA_FILE: the operator's configuration, a URL in place of each Service 
 		{ print }' "$top/conf-examples/nv-ipam/deploy/nv-ipam-webhook.yaml"
 }
 apply_out() { kc apply -f - 2>&1; }
-ipp() { printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: %s, namespace: %s}\nspec: %s\n' "$1" "$NS" "$2"; }
-cidr() { printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: CIDRPool\nmetadata: {name: %s, namespace: %s}\nspec: %s\n' "$1" "$NS" "$2"; }
+ipp() { printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: %s, namespace: %s}\nspec: %s\n' "$1" "$CNS" "$2"; }
+cidr() { printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: CIDRPool\nmetadata: {name: %s, namespace: %s}\nspec: %s\n' "$1" "$CNS" "$2"; }
 denied() { # OUTPUT WEBHOOK FIELD_MESSAGE
 	grep -q "admission webhook \"$2\" denied the request: .*$3" <<<"$1"
 }
@@ -51,18 +51,18 @@ wh_ready() { denied "$(ipp wh-probe '{subnet: "10.0.0.0/24", perNodeBlockSize: 0
 check "the API server calls the webhook" wait_until 20 wh_ready
 
 out=$(ipp wh-ok '{subnet: "10.77.0.0/16", perNodeBlockSize: 24, gateway: "10.77.0.1"}' | apply_out)
-check "a valid IPPool is created" eval 'kc get ippool wh-ok -n "$NS" >/dev/null 2>&1'
+check "a valid IPPool is created" eval 'kc get ippool wh-ok -n "$CNS" >/dev/null 2>&1'
 out=$(ipp wh-bad '{subnet: "10.77.0.0/24", perNodeBlockSize: 4, gateway: "10.78.0.1"}' | apply_out)
 check "an IPPool whose gateway is outside its subnet: refused, spec.gateway named" \
-	eval 'denied "$out" validate-ippool.nv-ipam.nvidia.com "spec.gateway: Invalid value: \"10.78.0.1\": is not part of the subnet" && ! kc get ippool wh-bad -n "$NS" >/dev/null 2>&1'
+	eval 'denied "$out" validate-ippool.nv-ipam.nvidia.com "spec.gateway: Invalid value: \"10.78.0.1\": is not part of the subnet" && ! kc get ippool wh-bad -n "$CNS" >/dev/null 2>&1'
 out=$(ipp wh-bad '{subnet: "10.77.0.0/24", perNodeBlockSize: 0, exclusions: [{startIP: 10.77.0.9, endIP: 10.77.0.3}]}' | apply_out)
 check "several errors: every field named" \
 	eval 'denied "$out" validate-ippool.nv-ipam.nvidia.com "\[spec.perNodeBlockSize: Invalid value: 0: must be at least 1, spec.exclusions\[0\]: Invalid value: .*endIP should be equal or greater than startIP\]"'
 out=$(ipp wh-ok '{subnet: "10.77.0.0/16", perNodeBlockSize: 24, gateway: "10.77.0.1", defaultGateway: true, routes: [{dst: 0.0.0.0/0}]}' | apply_out)
 check "an update is judged too: a default route with defaultGateway refused" \
-	eval 'denied "$out" validate-ippool.nv-ipam.nvidia.com "spec.routes\[0\].dst: Invalid value: \"0.0.0.0/0\"" && [ "$(kc get ippool wh-ok -n "$NS" -o "jsonpath={.spec.defaultGateway}")" = "" ]'
+	eval 'denied "$out" validate-ippool.nv-ipam.nvidia.com "spec.routes\[0\].dst: Invalid value: \"0.0.0.0/0\"" && [ "$(kc get ippool wh-ok -n "$CNS" -o "jsonpath={.spec.defaultGateway}")" = "" ]'
 out=$(cidr wh-cok '{cidr: "10.79.0.0/16", perNodeNetworkPrefix: 24, gatewayIndex: 1}' | apply_out)
-check "a valid CIDRPool is created" eval 'kc get cidrpool wh-cok -n "$NS" >/dev/null 2>&1'
+check "a valid CIDRPool is created" eval 'kc get cidrpool wh-cok -n "$CNS" >/dev/null 2>&1'
 out=$(cidr wh-cbad '{cidr: "10.79.0.1/16", perNodeNetworkPrefix: 24}' | apply_out)
 check "a CIDRPool with host bits: refused, spec.cidr named" \
 	eval 'denied "$out" validate-cidrpool.nv-ipam.nvidia.com "spec.cidr: Invalid value: \"10.79.0.1/16\": network prefix has host bits set"'
@@ -85,6 +85,6 @@ check "the API server calls it with the new CA" wait_until 20 wh_ready
 kc delete validatingwebhookconfiguration nv-ipam-validating-webhook-configuration >/dev/null
 ctl_stop wh
 kc delete node wh-n1 --ignore-not-found >/dev/null
-kc delete ippool wh-ok -n "$NS" --ignore-not-found >/dev/null
-kc delete cidrpool wh-cok -n "$NS" --ignore-not-found >/dev/null
-kc delete lease dd1643cf.nvidia.com -n "$NS" --ignore-not-found >/dev/null
+kc delete ippool wh-ok -n "$CNS" --ignore-not-found >/dev/null
+kc delete cidrpool wh-cok -n "$CNS" --ignore-not-found >/dev/null
+kc delete lease dd1643cf.nvidia.com -n "$CNS" --ignore-not-found >/dev/null
