@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs every test suite: unit, netns, e2e and nvipam; the image under
+# Builds and runs every test suite: unit, netns, e2e, nvipam and kube; the image under
 # podman; the unit and netns suites again under ASan+UBSan; the unit suite
 # and the plugins under valgrind; the fuzzers for a bounded time. Needs root
 # for the netns and e2e suites and the image (CI runs as root).
@@ -38,7 +38,11 @@ rm -rf "$out"
 mkdir -p "$out"
 meson setup "$out/main" "${suites[@]}" >/dev/null
 ninja -C "$out/main"
-meson test -C "$out/main" --print-errorlogs --no-suite fuzz || status=1
+meson test -C "$out/main" --print-errorlogs --no-suite fuzz --no-suite kube || status=1
+count "$out/main"
+
+section "suite kube: ipam-node and its image against ../shared/k8s (one cluster for every case)"
+meson test -C "$out/main" --print-errorlogs --suite kube || status=1
 count "$out/main"
 
 section "the image under podman (tests/image/image.sh)"

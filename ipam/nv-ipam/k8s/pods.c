@@ -357,7 +357,7 @@ enum pods_verdict pods_lookup(const struct pods *p, const char *ns, const char *
 			      const char *uid, const char **ret_uid)
 {
 	struct pods_entry key = { .ns = ns, .name = name };
-	const struct pods_entry *e = bsearch(&key, p->v, p->n, sizeof(*p->v), entry_cmp);
+	const struct pods_entry *e = p->n ? bsearch(&key, p->v, p->n, sizeof(*p->v), entry_cmp) : NULL;
 	const struct pods_entry *first, *end = p->v + p->n;
 
 	if (!e)
