@@ -70,13 +70,15 @@ ds_ready() { [ "$(kc get daemonset nv-ipam-node -n "$NS" -o 'jsonpath={.status.n
 check "the node DaemonSet's pod is ready" wait_until 90 ds_ready
 
 # The API server reaches the webhook's Service at its ClusterIP; with no kube-proxy, a DNAT
-# rule for the machine's own connections does what kube-proxy would (removed at the end).
+# rule for the machine's own connections does what kube-proxy would, and a route through
+# the pods' bridge gives them a source address the pod can answer (both removed at the end).
 cd_cip=$(kc get service nv-ipam-webhook-service -n "$NS" -o 'jsonpath={.spec.clusterIP}')
 cd_pip=$(kc get pods -n "$NS" -l name=nv-ipam-controller -o 'jsonpath={.items[0].status.podIP}')
 iptables -t nat -N "$cd_chain" 2>/dev/null
 iptables -t nat -F "$cd_chain"
 iptables -t nat -A "$cd_chain" -p tcp -j DNAT --to-destination "$cd_pip:9443"
 iptables -t nat -I OUTPUT -d "$cd_cip/32" -p tcp --dport 443 -j "$cd_chain"
+ip route add "$cd_cip/32" dev ktbr0 src 10.244.0.1
 cd_pool() { # NAME SPEC
 	printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: %s, namespace: %s}\nspec: %s\n' "$1" "$NS" "$2" |
 		kc apply -f - 2>&1
@@ -87,7 +89,7 @@ check "through the Service, the webhook refuses an invalid IPPool, naming the fi
 out=$(cd_pool cdpool '{subnet: "192.168.181.0/24", perNodeBlockSize: 16, gateway: "192.168.181.1"}')
 check "a valid IPPool is created through it" eval 'kc get ippool cdpool -n "$NS" >/dev/null 2>&1'
 
-cd_block() { kc get ippool cdpool -n "$NS" -o json | jq -c --arg n "$cd_node" '.status.allocations[]? | select(.nodeName == $n)'; }
+cd_block() { kc get ippool cdpool -n "$NS" -o json 2>/dev/null | jq -c --arg n "$cd_node" '.status.allocations[]? | select(.nodeName == $n)'; }
 check "the leader carves the pool: the node has a block in its status" wait_until 20 eval '[ -n "$(cd_block)" ]'
 cd_start=$(cd_block | jq -r .startIP)
 cd_end=$(cd_block | jq -r .endIP)
@@ -97,6 +99,9 @@ check "the leader's log says it wrote the status" \
 check "the DaemonSet's ipam-node puts the carved block in the node pool file" \
 	wait_until 15 eval 'jq -e --arg s "$cd_start" --arg e "$cd_end" ".pools.cdpool.startIP == \$s and .pools.cdpool.endIP == \$e" "$nodefs/etc/cni/net.d/nv-ipam.d/node-pools.json" >/dev/null'
 
+if [ -z "$cd_start" ]; then
+	not_ok "no block carved: no pod can get an address from it"
+else
 ip link add "$cd_master" type veth peer name "${cd_master}p" && ip link set "$cd_master" up && ip link set "${cd_master}p" up
 install -m 0755 "$build/plugins/macvlan/macvlan" "$nodefs/opt/cni/bin/macvlan"
 cat <<EOF | kc apply -f - >/dev/null
@@ -134,7 +139,9 @@ check "its net1 got $cd_ip, the first free address of the node's carved block" \
 kc delete pod kcd -n default --wait=true >/dev/null 2>&1
 kc delete network-attachment-definitions kcdmacvlan -n default >/dev/null 2>&1
 ip link del "$cd_master" 2>/dev/null
+fi
 kc delete ippool cdpool -n "$NS" --ignore-not-found >/dev/null
+ip route del "$cd_cip/32" dev ktbr0
 iptables -t nat -D OUTPUT -d "$cd_cip/32" -p tcp --dport 443 -j "$cd_chain"
 iptables -t nat -F "$cd_chain"
 iptables -t nat -X "$cd_chain"
