@@ -255,7 +255,7 @@ for plugin in macvlan host-device; do
 done
 check "host-device: the device is back in the host" bash -c 'ip link show "$1" >/dev/null' _ "${master}p"
 
-echo "# the nv-ipam image (the operator's nvIpam): ipam-node, nv-ipam, nv-ipam-tool"
+echo "# the nv-ipam image (the operator's nvIpam): ipam-controller, ipam-node, nv-ipam, nv-ipam-tool"
 nvi=localhost/nv-ipam:latest
 if ninja -C "$build" image-nv-ipam >"$tmp/nvi-build.log" 2>&1; then
 	ok "ninja image-nv-ipam"
@@ -263,12 +263,15 @@ else
 	not_ok "ninja image-nv-ipam"; tail -20 "$tmp/nvi-build.log"; finish
 fi
 files_in "$nvi" >"$tmp/nvi-files"
-check "/ipam-node, /nv-ipam and /nv-ipam-tool at the root, beside shared libraries only" \
-	bash -c 'grep -qx ipam-node "$1" && grep -qx nv-ipam "$1" && grep -qx nv-ipam-tool "$1" &&
-		 ! grep -v -e "^ipam-node$" -e "^nv-ipam$" -e "^nv-ipam-tool$" -e "\.so[.0-9]*$" "$1"' _ "$tmp/nvi-files"
+check "/ipam-controller, /ipam-node, /nv-ipam and /nv-ipam-tool at the root, beside shared libraries only" \
+	bash -c 'grep -qx ipam-controller "$1" && grep -qx ipam-node "$1" && grep -qx nv-ipam "$1" &&
+		 grep -qx nv-ipam-tool "$1" && ! grep -v -e "^ipam-controller$" -e "^ipam-node$" -e "^nv-ipam$" \
+		 -e "^nv-ipam-tool$" -e "\.so[.0-9]*$" "$1"' _ "$tmp/nvi-files"
 check "no shell in it" bash -c '! grep -q "bin/sh$\|bin/bash$" "$1"' _ "$tmp/nvi-files"
 check "ipam-node starts from the image's libraries (--version)" \
 	bash -c '[[ $(podman run --rm "${@:2}" "$1" /ipam-node --version) == "ipam-node "* ]]' _ "$nvi" "${run_args[@]}"
+check "ipam-controller starts from the image's libraries (--version)" \
+	bash -c '[[ $(podman run --rm "${@:2}" "$1" /ipam-controller --version) == "ipam-controller "* ]]' _ "$nvi" "${run_args[@]}"
 # The DaemonSet's mounts, no API: it installs, writes nv-ipam.conf, then stops at the API.
 mkdir -p "$tmp/nvi-bin" "$tmp/nvi-conf" "$tmp/nvi-state"
 containers+=("cni-nvi-$tag")

@@ -37,8 +37,10 @@ done
 
 # daemonset-start leaves a pod's DEL lost and daemonset-end waits for the cleaner to free
 # its address (4 minutes with the operator's settings): the other cases run meanwhile.
+# controller-deploy needs the kubelet daemonset-end starts again.
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(daemonset-start api-client node daemonset-end)
+[ ${#cases[@]} -gt 0 ] || cases=(daemonset-start api-client node controller-election controller-churn
+	controller-webhook daemonset-end controller-deploy)
 
 work=$(mktemp -d /tmp/kube-suite.XXXXXX)
 started=$SECONDS

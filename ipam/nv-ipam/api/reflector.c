@@ -119,6 +119,16 @@ static int objset_put(struct objset *s, const char *key, struct json_object *obj
 	return 0;
 }
 
+/* What the owner keeps of @obj: a new reference in *@ret. */
+static int trimmed(const struct api_reflector *r, struct json_object *obj, struct json_object **ret)
+{
+	if (!r->cfg.trim) {
+		*ret = json_object_get(obj);
+		return 0;
+	}
+	return r->cfg.trim(r->cfg.ctx, obj, ret);
+}
+
 static void objset_del(struct objset *s, const char *key)
 {
 	bool found;
@@ -252,6 +262,7 @@ static void set_rv(struct api_reflector *r, const char *rv)
 /* ---- list ---- */
 
 struct list_ctx {
+	const struct api_reflector *r;
 	struct objset *fresh;
 	struct liststream *ls;
 	struct cni_err *err;
@@ -262,10 +273,17 @@ static int list_item(void *ctx, struct json_object *item, size_t index, struct c
 {
 	struct list_ctx *l = ctx;
 	char key[KEY_MAX];
+	struct json_object *kept;
+	int rc;
 
 	if (api_object_key(item, key, sizeof(key)) < 0)
 		return cni_err_set(err, CNI_ERR_DECODE, -EBADMSG, "item %zu has no metadata.name", index);
-	if (objset_put(l->fresh, key, item) < 0)
+	rc = trimmed(l->r, item, &kept);
+	if (rc == 0) {
+		rc = objset_put(l->fresh, key, kept);
+		json_object_put(kept);
+	}
+	if (rc < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	return 0;
 }
@@ -292,7 +310,7 @@ static int list_page(struct api_reflector *r, struct api_client *c, const char *
 		     struct objset *fresh, char **ret_rv, char **ret_cont, struct cni_err *err)
 {
 	_cleanup_free_ char *params = NULL, *path = NULL, *esc = NULL;
-	struct list_ctx l = { .fresh = fresh, .err = err };
+	struct list_ctx l = { .r = r, .fresh = fresh, .err = err };
 	struct api_response resp = { 0 };
 	struct api_request req = { .timeout_ms = LIST_TIMEOUT_MS, .on_data = list_data, .ctx = &l };
 	int rc;
@@ -407,6 +425,7 @@ static int watch_line(void *ctx, const char *line, size_t len)
 	struct api_reflector *r = w->r;
 	struct api_event ev = { 0 };
 	struct cni_err err = { 0 };
+	struct json_object *kept;
 	char key[KEY_MAX];
 	int rc = 0;
 
@@ -436,13 +455,17 @@ static int watch_line(void *ctx, const char *line, size_t len)
 			rc = -EBADMSG;
 			break;
 		}
+		kept = NULL;
+		if (ev.type != API_EVENT_DELETED)
+			rc = trimmed(r, ev.object, &kept);
 		pthread_mutex_lock(&r->lock);
 		if (ev.type == API_EVENT_DELETED)
 			objset_del(&r->objs, key);
-		else
-			rc = objset_put(&r->objs, key, ev.object);
+		else if (rc == 0)
+			rc = objset_put(&r->objs, key, kept);
 		r->stats.events++;
 		pthread_mutex_unlock(&r->lock);
+		json_object_put(kept);
 		if (rc < 0) {
 			snprintf(w->why, sizeof(w->why), "out of memory");
 			break;

@@ -31,6 +31,13 @@ struct api_reflector_config {
 	 */
 	void (*changed)(void *ctx);
 	void (*note)(void *ctx, enum api_reflector_note what, const char *msg);
+	/*
+	 * What is kept of each object listed or watched (called from the reflector's thread,
+	 * without its lock), NULL for all of it: a new object
+	 * in *@ret (or a new reference), or -ENOMEM. A controller that reads a few fields of
+	 * thousands of Nodes keeps those, not their status.
+	 */
+	int (*trim)(void *ctx, struct json_object *obj, struct json_object **ret);
 	void *ctx;
 };
 

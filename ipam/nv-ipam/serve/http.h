@@ -1,4 +1,4 @@
-/* A small HTTP server (libmicrohttpd) answering GET by path: probes and metrics */
+/* A small HTTP server (libmicrohttpd) answering by path: probes, metrics, an admission webhook */
 #pragma once
 
 #include <stddef.h>
@@ -17,8 +17,16 @@ struct serve_reply {
 /* A handler runs on the server's own thread: what it reads must be safe to read there. */
 struct serve_route {
 	const char *path;
-	void (*handle)(void *ctx, struct serve_reply *reply);
+	void (*handle)(void *ctx, struct serve_reply *reply); /* GET and HEAD */
 	void *ctx;
+};
+
+/* A path answered to POST, with the request's whole body. */
+struct serve_post_route {
+	const char *path;
+	void (*post)(void *ctx, const char *body, size_t len, struct serve_reply *reply);
+	void *ctx;
+	size_t max_body;          /* a longer body is answered 413 without a call */
 };
 
 /**
@@ -45,6 +53,37 @@ int serve_parse_address(const char *addr, struct sockaddr_storage *ret, socklen_
  */
 int serve_start(const char *addr, const struct serve_route *routes, size_t n, struct serve **ret,
 		struct cni_err *err);
+
+/**
+ * serve_start_tls() - a server over TLS, with a certificate and key from PEM files, that
+ *                     answers POST (an admission webhook's requests)
+ * @addr: bind address
+ * @routes: paths answered to POST (kept: they must outlive the server)
+ * @n: their number
+ * @cert_file: the serving certificate (and its chain), PEM ("tls.crt" of a Secret)
+ * @key_file: its private key, PEM ("tls.key")
+ * @ret: the server, NULL for "0"
+ * @err: as serve_start(), code 5 naming a file that cannot be read or a pair TLS refuses
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int serve_start_tls(const char *addr, const struct serve_post_route *routes, size_t n,
+		    const char *cert_file, const char *key_file, struct serve **ret,
+		    struct cni_err *err);
+
+/**
+ * serve_reload_tls() - serve a new certificate and key when their files changed (a Secret
+ *                      mounted in a pod is replaced when cert-manager renews it)
+ * @s: a server of serve_start_tls() (any other: nothing to do)
+ * @err: why the new pair is not served
+ *
+ * A new pair that TLS refuses leaves the old one served (its error is returned once).
+ * Otherwise the listening socket passes to a server with the new pair, without a moment of
+ * not listening; the old one finishes what it answers.
+ *
+ * Return: 1 when the new pair is served, 0 when the files did not change, negative errno.
+ */
+int serve_reload_tls(struct serve *s, struct cni_err *err);
 
 /**
  * serve_port() - the port listened on (the kernel's choice for port 0)
