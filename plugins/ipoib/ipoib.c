@@ -31,8 +31,8 @@ static int find_master(const struct ipoib_conf *c, struct net_link *ret, struct 
 				   c->master, strerror(-r));
 	if (strcmp(ret->kind, "ipoib") != 0)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "master device %s is (%s) not of type ipoib", c->master,
-				   ret->kind[0] ? ret->kind : "a device without a link kind");
+				   "master device %s is not of type ipoib (its link kind: %s)",
+				   c->master, ret->kind[0] ? ret->kind : "none");
 	/* The kernel refuses a child of a child with EINVAL and no text. */
 	if (ret->link_ifindex && ret->link_ifindex != ret->ifindex)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,

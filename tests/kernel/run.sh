@@ -12,6 +12,9 @@
 #                (default /var/cache/cni-rdma-plugins/uml)
 #   UML_KERNELS  Debian releases whose kernel runs (default "bullseye bookworm")
 #   UML_SUITES   comma-separated (default common-net,ipoib,macvlan,host-device)
+#   UML_SUITES_<release>
+#                the suites of that kernel only, in place of UML_SUITES
+#                (run-all.sh splits the suites between the kernels)
 #   UML_TIMEOUT  seconds a guest may take before it is stopped and its
 #                unfinished suites fail (default 1800)
 #   UML_VERSIONS the CNI versions of the macvlan and host-device suites' full
@@ -72,8 +75,10 @@ cp "$src"/tests/netns/*.sh "$out/src/tests/netns/"
 cp "$src/tests/node-settings.sh" "$out/src/tests/"
 cp -r "$src/conf-examples" "$out/src/"
 
-declare -A root
+declare -A root ksuites
 for k in $kernels; do
+	v=UML_SUITES_$k
+	ksuites[$k]=${!v:-$suites}
 	root[$k]=$(bash "$here/fetch.sh" "$k" "$cache") || fail "cannot fetch the user-mode Linux kernel of $k"
 done
 
@@ -90,7 +95,7 @@ boot() {
 		uml_dir="$dir/uml" root=/dev/root rootfstype=hostfs rootflags=/ ro quiet \
 		con=null con0=null,fd:1 init="$out/src/tests/kernel/guest-init.sh" \
 		uml_src="$out/src" uml_bin="$out/bin" uml_ref="$ref" uml_out="$dir" uml_mods="$mods" \
-		uml_suites="$suites" uml_timeout="$limit" uml_versions="${versions// /,}" \
+		uml_suites="${ksuites[$k]}" uml_timeout="$limit" uml_versions="${versions// /,}" \
 		</dev/null >"$dir/console.log" 2>&1; echo $? >"$dir/uml.rc"; } 2>"$dir/time"
 }
 
@@ -106,9 +111,10 @@ elapsed=$((SECONDS - start))
 # or no count of its checks failed.
 status=0 total_pass=0 total_fail=0
 {
-	echo "suites: $suites; CNI versions of the full rounds: $versions"
+	echo "CNI versions of the full rounds: $versions"
 	for k in $kernels; do
 		dir=$out/$k
+		echo "$k: suites ${ksuites[$k]}"
 		read -r wall user sys <"$dir/time" || true
 		echo "$k: the guest ran ${wall:-?}s and took ${user:-?}s user + ${sys:-?}s system CPU of the host"
 		release=$(sed -n 's/^guest: \([^,]*\),.*/\1/p' "$dir/guest.log" 2>/dev/null)
@@ -119,7 +125,7 @@ status=0 total_pass=0 total_fail=0
 			status=1
 			continue
 		fi
-		IFS=, read -r -a list <<<"$suites"
+		IFS=, read -r -a list <<<"${ksuites[$k]}"
 		for s in "${list[@]}"; do
 			rc=$(cat "$dir/$s.rc" 2>/dev/null)
 			counts=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$dir/$s.log" 2>/dev/null | tail -1)

@@ -78,7 +78,7 @@ for v in 0.3.1 1.0.0 1.1.0; do
 	host_before=$(t_links)
 	pod_before=$(t_links "$pod")
 	t_cni ADD "$(conf "$v" "$VMASTER" "$(hostlocal 10.77.0.0/24)")" CNI_NETNS="$pod_path"
-	t_err "[veth master $v] ADD refused" 7 "master device $VMASTER is (veth) not of type ipoib"
+	t_err "[veth master $v] ADD refused" 7 "master device $VMASTER is not of type ipoib (its link kind: veth)"
 	expect_nothing "[veth master $v]" "$pod" "$host_before" "$pod_before"
 	prev=$(jq -c -n --arg v "$v" --arg p "$pod_path" \
 		'{prevResult: {cniVersion: $v, interfaces: [{name: "net1", sandbox: $p}]}}')

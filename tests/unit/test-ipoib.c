@@ -425,7 +425,7 @@ static void test_add_refusals(void **state)
 			   CNI_ERR_NOT_FOUND, "failed to lookup master \"ib9\"");
 	world(ipam_v4);
 	expect_add_refused("{\"cniVersion\":\"1.0.0\",\"name\":\"ib\",\"type\":\"ipoib\",\"master\":\"eth0\"}",
-			   CNI_ERR_INVALID_CONFIG, "master device eth0 is (veth) not of type ipoib");
+			   CNI_ERR_INVALID_CONFIG, "master device eth0 is not of type ipoib (its link kind: veth)");
 	world(ipam_v4);
 	child = fake_net_add_link(0, "ib0.8001", "ipoib", ARPHRD_INFINIBAND, 2044);
 	child->link_ifindex = fake_net_find(0, "ib0")->ifindex;
