@@ -83,8 +83,13 @@ cd_pool() { # NAME SPEC
 	printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: %s, namespace: %s}\nspec: %s\n' "$1" "$NS" "$2" |
 		kc apply -f - 2>&1
 }
-cd_refused() { cd_pool cdbad '{subnet: "192.168.182.0/24", perNodeBlockSize: 16, gateway: "192.168.183.1"}' |
-	grep -q 'admission webhook "validate-ippool.nv-ipam.nvidia.com" denied the request: spec.gateway: Invalid value: "192.168.183.1": is not part of the subnet'; }
+# kubectl exits 1 on a refusal: its output is taken whole before it is matched (under
+# pipefail a pipe into grep would fail with kubectl).
+cd_refused() {
+	local out
+	out=$(cd_pool cdbad '{subnet: "192.168.182.0/24", perNodeBlockSize: 16, gateway: "192.168.183.1"}')
+	grep -q 'admission webhook "validate-ippool.nv-ipam.nvidia.com" denied the request: spec.gateway: Invalid value: "192.168.183.1": is not part of the subnet' <<<"$out"
+}
 check "through the Service, the webhook refuses an invalid IPPool, naming the field" wait_until 30 cd_refused
 out=$(cd_pool cdpool '{subnet: "192.168.181.0/24", perNodeBlockSize: 16, gateway: "192.168.181.1"}')
 check "a valid IPPool is created through it" eval 'kc get ippool cdpool -n "$NS" >/dev/null 2>&1'
