@@ -157,8 +157,10 @@ vg_wait() {
 }
 declare -A vg_pid
 section "macvlan and host-device netns scripts with the plugins under valgrind"
+# Their full rounds at the version the operator renders and the newest: the
+# other five differ in how the result is written, which the host run checks.
 for p in macvlan host-device; do
-	vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p" /usr/lib/cni
+	NETNS_CNI_VERSIONS="0.3.1 1.1.0" vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p" /usr/lib/cni
 done
 vg_wait macvlan
 vg_wait host-device
