@@ -95,6 +95,16 @@ jq '(.items[0].status.allocations[] | select(.nodeName == "host-a")).endIP = "10
 "$TOOL" node-pools --node host-a --input "$work/badalloc.json" --stdout >"$work/out" 2>"$work/err"
 check "invalid entry skipped with a warning" "grep -q 'skipping pool \"pool1\"' \"$work/err\" && [ \"\$(jq '.pools | has(\"pool1\")' \"$work/out\")\" = false ]"
 
+# A node no pool gives a block (a typo): an error, the file left as it was.
+"$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >/dev/null
+sum=$(sha256sum <"$pf")
+rc=0
+"$TOOL" node-pools --node host-z --input "$FIX/pools.json" --output "$pf" >"$work/out" 2>"$work/err" || rc=$?
+check "node of no pool: exit 1, said, the file untouched" \
+	"[ $rc = 1 ] && grep -q 'no pool gives node \"host-z\" a block' \"$work/err\" && [ \"\$(sha256sum <\"$pf\")\" = \"$sum\" ]"
+"$TOOL" node-pools --node host-z --input "$FIX/pools.json" --stdout --allow-empty >"$work/out"
+check "--allow-empty: the file of no pool" "[ \"\$(jq -c '[.nodeName, .pools]' \"$work/out\")\" = '[\"host-z\",{}]' ]"
+
 # The file written is what nv-ipam reads: the README's first ADD on host-a.
 "$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >/dev/null
 nvipam_node_conf "$work" "$pf" "$work/store"

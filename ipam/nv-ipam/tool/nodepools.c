@@ -23,6 +23,7 @@
 
 static const char nodepools_help[] =
 	"Usage: nv-ipam-tool node-pools --node NAME [--input FILE] [--output FILE | --stdout]\n"
+	"                               [--allow-empty]\n"
 	"\n"
 	"Write NAME's node pool file from IPPool/CIDRPool objects with the status the\n"
 	"nv-ipam controller wrote (kubectl get ippools,cidrpools -o json). The file is\n"
@@ -33,6 +34,9 @@ static const char nodepools_help[] =
 	"  --input FILE    pool objects ('-', the default, reads stdin)\n"
 	"  --output FILE   the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ")\n"
 	"  --stdout        print the file instead of writing it\n"
+	"  --allow-empty   write (or print) a file of no pool when no pool gives NAME\n"
+	"                  a block; without it that is an error (a mistyped node name\n"
+	"                  would otherwise empty the node's file)\n"
 	"  -h, --help      this text\n";
 
 /* Each pool left out, on stderr. */
@@ -46,11 +50,25 @@ static void print_notes(const char *text)
 	}
 }
 
+/* How many pools a rendered node pool file holds. */
+static size_t nodepools_count(const char *text)
+{
+	struct json_object *root = json_tokener_parse(text), *pools;
+	size_t n = 0;
+
+	if (root && json_object_object_get_ex(root, "pools", &pools) &&
+	    json_object_is_type(pools, json_type_object))
+		n = (size_t)json_object_object_length(pools);
+	json_object_put(root);
+	return n;
+}
+
 struct nodepools_args {
 	const char *node;
 	const char *input;
 	const char *output;
 	bool to_stdout;
+	bool allow_empty;
 };
 
 static int nodepools_option(int opt, const char *arg, void *ctx)
@@ -65,6 +83,8 @@ static int nodepools_option(int opt, const char *arg, void *ctx)
 		a->output = arg;
 	else if (opt == 's')
 		a->to_stdout = true;
+	else if (opt == 'e')
+		a->allow_empty = true;
 	else
 		return cli_usage_error("node-pools", "invalid option");
 	return 0;
@@ -77,6 +97,7 @@ int nodepools_main(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stdout", no_argument, NULL, 's' },
+		{ "allow-empty", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -112,6 +133,13 @@ int nodepools_main(int argc, char **argv)
 	k8s_objects_free(&objs);
 	if (r < 0)
 		return cli_fail(&err);
+	if (!a.allow_empty && nodepools_count(text) == 0) {
+		cni_err_set(&err, CNI_ERR_INVALID_CONFIG, -ENOENT,
+			    "no pool gives node \"%s\" a block (a mistyped name, or a node the controller "
+			    "has not reached yet): nothing written (--allow-empty writes a file of no pool)",
+			    node);
+		return cli_fail(&err);
+	}
 	if (a.to_stdout) {
 		fputs(text, stdout);
 		return CLI_EXIT_OK;
