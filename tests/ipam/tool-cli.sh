@@ -105,6 +105,18 @@ check "node of no pool: exit 1, said, the file untouched" \
 "$TOOL" node-pools --node host-z --input "$FIX/pools.json" --stdout --allow-empty >"$work/out"
 check "--allow-empty: the file of no pool" "[ \"\$(jq -c '[.nodeName, .pools]' \"$work/out\")\" = '[\"host-z\",{}]' ]"
 
+# conf-examples/nv-ipam: its pool files are what node-pools prints from its pools.json,
+# byte for byte, and its statuses what carve computes from the specs and nodes.json.
+ex=$(cd "$(dirname "$0")/../../conf-examples/nv-ipam" && pwd)
+for n in host-a host-b; do
+	"$TOOL" node-pools --node "$n" --input "$ex/pools.json" --stdout >"$work/ex-$n.json"
+	check "conf-examples/nv-ipam: node-pools-$n.json is node-pools' output" "cmp -s \"$work/ex-$n.json\" \"$ex/node-pools-$n.json\""
+done
+jq 'del(.items[].status)' "$ex/pools.json" >"$work/ex-specs.json"
+"$TOOL" carve --pools "$work/ex-specs.json" --nodes "$ex/nodes.json" >"$work/ex-carved.json"
+check "conf-examples/nv-ipam: pools.json's statuses are carve's" \
+	"[ \"\$(jq -c '[.items[] | [.metadata.name, .status]]' \"$ex/pools.json\")\" = \"\$(jq -c '[.items[] | [.metadata.name, .status]]' \"$work/ex-carved.json\")\" ]"
+
 # The file written is what nv-ipam reads: the README's first ADD on host-a.
 "$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >/dev/null
 nvipam_node_conf "$work" "$pf" "$work/store"
