@@ -40,7 +40,7 @@ master=im$tag
 containers=()
 cleanup() {
 	for c in "${containers[@]}"; do podman rm -f "$c" >/dev/null 2>&1; done
-	podman rmi "$plugins" "$ipoib" >/dev/null 2>&1
+	podman rmi "$plugins" "$ipoib" "localhost/nv-ipam:test-$tag" >/dev/null 2>&1
 	ip netns del "$ns" 2>/dev/null
 	ip link del "$master" 2>/dev/null
 	rm -rf "$tmp"
@@ -256,8 +256,8 @@ done
 check "host-device: the device is back in the host" bash -c 'ip link show "$1" >/dev/null' _ "${master}p"
 
 echo "# the nv-ipam image (the operator's nvIpam): ipam-controller, ipam-node, nv-ipam, nv-ipam-tool"
-nvi=localhost/nv-ipam:latest
-if ninja -C "$build" image-nv-ipam >"$tmp/nvi-build.log" 2>&1; then
+nvi=localhost/nv-ipam:test-$tag
+if TAG=test-$tag ninja -C "$build" image-nv-ipam >"$tmp/nvi-build.log" 2>&1; then
 	ok "ninja image-nv-ipam"
 else
 	not_ok "ninja image-nv-ipam"; tail -20 "$tmp/nvi-build.log"; finish
