@@ -47,29 +47,34 @@ static const struct flag flags[] = {
 
 static int set(const struct flag *f, const char *val, struct controller_flags *cf, FILE *err)
 {
-	char *base = (char *)cf;
+	/* The field is reached by its offset; memcpy() stores it whatever the
+	 * compiler knows of that address's alignment (clang's -Wcast-align). */
+	char *field = (char *)cf + f->off;
 	char *end;
+	bool b;
 	long n;
 
 	switch (f->kind) {
 	case F_STR:
-		*(const char **)(base + f->off) = val;
+		memcpy(field, &val, sizeof(val));
 		return 0;
 	case F_INT:
 		errno = 0;
 		n = strtol(val, &end, 10);
 		if (!*val || *end || errno || n < 0 || n > INT_MAX)
 			break;
-		*(long *)(base + f->off) = n;
+		memcpy(field, &n, sizeof(n));
 		return 0;
 	case F_BOOL:
 		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
 			break;
-		*(bool *)(base + f->off) = strcmp(val, "true") == 0;
+		b = strcmp(val, "true") == 0;
+		memcpy(field, &b, sizeof(b));
 		return 0;
 	case F_DURATION:
-		if (node_flags_duration_ms(val, (long *)(base + f->off)) < 0)
+		if (node_flags_duration_ms(val, &n) < 0)
 			break;
+		memcpy(field, &n, sizeof(n));
 		return 0;
 	case F_IGNORED:
 		if (cf->n_ignored < (int)ARRAY_SIZE(cf->ignored))

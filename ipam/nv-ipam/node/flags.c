@@ -108,29 +108,34 @@ int node_flags_duration_ms(const char *s, long *ret)
 static int set(const struct flag *f, const char *name, const char *val, struct node_flags *nf,
 	       FILE *err)
 {
-	char *base = (char *)nf;
+	/* The field is reached by its offset; memcpy() stores it whatever the
+	 * compiler knows of that address's alignment (clang's -Wcast-align). */
+	char *field = (char *)nf + f->off;
 	char *end;
+	bool b;
 	long n;
 
 	switch (f->kind) {
 	case F_STR:
-		*(const char **)(base + f->off) = val;
+		memcpy(field, &val, sizeof(val));
 		return 0;
 	case F_INT:
 		errno = 0;
 		n = strtol(val, &end, 10);
 		if (!*val || *end || errno || n < 0 || n > INT_MAX)
 			break;
-		*(long *)(base + f->off) = n;
+		memcpy(field, &n, sizeof(n));
 		return 0;
 	case F_BOOL:
 		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
 			break;
-		*(bool *)(base + f->off) = strcmp(val, "true") == 0;
+		b = strcmp(val, "true") == 0;
+		memcpy(field, &b, sizeof(b));
 		return 0;
 	case F_DURATION:
-		if (node_flags_duration_ms(val, (long *)(base + f->off)) < 0)
+		if (node_flags_duration_ms(val, &n) < 0)
 			break;
+		memcpy(field, &n, sizeof(n));
 		return 0;
 	case F_IGNORED:
 	case F_IGNORED_BOOL:
