@@ -100,9 +100,10 @@ meson setup "$out/asan" "${suites[@]}" -Db_sanitize=address,undefined -Db_lundef
 ninja -C "$out/asan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Sanitizers and valgrind slow every test down several times: the timeouts stretch with them.
-# The crash test's kills are for the sanitizers here, not for the count of
-# interrupted states the main run already reached: fewer bursts.
-BURSTS=30 MIN_KILLS=40 side_start "$out/asan" nvipam --suite nvipam --timeout-multiplier 3
+# The crash tests' kills are for the sanitizers here, not for the count of
+# interrupted states the main run already reached: fewer bursts, and the gc
+# crash test does not require a kill inside its narrowest window.
+BURSTS=30 MIN_KILLS=40 GC_CRASH_NEED_DUE=0 side_start "$out/asan" nvipam --suite nvipam --timeout-multiplier 3
 # The hostile suite's sections 1 to 6 run under valgrind below; here 7 and 8 (the
 # kills and faults, which valgrind's wrapper would change).
 HOSTILE_SECTIONS="7 8" meson test -C "$out/asan" --no-rebuild --print-errorlogs --suite unit --suite netns \
