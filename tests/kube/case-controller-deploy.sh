@@ -99,8 +99,10 @@ check "the leader carves the pool: the node has a block in its status" wait_unti
 cd_start=$(cd_block | jq -r .startIP)
 cd_end=$(cd_block | jq -r .endIP)
 note "$cd_node: $cd_start-$cd_end"
+# The API shows the status before the container's log file has the line: waited for, and
+# read by grep itself (a pipe into grep -q can fail under pipefail when it stops reading).
 check "the leader's log says it wrote the status" \
-	eval 'cd_log | grep -q "\"pool status updated\" kind=\"IPPool\" pool=\"cdpool\""'
+	wait_until 15 eval 'grep -qs "\"pool status updated\" kind=\"IPPool\" pool=\"cdpool\"" "$DIR"/logs/pods/"$NS"_nv-ipam-controller-*/nv-ipam-controller/*.log'
 check "the DaemonSet's ipam-node puts the carved block in the node pool file" \
 	wait_until 15 eval 'jq -e --arg s "$cd_start" --arg e "$cd_end" ".pools.cdpool.startIP == \$s and .pools.cdpool.endIP == \$e" "$nodefs/etc/cni/net.d/nv-ipam.d/node-pools.json" >/dev/null'
 
