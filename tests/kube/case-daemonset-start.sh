@@ -41,11 +41,14 @@ pool_status IPPool kpool "{\"allocations\":[{\"nodeName\":\"${K8S_NODE:-node1}\"
 ds_pod() { kc get pods -n "$NS" -l name=nv-ipam-node -o 'jsonpath={.items[0].metadata.name}' 2>/dev/null; }
 ds_running() { [ "$(kc get pods -n "$NS" -l name=nv-ipam-node -o 'jsonpath={.items[0].status.phase}' 2>/dev/null)" = Running ]; }
 ds_log() { cat "$DIR"/logs/pods/"$NS"_nv-ipam-node-*/nv-ipam-node/*.log 2>/dev/null; }
+# ds_log_has TEXT: grep reads the files itself (a pipe into grep -q fails under pipefail
+# when grep stops reading before cat has written all).
+ds_log_has() { grep -qsF -- "$1" "$DIR"/logs/pods/"$NS"_nv-ipam-node-*/nv-ipam-node/*.log; }
 check "the DaemonSet's pod runs" wait_until 90 ds_running
 check "ipam-node in the pod: in sync with the pools (its log, JSON)" \
-	wait_until 30 eval 'ds_log | grep -q "\"msg\":\"ready: the node pool file is in sync\""'
+	wait_until 30 ds_log_has '"msg":"ready: the node pool file is in sync"'
 check "it reached the API the way pods do (10.96.0.1:443, the pod's token)" \
-	eval 'ds_log | grep -q "\"server\":\"https://10.96.0.1:443\",\"from\":\"in-cluster (/var/run/secrets/kubernetes.io/serviceaccount)\""'
+	ds_log_has '"server":"https://10.96.0.1:443","from":"in-cluster (/var/run/secrets/kubernetes.io/serviceaccount)"'
 check "nv-ipam and nv-ipam-tool installed into the node's /opt/cni/bin, static" \
 	eval 'for b in nv-ipam nv-ipam-tool; do strip -o "$work/stripped" "$build/ipam/nv-ipam/${b/nv-ipam-tool/tool/nv-ipam-tool}" && cmp -s "$work/stripped" "$nodefs/opt/cni/bin/$b" || exit 1; done'
 check "nv-ipam.conf in the node's /etc/cni/net.d/nv-ipam.d, the DaemonSet's settings" \
