@@ -534,6 +534,7 @@ static int reference_read(struct json_object *root, int64_t version, struct stor
 	if (sum != (uint32_t)checksum)
 		return corrupt(why, -EINVAL, "checksum mismatch (recorded %" PRId64 ", computed %" PRIu32 ")",
 			       checksum, sum);
+	l->checksum = sum;
 	return 0;
 }
 

@@ -30,6 +30,7 @@
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/handover.h"
 #include "ipam/nv-ipam/store/load.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/model.h"
@@ -78,6 +79,11 @@ static int file_read(struct nvipam_store *s, enum store_file_kind *ret_kind,
 		return cni_err_set(err, CNI_ERR_IO, r, "store file %s has an %s", s->path, why.msg);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: %s", s->path, why.msg);
+	/* Every command but its owner's: the reference daemon may hold the store. */
+	if (!s->owner && (r = store_handover_gate(s, *ret_kind, err)) < 0) {
+		store_migrate_free(ret);
+		return r;
+	}
 	return 0;
 }
 
@@ -214,6 +220,11 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	r = file_read(s, &kind, &legacy, err);
 	if (r < 0)
 		return r;
+	if (kind == STORE_FILE_REFERENCE && s->resume_sum && legacy.checksum == s->resume_sum) {
+		/* What its owner handed over, unchanged: the pool logs say the same, and more. */
+		store_migrate_free(&legacy);
+		kind = STORE_FILE_NONE;
+	}
 	if (kind == STORE_FILE_V1 || kind == STORE_FILE_REFERENCE) {
 		r = load_legacy(s, &legacy, allow_dups, err);
 		store_migrate_free(&legacy);
@@ -258,7 +269,7 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 }
 
 static int open_whole(const char *path, bool confined, unsigned int timeout_ms, bool allow_dups,
-		      struct nvipam_store *ret, struct cni_err *err)
+		      bool owner, struct nvipam_store *ret, struct cni_err *err)
 {
 	struct nvipam_store s;
 	int r;
@@ -268,6 +279,10 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 		r = store_disk_open_dir(&s, confined, err);
 	if (r >= 0)
 		r = store_disk_lock_node(&s, true, err);
+	if (r >= 0 && owner) {
+		s.owner = true;
+		(void)store_handover_marker(&s, &s.resume_sum);
+	}
 	if (r >= 0)
 		r = load_whole(&s, allow_dups, err);
 	if (r >= 0)
@@ -283,13 +298,19 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 int nvipam_store_open(const char *path, bool confined, unsigned int timeout_ms,
 		      struct nvipam_store *ret, struct cni_err *err)
 {
-	return open_whole(path, confined, timeout_ms, false, ret, err);
+	return open_whole(path, confined, timeout_ms, false, false, ret, err);
 }
 
 int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
 			      struct cni_err *err)
 {
-	return open_whole(path, false, timeout_ms, true, ret, err);
+	return open_whole(path, false, timeout_ms, true, false, ret, err);
+}
+
+int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
+		     struct cni_err *err)
+{
+	return open_whole(path, false, timeout_ms, false, true, ret, err);
 }
 
 /*
@@ -500,6 +521,8 @@ void nvipam_store_close(struct nvipam_store *s)
 		store_model_reset(s);
 		if (s->lock_fd >= 0)
 			(void)close(s->lock_fd); /* releases the flock */
+		if (s->file_lock_fd >= 0)
+			(void)close(s->file_lock_fd);
 		if (s->pool_dir_fd >= 0)
 			(void)close(s->pool_dir_fd);
 		if (s->dir_fd >= 0)

@@ -72,11 +72,14 @@ struct nvipam_store {
 	size_t n_dropped;
 	char **headerless;             /* stems of logs without a header, read as empty (whole opens) */
 	size_t n_headerless;
+	int file_lock_fd;              /* the reference daemon's flock on a reference store file */
+	bool owner;                    /* ipam-node or the tool taking or handing over the store */
+	uint32_t resume_sum;           /* owner: the checksum handed over (0: none) */
 	bool dirty;
 };
 
 /* A store that was never opened: nvipam_store_close() on it does nothing. */
-#define NVIPAM_STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1 }
+#define NVIPAM_STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1, .file_lock_fd = -1 }
 
 /**
  * nvipam_store_open() - lock the whole store of the node and load every pool
@@ -281,3 +284,51 @@ const char *const *nvipam_store_headerless(const struct nvipam_store *s, size_t 
  * allocation, the store was opened for some pools only, or memory ran out.
  */
 bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool);
+
+/* What nvipam_store_adopt() found. */
+enum nvipam_store_adoption {
+	NVIPAM_STORE_OURS,     /* the store was ours already (or there was none) */
+	NVIPAM_STORE_RESUMED,  /* handed over, and unchanged since: our logs are the truth again */
+	NVIPAM_STORE_MIGRATED, /* the reference daemon's store (changed since a handover, or
+				* never ours), migrated into pool logs */
+};
+
+/**
+ * nvipam_store_adopt() - take the store over on a node where the reference nv-ipam node
+ *                        daemon may have run: what ipam-node does when it starts
+ * @path: store file (the operator's)
+ * @timeout_ms: how long to wait for the node lock
+ * @ret: what was found
+ * @ret_n: the allocations the store holds
+ * @err: code 11 when the reference daemon answers on its socket; as nvipam_store_open()
+ *       otherwise (code 5 with -EPROTONOSUPPORT for a store format this build cannot read)
+ *
+ * The caller holds the daemon's flock on @path (as the daemon takes it), so the daemon
+ * cannot start meanwhile. Under the exclusive node lock, a reference store file is
+ * migrated unless it is what nvipam_store_handover() wrote (its checksum is the
+ * marker's), in which case the store file points at the pool logs again; the marker
+ * goes last.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_adopt(const char *path, unsigned int timeout_ms, enum nvipam_store_adoption *ret,
+		       size_t *ret_n, struct cni_err *err);
+
+/**
+ * nvipam_store_handover() - write the store in the reference daemon's format, for it to
+ *                           start on: what ipam-node does when it stops
+ * @path: store file (the operator's)
+ * @timeout_ms: how long to wait for the node lock
+ * @ret_n: the allocations written
+ * @ret_sum: the file's checksum
+ * @err: as nvipam_store_open(); code 5 when a file cannot be written
+ *
+ * Under the exclusive node lock (ADDs and DELs under way finish first), the marker
+ * "<path>.handed-over" is written, then the store file, each whole by rename: from the
+ * marker on, nv-ipam answers code 11 until nvipam_store_adopt() removes it. The pool
+ * logs stay, for nvipam_store_adopt() to resume from when the daemon changed nothing.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret_n,
+			  uint32_t *ret_sum, struct cni_err *err);
