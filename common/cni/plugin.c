@@ -61,6 +61,8 @@ static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *r
 	} else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0) {
 		printf("%s (cni-rdma-plugins) %s (CNI spec versions %s)\n", p->name, PROJECT_VERSION,
 		       cni_version_list(list, sizeof(list)));
+		if (p->about_state)
+			printf("%s\n", p->about_state);
 		*ret_exit = 0;
 	} else {
 		fprintf(stderr, "%s: unknown argument \"%s\"\n\n", p->name, argv[1]);

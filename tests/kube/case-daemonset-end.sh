@@ -1,7 +1,8 @@
 # Case daemonset-end (after daemonset-start and the other cases): the force-deleted pod's
 # address is freed by the DaemonSet's cleaner within its clean period x misses (60 s x 4:
 # the operator passes no cleaner flag), its metrics say so, and the kubelet started again
-# tears the orphan down without trouble.
+# tears the orphan down without trouble. The DaemonSet deleted, the store is left in the
+# reference daemon's format with the addresses still held.
 
 store_has_kmv() {
 	"$nodefs/opt/cni/bin/nv-ipam-tool" show --store "$nodefs/var/lib/cni/nv-ipam/store" \
@@ -33,7 +34,11 @@ check "kubelet back: the orphan's sandbox is torn down, its DEL through Multus" 
 	wait_until 90 eval 'grep -q "Del: default:kmv:" "$DIR/logs/multus.log"'
 check "nothing was allocated again meanwhile" eval '! store_has_kmv'
 
+# Going back: the DaemonSet's pod stops and hands the store over in the reference
+# daemon's format, as that daemon reads it: the old pod's address, not the freed one.
 kc delete daemonset nv-ipam-node -n "$NS" >/dev/null
+check "the DaemonSet gone, the store is handed over: the marker, then the reference daemon's file" \
+	wait_until 60 eval '[ -e "$nstore.handed-over" ] && [ "$(python3 "$refstore" "$nstore")" = "oldpool 10.99.0.5 refpod net1" ]'
 kc delete network-attachment-definitions kmacvlan -n default >/dev/null
 kc delete ippools --all -n "$NS" >/dev/null
 ip link del "$master" 2>/dev/null

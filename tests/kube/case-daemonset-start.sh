@@ -1,6 +1,6 @@
 # Case daemonset-start: the Network Operator's nv-ipam-node DaemonSet, as the operator
 # renders it (conf-examples/nv-ipam/deploy/, unchanged but for the image), runs our image
-# on the kit's node: ipam-node installs nv-ipam, writes nv-ipam.conf and the node pool
+# on the kit's node, which held the reference daemon's store (migrated, its address kept): ipam-node installs nv-ipam, writes nv-ipam.conf and the node pool
 # file; a pod with the networks annotation on a macvlan + nv-ipam NAD (as the operator
 # renders a MacvlanNetwork) gets its address through Multus. Then the kubelet is stopped
 # and the pod force-deleted: its DEL cannot come, and the cleaner must free the address.
@@ -27,6 +27,17 @@ fi
 podman rmi "$ds_image" >/dev/null 2>&1
 rm -f "$work/nv-ipam.tar"
 
+# The node ran the reference nv-ipam before: its daemon's store, one pod's address in it
+# (a pool the cluster no longer has, so the other cases' figures stay theirs).
+refstore=$top/tests/ipam/refstore.py
+nstore=$nodefs/var/lib/cni/nv-ipam/store
+mkdir -p "${nstore%/*}"
+python3 -c 'import json, sys; sys.path.insert(0, sys.argv[1]); import refstore
+root = {"version": 1, "checksum": 0, "pools": {}}
+root["checksum"] = refstore.checksum(root)
+json.dump(root, open(sys.argv[2], "w"), separators=(",", ":"))' "${refstore%/*}" "$nstore"
+python3 "$refstore" edit "$nstore" add oldpool 10.99.0.5 refpod net1
+
 # The operator's objects, the image replaced; the pool with the status the controller writes.
 kc apply -f "$top/conf-examples/nv-ipam/deploy/nv-ipam-node-rbac.yaml" >/dev/null
 sed "s|image: registry.example.com/cni-rdma/nv-ipam:0.1.0|image: $ds_image|" \
@@ -47,6 +58,8 @@ ds_log_has() { grep -qsF -- "$1" "$DIR"/logs/pods/"$NS"_nv-ipam-node-*/nv-ipam-n
 check "the DaemonSet's pod runs" wait_until 90 ds_running
 check "ipam-node in the pod: in sync with the pools (its log, JSON)" \
 	wait_until 30 ds_log_has '"msg":"ready: the node pool file is in sync"'
+check "the reference daemon's store migrated at its start, its pod's address kept" \
+	eval 'ds_log_has "\"msg\":\"store migrated from the reference nv-ipam node daemon" && "$nodefs/opt/cni/bin/nv-ipam-tool" show --store "$nstore" --pool oldpool --json | jq -e ".pools[0].allocations[0].ip == \"10.99.0.5\"" >/dev/null'
 check "it reached the API the way pods do (10.96.0.1:443, the pod's token)" \
 	ds_log_has '"server":"https://10.96.0.1:443","from":"in-cluster (/var/run/secrets/kubernetes.io/serviceaccount)"'
 check "nv-ipam and nv-ipam-tool installed into the node's /opt/cni/bin, static" \

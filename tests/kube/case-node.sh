@@ -4,8 +4,9 @@
 # the install, nv-ipam.conf, readiness; a pool status change in the node pool file within
 # 1 s; a refused status entry logged once; the cleaner releasing a gone pod's address on
 # its N-th miss and never a live pod's; token rotation; the API server killed mid-watch;
-# a watch whose version was compacted away (410); metrics; SIGTERM within 2 s; RBAC
-# refusing (a clear error, not ready); flag errors and the store lock.
+# a watch whose version was compacted away (410); metrics; SIGTERM within 2 s, the store
+# handed over for the reference daemon, taken back; a store of a newer format left alone;
+# RBAC refusing (a clear error, not ready); flag errors and the store lock.
 
 node_bin=$build/ipam/nv-ipam/ipam-node
 nd=$work/node
@@ -110,14 +111,25 @@ check "the refusal is logged once, however many syncs" \
 NS=$NNS pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.1\"}]}"
 check "fixed, the pool is in the file" wait_until 2 in_file '.pools["cidrpool/c1"].prefix == "10.70.1.0/24"'
 
+# -- stopped, the store is handed over in the reference daemon's format (a rollback finds
+# it) and nv-ipam waits (code 11); the tool takes it back, as the next start would
+stop_pid "$npid"
+check "stopped: the store handed over, the reference daemon's format (refstore.py reads it)" \
+	eval 'logged "$work/node.log" "store handed over in the reference daemon" && [ -e "$nd/state/store.handed-over" ] && python3 "$top/tests/ipam/refstore.py" "$nd/state/store" >/dev/null'
+netconf='{"cniVersion":"1.0.0","name":"kubenet","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'$nd/conf'"}}'
+out=$(CNI_COMMAND=ADD CNI_CONTAINERID=c-wait CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 \
+	CNI_PATH=/nonexistent "$nd/bin/nv-ipam" <<<"$netconf" 2>/dev/null)
+check "meanwhile an ADD is code 11, naming the handover" \
+	eval '[ "$(jq -r .code <<<"$out")" = 11 ] && grep -q "handed over to the reference nv-ipam node daemon" <<<"$out"'
+check "nv-ipam-tool adopt takes it back as it was" \
+	eval '"$nd/bin/nv-ipam-tool" adopt --store "$nd/state/store" | grep -q "as handed over" && [ ! -e "$nd/state/store.handed-over" ]'
+
 # -- the cleaner: a gone pod's address released on its 2nd miss (count-before-release 1),
 # a live pod's never. The live pod runs on the kit's node; "gone" never existed.
-stop_pid "$npid"
 kc delete pod kube-live -n default --ignore-not-found --wait=true >/dev/null
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: kube-live, namespace: default}\nspec:\n  nodeName: %s\n  terminationGracePeriodSeconds: 1\n  containers: [{name: c, image: "busybox:local", command: [sleep, "3600"]}]\n' "$node" |
 	kc apply -f - >/dev/null
 live_uid=$(kc get pod kube-live -n default -o 'jsonpath={.metadata.uid}')
-netconf='{"cniVersion":"1.0.0","name":"kubenet","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'$nd/conf'"}}'
 cni_add() { # CONTAINER NAMESPACE/NAME UID
 	CNI_COMMAND=ADD CNI_CONTAINERID=$1 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 \
 		CNI_PATH=/nonexistent \
@@ -191,9 +203,21 @@ wait "$npid"
 rc=$?
 ms=$(ms_since "$t0")
 check "SIGTERM: exit 0 within 2 s ($ms ms)" eval '[ $rc = 0 ] && [ $ms -lt 2000 ]'
-check "after the stop every file parses" \
-	eval 'jq . "$pool_file" >/dev/null && jq . "$nd/conf/nv-ipam.conf" >/dev/null && [ "$(held)" = c-live ]'
+check "after the stop every file parses; the handed-over store holds the live pod's address alone" \
+	eval 'jq . "$pool_file" >/dev/null && jq . "$nd/conf/nv-ipam.conf" >/dev/null && [ "$(python3 "$top/tests/ipam/refstore.py" "$nd/state/store")" = "pool1 ${live_ip%/*} c-live net1" ]'
 check "the stop is logged" logged "$work/node2.log" '"msg":"IPAM node daemon stopped"'
+
+# -- a store of a newer format than this build reads: left alone, nv-ipam not installed
+# over it (an older nv-ipam must not replace a newer one), the rest runs
+mkdir -p "$nd/state4" "$nd/bin4"
+printf '{"version":3,"pools":"store.d"}\n' >"$nd/state4/store"
+start_node "$work/node4.log" "$node_sa" --store-file="$nd/state4/store" --cni-bin-dir="$nd/bin4"
+npid=$!
+check "newer store format: refused in one clear line, nothing installed, ready all the same" \
+	wait_until 15 eval 'logged "$work/node4.log" "store format not readable by this build: nv-ipam not installed" && logged "$work/node4.log" "unsupported version 3" && [ ! -e "$nd/bin4/nv-ipam" ] && ready'
+stop_pid "$npid"
+check "and the store stays as it was, not handed over" \
+	eval '[ "$(cat "$nd/state4/store")" = "{\"version\":3,\"pools\":\"store.d\"}" ] && [ ! -e "$nd/state4/store.handed-over" ]'
 
 # -- RBAC refusing: a service account without the ClusterRole
 nobody_sa=$(sa_dir "$NNS" ipam-node-nobody)

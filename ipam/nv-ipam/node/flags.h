@@ -9,6 +9,7 @@ struct node_flags {
 	long v;                           /* --v, -v */
 	const char *logging_format;       /* --logging-format: text, json */
 	const char *store_file;           /* --store-file */
+	bool store_handover;              /* --store-handover */
 	const char *cni_bin_dir;          /* --cni-bin-dir */
 	const char *cni_conf_dir;         /* --cni-conf-dir */
 	const char *cni_nv_ipam_bin_file; /* --cni-nv-ipam-bin-file (nv-ipam-tool beside it) */

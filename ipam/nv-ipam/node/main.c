@@ -2,13 +2,17 @@
  * ipam-node: nv-ipam's node program, run by the Network Operator's nv-ipam-node DaemonSet
  *
  * At start, in order (any failure ends it with status 1, as the reference's does): the
- * flags; the store lock; nv-ipam and nv-ipam-tool installed into --cni-bin-dir;
+ * flags; the store lock; the store adopted (taken back after a handover, or migrated from
+ * the reference daemon's); nv-ipam and nv-ipam-tool installed into --cni-bin-dir (not
+ * over a store of a format this build cannot read: that is logged, and the rest runs);
  * nv-ipam.conf written; the API connection; the probe and metrics servers. Then three
  * threads work until SIGTERM or SIGINT: one reflector per pool kind (each change rewrites
  * the node pool file), and the cleaner. The main thread waits for the signal (and retries
  * a pool file sync that failed), tells every thread to stop through one eventfd that all
- * their waits watch, and exits within 2 s. Every file is replaced by rename and the store
- * by its own crash-safe commits: a stop at any instant leaves nothing half-written.
+ * their waits watch, hands the store over in the reference daemon's format (so that
+ * going back to it keeps every address) and exits. Every file is replaced by rename and
+ * the store by its own crash-safe commits: a stop at any instant leaves nothing
+ * half-written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,9 +41,13 @@
 #include "ipam/nv-ipam/node/metrics.h"
 #include "ipam/nv-ipam/node/node.h"
 #include "ipam/nv-ipam/serve/http.h"
+#include "ipam/nv-ipam/store/store.h"
 
 /* How long the threads get to end after a stop is asked for. */
 #define STOP_BUDGET_MS 1700L
+
+/* How long adopting and handing over wait for the store's node lock (ADDs under way). */
+#define STORE_LOCK_WAIT_MS 5000u
 
 enum { T_IPPOOLS, T_CIDRPOOLS, T_CLEANER, N_THREADS };
 
@@ -191,6 +199,68 @@ static int check_flags(const struct node_flags *f, FILE *err)
 	return 0;
 }
 
+/*
+ * The store made ours, under the daemon's lock (so the reference daemon cannot start):
+ * 0 or the exit status. A store this build cannot read is left alone and so is the
+ * nv-ipam binary (an older one must not replace a newer): logged, and the rest runs.
+ */
+static int adopt_store(struct node *n)
+{
+	static const char *const said[] = {
+		[NVIPAM_STORE_OURS] = "store is ours",
+		[NVIPAM_STORE_RESUMED] = "store taken back as handed over",
+		[NVIPAM_STORE_MIGRATED] = "store migrated from the reference nv-ipam node daemon's",
+	};
+	const char *path = n->flags->store_file;
+	enum nvipam_store_adoption how;
+	struct cni_err err = { 0 };
+	char count[32], msg[512];
+	size_t total;
+	int r;
+
+	r = nvipam_store_adopt(path, STORE_LOCK_WAIT_MS, &how, &total, &err);
+	if (r == -EPROTONOSUPPORT) {
+		klog_error(err.msg, "store format not readable by this build: nv-ipam not installed, "
+			   "the store left as it is", "store", path, "formats", NVIPAM_STORE_FORMATS, NULL);
+		return 0;
+	}
+	if (r < 0) {
+		klog_error(err.msg, "failed to adopt store", "store", path, NULL);
+		return 1;
+	}
+	n->store_adopted = true;
+	snprintf(count, sizeof(count), "%zu", total);
+	klog_info(0, said[how], "store", path, "allocations", count, NULL);
+	/* A rewritten store file is a new inode: the lock moves to it. */
+	r = node_store_lock(n, msg, sizeof(msg));
+	if (r < 0) {
+		klog_error(msg, "failed to lock store", NULL);
+		return 1;
+	}
+	return 0;
+}
+
+/* At stop: the store in the reference daemon's format, for a rollback to find. */
+static void handover_store(const struct node *n)
+{
+	const char *path = n->flags->store_file;
+	struct cni_err err = { 0 };
+	char count[32], sum[16];
+	uint32_t checksum;
+	size_t total;
+
+	if (!n->store_adopted || !n->flags->store_handover)
+		return;
+	if (nvipam_store_handover(path, STORE_LOCK_WAIT_MS, &total, &checksum, &err) < 0) {
+		klog_error(err.msg, "failed to hand the store over", "store", path, NULL);
+		return;
+	}
+	snprintf(count, sizeof(count), "%zu", total);
+	snprintf(sum, sizeof(sum), "%u", checksum);
+	klog_info(0, "store handed over in the reference daemon's format: nv-ipam waits for "
+		  "ipam-node to start again", "store", path, "allocations", count, "checksum", sum, NULL);
+}
+
 /* The start-up steps before any thread; 0 or the exit status. */
 static int prepare(struct node *n)
 {
@@ -207,7 +277,10 @@ static int prepare(struct node *n)
 		klog_error(msg, "failed to lock store", NULL);
 		return 1;
 	}
-	if (!f->cni_skip_binary_copy) {
+	r = adopt_store(n);
+	if (r)
+		return r;
+	if (!f->cni_skip_binary_copy && n->store_adopted) {
 		r = node_install(f->cni_bin_dir, f->cni_nv_ipam_bin_file, install_log, &err);
 		if (r == -ECANCELED) {
 			klog_info(0, "stopped before the install", "detail", err.msg, NULL);
@@ -361,6 +434,8 @@ int main(int argc, char **argv)
 serve_failed:
 	klog_error(err.msg, "unable to start the probe and metrics servers", NULL);
 out:
+	/* However it ends, once the store was ours: not running, the store is the reference's. */
+	handover_store(&node);
 	serve_stop(probes);
 	serve_stop(metrics_srv);
 	for (int i = 0; i < N_THREADS; i++)

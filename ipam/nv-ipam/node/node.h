@@ -28,6 +28,7 @@ struct node {
 	/* the store lock, as the reference daemon takes it: a flock on --store-file */
 	int store_lock_fd;
 	struct stat store_locked;
+	bool store_adopted;          /* the store is ours: nv-ipam installed, handed over at stop */
 };
 
 /**

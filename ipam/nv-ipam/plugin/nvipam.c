@@ -389,6 +389,7 @@ const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
 	.ipam = true,
+	.about_state = NVIPAM_STORE_FORMATS,
 	.add = nvipam_add,
 	.del = nvipam_del,
 	.check = nvipam_check,

@@ -8,6 +8,11 @@
 
 #include "common/util/ipaddr.h"
 
+/* What --version says of the store formats: ipam-node installs nv-ipam only over a store it reads. */
+#define NVIPAM_STORE_FORMATS                                                                      \
+	"store formats: reads 1 and 2 (writes 2) and the reference nv-ipam node daemon's 1 "     \
+	"(migrated; written back by nv-ipam-tool handover)"
+
 struct cni_err;
 struct store_pool_disk;
 struct store_strings;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "common/util/cleanup.h"
+#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/carve_cmd.h"
 #include "ipam/nv-ipam/tool/check.h"
 #include "ipam/nv-ipam/tool/cli.h"
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("nv-ipam-tool %s\n", PROJECT_VERSION);
+		printf("nv-ipam-tool %s\n%s\n", PROJECT_VERSION, NVIPAM_STORE_FORMATS);
 		return CLI_EXIT_OK;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
