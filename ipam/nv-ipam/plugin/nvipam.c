@@ -161,6 +161,36 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 }
 
 /*
+ * A pod has one sandbox at a time: what its previous sandbox holds in the pool (a runtime
+ * that lost it without a DEL; a crash between teardown steps) is this one's, or the pod's
+ * address would stay held until the pod is deleted, and a static IP would be refused for
+ * good. It is released here, in the same commit; a round-robin request takes its address
+ * back (when the subnet still holds it), any other request is allocated as asked.
+ */
+static void take_over(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
+		      struct nvipam_request *req)
+{
+	struct nvipam_alloc *prev;
+	char buf[IP_PREFIX_STRLEN];
+	struct ip_addr ip;
+	const char *old;
+
+	prev = nvipam_store_find_pod(&s->store, pool->key, s->conf.pod_uid, ctx->env.ifname,
+				     ctx->env.container_id);
+	if (!prev)
+		return;
+	ip = prev->ip;
+	old = prev->container_id; /* valid until the store is closed */
+	(void)nvipam_store_remove(&s->store, pool->key, old, ctx->env.ifname);
+	if (req->kind == NVIPAM_REQ_NEXT && ip_prefix_contains(&pool->subnet, &ip))
+		*req = (struct nvipam_request){ .kind = NVIPAM_REQ_STATIC, .ip = ip };
+	log_info("ADD %s/%s: pod %s/%s (uid %s) had %s in pool %s under container %s, a sandbox "
+		 "replaced without a DEL: taken over", ctx->env.container_id, ctx->env.ifname,
+		 s->conf.pod_namespace, s->conf.pod_name, s->conf.pod_uid,
+		 ip_addr_format(&ip, buf, sizeof(buf)), pool->key, old);
+}
+
+/*
  * A commit that failed may have left its lines in the logs, where every other process
  * reads them (a sync that failed after the write, a directory that could not be synced
  * after a log was replaced): released as DEL would, so that an ADD that failed holds
@@ -215,6 +245,7 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 			ips[i] = have->ip;
 			continue;
 		}
+		take_over(&s, ctx, pools[i], &reqs[i]);
 		r = allocate_one(&s, ctx, pools[i], &reqs[i], &ips[i], err);
 		if (r < 0)
 			goto out;

@@ -574,6 +574,38 @@ struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
 	return a;
 }
 
+struct nvipam_alloc *nvipam_store_find_pod(struct nvipam_store *s, const char *pool,
+					   const char *pod_uid, const char *ifname,
+					   const char *container_id)
+{
+	struct nvipam_store_pool *p = store_model_pool(s, pool);
+	struct nvipam_alloc *a = NULL;
+
+	if (!p || !*pod_uid)
+		return NULL;
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		const struct nvipam_alloc *m = &s->allocs[i];
+
+		if (m->pool == p->key && strcmp(m->pod_uid, pod_uid) == 0 &&
+		    strcmp(m->ifname, ifname) == 0 && strcmp(m->container_id, container_id) != 0)
+			return &s->allocs[i];
+	}
+	if (!p->disk->has_base)
+		return NULL;
+	/* No table by pod in a snapshot: a scan, strings compared in place (no copy). */
+	for (size_t i = 0; i < p->disk->base.n_records; i++) {
+		struct nvipam_alloc r;
+
+		if (p->disk->base_gone[i] || store_snap_record(&p->disk->base, i, p->key, &r) < 0)
+			continue;
+		if (strcmp(r.pod_uid, pod_uid) != 0 || strcmp(r.ifname, ifname) != 0 ||
+		    strcmp(r.container_id, container_id) == 0)
+			continue;
+		return store_model_pull(s, p, i, &a) < 0 ? NULL : a;
+	}
+	return NULL;
+}
+
 int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool round_robin)
 {
 	const char *pool = a->pool ? a->pool : "";

@@ -215,6 +215,23 @@ struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
 				       const char *container_id, const char *ifname);
 
 /**
+ * nvipam_store_find_pod() - an allocation of the same pod and interface in a pool under
+ *                           another container ID: the pod's previous sandbox's
+ * @s: store
+ * @pool: pool key
+ * @pod_uid: the pod's UID (an empty one finds nothing)
+ * @ifname: interface name
+ * @container_id: the container ID that is not it (the new sandbox's)
+ *
+ * A pod has one sandbox at a time: what its previous one holds is its to take over.
+ *
+ * Return: the allocation, NULL when none.
+ */
+struct nvipam_alloc *nvipam_store_find_pod(struct nvipam_store *s, const char *pool,
+					   const char *pod_uid, const char *ifname,
+					   const char *container_id);
+
+/**
  * nvipam_store_add() - record an allocation and the pool's last reserved IP
  * @s: store
  * @a: allocation to copy (strings duplicated; NULL strings become ""; @a->txn ignored)
