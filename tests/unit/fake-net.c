@@ -739,8 +739,9 @@ int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex)
 }
 
 int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
-	            struct cni_err *err)
+		    bool autoconf, struct cni_err *err)
 {
+	(void)autoconf;
 	return IN_NS(ns, here_iface_configure(ifname, res, err));
 }
 
