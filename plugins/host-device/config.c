@@ -131,9 +131,14 @@ int hostdev_config_load(const struct cni_ctx *ctx, bool lenient, struct hostdev_
 		if (r < 0)
 			return r;
 		if (!found)
+			/* Most often a pod that did not ask for the network's device: say so. */
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "specify either \"device\", \"hwaddr\", \"kernelpath\" or "
-					   "\"pciBusID\"");
+					   "\"pciBusID\": no device was given, and none by the device "
+					   "plugin (a HostDeviceNetwork NAD names its resource in the "
+					   "annotation k8s.v1.cni.cncf.io/resourceName; the pod must "
+					   "request that resource in its resources.limits, and Multus "
+					   "passes the device allocated as deviceID)");
 	}
 	if (c.sel == HOSTDEV_SEL_PCI && c.value) {
 		r = device_pci_driver_is_dpdk(c.value);

@@ -604,7 +604,7 @@ PRE_POD=1 fail_case "net1 exists in the pod" 100 "container already has an inter
 	"$(mkconf 1.0.0 podclash "{\"device\": \"@DEV@\", \"ipam\": $(hostlocal 10.74.0.0/24)}")"
 
 # Config errors: nothing moves.
-fail_case "no selector" 7 'specify either "device", "hwaddr", "kernelpath" or "pciBusID"' true \
+fail_case "no selector" 7 '"pciBusID": no device was given, and none by the device plugin (a HostDeviceNetwork NAD names its resource in the annotation k8s.v1.cni.cncf.io/resourceName' true \
 	"$(mkconf 1.0.0 nosel '{}')"
 fail_case "device not found" 102 "failed to find host device" true \
 	"$(mkconf 1.0.0 nodev '{"device": "hdnosuchdev"}')"

@@ -983,7 +983,11 @@ static void test_not_found(void **state)
 	assert_int_equal(run(CNI_CMD_ADD, "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\"}"),
 			 -EINVAL);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
-	assert_string_equal(err.msg, "specify either \"device\", \"hwaddr\", \"kernelpath\" or \"pciBusID\"");
+	assert_string_equal(err.msg, "specify either \"device\", \"hwaddr\", \"kernelpath\" or \"pciBusID\": "
+				     "no device was given, and none by the device plugin (a HostDeviceNetwork "
+				     "NAD names its resource in the annotation k8s.v1.cni.cncf.io/resourceName; "
+				     "the pod must request that resource in its resources.limits, and Multus "
+				     "passes the device allocated as deviceID)");
 	assert_home(true, "uplink-a");
 }
 
