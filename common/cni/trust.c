@@ -18,7 +18,7 @@
 /* The settings file lists a few directories; anything larger is not one. */
 #define SETTINGS_MAX_BYTES (64u * 1024u)
 #define AREA_DIRS_MAX 16
-#define AREAS 3
+#define AREAS 4
 
 struct area {
 	const char *key;  /* in the settings file */
@@ -39,6 +39,7 @@ static struct {
 		[TRUST_LOG] = { .key = "logDirs", .def = "/var/log" },
 		[TRUST_CONF] = { .key = "confDirs", .def = "/etc/cni/net.d" },
 		[TRUST_STATE] = { .key = "stateDirs", .def = "/var/lib/cni/nv-ipam" },
+		[TRUST_DEVINFO] = { .key = "deviceInfoDirs", .def = "/var/run/k8s.cni.cncf.io/devinfo" },
 	},
 };
 
@@ -179,7 +180,7 @@ static int settings_parse(const char *path, const char *text, size_t len, struct
 		if (!known)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "node settings %s: unknown key (known: logDirs, confDirs, "
-					   "stateDirs)", path);
+					   "stateDirs, deviceInfoDirs)", path);
 	}
 	for (size_t i = 0; i < AREAS; i++)
 		if ((r = area_parse(root, path, &settings.areas[i], err)) < 0)

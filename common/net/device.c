@@ -184,3 +184,29 @@ int device_kernelpath_netdev(const char *kpath, char ret_name[IFNAMSIZ])
 	r = sysfs_path(path, sizeof(path), "%s", kpath + strlen("/sys"));
 	return r < 0 ? r : netdev_in(path, false, ret_name);
 }
+
+int device_netdev_pci(const char *ifname, char *ret, size_t size)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+	int r;
+
+	if (!component_ok(ifname))
+		return -EINVAL;
+	r = sysfs_path(path, sizeof(path), "/class/net/%s/device", ifname);
+	if (r < 0)
+		return r;
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (!device_pci_exists(base))
+		return -ENOENT;
+	if (strlen(base) >= size)
+		return -ENAMETOOLONG;
+	snprintf(ret, size, "%s", base);
+	return 0;
+}

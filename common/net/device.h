@@ -69,3 +69,14 @@ int device_aux_netdev(const char *id, char ret_name[IFNAMSIZ]);
  * Return: as device_pci_netdev(); -EINVAL for a path outside /sys/devices/.
  */
 int device_kernelpath_netdev(const char *path, char ret_name[IFNAMSIZ]);
+
+/**
+ * device_netdev_pci() - the PCI function a host netdev is (its sysfs "device" link)
+ * @ifname: the netdev, in the netns sysfs shows (the host's)
+ * @ret: its PCI address ("0000:3b:00.1")
+ * @size: size of @ret
+ *
+ * Return: 0 on success, -ENOENT when it is no PCI function (a veth, an auxiliary-bus
+ * device such as a Mellanox SF), another negative errno.
+ */
+int device_netdev_pci(const char *ifname, char *ret, size_t size);

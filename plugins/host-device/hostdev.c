@@ -9,6 +9,7 @@
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/net/device.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
@@ -17,6 +18,7 @@
 #include "common/util/netns.h"
 #include "common/util/signals.h"
 #include "plugins/host-device/config.h"
+#include "plugins/host-device/devinfo.h"
 #include "plugins/host-device/hostdev.h"
 #include "plugins/host-device/recover.h"
 #include "plugins/host-device/state.h"
@@ -158,9 +160,15 @@ static int dpdk_add(struct attach *a, const struct hostdev_conf *c, struct cni_r
 	if (r < 0)
 		return r;
 	r = attach_result(a, NULL, 0, ret, err);
-	if (r < 0)
+	if (r >= 0 && devinfo_set_pci(ret, a->ctx->env.ifname, c->value) < 0)
+		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (r < 0) {
 		attach_ipam_undo(a);
-	return r;
+		return r;
+	}
+	if (c->devinfo_file)
+		devinfo_write(c->devinfo_file, c->value, "");
+	return 0;
 }
 
 static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
@@ -171,6 +179,8 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	struct rdma_plan rdma = { 0 };
 	struct net_link dev, link;
 	struct hostdev_conf c;
+	char pci[DEVINFO_PCI_MAX] = "";
+	struct rdma_dev rdma_any = { 0 };
 	struct transit in = { .tmp = { .fd = -1 } };
 	char clash[128];
 	const char *orig;
@@ -213,6 +223,15 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = rdma_plan(host.ns, dev.ifindex, false, &rdma, err);
 	if (r < 0)
 		goto out;
+	/* What the pod is told of its device, read while it is still the host's. */
+	if (c.sel == HOSTDEV_SEL_PCI && c.value)
+		snprintf(pci, sizeof(pci), "%s", c.value);
+	else
+		(void)device_netdev_pci(dev.name, pci, sizeof(pci));
+	if (rdma.move)
+		rdma_any = rdma.dev;
+	else if (c.devinfo_file && rdma_dev_of_netdev(host.ns, dev.ifindex, &rdma_any) < 0)
+		rdma_any.name[0] = '\0';
 	kept = state_keep(ctx, &dev, orig, returned);
 	snprintf(clash, sizeof(clash), "container already has an interface named \"%s\"", ifname);
 	in = (struct transit){ .from = { host.ns, host.fd }, .tmp = { .fd = -1 },
@@ -249,6 +268,12 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);
 	if (r < 0)
 		goto fail_ipam;
+	if (devinfo_set_pci(ret, ifname, pci) < 0) {
+		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		goto fail_ipam;
+	}
+	if (c.devinfo_file)
+		devinfo_write(c.devinfo_file, pci, rdma_any.name);
 	log_debug("ADD %s: %s is %s in %s", ctx->env.container_id, dev.name, ifname, ctx->env.netns);
 	goto out;
 

@@ -16,6 +16,7 @@
 
 #include "common/cni/error.h"
 #include "common/cni/result.h"
+#include "common/cni/trust.h"
 #include "common/net/device.h"
 #include "common/util/cleanup.h"
 #include "plugins/host-device/hostdev.h"
@@ -64,23 +65,41 @@ static bool state_kept(const char *orig)
 	return access(path, F_OK) == 0;
 }
 
+/* Node settings whose deviceInfoDirs is its own, beside them. */
+static char devinfo_base[64], devinfo_dir[128];
+
+/*
+ * The state directory, and the node settings: named before any plugin reads them (once
+ * per process).
+ */
 static int states_setup(void **state)
 {
+	char settings[128];
+	FILE *f;
+
 	(void)state;
 	snprintf(state_dir, sizeof(state_dir), "/tmp/hostdev-state.XXXXXX");
-	if (!mkdtemp(state_dir))
+	snprintf(devinfo_base, sizeof(devinfo_base), "/tmp/hostdev-devinfo.XXXXXX");
+	if (!mkdtemp(state_dir) || !mkdtemp(devinfo_base))
 		return -1;
 	hostdev_state_set_dir(state_dir);
-	return 0;
+	snprintf(devinfo_dir, sizeof(devinfo_dir), "%s/devinfo", devinfo_base);
+	snprintf(settings, sizeof(settings), "%s/settings.json", devinfo_base);
+	f = fopen(settings, "w");
+	if (!f || mkdir(devinfo_dir, 0700) < 0)
+		return -1;
+	fprintf(f, "{\"deviceInfoDirs\": [\"%s\"]}\n", devinfo_dir);
+	fclose(f);
+	return setenv(TRUST_SETTINGS_ENV, settings, 1);
 }
 
 static int states_teardown(void **state)
 {
-	char cmd[128];
+	char cmd[192];
 
 	(void)state;
 	hostdev_state_set_dir(NULL);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", state_dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", state_dir, devinfo_base);
 	return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -962,6 +981,8 @@ static void test_dpdk(void **state)
 	assert_string_equal(result.ifaces[0].name, "net1");
 	assert_string_equal(result.ifaces[0].mac, ""); /* no mac for DPDK */
 	assert_string_equal(result.ifaces[0].sandbox, POD_PATH);
+	assert_non_null(result.ifaces[0].pci_id);
+	assert_string_equal(result.ifaces[0].pci_id, "0000:01:00.1");
 	assert_int_equal(result.n_ips, 1);
 	assert_int_equal(fake_net.ipam_allocated, 1);
 	assert_null(strstr(fake_net_log_lines(), "move"));
@@ -969,6 +990,68 @@ static void test_dpdk(void **state)
 	assert_int_equal(run(CNI_CMD_DEL, conf), 0);
 	assert_int_equal(fake_net.ipam_allocated, 0);
 	assert_null(strstr(fake_net_log_lines(), "move"));
+}
+
+/* The file's contents, "" when it cannot be read. */
+static const char *slurp(const char *path)
+{
+	static char buf[1024];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * The pod learns which PCI function it got: pciID in the result, and the device-info
+ * file Multus asks for (runtimeConfig.CNIDeviceInfoFile) with the RDMA device; a path
+ * outside the node's deviceInfoDirs is refused before anything moves.
+ */
+static void test_device_info(void **state)
+{
+	char conf[PATH_MAX + 512], file[PATH_MAX + 32], link[PATH_MAX + 32];
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/cni/hd-ctr-net1.json", devinfo_dir);
+	snprintf(conf, sizeof(conf),
+		 "{\"cniVersion\":\"1.1.0\",\"name\":\"hd\",\"type\":\"host-device\","
+		 "\"pciBusID\":\"0000:01:00.0\",\"runtimeConfig\":{\"CNIDeviceInfoFile\":\"%s\"},"
+		 "\"ipam\":{\"type\":\"fake\"}}", file);
+	world(0);
+	fake_ethtool_set(ifindex, NULL, 0, "0000:01:00.0");
+	assert_int_equal(run(CNI_CMD_ADD, conf), 0);
+	assert_int_equal(result.n_ifaces, 1);
+	assert_non_null(result.ifaces[0].pci_id);
+	assert_string_equal(result.ifaces[0].pci_id, "0000:01:00.0");
+	assert_string_equal(slurp(file), "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":"
+					 "{\"pci-address\":\"0000:01:00.0\",\"rdma-device\":\"mlx5_1\"}}");
+	assert_int_equal(run(CNI_CMD_DEL, conf), 0);
+
+	/* By name: its sysfs device link says which function it is. */
+	mkdirs("class/net/ens1f0");
+	snprintf(link, sizeof(link), "%s/class/net/ens1f0/device", root);
+	assert_int_equal(symlink("../../../devices/pci0000:00/0000:01:00.0", link), 0);
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, "{\"cniVersion\":\"1.1.0\",\"name\":\"hd\","
+					  "\"type\":\"host-device\",\"device\":\"ens1f0\","
+					  "\"ipam\":{\"type\":\"fake\"}}"), 0);
+	assert_non_null(result.ifaces[0].pci_id);
+	assert_string_equal(result.ifaces[0].pci_id, "0000:01:00.0");
+
+	/* A path the node does not let a config name: nothing moves, nothing is written. */
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, "{\"cniVersion\":\"1.1.0\",\"name\":\"hd\","
+					  "\"type\":\"host-device\",\"device\":\"ens1f0\","
+					  "\"runtimeConfig\":{\"CNIDeviceInfoFile\":\"/etc/devinfo.json\"},"
+					  "\"ipam\":{\"type\":\"fake\"}}"), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	assert_non_null(strstr(err.msg, "CNIDeviceInfoFile"));
+	assert_int_equal(fake_net_count(pod), 0);
+	assert_int_equal(fake_net.ipam_allocated, 0);
+	assert_int_equal(access("/etc/devinfo.json", F_OK), -1);
 }
 
 static void test_not_found(void **state)
@@ -1225,6 +1308,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_del_device_id_gone, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_dpdk, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_not_found, sysfs_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_device_info, sysfs_setup, sysfs_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, states_setup, states_teardown);
