@@ -47,6 +47,21 @@ other=$(pod_ip t3 7c1d1f0e-0000-4000-8000-00000000000b 10.77.2.50)
 check "another pod asking for it is still refused (code 111)" '[ "$other" = 111 ]'
 nvipam DEL t2 >/dev/null 2>&1
 
+# A store from before (an older store migrated) holding two earlier sandboxes of the pod:
+# check names the older, and the pod's next ADD takes the latest one's address, both gone.
+rm -rf "$work/store" "$work/store.d"
+cat >"$work/store" <<JSON
+{"version":1,"pools":{"pool1":{}},"allocations":[
+{"pool":"pool1","ip":"10.77.1.10","containerID":"o1","ifname":"net1","network":"net1","podNamespace":"default","podName":"p","podUID":"$uid","deviceID":"","created":"2026-11-01T00:00:00Z"},
+{"pool":"pool1","ip":"10.77.1.20","containerID":"o2","ifname":"net1","network":"net1","podNamespace":"default","podName":"p","podUID":"$uid","deviceID":"","created":"2026-11-02T00:00:00Z"}]}
+JSON
+out=$("$NVIPAM_TOOL" check --store "$work/store" --pool-file "$work/pools.json" || true)
+check "check names the older sandbox's address as replaced" \
+	'grep -q "^warning: pool pool1: 10.77.1.10 (container o1 interface net1 pod default/p): a replaced sandbox of pod UID $uid: container o2 holds" <<<"$out" && ! grep -q "10.77.1.20 (container o2" <<<"$out"'
+check "the pod's next ADD takes the latest sandbox's address; neither old one stays" \
+	'[ "$(pod_ip o3 "$uid")" = 10.77.1.20/22 ] && [ "$(holders)" = "o3=10.77.1.20" ]'
+nvipam DEL o3 >/dev/null 2>&1
+
 # The old sandbox's teardown killed at random moments, then the new sandbox's ADD.
 bad=0 kills=0
 for round in $(seq 40); do
@@ -67,5 +82,5 @@ done
 echo "# $kills of 40 old-sandbox DELs killed"
 check "after each, the pod holds exactly one address, the new sandbox's" '[ "$bad" = 0 ]'
 
-echo "$((10 - fails)) passed, $fails failed"
+echo "$((12 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -165,30 +165,38 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
  * A pod has one sandbox at a time: what its previous sandbox holds in the pool (a runtime
  * that lost it without a DEL; a crash between teardown steps) is this one's, or the pod's
  * address would stay held until the pod is deleted, and a static IP would be refused for
- * good. It is released here, in the same commit; a round-robin request takes its address
- * back (when the subnet still holds it), any other request is allocated as asked.
+ * good. Released here, in the same commit (every earlier sandbox's, should a store hold
+ * more than one); a round-robin request takes back the latest one's address (when the
+ * subnet still holds it), any other request is allocated as asked.
  */
 static void take_over(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
 		      struct nvipam_request *req)
 {
 	struct nvipam_alloc *prev;
+	struct ip_addr ip = { 0 };
 	char buf[IP_PREFIX_STRLEN];
-	struct ip_addr ip;
-	const char *old;
+	time_t latest = 0;
+	bool found = false;
 
-	prev = nvipam_store_find_pod(&s->store, pool->key, s->conf.pod_uid, ctx->env.ifname,
-				     ctx->env.container_id);
-	if (!prev)
-		return;
-	ip = prev->ip;
-	old = prev->container_id; /* valid until the store is closed */
-	(void)nvipam_store_remove(&s->store, pool->key, old, ctx->env.ifname);
-	if (req->kind == NVIPAM_REQ_NEXT && ip_prefix_contains(&pool->subnet, &ip))
+	while ((prev = nvipam_store_find_pod(&s->store, pool->key, s->conf.pod_uid,
+					     ctx->env.ifname, ctx->env.container_id))) {
+		/* Its strings stay valid until the store is closed. */
+		const char *old = prev->container_id;
+
+		if (!found || prev->created >= latest) {
+			ip = prev->ip;
+			latest = prev->created;
+		}
+		found = true;
+		log_info("ADD %s/%s: pod %s/%s (uid %s) had %s in pool %s under container %s, a "
+			 "sandbox replaced without a DEL: taken over", ctx->env.container_id,
+			 ctx->env.ifname, s->conf.pod_namespace, s->conf.pod_name, s->conf.pod_uid,
+			 ip_addr_format(&prev->ip, buf, sizeof(buf)), pool->key, old);
+		if (nvipam_store_remove(&s->store, pool->key, old, ctx->env.ifname) == 0)
+			break;
+	}
+	if (found && req->kind == NVIPAM_REQ_NEXT && ip_prefix_contains(&pool->subnet, &ip))
 		*req = (struct nvipam_request){ .kind = NVIPAM_REQ_STATIC, .ip = ip };
-	log_info("ADD %s/%s: pod %s/%s (uid %s) had %s in pool %s under container %s, a sandbox "
-		 "replaced without a DEL: taken over", ctx->env.container_id, ctx->env.ifname,
-		 s->conf.pod_namespace, s->conf.pod_name, s->conf.pod_uid,
-		 ip_addr_format(&ip, buf, sizeof(buf)), pool->key, old);
 }
 
 /*
