@@ -1,9 +1,11 @@
 /* Host devices in sysfs: PCI, auxiliary-bus and kernel-path lookups, DPDK drivers */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -209,4 +211,63 @@ int device_netdev_pci(const char *ifname, char *ret, size_t size)
 		return -ENAMETOOLONG;
 	snprintf(ret, size, "%s", base);
 	return 0;
+}
+
+/* A small sysfs file's first line, newline dropped. */
+static int read_line(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int device_ib_port(const char *ifname, struct device_ib_port *ret)
+{
+	char path[PATH_MAX], line[32];
+	unsigned long v;
+	char *end;
+	int r;
+
+	*ret = (struct device_ib_port){ 0 };
+	if (!component_ok(ifname))
+		return -EINVAL;
+	r = sysfs_path(path, sizeof(path), "/class/net/%s/device/infiniband", ifname);
+	if (r < 0)
+		return r;
+	r = dir_first(path, "", ret->dev, sizeof(ret->dev));
+	if (r < 0)
+		return r == -ENOTDIR ? -ENOENT : r;
+	r = sysfs_path(path, sizeof(path), "/class/net/%s/dev_port", ifname);
+	if (r >= 0)
+		r = read_line(path, line, sizeof(line));
+	if (r < 0)
+		return r;
+	v = strtoul(line, &end, 10);
+	if (end == line || *end || v > 255)
+		return -EINVAL;
+	ret->port = (unsigned int)v + 1;
+	for (size_t i = 0;; i++) {
+		r = sysfs_path(path, sizeof(path), "/class/infiniband/%s/ports/%u/pkeys/%zu", ret->dev,
+			       ret->port, i);
+		if (r >= 0)
+			r = read_line(path, line, sizeof(line));
+		/* The table ends at the first index missing; none at all: sysfs does not say. */
+		if (r == -ENOENT)
+			return i ? 0 : -ENOENT;
+		if (r < 0)
+			return r;
+		v = strtoul(line, &end, 16);
+		if (end == line || *end || v > 0xffff)
+			return -EINVAL;
+		if (v && ret->n_pkeys < sizeof(ret->pkeys) / sizeof(ret->pkeys[0]))
+			ret->pkeys[ret->n_pkeys++] = (uint16_t)v;
+	}
 }
