@@ -225,6 +225,37 @@ static void test_conf(void **state)
 	free(text);
 }
 
+/* --released-ip-cooldown: nv-ipam.conf's releasedIPCooldownSeconds, rounded up; 0 writes nothing. */
+static void test_conf_cooldown(void **state)
+{
+	static const struct {
+		const char *flag;
+		int64_t seconds; /* -1: not written */
+	} cases[] = { { "--released-ip-cooldown=30s", 30 }, { "--released-ip-cooldown=1500ms", 2 },
+		      { "--released-ip-cooldown=0", -1 }, { "--v=0", -1 } };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = { "x", "--node-name=n", cases[i].flag, NULL };
+		struct json_object *o, *v = NULL;
+		struct node_flags f;
+		char err[64];
+		char *text = NULL;
+
+		assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+		assert_int_equal(node_conf_text(&f, "/p.json", &text), 0);
+		o = json_tokener_parse(text);
+		assert_non_null(o);
+		if (cases[i].seconds < 0)
+			assert_false(json_object_object_get_ex(o, "releasedIPCooldownSeconds", &v));
+		else
+			assert_true(json_object_object_get_ex(o, "releasedIPCooldownSeconds", &v) &&
+				    json_object_get_int64(v) == cases[i].seconds);
+		json_object_put(o);
+		free(text);
+	}
+}
+
 static const char pool_file[] =
 	"{\"pools\":{"
 	"\"p1\":{\"subnet\":\"10.0.0.0/24\",\"startIP\":\"10.0.0.1\",\"endIP\":\"10.0.0.16\","
@@ -318,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_klog_json),
 		cmocka_unit_test(test_klog_text),
 		cmocka_unit_test(test_conf),
+		cmocka_unit_test(test_conf_cooldown),
 		cmocka_unit_test(test_pool_sizes),
 		cmocka_unit_test(test_metrics_text),
 		cmocka_unit_test(test_bind_addresses),

@@ -34,6 +34,11 @@ int node_conf_text(const struct node_flags *f, const char *pool_file, char **ret
 	    k8s_json_add_str(o, "storeFile", f->store_file) < 0 ||
 	    k8s_json_add_str(o, "poolFile", pool_file) < 0)
 		return -ENOMEM;
+	/* Only when asked for, as the reference's flag: its default, 0, leaves the file as it was. */
+	if (f->released_ip_cooldown_ms > 0 &&
+	    k8s_json_add(o, "releasedIPCooldownSeconds",
+			 json_object_new_int64((f->released_ip_cooldown_ms + 999) / 1000)) < 0)
+		return -ENOMEM;
 	if (asprintf(ret, "%s\n", json_object_to_json_string_ext(o, K8S_JSON_PRETTY)) < 0)
 		return -ENOMEM;
 	return 0;

@@ -55,7 +55,7 @@ static const struct flag flags[] = {
 	{ "log-json-info-buffer-size", F_IGNORED, 0, NULL, "taken and ignored" },
 	{ "log-json-split-stream", F_IGNORED_BOOL, 0, NULL, "taken and ignored" },
 	{ "feature-gates", F_IGNORED, 0, NULL, "taken and ignored" },
-	{ "released-ip-cooldown", F_IGNORED, 0, NULL, "taken and ignored (round-robin allocation hands a released address out last)" },
+	{ "released-ip-cooldown", F_DURATION, F(released_ip_cooldown_ms), "0", "an address released less than this ago is handed out again only when no other is free (nv-ipam.conf: releasedIPCooldownSeconds, rounded up; at most 24h)" },
 	{ "version", F_BOOL, F(version), "false", "print the version and exit" },
 	{ "help", F_BOOL, F(help), "false", "this text" },
 };

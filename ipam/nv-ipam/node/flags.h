@@ -26,6 +26,7 @@ struct node_flags {
 	const char *health_probe_bind_address; /* --health-probe-bind-address */
 	long stale_check_interval_ms;     /* --stale-ip-check-interval (0: no cleaner) */
 	long stale_check_count;           /* --stale-ip-check-count-before-release */
+	long released_ip_cooldown_ms;     /* --released-ip-cooldown (0: none) */
 	bool version;
 	bool help;
 	/* Taken for the reference's sake, meaning nothing here: logged once at start. */

@@ -196,6 +196,10 @@ static int check_flags(const struct node_flags *f, FILE *err)
 		fprintf(err, "ipam-node: invalid config: stale-ip-check-count-before-release above 1000\n");
 		return -EINVAL;
 	}
+	if (f->released_ip_cooldown_ms > 86400000L) {
+		fprintf(err, "ipam-node: invalid config: released-ip-cooldown above 24h\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 

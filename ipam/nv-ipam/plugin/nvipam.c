@@ -119,6 +119,39 @@ static int assign_static(const struct session *s, const struct nvipam_pool **poo
 	return 0;
 }
 
+/*
+ * Round robin with a cooldown: the addresses released less than releasedIPCooldownSeconds
+ * ago count as held, unless nothing else is free (then round robin picks as without).
+ * Return: 0 with *@ret, -ENOSPC when the cooling addresses are all that is free, or as
+ * nvipam_allocate().
+ */
+static int allocate_cooled(struct session *s, const struct nvipam_pool *pool,
+			   const struct nvipam_pool_usage *usage, const struct nvipam_request *req,
+			   struct ip_addr *ret, struct cni_err *err)
+{
+	_cleanup_free_ struct ip_addr *cooling = NULL, *all = NULL;
+	struct nvipam_pool_usage u = *usage;
+	struct cni_err ignored = { 0 };
+	size_t n = 0;
+	int r;
+
+	r = nvipam_store_cooling(&s->store, pool->key, s->conf.released_ip_cooldown_s, &cooling, &n);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	if (!n)
+		return -ENOSPC;
+	all = malloc((usage->n_reserved + n) * sizeof(*all));
+	if (!all)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	memcpy(all, usage->reserved, usage->n_reserved * sizeof(*all));
+	memcpy(all + usage->n_reserved, cooling, n * sizeof(*all));
+	u.reserved = all;
+	u.n_reserved += n;
+	u.sorted = false;
+	r = nvipam_allocate(pool, &u, req, ret, &ignored);
+	return r == -ENOSPC ? r : r < 0 ? cni_err_set(err, ignored.code, r, "%s", ignored.msg) : 0;
+}
+
 static int allocate_one(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
 			const struct nvipam_request *req, struct ip_addr *ret, struct cni_err *err)
 {
@@ -133,7 +166,11 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	usage.reserved = held;
 	usage.sorted = true;
-	r = nvipam_allocate(pool, &usage, req, ret, err);
+	r = -ENOSPC;
+	if (req->kind == NVIPAM_REQ_NEXT && s->conf.released_ip_cooldown_s)
+		r = allocate_cooled(s, pool, &usage, req, ret, err);
+	if (r == -ENOSPC)
+		r = nvipam_allocate(pool, &usage, req, ret, err);
 	if (r < 0)
 		return r;
 	a = (struct nvipam_alloc){
@@ -211,7 +248,7 @@ static void add_undo(const struct session *s, const struct cni_ctx *ctx)
 	size_t n = 0;
 
 	if (nvipam_store_release(s->conf.store_file, true, s->conf.lock_timeout_ms,
-				 ctx->env.container_id, ctx->env.ifname, &n, &e) < 0)
+				 ctx->env.container_id, ctx->env.ifname, 0, &n, &e) < 0)
 		log_error("ADD %s/%s: releasing what the failed commit wrote failed: %s",
 			  ctx->env.container_id, ctx->env.ifname, e.msg);
 	else if (n)
@@ -293,7 +330,8 @@ static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r >= 0)
 		/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
 		r = nvipam_store_release(s.conf.store_file, true, s.conf.lock_timeout_ms,
-					 ctx->env.container_id, ctx->env.ifname, &n, err);
+					 ctx->env.container_id, ctx->env.ifname,
+					 s.conf.released_ip_cooldown_s, &n, err);
 	/* A store it cannot reach (the node's settings refuse its path) is an error: the
 	 * runtime retries a failed DEL, and an address released by no one is held forever. */
 	if (r >= 0) {

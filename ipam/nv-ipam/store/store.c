@@ -34,6 +34,7 @@
 #include "ipam/nv-ipam/store/load.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/released.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 static int64_t now_us(void)
@@ -407,9 +408,43 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
 	return 0;
 }
 
+static bool is_attachment(const struct nvipam_alloc *a, const char *container_id, const char *ifname)
+{
+	return strcmp(a->container_id, container_id) == 0 && strcmp(a->ifname, ifname) == 0;
+}
+
+/* The addresses an attachment holds in an open pool, into @ips (at most @max). */
+struct base_ips {
+	const struct store_pool_disk *d;
+	struct ip_addr *ips;
+	size_t n, max;
+};
+
+static void base_ip(size_t i, void *ctx)
+{
+	struct base_ips *b = ctx;
+
+	if (!b->d->base_gone[i] && b->n < b->max)
+		b->ips[b->n++] = b->d->base.ips[i];
+}
+
+static size_t attachment_ips(const struct nvipam_store *s, const struct nvipam_store_pool *p,
+			     const char *container_id, const char *ifname, struct ip_addr *ips,
+			     size_t max)
+{
+	struct base_ips b = { .d = p->disk, .ips = ips, .max = max };
+
+	for (size_t i = 0; i < s->n_allocs && b.n < max; i++)
+		if (s->allocs[i].pool == p->key && is_attachment(&s->allocs[i], container_id, ifname))
+			ips[b.n++] = s->allocs[i].ip;
+	if (p->disk->has_base)
+		store_snap_find_attachment(&p->disk->base, container_id, ifname, base_ip, &b);
+	return b.n;
+}
+
 int nvipam_store_release(const char *path, bool confined, unsigned int timeout_ms,
-			 const char *container_id, const char *ifname, size_t *ret_n,
-			 struct cni_err *err)
+			 const char *container_id, const char *ifname, unsigned int cooldown_s,
+			 size_t *ret_n, struct cni_err *err)
 {
 	struct nvipam_store s;
 	char **stems = NULL;
@@ -443,9 +478,16 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 		}
 		r = pool_open(&s, 0, err);
 		if (r >= 0 && s.pools[0].key) {
+			struct ip_addr ips[8];
+			size_t n_ips = cooldown_s ? attachment_ips(&s, &s.pools[0], container_id,
+								   ifname, ips, 8) : 0;
+
 			released += nvipam_store_remove(&s, s.pools[0].key, container_id, ifname);
 			r = s.dirty ? store_commit_write(&s, true, err) : 0;
 			s.dirty = false;
+			/* Noted under the pool's lock: the next ADD of the pool reads it there. */
+			if (r >= 0)
+				store_released_note(&s, s.pools[0].disk, ips, n_ips, cooldown_s);
 			/* As nvipam_store_commit_close(): the pool's lock goes before the wait for the disk. */
 			if (s.pools[0].disk->lock_fd >= 0)
 				(void)flock(s.pools[0].disk->lock_fd, LOCK_UN);
@@ -533,11 +575,6 @@ void nvipam_store_close(struct nvipam_store *s)
 }
 
 /* ---- the model ---- */
-
-static bool is_attachment(const struct nvipam_alloc *a, const char *container_id, const char *ifname)
-{
-	return strcmp(a->container_id, container_id) == 0 && strcmp(a->ifname, ifname) == 0;
-}
 
 /* The first record of a pool's snapshot an attachment has, still there. */
 struct base_match {
@@ -801,6 +838,18 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 	*ret_has_last = p && p->has_last;
 	*ret_last = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 };
 	return 0;
+}
+
+int nvipam_store_cooling(const struct nvipam_store *s, const char *pool, unsigned int cooldown_s,
+			 struct ip_addr **ret, size_t *ret_n)
+{
+	const struct nvipam_store_pool *p = store_model_pool(s, pool);
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!p || !cooldown_s)
+		return 0;
+	return store_released_since(s, p->disk, time(NULL) - (time_t)cooldown_s, ret, ret_n);
 }
 
 bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool)

@@ -152,6 +152,8 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
  * @timeout_ms: how long to wait for all the locks together
  * @container_id: container ID
  * @ifname: interface name
+ * @cooldown_s: the node's released-address cooldown: when not 0, the addresses released
+ *              are noted with the time, for nvipam_store_cooling()
  * @ret_n: the number of allocations released
  * @err: as nvipam_store_open(), and code 5 when a change cannot be written
  *
@@ -162,8 +164,8 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
  * Return: 0 on success, negative errno on failure.
  */
 int nvipam_store_release(const char *path, bool confined, unsigned int timeout_ms,
-			 const char *container_id, const char *ifname, size_t *ret_n,
-			 struct cni_err *err);
+			 const char *container_id, const char *ifname, unsigned int cooldown_s,
+			 size_t *ret_n, struct cni_err *err);
 
 /**
  * nvipam_store_commit() - write the changes: one line per change appended to each
@@ -280,6 +282,19 @@ int nvipam_alloc_ptr_cmp(const void *a, const void *b);
  */
 int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
 		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last);
+
+/**
+ * nvipam_store_cooling() - the addresses of a pool released less than a cooldown ago
+ * @s: store, the pool open (its lock held)
+ * @pool: pool key
+ * @cooldown_s: the cooldown (0: none, nothing returned)
+ * @ret: malloc'ed array (NULL when empty), written on success
+ * @ret_n: its length
+ *
+ * Return: 0, -ENOMEM.
+ */
+int nvipam_store_cooling(const struct nvipam_store *s, const char *pool, unsigned int cooldown_s,
+			 struct ip_addr **ret, size_t *ret_n);
 
 /**
  * nvipam_store_headerless() - the pool logs a whole open found without their header line
