@@ -34,11 +34,39 @@ check "kubelet back: the orphan's sandbox is torn down, its DEL through Multus" 
 	wait_until 90 eval 'grep -q "Del: default:kmv:" "$DIR/logs/multus.log"'
 check "nothing was allocated again meanwhile" eval '! store_has_kmv'
 
-# Going back: the DaemonSet's pod stops and hands the store over in the reference
-# daemon's format, as that daemon reads it: the old pod's address, not the freed one.
+# Going back: a live pod on the network, then the DaemonSet's pod stops and hands the store
+# over in the reference daemon's format, as that daemon reads it: the live pod's address
+# and the old pod's, not the freed one.
+cat <<EOF | kc apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata:
+  name: kkeep
+  namespace: default
+  annotations:
+    k8s.v1.cni.cncf.io/networks: kmacvlan
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox:local
+    command: ["sh", "-c", "exec sleep 3600"]
+EOF
+kkeep_ready() { [ "$(kc get pod kkeep -n default -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }
+check "a live pod on the network before going back" wait_until 120 kkeep_ready
+kkeep_ip=$(kc get pod kkeep -n default -o 'jsonpath={.metadata.annotations.k8s\.v1\.cni\.cncf\.io/network-status}' |
+	jq -r '.[] | select(.name == "default/kmacvlan") | .ips[0]')
 kc delete daemonset nv-ipam-node -n "$NS" >/dev/null
-check "the DaemonSet gone, the store is handed over: the marker, then the reference daemon's file" \
-	wait_until 60 eval '[ -e "$nstore.handed-over" ] && [ "$(python3 "$refstore" "$nstore")" = "oldpool 10.99.0.5 refpod net1" ]'
+ref_pools_ips() { python3 "$refstore" "$nstore" | awk '{printf "%s %s ", $1, $2}'; }
+check "the DaemonSet gone, the store is handed over: the live pod's and the old pod's addresses, as the reference daemon reads them" \
+	wait_until 60 eval '[ -e "$nstore.handed-over" ] && [ "$(ref_pools_ips)" = "kpool $kkeep_ip oldpool 10.99.0.5 " ]'
+# Back to ours by hand (what the DaemonSet's next start does), so that the pod's DEL can
+# release its address.
+kkeep_held() { "$nodefs/opt/cni/bin/nv-ipam-tool" show --store "$nstore" --pool-file "$nodefs/etc/cni/net.d/nv-ipam.d/node-pools.json" --pool kpool --json | jq -r '[.pools[0].allocations[] | select(.podName == "kkeep") | .ip] | join(" ")'; }
+check "taken back: the live pod's address is ours again" \
+	eval '"$nodefs/opt/cni/bin/nv-ipam-tool" adopt --store "$nstore" | grep -q "as handed over" && [ "$(kkeep_held)" = "$kkeep_ip" ]'
+kc delete pod kkeep -n default --wait=true --timeout=60s >/dev/null 2>&1
+check "and its DEL released it" eval '[ -z "$(kkeep_held)" ]'
 kc delete network-attachment-definitions kmacvlan -n default >/dev/null
 kc delete ippools --all -n "$NS" >/dev/null
 ip link del "$master" 2>/dev/null
