@@ -106,7 +106,7 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 	const char *keys[] = { pool };
 	char cid[65], addr[32], podname[64];
 	struct nvipam_alloc a = alloc_n(i, cid, addr, podname);
-	struct ip_addr *ips;
+	struct ip_addr *ips = NULL;
 	struct ip_addr last;
 	struct nvipam_store s;
 	struct cni_err err = { 0 };
