@@ -20,7 +20,8 @@ fi
 arm64=()
 if [ "$what" = test ] || [ "$what" = arm64 ]; then
 	arm64=(gcc-aarch64-linux-gnu libc6-dev:arm64 libnl-3-dev:arm64 libnl-route-3-dev:arm64
-	       libjson-c-dev:arm64 libcmocka-dev:arm64)
+	       libjson-c-dev:arm64 libcmocka-dev:arm64
+	       libcurl4-openssl-dev:arm64 libmicrohttpd-dev:arm64 libyaml-dev:arm64)
 	pkgs+=("${arm64[@]}" qemu-user binutils)
 fi
 

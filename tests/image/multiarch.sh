@@ -7,7 +7,10 @@
 # platform's image has that architecture in its config, cni-install as its
 # entrypoint, its slot's binaries and nothing else, each the build's binary
 # stripped, static and for that machine; and the arm64 image's cni-install,
-# run under qemu-user on the image's own files, installs exactly its set.
+# run under qemu-user on the image's own files, installs exactly its set. Then the nv-ipam
+# image (ninja image-nv-ipam-multiarch) the same way: a list of both platforms, each with the
+# build's four binaries (nv-ipam and nv-ipam-tool static), ipam-node and ipam-controller
+# starting from the image's own loader and libraries (the arm64 ones under qemu-user).
 # Usage: multiarch.sh NATIVE_BUILD_DIR ARM64_BUILD_DIR
 # Needs root (podman), jq, readelf, qemu-aarch64 (package qemu-user).
 set -uo pipefail
@@ -30,7 +33,7 @@ done
 tag=test-$$$RANDOM
 tmp=$(mktemp -d /tmp/cni-multiarch-test.XXXXXX)
 cleanup() {
-	for name in "${!slot[@]}"; do
+	for name in "${!slot[@]}" nv-ipam; do
 		podman rmi "localhost/$name:$tag-amd64" "localhost/$name:$tag-arm64" >/dev/null 2>&1
 	done
 	rm -rf "$tmp"
@@ -117,6 +120,57 @@ for name in cni-rdma-plugins cni-rdma-ipoib; do
 		for b in ${slot[$name]}; do
 			check "  ... $b is the image's" cmp -s "$root/opt/cni-rdma-plugins/bin/$b" "$host/$b"
 		done
+	done
+done
+
+echo "# ninja image-nv-ipam-multiarch"
+if TAG=$tag PUSH_TO=oci:$tmp/oci/ ARM64_BUILD=$arm64 ninja -C "$native" image-nv-ipam-multiarch \
+	>"$tmp/nvi-build.log" 2>&1; then
+	ok "ninja image-nv-ipam-multiarch"
+else
+	not_ok "ninja image-nv-ipam-multiarch"; tail -20 "$tmp/nvi-build.log"; finish
+fi
+check "nv-ipam: no manifest list left in podman's storage" \
+	bash -c '! podman manifest exists "$1" 2>/dev/null && ! podman image exists "$1"' _ "localhost/nv-ipam:$tag-list"
+layout=$tmp/oci/nv-ipam
+list=$(jq -r --arg t "$tag" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' \
+	"$layout/index.json" 2>/dev/null)
+check "nv-ipam: the layout holds $tag" [ -n "$list" ]
+[ -n "$list" ] || finish
+platforms=$(jq -r '[.manifests[].platform | "\(.os)/\(.architecture)"] | sort | join(" ")' "$(blob "$layout" "$list")")
+check "nv-ipam: a manifest list of $platforms (want linux/amd64 linux/arm64)" \
+	[ "$platforms" = "linux/amd64 linux/arm64" ]
+declare -A nvi_built=([ipam-node]=ipam/nv-ipam/ipam-node [ipam-controller]=ipam/nv-ipam/controller/ipam-controller
+	[nv-ipam]=ipam/nv-ipam/nv-ipam [nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool)
+for arch in amd64 arm64; do
+	m=$(jq -r --arg a "$arch" '.manifests[] | select(.platform.architecture == $a) | .digest' "$(blob "$layout" "$list")")
+	[ -n "$m" ] || continue
+	cfg=$(blob "$layout" "$(jq -r .config.digest "$(blob "$layout" "$m")")")
+	got=$(jq -c '[.os, .architecture, .config.Cmd]' "$cfg")
+	check "nv-ipam $arch: config $got" [ "$got" = "[\"linux\",\"$arch\",[\"/ipam-node\"]]" ]
+	root=$tmp/root-nv-ipam-$arch
+	mkdir "$root"
+	for layer in $(jq -r '.layers[].digest' "$(blob "$layout" "$m")"); do
+		tar -xf "$(blob "$layout" "$layer")" -C "$root"
+	done
+	for b in "${!nvi_built[@]}"; do
+		"${strip[$arch]}" -o "$tmp/stripped" "${dir[$arch]}/${nvi_built[$b]}"
+		check "nv-ipam $arch: /$b is the build's, stripped, for ${machine[$arch]}" \
+			bash -c 'cmp -s "$1" "$2" && LC_ALL=C readelf -h "$1" | grep -q "Machine: *$3"' _ \
+			"$root/$b" "$tmp/stripped" "${machine[$arch]}"
+	done
+	for b in nv-ipam nv-ipam-tool; do
+		check "nv-ipam $arch: /$b is $(elf "$root/$b") (ipam-node copies it onto hosts)" \
+			[ "$(elf "$root/$b")" = "static ${machine[$arch]}" ]
+	done
+	# ipam-node and ipam-controller start from the image's own loader and libraries.
+	run=()
+	[ "$arch" = amd64 ] || run=(qemu-aarch64 -L "$root")
+	[ "$arch" = arm64 ] || run=("$root/lib64/ld-linux-x86-64.so.2" --library-path "$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu")
+	for b in ipam-node ipam-controller; do
+		out=$("${run[@]}" "$root/$b" --version 2>&1)
+		check "nv-ipam $arch: /$b --version from the image's libraries: $out" \
+			bash -c '[[ $1 == "$2 "* ]]' _ "$out" "$b"
 	done
 done
 finish
