@@ -1041,17 +1041,22 @@ static void test_device_info(void **state)
 	assert_non_null(result.ifaces[0].pci_id);
 	assert_string_equal(result.ifaces[0].pci_id, "0000:01:00.0");
 
-	/* A path the node does not let a config name: nothing moves, nothing is written. */
+	/*
+	 * A path the node does not let a config name (beside deviceInfoDirs, in the test's
+	 * own directory): nothing moves, nothing is written there.
+	 */
+	snprintf(file, sizeof(file), "%s/outside.json", devinfo_base);
+	snprintf(conf, sizeof(conf),
+		 "{\"cniVersion\":\"1.1.0\",\"name\":\"hd\",\"type\":\"host-device\","
+		 "\"device\":\"ens1f0\",\"runtimeConfig\":{\"CNIDeviceInfoFile\":\"%s\"},"
+		 "\"ipam\":{\"type\":\"fake\"}}", file);
 	world(0);
-	assert_int_equal(run(CNI_CMD_ADD, "{\"cniVersion\":\"1.1.0\",\"name\":\"hd\","
-					  "\"type\":\"host-device\",\"device\":\"ens1f0\","
-					  "\"runtimeConfig\":{\"CNIDeviceInfoFile\":\"/etc/devinfo.json\"},"
-					  "\"ipam\":{\"type\":\"fake\"}}"), -EINVAL);
+	assert_int_equal(run(CNI_CMD_ADD, conf), -EINVAL);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
 	assert_non_null(strstr(err.msg, "CNIDeviceInfoFile"));
 	assert_int_equal(fake_net_count(pod), 0);
 	assert_int_equal(fake_net.ipam_allocated, 0);
-	assert_int_equal(access("/etc/devinfo.json", F_OK), -1);
+	assert_int_equal(access(file, F_OK), -1);
 }
 
 static void test_not_found(void **state)
