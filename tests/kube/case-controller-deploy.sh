@@ -119,25 +119,10 @@ metadata:
   namespace: default
 spec:
   config: '{"cniVersion":"0.3.1","name":"kcdmacvlan","type":"macvlan","master":"$cd_master","mode":"bridge","ipam":{"type":"nv-ipam","poolName":"cdpool"}}'
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: kcd
-  namespace: default
-  annotations:
-    k8s.v1.cni.cncf.io/networks: kcdmacvlan
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: c
-    image: busybox:local
-    command: ["sh", "-c", "exec sleep 3600"]
 EOF
-cd_pod_ready() { [ "$(kc get pod kcd -n default -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }
-check "the pod with the networks annotation starts" wait_until 120 cd_pod_ready
-cd_ip=$(kc get pod kcd -n default -o 'jsonpath={.metadata.annotations.k8s\.v1\.cni\.cncf\.io/network-status}' |
-	jq -r '.[] | select(.name == "default/kcdmacvlan") | .ips[0]')
+net_pod kcd kcdmacvlan
+check "the pod with the networks annotation starts" wait_until 120 net_pod_ready kcd
+cd_ip=$(net_pod_ip kcd kcdmacvlan)
 # The block's first address is the gateway (.1) when the node was carved the first block.
 cd_want=$(awk -F. -v s="$cd_start" 'BEGIN { split(s, a, "."); n = a[4] + (s == "192.168.181.1" ? 1 : 0); print a[1] "." a[2] "." a[3] "." n }')
 check "its net1 got $cd_ip, the first free address of the node's carved block" \

@@ -37,25 +37,9 @@ check "nothing was allocated again meanwhile" eval '! store_has_kmv'
 # Going back: a live pod on the network, then the DaemonSet's pod stops and hands the store
 # over in the reference daemon's format, as that daemon reads it: the live pod's address
 # and the old pod's, not the freed one.
-cat <<EOF | kc apply -f - >/dev/null
-apiVersion: v1
-kind: Pod
-metadata:
-  name: kkeep
-  namespace: default
-  annotations:
-    k8s.v1.cni.cncf.io/networks: kmacvlan
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: c
-    image: busybox:local
-    command: ["sh", "-c", "exec sleep 3600"]
-EOF
-kkeep_ready() { [ "$(kc get pod kkeep -n default -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }
-check "a live pod on the network before going back" wait_until 120 kkeep_ready
-kkeep_ip=$(kc get pod kkeep -n default -o 'jsonpath={.metadata.annotations.k8s\.v1\.cni\.cncf\.io/network-status}' |
-	jq -r '.[] | select(.name == "default/kmacvlan") | .ips[0]')
+net_pod kkeep kmacvlan
+check "a live pod on the network before going back" wait_until 120 net_pod_ready kkeep
+kkeep_ip=$(net_pod_ip kkeep kmacvlan)
 kc delete daemonset nv-ipam-node -n "$NS" >/dev/null
 ref_pools_ips() { python3 "$refstore" "$nstore" | awk '{printf "%s %s ", $1, $2}'; }
 check "the DaemonSet gone, the store is handed over: the live pod's and the old pod's addresses, as the reference daemon reads them" \

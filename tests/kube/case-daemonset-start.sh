@@ -81,25 +81,10 @@ metadata:
   namespace: default
 spec:
   config: '{"cniVersion":"0.3.1","name":"kmacvlan","type":"macvlan","master":"$master","mode":"bridge","ipam":{"type":"nv-ipam","poolName":"kpool"}}'
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: kmv
-  namespace: default
-  annotations:
-    k8s.v1.cni.cncf.io/networks: kmacvlan
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: c
-    image: busybox:local
-    command: ["sh", "-c", "exec sleep 3600"]
 EOF
-pod_ready() { [ "$(kc get pod kmv -n default -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }
-check "the pod with the networks annotation starts" wait_until 120 pod_ready
-kmv_ip=$(kc get pod kmv -n default -o 'jsonpath={.metadata.annotations.k8s\.v1\.cni\.cncf\.io/network-status}' |
-	jq -r '.[] | select(.name == "default/kmacvlan") | .ips[0]')
+net_pod kmv kmacvlan
+check "the pod with the networks annotation starts" wait_until 120 net_pod_ready kmv
+kmv_ip=$(net_pod_ip kmv kmacvlan)
 check "its net1 got $kmv_ip from the node's block (past the gateway)" \
 	eval '[ "$kmv_ip" = 192.168.180.2 ] && "$KIT/k8s" netns "$DIR" default kmv ip -4 -o addr show net1 | grep -q "inet 192.168.180.2/24"'
 check "the store holds it for the pod" \

@@ -103,3 +103,29 @@ pool_status() {
 		"/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/$NS/$plural/$2/status" "$work/status.json" \
 		application/merge-patch+json >/dev/null
 }
+
+# A busybox pod in default with the networks annotation naming NAD (as a workload asks for a
+# secondary network), its readiness, and the first address Multus reports for NAD.
+# net_pod NAME NAD / net_pod_ready NAME / net_pod_ip NAME NAD
+net_pod() {
+	kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: default
+  annotations:
+    k8s.v1.cni.cncf.io/networks: $2
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox:local
+    command: ["sh", "-c", "exec sleep 3600"]
+EOF
+}
+net_pod_ready() { [ "$(kc get pod "$1" -n default -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }
+net_pod_ip() {
+	kc get pod "$1" -n default -o 'jsonpath={.metadata.annotations.k8s\.v1\.cni\.cncf\.io/network-status}' |
+		jq -r --arg n "default/$2" '.[] | select(.name == $n) | .ips[0]'
+}
