@@ -16,7 +16,13 @@ mkdir -p "$cd_wh"
 
 # The image: the one daemonset-start imported, or built and imported here.
 cd_image=${ds_image:-localhost/nv-ipam:kube-$$}
-cd_has_image() { ctr --address "$nodefs/run/containerd/containerd.sock" -n k8s.io images ls -q 2>/dev/null | grep -q "$cd_image\$"; }
+# ctr writes a line at a time: read all before grep (grep -q on the pipe may stop reading
+# before ctr's last line, and the SIGPIPE fails the pipeline under pipefail).
+cd_has_image() {
+	local refs
+	refs=$(ctr --address "$nodefs/run/containerd/containerd.sock" -n k8s.io images ls -q 2>/dev/null) &&
+		grep -q "$cd_image\$" <<<"$refs"
+}
 if ! cd_has_image; then
 	if TAG=${cd_image##*:} IMAGE=${cd_image%:*} ninja -C "$build" image-nv-ipam >"$work/cd-image.log" 2>&1 &&
 		podman save -o "$work/cd-nv-ipam.tar" "$cd_image" >>"$work/cd-image.log" 2>&1 &&

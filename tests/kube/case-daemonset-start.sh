@@ -49,8 +49,14 @@ printf 'apiVersion: nv-ipam.nvidia.com/v1alpha1\nkind: IPPool\nmetadata: {name: 
 	kc apply -f - >/dev/null
 pool_status IPPool kpool "{\"allocations\":[{\"nodeName\":\"${K8S_NODE:-node1}\",\"startIP\":\"192.168.180.1\",\"endIP\":\"192.168.180.16\"}]}"
 
-ds_pod() { kc get pods -n "$NS" -l name=nv-ipam-node -o 'jsonpath={.items[0].metadata.name}' 2>/dev/null; }
-ds_running() { [ "$(kc get pods -n "$NS" -l name=nv-ipam-node -o 'jsonpath={.items[0].status.phase}' 2>/dev/null)" = Running ]; }
+# The DaemonSet's pod on the kit's node: the Node objects other cases make (no kubelet
+# behind them) get pods of it too, which never run.
+ds_pod_field() {
+	kc get pods -n "$NS" -l name=nv-ipam-node --field-selector "spec.nodeName=${K8S_NODE:-node1}" \
+		-o "jsonpath={.items[0].$1}" 2>/dev/null
+}
+ds_pod() { ds_pod_field metadata.name; }
+ds_running() { [ "$(ds_pod_field status.phase)" = Running ]; }
 ds_log() { cat "$DIR"/logs/pods/"$NS"_nv-ipam-node-*/nv-ipam-node/*.log 2>/dev/null; }
 # ds_log_has TEXT: grep reads the files itself (a pipe into grep -q fails under pipefail
 # when grep stops reading before cat has written all).

@@ -8,7 +8,15 @@ kc() { "$DIR/bin/kubectl" --kubeconfig "$DIR/admin.kubeconfig" "$@"; }
 t_n=${t_n:-0}
 t_failed=${t_failed:-0}
 ok() { t_n=$((t_n + 1)); echo "ok $t_n - $*"; }
-not_ok() { t_n=$((t_n + 1)); t_failed=$((t_failed + 1)); echo "not ok $t_n - $*"; }
+not_ok() { t_n=$((t_n + 1)); t_failed=$((t_failed + 1)); echo "not ok $t_n - $*"; failure_state "$t_n" >&2; }
+# failure_state N: what the cluster looked like at failed check N, on stderr, which CI
+# prints of a failed suite (its TAP lines and the case logs it does not).
+failure_state() {
+	echo "--- at failed check $1 ($(date -u +%T)): pods, the node's nv-ipam images, free space"
+	kc get pods -A -o wide --no-headers 2>&1 | head -n 30
+	ctr --address "$DIR/node/run/containerd/containerd.sock" -n k8s.io images ls -q 2>&1 | grep -F nv-ipam
+	df -h "$DIR" /tmp 2>&1
+}
 check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 note() { echo "# $*"; }
 
