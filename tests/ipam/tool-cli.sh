@@ -117,6 +117,31 @@ jq 'del(.items[].status)' "$ex/pools.json" >"$work/ex-specs.json"
 check "conf-examples/nv-ipam: pools.json's statuses are carve's" \
 	"[ \"\$(jq -c '[.items[] | [.metadata.name, .status]]' \"$ex/pools.json\")\" = \"\$(jq -c '[.items[] | [.metadata.name, .status]]' \"$work/ex-carved.json\")\" ]"
 
+# A status written before the exclusions grew to cover host-b's block: the controller (carve)
+# moves host-b to the next free block and leaves the others; until it does, the node
+# (node-pools) keeps the block the status gives, as the reference's node does, and nv-ipam
+# says why round-robin finds nothing (code 110) and still grants a static IP.
+jq '.items[0].spec.exclusions += [{startIP: "192.168.0.25", endIP: "192.168.0.48"}]' "$FIX/pools.json" >"$work/fullex.json"
+"$TOOL" carve --pools "$work/fullex.json" --nodes "$FIX/nodes.json" >"$work/fullex-carved.json"
+check "fully excluded block: carve moves the node to the next free block, the others kept" \
+	"[ \"\$(jq -c '[.items[0].status.allocations[] | [.nodeName, .startIP, .endIP]]' \"$work/fullex-carved.json\")\" = '[[\"host-a\",\"192.168.0.1\",\"192.168.0.24\"],[\"host-b\",\"192.168.0.97\",\"192.168.0.120\"],[\"host-c\",\"192.168.0.49\",\"192.168.0.72\"],[\"k8s-master\",\"192.168.0.73\",\"192.168.0.96\"]]' ]"
+fx_dir=$work/fullex
+"$TOOL" node-pools --node host-b --input "$work/fullex.json" --output "$fx_dir/node-pools.json" >/dev/null
+check "fully excluded block: node-pools keeps the status's block until it changes" \
+	"[ \"\$(jq -c '.pools.pool1 | [.startIP, .endIP]' \"$fx_dir/node-pools.json\")\" = '[\"192.168.0.25\",\"192.168.0.48\"]' ]"
+nvipam_node_conf "$fx_dir" "$fx_dir/node-pools.json" "$fx_dir/store"
+fx_add() { # CONTAINER-ID [STATIC-IP]: an ADD on pool1 with the node files of $fx_dir
+	CNI_COMMAND=ADD CNI_CONTAINERID=$1 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 \
+		CNI_PATH=/nonexistent CNI_ARGS=${2:+"IgnoreUnknown=1;IP=$2"} "$NVIPAM" \
+		<<<'{"cniVersion":"1.0.0","name":"net","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'"$fx_dir"'"}}'
+}
+rc=0
+fx_add fx1 >"$work/out" 2>/dev/null || rc=$?
+check "fully excluded block: ADD fails with code 110 saying every address is excluded" \
+	"[ $rc = 1 ] && jq -e '.code == 110 and (.msg | contains(\"every address of this node'\\''s range 192.168.0.25-192.168.0.48 is excluded or the gateway\"))' \"$work/out\" >/dev/null"
+check "fully excluded block: a static IP is still granted" \
+	"[ \"\$(fx_add fx2 192.168.0.30 | jq -r '.ips[0].address')\" = 192.168.0.30/16 ]"
+
 # The file written is what nv-ipam reads: the README's first ADD on host-a.
 "$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >/dev/null
 nvipam_node_conf "$work" "$pf" "$work/store"
