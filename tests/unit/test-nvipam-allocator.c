@@ -20,7 +20,8 @@
 
 #define ONE(key, body) "{\"pools\":{\"" key "\":{" body "}}}"
 
-/* An in-memory store of one pool: held addresses and the last round-robin pick. */
+/* An in-memory store of one pool: held addresses (in order, as the store gives them) and the
+ * last round-robin pick. */
 struct fake_store {
 	struct ip_addr *held;
 	size_t n;
@@ -40,12 +41,17 @@ static struct ip_addr ip(const char *s)
 
 static void hold(struct fake_store *s, struct ip_addr a)
 {
+	size_t i = s->n;
+
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 16;
 		s->held = realloc(s->held, s->cap * sizeof(*s->held));
 		assert_non_null(s->held);
 	}
-	s->held[s->n++] = a;
+	for (; i > 0 && ip_addr_cmp(&s->held[i - 1], &a) > 0; i--)
+		s->held[i] = s->held[i - 1];
+	s->held[i] = a;
+	s->n++;
 }
 
 static void release(struct fake_store *s, const char *addr)
@@ -54,7 +60,8 @@ static void release(struct fake_store *s, const char *addr)
 
 	for (size_t i = 0; i < s->n; i++) {
 		if (ip_addr_equal(&s->held[i], &a)) {
-			s->held[i] = s->held[--s->n];
+			memmove(&s->held[i], &s->held[i + 1], (s->n - i - 1) * sizeof(*s->held));
+			s->n--;
 			return;
 		}
 	}

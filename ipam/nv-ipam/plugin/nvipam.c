@@ -131,7 +131,6 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	usage.reserved = held;
-	usage.sorted = true;
 	r = nvipam_allocate(pool, &usage, req, ret, err);
 	if (r < 0)
 		return r;
@@ -372,7 +371,6 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 			goto out;
 		}
 		usage.reserved = held;
-		usage.sorted = true;
 		if (nvipam_pool_free_count(p, &usage) == 0) {
 			r = cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOSPC,
 					"no free addresses in the pool \"%s\", poolType \"%s\"", p->name,

@@ -11,10 +11,9 @@ struct nvipam_pool;
 
 /* What the store knows about one pool, as the allocator needs it. */
 struct nvipam_pool_usage {
-	const struct ip_addr *reserved; /* every IP currently held in the pool */
+	const struct ip_addr *reserved; /* every IP currently held in the pool, in ip_addr_cmp()
+	                                   order (as nvipam_store_usage() gives them) */
 	size_t n_reserved;
-	bool sorted;                    /* @reserved is in address order, IPv4 first (as
-	                                   nvipam_store_usage() gives them): used as it is */
 	bool has_last;
 	struct ip_addr last_reserved;   /* the store's last round-robin pick */
 };

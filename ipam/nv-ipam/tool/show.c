@@ -242,7 +242,6 @@ static int free_counts(const struct nvipam_store *st, struct shown *v, size_t n)
 		if (nvipam_store_usage(st, v[i].key, &ips, &nips, &u.has_last, &u.last_reserved) < 0)
 			return -ENOMEM;
 		u.reserved = ips;
-		u.sorted = true;
 		u.n_reserved = nips;
 		v[i].free_count = nvipam_pool_free_count(v[i].pool, &u);
 		free(ips);
