@@ -52,14 +52,14 @@ static void die(const char *what, const struct cni_err *err)
 static struct nvipam_alloc alloc_n(unsigned int i, char *cid, char *addr, char *pod)
 {
 	struct nvipam_alloc a = {
-		.pool = (char *)pool,
+		.pool = pool,
 		.container_id = cid,
-		.ifname = (char *)"net1",
-		.network = (char *)"rail0",
-		.pod_namespace = (char *)"tenant-namespace",
+		.ifname = "net1",
+		.network = "rail0",
+		.pod_namespace = "tenant-namespace",
 		.pod_name = pod,
-		.pod_uid = (char *)"aaf0a0fc-9869-41ef-9214-48599f85b4fa",
-		.device_id = (char *)"0000:3b:00.2",
+		.pod_uid = "aaf0a0fc-9869-41ef-9214-48599f85b4fa",
+		.device_id = "0000:3b:00.2",
 		.created = 1718359200 + (time_t)i,
 	};
 
@@ -74,7 +74,7 @@ static struct nvipam_alloc alloc_n(unsigned int i, char *cid, char *addr, char *
 /* A store with @n allocations in the pool, written in one commit. */
 static void fill(const char *path, unsigned int n)
 {
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct cni_err err = { 0 };
 
 	if (nvipam_store_open(path, false, 1000, &s, &err) < 0)
@@ -83,7 +83,7 @@ static void fill(const char *path, unsigned int n)
 		char cid[65], addr[32], podname[64];
 		struct nvipam_alloc a = alloc_n(i, cid, addr, podname);
 
-		if (nvipam_store_add(&s, &a, true) < 0)
+		if (nvipam_store_add(s, &a, true) < 0)
 			die("add", NULL);
 	}
 	/* An empty pool exists too. */
@@ -91,13 +91,13 @@ static void fill(const char *path, unsigned int n)
 		char cid[65], addr[32], podname[64];
 		struct nvipam_alloc a = alloc_n(0, cid, addr, podname);
 
-		if (nvipam_store_add(&s, &a, true) < 0 || nvipam_store_commit(&s, &err) < 0)
+		if (nvipam_store_add(s, &a, true) < 0 || nvipam_store_commit(s, &err) < 0)
 			die("add", &err);
-		(void)nvipam_store_remove(&s, pool, cid, "net1");
+		(void)nvipam_store_remove(s, pool, cid, "net1");
 	}
-	if (nvipam_store_commit(&s, &err) < 0)
+	if (nvipam_store_commit(s, &err) < 0)
 		die("commit", &err);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 }
 
 /* What an ADD asks of the store, and the same for its DEL; Return: ms of the ADD. */
@@ -108,7 +108,7 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 	struct nvipam_alloc a = alloc_n(i, cid, addr, podname);
 	struct ip_addr *ips;
 	struct ip_addr last;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct cni_err err = { 0 };
 	bool has_last;
 	size_t n;
@@ -117,13 +117,13 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 	if (nvipam_store_open_pools(path, false, 1000, keys, 1, &s, &err) < 0)
 		die("open pools", &err);
 	*open_ms = now_ms() - t0;
-	if (nvipam_store_find(&s, pool, cid, "net1") ||
-	    nvipam_store_usage(&s, pool, &ips, &n, &has_last, &last) < 0)
+	if (nvipam_store_find(s, pool, cid, "net1") ||
+	    nvipam_store_usage(s, pool, &ips, &n, &has_last, &last) < 0)
 		die("find", NULL);
 	free(ips);
-	if (nvipam_store_add(&s, &a, true) < 0 || nvipam_store_commit(&s, &err) < 0)
+	if (nvipam_store_add(s, &a, true) < 0 || nvipam_store_commit(s, &err) < 0)
 		die("add", &err);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	t1 = now_ms() - t0;
 	if (nvipam_store_release(path, false, 1000, cid, "net1", &n, &err) < 0 || n != 1)
 		die("release", &err);
@@ -177,7 +177,7 @@ static void migration(void)
 	struct cni_err why = { 0 };
 	double t[RUNS / 4], t0;
 	char dir[] = "/tmp/bench-store-XXXXXX", path[64];
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	text_buf_puts(&b, "{\"version\":1,\"pools\":{\"cidrpool/bench\":{\"lastReservedIP\":\"10.0.39.15\"}},"
 			  "\"allocations\":[");
@@ -211,9 +211,9 @@ static void migration(void)
 	if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0)
 		die("write", NULL);
 	t0 = now_ms();
-	if (nvipam_store_open(path, false, 1000, &s, &why) < 0 || nvipam_store_commit(&s, &why) < 0)
+	if (nvipam_store_open(path, false, 1000, &s, &why) < 0 || nvipam_store_commit(s, &why) < 0)
 		die("migrate", &why);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	printf("the whole migration (read, write the pool log and its snapshot, synced) %.1f ms, once\n",
 	       now_ms() - t0);
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

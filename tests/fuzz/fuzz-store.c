@@ -14,9 +14,9 @@
 #include "common/cni/error.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/format.h"
 #include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,8 +40,8 @@ static void store_file(const uint8_t *data, size_t size)
 	if (r < 0)
 		return;
 	for (size_t i = 0; i < l.n_allocs; i++)
-		if (!l.allocs[i].pool || !*l.allocs[i].pool || !l.allocs[i].container_id ||
-		    !l.allocs[i].ifname || !ip_addr_size(&l.allocs[i].ip))
+		if (!l.allocs[i].a.pool || !*l.allocs[i].a.pool || !l.allocs[i].a.container_id ||
+		    !l.allocs[i].a.ifname || !ip_addr_size(&l.allocs[i].a.ip))
 			fail("an older store's allocation without pool, IDs or address");
 	store_migrate_free(&l);
 }
@@ -89,13 +89,11 @@ static void snapshot(const uint8_t *data, size_t size)
 		size_t seen = 0;
 
 		for (size_t i = 0; i < snap.n_records && i < 4096; i++) {
-			struct nvipam_alloc a;
+			struct store_alloc r;
 
-			if (store_snap_record(&snap, i, pool, &a) == 0) {
-				(void)store_snap_find_ip(&snap, &a.ip);
-				store_snap_find_attachment(&snap, a.container_id, a.ifname, count, &seen);
-			}
-			(void)store_snap_txn(&snap, i);
+			store_snap_record(&snap, i, pool, &r);
+			(void)store_snap_find_ip(&snap, &r.a.ip);
+			store_snap_find_attachment(&snap, r.a.container_id, r.a.ifname, count, &seen);
 		}
 		store_snap_find_attachment(&snap, "c", "e", count, &seen);
 	}
@@ -106,7 +104,7 @@ static void snapshot(const uint8_t *data, size_t size)
 static void line_round_trip(const uint8_t *data, size_t size)
 {
 	char *strs = malloc(size + 1), *p = strs, *end, *buf, why[256];
-	char *f[7] = { (char *)"", (char *)"", (char *)"", (char *)"", (char *)"", (char *)"", (char *)"" };
+	const char *f[7] = { "", "", "", "", "", "", "" };
 	struct text_buf b = { 0 };
 	struct store_reader rd;
 	struct store_line l = { .type = 'A', .partner = "" }, back;

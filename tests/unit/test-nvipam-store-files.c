@@ -58,14 +58,14 @@ static char *write_log(const char *pool_file, const char *const *lines, size_t n
 
 static void expect_pools_open_fails(const char *path, const char *key, int code, const char *part)
 {
-	struct nvipam_store s = NVIPAM_STORE_INIT;
+	struct nvipam_store *s = NULL;
 	struct cni_err err = { 0 };
 
 	if (nvipam_store_open_pools(path, false, 0, &key, 1, &s, &err) >= 0)
 		fail_msg("pool %s opened, expected \"%s\"", key, part);
 	if (err.code != code || !strstr(err.msg, part))
 		fail_msg("want code %d with \"%s\", got %d \"%s\"", code, part, err.code, err.msg);
-	assert_null(s.path);
+	assert_null(s);
 }
 
 /* ---- the store's own name ---- */
@@ -114,36 +114,36 @@ static void test_torn_tail(void **state)
 	const char *keys[] = { "pool1", NULL };
 	const char torn[] = "A\tr\t\t\t10.0.0.9\tkilled\tnet1\tn\t\t\t\t\t2024-06";
 	_cleanup_free_ char *text = NULL;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	size_t len;
 	FILE *f;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	/* A writer killed in the middle of its line left part of it, no newline. */
 	f = fopen(log, "a");
 	assert_non_null(f);
 	fputs(torn, f);
 	fclose(f);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	assert_ip(&s.pools[0].last_reserved, "10.0.0.1");
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	assert_ip(&pool_at(s, 0)->last_reserved, "10.0.0.1");
+	nvipam_store_close(s);
 	/* The next writer cuts it before its own line: what follows a line is a line. */
 	open_pools_ok(path, keys, &s);
-	assert_null(nvipam_store_find(&s, "pool1", "killed", "net1"));
-	add_ok(&s, "pool1", "10.0.0.2", "c2", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_null(nvipam_store_find(s, "pool1", "killed", "net1"));
+	add_ok(s, "pool1", "10.0.0.2", "c2", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	text = read_all(log, &len);
 	assert_null(strstr(text, "killed"));
 	assert_int_equal(text[len - 1], '\n');
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 2);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 2);
+	nvipam_store_close(s);
 }
 
 static void test_torn_header(void **state)
@@ -152,7 +152,7 @@ static void test_torn_header(void **state)
 	_cleanup_free_ char *dir = path_in("store.d");
 	_cleanup_free_ char *log = path_in("store.d/pool1.log");
 	const char *keys[] = { "pool1", NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	/* Killed while creating the log: a header without its newline, nothing else. */
@@ -160,16 +160,16 @@ static void test_torn_header(void **state)
 	assert_int_equal(mkdir(dir, 0700), 0);
 	write_all(log, "nv-ipam-pool-log\t1\tpo", 21);
 	open_ok(path, &s);
-	assert_int_equal(s.n_pools, 0);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_pool_count(s), 0);
+	nvipam_store_close(s);
 	open_pools_ok(path, keys, &s);
-	assert_int_equal(s.n_allocs, 0);
-	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 0);
+	add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
 }
 
 static void test_damaged_logs_untouched(void **state)
@@ -269,7 +269,7 @@ static void test_duplicate_address(void **state)
 		"A\tr\t\t\t10.0.0.1\tc2\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
 	};
 	_cleanup_free_ char *log = write_log("pool1.log", lines, 3);
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct cni_err err = { 0 };
 
 	(void)state;
@@ -277,13 +277,13 @@ static void test_duplicate_address(void **state)
 	expect_pools_open_fails(path, "pool1", CNI_ERR_IO, "held twice");
 	/* The tool loads it, to report it and release one holder. */
 	assert_int_equal(nvipam_store_open_inspect(path, 100, &s, &err), 0);
-	assert_int_equal(s.n_allocs, 2);
-	assert_int_equal(nvipam_store_remove(&s, "pool1", "c2", "net1"), 1);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_int_equal(nvipam_store_remove(s, "pool1", "c2", "net1"), 1);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
 }
 
 /* D releases every address of the attachment; L sets the last pick; C and X settle pending lines. */
@@ -304,19 +304,19 @@ static void test_replayed_lines(void **state)
 		"X\t0000000000000012",
 	};
 	_cleanup_free_ char *log = write_log("a.log", lines, sizeof(lines) / sizeof(lines[0]));
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	/* Pool z does not exist: the pending line of transaction 13 did not happen. */
 	open_ok(path, &s);
-	assert_null(nvipam_store_find(&s, "a", "c1", "net1"));
-	assert_non_null(nvipam_store_find(&s, "a", "c2", "net1"));
-	assert_non_null(nvipam_store_find(&s, "a", "c3", "net1"));
-	assert_null(nvipam_store_find(&s, "a", "c4", "net1"));
-	assert_null(nvipam_store_find(&s, "a", "c5", "net1"));
-	assert_int_equal(s.n_allocs, 2);
-	assert_ip(&s.pools[0].last_reserved, "10.0.0.7");
-	nvipam_store_close(&s);
+	assert_null(nvipam_store_find(s, "a", "c1", "net1"));
+	assert_non_null(nvipam_store_find(s, "a", "c2", "net1"));
+	assert_non_null(nvipam_store_find(s, "a", "c3", "net1"));
+	assert_null(nvipam_store_find(s, "a", "c4", "net1"));
+	assert_null(nvipam_store_find(s, "a", "c5", "net1"));
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_ip(&pool_at(s, 0)->last_reserved, "10.0.0.7");
+	nvipam_store_close(s);
 }
 
 /* ---- snapshots ---- */
@@ -324,7 +324,7 @@ static void test_replayed_lines(void **state)
 static void fill(const char *path, const char *pool, int from, int n)
 {
 	const char *keys[] = { pool, NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	open_pools_ok(path, keys, &s);
 	for (int i = from; i < from + n; i++) {
@@ -332,24 +332,24 @@ static void fill(const char *path, const char *pool, int from, int n)
 
 		snprintf(addr, sizeof(addr), "10.2.%d.%d", i / 250, i % 250 + 1);
 		snprintf(cid, sizeof(cid), "c%d", i);
-		add_ok(&s, pool, addr, cid, "net1", true);
+		add_ok(s, pool, addr, cid, "net1", true);
 	}
 	/* And some released, so that the log has D lines after the snapshot too. */
 	for (int i = from; i < from + n; i += 7) {
 		char cid[32];
 
 		snprintf(cid, sizeof(cid), "c%d", i);
-		assert_int_equal(nvipam_store_remove(&s, pool, cid, "net1"), 1);
+		assert_int_equal(nvipam_store_remove(s, pool, cid, "net1"), 1);
 	}
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	commit_ok(s);
+	nvipam_store_close(s);
 }
 
 /* The pool as nv-ipam sees it with some pools open, checked against what fill() made. */
 static void expect_filled(const char *path, const char *pool, int n)
 {
 	const char *keys[] = { pool, NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct ip_addr *ips;
 	struct ip_addr last;
 	bool has_last;
@@ -361,14 +361,14 @@ static void expect_filled(const char *path, const char *pool, int n)
 
 		snprintf(cid, sizeof(cid), "c%d", i);
 		if ((i % 150) % 7 == 0)
-			assert_null(nvipam_store_find(&s, pool, cid, "net1"));
+			assert_null(nvipam_store_find(s, pool, cid, "net1"));
 		else
-			assert_non_null(nvipam_store_find(&s, pool, cid, "net1"));
+			assert_non_null(nvipam_store_find(s, pool, cid, "net1"));
 	}
-	assert_int_equal(nvipam_store_usage(&s, pool, &ips, &count, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, pool, &ips, &count, &has_last, &last), 0);
 	free(ips);
 	assert_int_equal(count, (size_t)n - (size_t)(n / 150) * 22);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 }
 
 static void test_snapshots_must_match(void **state)
@@ -434,40 +434,40 @@ static void test_v1_migrated_by_whole_open(void **state)
 		"  \"version\": 1\n}\n\t ";
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *text = NULL;
-	struct nvipam_store s;
-	struct nvipam_alloc *a;
+	struct nvipam_store *s;
+	const struct nvipam_alloc *a;
 
 	(void)state;
 	write_all(path, doc, strlen(doc));
 	for (int pass = 0; pass < 2; pass++) {
 		open_ok(path, &s);
 		/* Converted: dirty, so that the next commit writes the pool logs. */
-		assert_int_equal(s.dirty, pass == 0);
-		assert_int_equal(s.n_allocs, 2);
-		assert_int_equal(s.n_pools, 3);
-		a = nvipam_store_find(&s, "p\xc3\xa9", "c1", "net1");
+		assert_int_equal(nvipam_store_dirty(s), pass == 0);
+		assert_int_equal(nvipam_store_count(s), 2);
+		assert_int_equal(nvipam_store_pool_count(s), 3);
+		a = nvipam_store_find(s, "p\xc3\xa9", "c1", "net1");
 		assert_non_null(a);
 		assert_string_equal(a->network, "");
 		assert_string_equal(a->pod_name, "\xc3\xa9\xf0\x9f\x98\x80/\n\"\\\t\b\f\r\xc3\xa9");
 		assert_string_equal(a->pod_namespace, "");
 		assert_int_equal(a->created, T_REF);
-		a = nvipam_store_find(&s, "q", "c2", "net1");
+		a = nvipam_store_find(s, "q", "c2", "net1");
 		assert_non_null(a);
 		assert_int_equal(a->created, T_REF);
-		for (size_t i = 0; i < s.n_pools; i++) {
-			if (strcmp(s.pools[i].key, "q") == 0)
-				assert_false(s.pools[i].has_last);
+		for (size_t i = 0; i < nvipam_store_pool_count(s); i++) {
+			if (strcmp(pool_at(s, i)->key, "q") == 0)
+				assert_false(pool_at(s, i)->has_last);
 			else
-				assert_true(s.pools[i].has_last);
+				assert_true(pool_at(s, i)->has_last);
 		}
 		if (pass == 0) {
 			/* Before the commit the older store is as it was. */
 			text = read_all(path, NULL);
 			assert_string_equal(text, doc);
 			free(text);
-			commit_ok(&s);
+			commit_ok(s);
 		}
-		nvipam_store_close(&s);
+		nvipam_store_close(s);
 	}
 	text = read_all(path, NULL);
 	assert_string_equal(text, V2);
@@ -483,7 +483,7 @@ static void test_v1_migrated_by_add(void **state)
 	_cleanup_free_ char *stale = path_in("store.d/gone.log");
 	_cleanup_free_ char *text = NULL;
 	const char *keys[] = { "pool1", NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	/* A pool log the older store does not know (a rollback, then a roll forward): dropped. */
@@ -491,17 +491,17 @@ static void test_v1_migrated_by_add(void **state)
 	write_all(stale, "x\n", 2);
 	write_all(path, doc, strlen(doc));
 	open_pools_ok(path, keys, &s);
-	assert_non_null(nvipam_store_find(&s, "pool1", "c1", "net1"));
-	assert_ip(&s.pools[0].last_reserved, "10.0.0.2");
-	nvipam_store_close(&s);
+	assert_non_null(nvipam_store_find(s, "pool1", "c1", "net1"));
+	assert_ip(&pool_at(s, 0)->last_reserved, "10.0.0.2");
+	nvipam_store_close(s);
 	/* Migrated on first use, whether or not anything was written after. */
 	text = read_all(path, NULL);
 	assert_string_equal(text, V2);
 	assert_false(exists(stale));
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	assert_false(s.dirty);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	assert_false(nvipam_store_dirty(s));
+	nvipam_store_close(s);
 }
 
 /* A record too long for a pool log line keeps its address; the other pools migrate. */
@@ -511,7 +511,7 @@ static void test_v1_oversized_record_kept(void **state)
 	_cleanup_free_ char *big = malloc(600 * 1024 + 1);
 	_cleanup_free_ char *doc = NULL;
 	const struct nvipam_alloc *a;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	const char *const q[] = { "q", NULL };
 
 	(void)state;
@@ -528,19 +528,19 @@ static void test_v1_oversized_record_kept(void **state)
 	write_all(path, doc, strlen(doc));
 	/* An ADD's open of another pool migrates the whole store and goes on. */
 	open_pools_ok(path, q, &s);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 3);
-	a = nvipam_store_find(&s, "p", "c1", "net1");
+	assert_int_equal(nvipam_store_count(s), 3);
+	a = nvipam_store_find(s, "p", "c1", "net1");
 	assert_non_null(a);
 	assert_string_equal(a->network, "");
 	assert_ip(&a->ip, "10.0.0.1");
-	a = nvipam_store_find(&s, "p", "oversized-10.0.0.2", "net0");
+	a = nvipam_store_find(s, "p", "oversized-10.0.0.2", "net0");
 	assert_non_null(a);
 	assert_ip(&a->ip, "10.0.0.2");
-	assert_non_null(nvipam_store_find(&s, "q", "c3", "net1"));
-	nvipam_store_close(&s);
+	assert_non_null(nvipam_store_find(s, "q", "c3", "net1"));
+	nvipam_store_close(s);
 }
 
 static void test_v1_corrupt_untouched(void **state)
@@ -605,7 +605,7 @@ static void test_v1_corrupt_untouched(void **state)
 		expect_pools_open_fails(path, "p", CNI_ERR_IO, cases[i].why);
 		/* Positions, never what the file holds: a message reaches the pod's events. */
 		{
-			struct nvipam_store st = NVIPAM_STORE_INIT;
+			struct nvipam_store *st = NULL;
 			struct cni_err err = { 0 };
 
 			assert_true(nvipam_store_open(path, false, 0, &st, &err) < 0);
@@ -625,8 +625,8 @@ static void test_migration_from_reference(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *log = path_in("store.d/pool1.log");
 	_cleanup_free_ char *ref = NULL, *text = NULL;
-	struct nvipam_store s;
-	struct nvipam_alloc *a;
+	struct nvipam_store *s;
+	const struct nvipam_alloc *a;
 	size_t len;
 
 	(void)state;
@@ -634,13 +634,13 @@ static void test_migration_from_reference(void **state)
 	write_all(path, ref, len);
 	for (int pass = 0; pass < 2; pass++) {
 		open_ok(path, &s);
-		assert_int_equal(s.dirty, pass == 0);
-		assert_int_equal(s.n_pools, 1);
-		assert_string_equal(s.pools[0].key, "pool1");
-		assert_true(s.pools[0].has_last);
-		assert_ip(&s.pools[0].last_reserved, "192.168.0.2");
-		assert_int_equal(s.n_allocs, 1);
-		a = nvipam_store_find(&s, "pool1", "a1b2c3", "net1");
+		assert_int_equal(nvipam_store_dirty(s), pass == 0);
+		assert_int_equal(nvipam_store_pool_count(s), 1);
+		assert_string_equal(pool_at(s, 0)->key, "pool1");
+		assert_true(pool_at(s, 0)->has_last);
+		assert_ip(&pool_at(s, 0)->last_reserved, "192.168.0.2");
+		assert_int_equal(nvipam_store_count(s), 1);
+		a = nvipam_store_find(s, "pool1", "a1b2c3", "net1");
 		assert_non_null(a);
 		assert_ip(&a->ip, "192.168.0.2");
 		assert_string_equal(a->network, "");
@@ -654,9 +654,9 @@ static void test_migration_from_reference(void **state)
 			text = read_all(path, NULL);
 			assert_string_equal(text, ref);
 			free(text);
-			commit_ok(&s);
+			commit_ok(s);
 		}
-		nvipam_store_close(&s);
+		nvipam_store_close(s);
 	}
 	text = read_all(path, NULL);
 	assert_string_equal(text, V2);
@@ -724,7 +724,7 @@ static void test_reference_reformatted_verifies(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *ref = golden("nvipam-store-reference.json", NULL);
 	struct json_object *pools, *pool;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	const char *text;
 
 	(void)state;
@@ -738,8 +738,8 @@ static void test_reference_reformatted_verifies(void **state)
 	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY);
 	write_all(path, text, strlen(text));
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
 }
 
 static uint32_t fnv1a(const char *s)
@@ -779,8 +779,8 @@ static void test_migration_two_pools(void **state)
 	_cleanup_free_ char *doc = NULL, *with_released = NULL;
 	const char *keys[] = { "pool1", "cidrpool/p6", NULL };
 	char sum[16];
-	struct nvipam_store s;
-	struct nvipam_alloc *a;
+	struct nvipam_store *s;
+	const struct nvipam_alloc *a;
 	struct ip_addr *ips = NULL;
 	struct ip_addr last;
 	bool has_last;
@@ -800,30 +800,30 @@ static void test_migration_two_pools(void **state)
 	write_all(path, with_released, strlen(with_released));
 	/* Migrated by the first ADD (some pools open). */
 	open_pools_ok(path, keys, &s);
-	assert_false(s.dirty);
-	assert_int_equal(s.n_pools, 2);
+	assert_false(nvipam_store_dirty(s));
+	assert_int_equal(nvipam_store_pool_count(s), 2);
 
-	a = nvipam_store_find(&s, "cidrpool/p6", "c9", "net2");
+	a = nvipam_store_find(s, "cidrpool/p6", "c9", "net2");
 	assert_non_null(a);
 	assert_ip(&a->ip, "fd52:2eb5:44::5");
 	assert_string_equal(a->pod_name, "a<b&c");
 	assert_string_equal(a->device_id, "0000:3b:00.2");
 	assert_int_equal(a->created, T_REF);
-	a = nvipam_store_find(&s, "pool1", "a", "net1");
+	a = nvipam_store_find(s, "pool1", "a", "net1");
 	assert_non_null(a);
 	assert_int_equal(a->created, 0);
-	assert_non_null(nvipam_store_find(&s, "pool1", "b", "net1"));
+	assert_non_null(nvipam_store_find(s, "pool1", "b", "net1"));
 
-	assert_int_equal(nvipam_store_usage(&s, "cidrpool/p6", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, "cidrpool/p6", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 1);
 	assert_false(has_last);
 	free(ips);
-	assert_int_equal(nvipam_store_usage(&s, "pool1", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, "pool1", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 2);
 	assert_true(has_last);
 	assert_ip(&last, "10.0.0.3");
 	free(ips);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 
 	/* The same text with one byte of a checksummed field changed is refused. */
 	doc[strlen(doc) - 5] = '4';

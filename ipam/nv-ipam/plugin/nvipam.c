@@ -27,12 +27,12 @@ static const char *pool_type_name(enum nvipam_pool_type t)
 struct session {
 	struct nvipam_config conf;
 	struct nvipam_pools pools;
-	struct nvipam_store store;
+	struct nvipam_store *store;
 };
 
 static void session_close(struct session *s)
 {
-	nvipam_store_close(&s->store);
+	nvipam_store_close(s->store);
 	nvipam_pools_free(&s->pools);
 }
 
@@ -52,7 +52,7 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 	bool store_scope = kind == SESSION_WHOLE || kind == SESSION_NONE;
 	int r;
 
-	*s = (struct session){ .store = NVIPAM_STORE_INIT };
+	*s = (struct session){ 0 };
 	r = nvipam_config_load(ctx, store_scope ? NVIPAM_CONFIG_STORE : NVIPAM_CONFIG_FULL, &s->conf,
 			       err);
 	if (r < 0)
@@ -126,7 +126,7 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	struct nvipam_alloc a;
 	int r;
 
-	r = nvipam_store_usage(&s->store, pool->key, &held, &usage.n_reserved, &usage.has_last,
+	r = nvipam_store_usage(s->store, pool->key, &held, &usage.n_reserved, &usage.has_last,
 			       &usage.last_reserved);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
@@ -135,18 +135,18 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	if (r < 0)
 		return r;
 	a = (struct nvipam_alloc){
-		.pool = (char *)pool->key,
+		.pool = pool->key,
 		.ip = *ret,
-		.container_id = (char *)ctx->env.container_id,
-		.ifname = (char *)ctx->env.ifname,
-		.network = (char *)ctx->conf.name,
+		.container_id = ctx->env.container_id,
+		.ifname = ctx->env.ifname,
+		.network = ctx->conf.name,
 		.pod_namespace = s->conf.pod_namespace,
 		.pod_name = s->conf.pod_name,
 		.pod_uid = s->conf.pod_uid,
 		.device_id = s->conf.device_id,
 		.created = time(NULL),
 	};
-	r = nvipam_store_add(&s->store, &a, req->kind == NVIPAM_REQ_NEXT);
+	r = nvipam_store_add(s->store, &a, req->kind == NVIPAM_REQ_NEXT);
 	if (r == -EEXIST)
 		return cni_err_set(err, NVIPAM_ERR_CONFLICT, r, "IP is already reserved in the pool \"%s\"",
 				   pool->name);
@@ -206,7 +206,7 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < s.conf.n_pools; i++) {
-		const struct nvipam_alloc *have = nvipam_store_find(&s.store, pools[i]->key,
+		const struct nvipam_alloc *have = nvipam_store_find(s.store, pools[i]->key,
 								    ctx->env.container_id, ctx->env.ifname);
 
 		/* A repeated ADD (a runtime retry) gets what the first one reserved. */
@@ -226,7 +226,7 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 		goto out;
 	}
 	/* Nothing reaches the disk before every pool has an address: all or nothing. */
-	r = nvipam_store_commit_close(&s.store, err);
+	r = nvipam_store_commit_close(TAKE_PTR(s.store), err);
 	if (r < 0) {
 		add_undo(&s, ctx);
 		goto out;
@@ -277,7 +277,7 @@ static int nvipam_check(const struct cni_ctx *ctx, struct cni_err *err)
 
 	r = session_open(ctx, SESSION_CONFIG, &s, err);
 	for (size_t i = 0; r >= 0 && i < s.conf.n_pools; i++) {
-		const struct nvipam_alloc *a = nvipam_store_find(&s.store, s.conf.pool_keys[i],
+		const struct nvipam_alloc *a = nvipam_store_find(s.store, s.conf.pool_keys[i],
 								 ctx->env.container_id, ctx->env.ifname);
 		char buf[IP_PREFIX_STRLEN];
 
@@ -319,8 +319,8 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 		return 0;
 	}
 	r = session_open(ctx, SESSION_WHOLE, &s, err);
-	for (size_t i = 0; r >= 0 && i < s.store.n_allocs;) {
-		const struct nvipam_alloc *a = &s.store.allocs[i];
+	for (size_t i = 0; r >= 0 && i < nvipam_store_count(s.store);) {
+		const struct nvipam_alloc *a = nvipam_store_alloc_at(s.store, i);
 
 		/* Other networks sharing the pool are not ours to judge. */
 		if (strcmp(a->network, ctx->conf.name) != 0 || attachment_valid(valid, n_valid, a)) {
@@ -328,14 +328,14 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 			continue;
 		}
 		log_info("GC: releasing %s/%s in pool %s", a->container_id, a->ifname, a->pool);
-		n = nvipam_store_remove(&s.store, a->pool, a->container_id, a->ifname);
+		n = nvipam_store_remove(s.store, a->pool, a->container_id, a->ifname);
 		/* Nothing removed is out of memory: the same allocation would come round again. */
 		if (!n)
 			r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		released += n;
 	}
 	if (r >= 0)
-		r = nvipam_store_commit(&s.store, err);
+		r = nvipam_store_commit(s.store, err);
 	if (r >= 0)
 		log_info("GC %s: %zu allocation(s) released", ctx->conf.name, released);
 	session_close(&s);
@@ -364,7 +364,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 			r = cni_err_code(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOENT);
 			goto out;
 		}
-		r = nvipam_store_usage(&s.store, p->key, &held, &usage.n_reserved, &usage.has_last,
+		r = nvipam_store_usage(s.store, p->key, &held, &usage.n_reserved, &usage.has_last,
 				       &usage.last_reserved);
 		if (r < 0) {
 			cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, r, "out of memory");

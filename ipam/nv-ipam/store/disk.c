@@ -15,8 +15,8 @@
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/private.h"
 
 #define LOCK_BACKOFF_MAX_MS 5
 
@@ -26,6 +26,12 @@ static int64_t now_us(void)
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void store_disk_set_deadline(struct nvipam_store *s, unsigned int timeout_ms)
+{
+	s->timeout_ms = timeout_ms;
+	s->deadline_us = now_us() + (int64_t)timeout_ms * 1000;
 }
 
 /*
@@ -207,6 +213,12 @@ void store_disk_unlock_node(struct nvipam_store *s)
 {
 	if (s->lock_fd >= 0)
 		(void)flock(s->lock_fd, LOCK_UN);
+}
+
+void store_disk_unlock_pool(struct store_pool_disk *d)
+{
+	if (d->lock_fd >= 0)
+		(void)flock(d->lock_fd, LOCK_UN);
 }
 
 int store_disk_pool_dir(struct nvipam_store *s, bool create, struct cni_err *err)
@@ -612,7 +624,6 @@ void store_disk_close(struct store_pool_disk *d)
 	if (d->lock_fd >= 0)
 		(void)close(d->lock_fd); /* releases the flock */
 	store_disk_unmap_snap(d);
-	free(d->base_gone);
 	free(d->data);
 	free(d->queue);
 	*d = (struct store_pool_disk){ .lock_fd = -1, .log_fd = -1 };

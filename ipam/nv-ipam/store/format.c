@@ -334,13 +334,13 @@ static int read_add(const struct store_reader *r, const struct fields *f, struct
 	if ((x = field_txn(r, f, 2, false, &l->txn, why, size)) < 0 ||
 	    (x = field_str(r, f, 3, &l->partner, why, size)) < 0 ||
 	    (x = field_ip(r, f, 4, &a->ip, why, size)) < 0 ||
-	    (x = field_str(r, f, 5, (const char **)&a->container_id, why, size)) < 0 ||
-	    (x = field_str(r, f, 6, (const char **)&a->ifname, why, size)) < 0 ||
-	    (x = field_str(r, f, 7, (const char **)&a->network, why, size)) < 0 ||
-	    (x = field_str(r, f, 8, (const char **)&a->pod_namespace, why, size)) < 0 ||
-	    (x = field_str(r, f, 9, (const char **)&a->pod_name, why, size)) < 0 ||
-	    (x = field_str(r, f, 10, (const char **)&a->pod_uid, why, size)) < 0 ||
-	    (x = field_str(r, f, 11, (const char **)&a->device_id, why, size)) < 0 ||
+	    (x = field_str(r, f, 5, &a->container_id, why, size)) < 0 ||
+	    (x = field_str(r, f, 6, &a->ifname, why, size)) < 0 ||
+	    (x = field_str(r, f, 7, &a->network, why, size)) < 0 ||
+	    (x = field_str(r, f, 8, &a->pod_namespace, why, size)) < 0 ||
+	    (x = field_str(r, f, 9, &a->pod_name, why, size)) < 0 ||
+	    (x = field_str(r, f, 10, &a->pod_uid, why, size)) < 0 ||
+	    (x = field_str(r, f, 11, &a->device_id, why, size)) < 0 ||
 	    (x = field_str(r, f, 12, &created, why, size)) < 0)
 		return x;
 	/* A pending line names its partner and transaction; nothing else names a partner. */
@@ -348,7 +348,6 @@ static int read_add(const struct store_reader *r, const struct fields *f, struct
 		return fail(why, size, r, "invalid transaction");
 	if (rfc3339_parse(created, &a->created) < 0)
 		return fail(why, size, r, "invalid creation time");
-	a->txn = l->txn;
 	return 0;
 }
 
@@ -386,8 +385,8 @@ int store_format_next(struct store_reader *r, struct store_line *ret, char *why,
 		n = read_add(r, &f, &l, why, why_size);
 		break;
 	case 'D':
-		if ((n = field_str(r, &f, 1, (const char **)&l.alloc.container_id, why, why_size)) >= 0)
-			n = field_str(r, &f, 2, (const char **)&l.alloc.ifname, why, why_size);
+		if ((n = field_str(r, &f, 1, &l.alloc.container_id, why, why_size)) >= 0)
+			n = field_str(r, &f, 2, &l.alloc.ifname, why, why_size);
 		break;
 	case 'L':
 		n = field_ip(r, &f, 1, &l.alloc.ip, why, why_size);

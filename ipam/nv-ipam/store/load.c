@@ -7,16 +7,15 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/disk.h"
-#include "ipam/nv-ipam/store/format.h"
 #include "ipam/nv-ipam/store/load.h"
 #include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 /* One A line of the replayed part of the log. */
 struct entry {
-	struct nvipam_alloc a;
+	struct store_alloc r;
 	const char *partner; /* pending until confirmed: the pool it waits for */
 	uint32_t next;       /* the previous entry in its hash bucket, plus one */
 	bool alive;
@@ -26,7 +25,6 @@ struct entry {
 struct replay {
 	const struct store_snap *base; /* what the log holds before its replayed part, or NULL */
 	bool *base_dead;               /* its records released by the replayed lines */
-	size_t *base_live;             /* how many are not */
 	struct entry *v;
 	size_t n;
 	size_t cap;
@@ -61,9 +59,9 @@ static int replay_add(struct replay *rp, const struct store_line *l)
 		rp->cap = want;
 	}
 	e = &rp->v[rp->n];
-	*e = (struct entry){ .a = l->alloc, .partner = l->partner, .alive = true,
+	*e = (struct entry){ .r = { .a = l->alloc, .txn = l->txn }, .partner = l->partner, .alive = true,
 			     .pending = l->flags & STORE_ADD_PENDING };
-	b = store_snap_attachment_hash(e->a.container_id, e->a.ifname) & rp->mask;
+	b = store_snap_attachment_hash(e->r.a.container_id, e->r.a.ifname) & rp->mask;
 	e->next = rp->buckets[b];
 	rp->buckets[b] = (uint32_t)++rp->n;
 	return 0;
@@ -73,10 +71,7 @@ static void base_release(size_t i, void *ctx)
 {
 	struct replay *rp = ctx;
 
-	if (!rp->base_dead[i]) {
-		rp->base_dead[i] = true;
-		(*rp->base_live)--;
-	}
+	rp->base_dead[i] = true;
 }
 
 static void replay_del(struct replay *rp, const char *container_id, const char *ifname)
@@ -88,8 +83,8 @@ static void replay_del(struct replay *rp, const char *container_id, const char *
 	for (uint32_t i = rp->buckets[b]; i; i = rp->v[i - 1].next) {
 		struct entry *e = &rp->v[i - 1];
 
-		if (e->alive && strcmp(e->a.container_id, container_id) == 0 &&
-		    strcmp(e->a.ifname, ifname) == 0)
+		if (e->alive && strcmp(e->r.a.container_id, container_id) == 0 &&
+		    strcmp(e->r.a.ifname, ifname) == 0)
 			e->alive = false;
 	}
 }
@@ -99,7 +94,7 @@ static void replay_txn(struct replay *rp, uint64_t txn, bool confirmed)
 	for (size_t i = 0; i < rp->n; i++) {
 		struct entry *e = &rp->v[i];
 
-		if (e->alive && e->pending && e->a.txn == txn) {
+		if (e->alive && e->pending && e->r.txn == txn) {
 			e->pending = false;
 			e->alive = confirmed;
 		}
@@ -123,24 +118,24 @@ static const struct nvipam_alloc *replay_duplicate(const struct replay *rp, int 
 
 		if (!e->alive)
 			continue;
-		in_base = rp->base ? store_snap_find_ip(rp->base, &e->a.ip) : -1;
+		in_base = rp->base ? store_snap_find_ip(rp->base, &e->r.a.ip) : -1;
 		if (in_base >= 0 && !rp->base_dead[in_base])
-			return &e->a;
-		b = text_checksum64(e->a.ip.bytes, sizeof(e->a.ip.bytes)) & rp->mask;
+			return &e->r.a;
+		b = text_checksum64(e->r.a.ip.bytes, sizeof(e->r.a.ip.bytes)) & rp->mask;
 		for (;; b = (b + 1) & rp->mask) {
 			if (!set[b]) {
 				set[b] = (uint32_t)i + 1;
 				break;
 			}
-			if (store_model_same_ip(&rp->v[set[b] - 1].a.ip, &e->a.ip))
-				return &e->a;
+			if (ip_addr_equal(&rp->v[set[b] - 1].r.a.ip, &e->r.a.ip))
+				return &e->r.a;
 		}
 	}
 	return NULL;
 }
 
 /* The pool's key from its log's header: taken by a pool known by stem, checked otherwise. */
-static int pool_key(struct nvipam_store *s, struct nvipam_store_pool *p, const char *key,
+static int pool_key(struct nvipam_store *s, struct store_pool *p, const char *key,
 		    struct cni_err *err)
 {
 	char stem[STORE_FORMAT_STEM_MAX];
@@ -222,7 +217,7 @@ static bool use_snap(struct nvipam_store *s, struct store_pool_disk *d, const ch
 	return false;
 }
 
-static int replay_lines(struct nvipam_store *s, struct nvipam_store_pool *p, struct replay *rp,
+static int replay_lines(struct nvipam_store *s, struct store_pool *p, struct replay *rp,
 			struct store_reader *rd, size_t from, struct cni_err *err)
 {
 	struct store_pool_disk *d = p->disk;
@@ -261,33 +256,28 @@ static int replay_lines(struct nvipam_store *s, struct nvipam_store_pool *p, str
 }
 
 /*
- * The replayed lines' live allocations into the model; with the whole store open, the
- * snapshot's live ones first (otherwise they stay in the snapshot: d->base).
+ * Into the model: the snapshot's live allocations (a cache: their strings stay in its
+ * mapping), then the replayed lines' live ones.
  */
-static int replay_into_model(struct nvipam_store *s, struct nvipam_store_pool *p,
+static int replay_into_model(struct nvipam_store *s, struct store_pool *p,
 			     const struct replay *rp, struct cni_err *err)
 {
 	struct store_pool_disk *d = p->disk;
-	size_t base_n = rp->base && s->whole ? rp->base->n_records : 0;
+	size_t base_n = rp->base ? rp->base->n_records : 0;
 	int r = store_model_reserve(s, base_n + rp->n);
 
 	for (size_t i = 0; r >= 0 && i < base_n; i++)
 		if (!rp->base_dead[i])
-			r = store_snap_record(rp->base, i, p->key, &s->allocs[s->n_allocs++]);
-	if (rp->base && !s->whole) {
-		d->has_base = true;
-		d->base = *rp->base;
-		d->base_gone = rp->base_dead;
-	}
+			store_snap_record(rp->base, i, p->key, &s->allocs[s->n_allocs++]);
 	for (size_t i = 0; r >= 0 && i < rp->n; i++) {
 		const struct entry *e = &rp->v[i];
 
 		if (!e->alive)
 			continue;
-		s->allocs[s->n_allocs++] = e->a;
+		s->allocs[s->n_allocs++] = e->r;
 		/* Still pending: settled by store_load_settle(), which finds it by its transaction. */
 		if (e->pending) {
-			struct store_line w = { .type = 'X', .txn = e->a.txn, .partner = e->partner };
+			struct store_line w = { .type = 'X', .txn = e->r.txn, .partner = e->partner };
 
 			r = store_model_queue(p, &w);
 		}
@@ -297,7 +287,7 @@ static int replay_into_model(struct nvipam_store *s, struct nvipam_store_pool *p
 
 int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_err *err)
 {
-	struct nvipam_store_pool *p = &s->pools[pi];
+	struct store_pool *p = &s->pools[pi];
 	struct store_pool_disk *d = p->disk;
 	_cleanup_free_ char *key = NULL;
 	struct replay rp = { 0 };
@@ -325,8 +315,6 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 		rp.base_dead = calloc(snap.n_records + 1, sizeof(*rp.base_dead));
 		if (!rp.base_dead)
 			return log_corrupt(s, d, -ENOMEM, NULL, err);
-		d->base_live = snap.n_records;
-		rp.base_live = &d->base_live;
 		rp.base = &snap;
 		d->good_len = snap.at.log_len;
 		d->tail_check = snap.at.log_tail_check;
@@ -364,22 +352,16 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 	}
 	if (r >= 0)
 		r = replay_into_model(s, p, &rp, err);
-	if (!d->has_base)
-		free(rp.base_dead);
+	free(rp.base_dead);
 	free(rp.v);
 	free(rp.buckets);
 	return r;
 }
 
-static bool holds_txn(const struct nvipam_store *s, const struct nvipam_store_pool *p, uint64_t txn)
+static bool holds_txn(const struct nvipam_store *s, const struct store_pool *p, uint64_t txn)
 {
-	const struct store_pool_disk *d = p->disk;
-
 	for (size_t i = 0; i < s->n_allocs; i++)
-		if (s->allocs[i].pool == p->key && s->allocs[i].txn == txn)
-			return true;
-	for (size_t i = 0; d->has_base && i < d->base.n_records; i++)
-		if (!d->base_gone[i] && store_snap_txn(&d->base, i) == txn)
+		if (s->allocs[i].a.pool == p->key && s->allocs[i].txn == txn)
 			return true;
 	return false;
 }
@@ -387,7 +369,7 @@ static bool holds_txn(const struct nvipam_store *s, const struct nvipam_store_po
 /* A scratch store borrowing @s's directories, for reading one pool beside the model. */
 static void scratch_init(const struct nvipam_store *s, struct nvipam_store *t)
 {
-	*t = (struct nvipam_store)NVIPAM_STORE_INIT;
+	*t = (struct nvipam_store)STORE_INIT;
 	t->path = s->path;
 	t->name = s->name;
 	t->dir_fd = s->dir_fd;
@@ -401,7 +383,7 @@ static void scratch_init(const struct nvipam_store *s, struct nvipam_store *t)
 static int partner_holds(struct nvipam_store *s, const char *partner, uint64_t txn, bool *ret,
 			 struct cni_err *err)
 {
-	const struct nvipam_store_pool *q = store_model_pool(s, partner);
+	const struct store_pool *q = store_model_pool(s, partner);
 	struct nvipam_store t;
 	int r;
 
@@ -424,7 +406,7 @@ static int partner_holds(struct nvipam_store *s, const char *partner, uint64_t t
 
 int store_load_settle(struct nvipam_store *s, size_t pi, struct cni_err *err)
 {
-	struct nvipam_store_pool *p = &s->pools[pi];
+	struct store_pool *p = &s->pools[pi];
 	int r;
 
 	for (size_t k = 0; k < p->disk->n_queue; k++) {
@@ -442,9 +424,9 @@ int store_load_settle(struct nvipam_store *s, size_t pi, struct cni_err *err)
 			continue;
 		}
 		for (size_t i = 0; i < s->n_allocs;) {
-			struct nvipam_alloc *a = &s->allocs[i];
+			struct store_alloc *a = &s->allocs[i];
 
-			if (a->pool == p->key && a->txn == w->txn) {
+			if (a->a.pool == p->key && a->txn == w->txn) {
 				memmove(a, a + 1, (s->n_allocs - i - 1) * sizeof(*a));
 				s->n_allocs--;
 			} else {

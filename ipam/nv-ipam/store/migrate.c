@@ -130,20 +130,20 @@ static int get_time(struct json_object *obj, const char *key, time_t *ret, struc
 	return 0;
 }
 
-/* Append a copy of @a (its strings in one block at ->pool). */
+/* Append a copy of @a (its strings in one block). */
 static int legacy_push(struct store_legacy *l, const struct nvipam_alloc *a, size_t *cap)
 {
 	const char *in[] = { a->pool,	       a->container_id, a->ifname, a->network,
 			     a->pod_namespace, a->pod_name,	a->pod_uid, a->device_id };
-	struct nvipam_alloc c = { .ip = a->ip, .created = a->created };
-	char **out[] = { &c.pool,	   &c.container_id, &c.ifname,  &c.network,
-			 &c.pod_namespace, &c.pod_name,	    &c.pod_uid, &c.device_id };
+	struct store_legacy_alloc c = { .a = { .ip = a->ip, .created = a->created } };
+	const char **out[] = { &c.a.pool,	   &c.a.container_id, &c.a.ifname,  &c.a.network,
+			       &c.a.pod_namespace, &c.a.pod_name,     &c.a.pod_uid, &c.a.device_id };
 	size_t total = 0;
 	char *block, *p;
 
 	if (l->n_allocs == *cap) {
 		size_t want = *cap ? *cap * 2 : 16;
-		struct nvipam_alloc *v = realloc(l->allocs, want * sizeof(*v));
+		struct store_legacy_alloc *v = realloc(l->allocs, want * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -155,7 +155,7 @@ static int legacy_push(struct store_legacy *l, const struct nvipam_alloc *a, siz
 	block = malloc(total);
 	if (!block)
 		return -ENOMEM;
-	p = block;
+	c.strings = p = block;
 	for (size_t i = 0; i < ARRAY_SIZE(in); i++) {
 		size_t n = in[i] ? strlen(in[i]) : 0;
 
@@ -225,15 +225,15 @@ static int v1_allocation(struct json_object *o, const char *where, struct store_
 
 	if (!json_object_is_type(o, json_type_object))
 		return corrupt(why, -EINVAL, "%s: expected an object, got %s", where, cjson_type_name(o));
-	if ((r = get_str(o, "pool", (const char **)&a.pool, why)) < 0 ||
+	if ((r = get_str(o, "pool", &a.pool, why)) < 0 ||
 	    (r = get_ip(o, "ip", true, &has, &a.ip, why)) < 0 ||
 	    (r = cjson_get_str(o, "containerID", &cid, why)) < 0 ||
 	    (r = cjson_get_str(o, "ifname", &ifname, why)) < 0 ||
-	    (r = get_str(o, "network", (const char **)&a.network, why)) < 0 ||
-	    (r = get_str(o, "podNamespace", (const char **)&a.pod_namespace, why)) < 0 ||
-	    (r = get_str(o, "podName", (const char **)&a.pod_name, why)) < 0 ||
-	    (r = get_str(o, "podUID", (const char **)&a.pod_uid, why)) < 0 ||
-	    (r = get_str(o, "deviceID", (const char **)&a.device_id, why)) < 0 ||
+	    (r = get_str(o, "network", &a.network, why)) < 0 ||
+	    (r = get_str(o, "podNamespace", &a.pod_namespace, why)) < 0 ||
+	    (r = get_str(o, "podName", &a.pod_name, why)) < 0 ||
+	    (r = get_str(o, "podUID", &a.pod_uid, why)) < 0 ||
+	    (r = get_str(o, "deviceID", &a.device_id, why)) < 0 ||
 	    (r = get_time(o, "created", &a.created, why)) < 0)
 		return corrupt_at(why, r, where);
 	if (!*a.pool)
@@ -241,8 +241,8 @@ static int v1_allocation(struct json_object *o, const char *where, struct store_
 	if (!cid || !ifname)
 		return corrupt(why, -EINVAL, "%s: field \"%s\" is missing", where,
 			       !cid ? "containerID" : "ifname");
-	a.container_id = (char *)cid;
-	a.ifname = (char *)ifname;
+	a.container_id = cid;
+	a.ifname = ifname;
 	if (legacy_push(l, &a, cap) < 0)
 		return corrupt(why, -ENOMEM, "out of memory");
 	return 0;
@@ -394,23 +394,23 @@ static int reference_entry(struct json_object *e, const char *pool_key, const ch
 			   struct store_legacy *l, size_t *cap, struct cni_err *why)
 {
 	struct json_object *md = NULL, *unused = NULL;
-	struct nvipam_alloc a = { .pool = (char *)pool_key, .network = (char *)"" };
+	struct nvipam_alloc a = { .pool = pool_key, .network = "" };
 	const char *snapshot;
 	bool has;
 	int r;
 
 	if (!json_object_is_type(e, json_type_object))
 		return corrupt(why, -EINVAL, "%s: expected an object, got %s", where, cjson_type_name(e));
-	if ((r = get_str(e, "container_id", (const char **)&a.container_id, why)) < 0 ||
-	    (r = get_str(e, "interface_name", (const char **)&a.ifname, why)) < 0 ||
+	if ((r = get_str(e, "container_id", &a.container_id, why)) < 0 ||
+	    (r = get_str(e, "interface_name", &a.ifname, why)) < 0 ||
 	    (r = get_ip(e, "ip_address", true, &has, &a.ip, why)) < 0 ||
 	    (r = cjson_get_typed(e, "metadata", json_type_object, &md, why)) < 0 ||
 	    /* newer daemons keep released entries for a cooldown; they still hold their IP */
 	    (r = cjson_get_typed(e, "released_at", json_type_string, &unused, why)) < 0 ||
-	    (r = get_str(md, "pod_uuid", (const char **)&a.pod_uid, why)) < 0 ||
-	    (r = get_str(md, "pod_name", (const char **)&a.pod_name, why)) < 0 ||
-	    (r = get_str(md, "pod_namespace", (const char **)&a.pod_namespace, why)) < 0 ||
-	    (r = get_str(md, "device_id", (const char **)&a.device_id, why)) < 0 ||
+	    (r = get_str(md, "pod_uuid", &a.pod_uid, why)) < 0 ||
+	    (r = get_str(md, "pod_name", &a.pod_name, why)) < 0 ||
+	    (r = get_str(md, "pod_namespace", &a.pod_namespace, why)) < 0 ||
+	    (r = get_str(md, "device_id", &a.device_id, why)) < 0 ||
 	    (r = get_str(md, "pool_config_snapshot", &snapshot, why)) < 0 ||
 	    (r = get_time(md, "create_time", &a.created, why)) < 0)
 		return corrupt_at(why, r, where);
@@ -601,7 +601,7 @@ int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_k
 void store_migrate_free(struct store_legacy *l)
 {
 	for (size_t i = 0; i < l->n_allocs; i++)
-		free(l->allocs[i].pool);
+		free(l->allocs[i].strings);
 	free(l->allocs);
 	for (size_t i = 0; i < l->n_pools; i++)
 		free(l->pools[i].key);

@@ -26,9 +26,15 @@ struct store_legacy_pool {
 	struct ip_addr last_reserved;
 };
 
-/* What an older store holds; every allocation owns one block of strings, at ->pool. */
+/* An allocation of an older store, its strings in one block of their own. */
+struct store_legacy_alloc {
+	struct nvipam_alloc a;
+	char *strings;
+};
+
+/* What an older store holds. */
 struct store_legacy {
-	struct nvipam_alloc *allocs;
+	struct store_legacy_alloc *allocs;
 	size_t n_allocs;
 	struct store_legacy_pool *pools;
 	size_t n_pools;

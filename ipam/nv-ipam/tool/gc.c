@@ -301,12 +301,13 @@ static int drop_pools(struct nvipam_store *st, const struct nvipam_pools *pools,
 {
 	*ret_n = 0;
 	/* Backwards: dropping record i moves only the ones after it. */
-	for (size_t i = st->n_pools; i-- > 0;) {
+	for (size_t i = nvipam_store_pool_count(st); i-- > 0;) {
 		_cleanup_free_ char *key = NULL;
+		struct nvipam_store_pool_info p;
 
-		if (nvipam_pools_find(pools, st->pools[i].key))
+		if (!nvipam_store_pool_at(st, i, &p) || nvipam_pools_find(pools, p.key))
 			continue;
-		key = strdup(st->pools[i].key);
+		key = strdup(p.key);
 		if (!key)
 			return -ENOMEM;
 		if (!nvipam_store_drop_pool(st, key))
@@ -325,7 +326,7 @@ struct run {
 	struct pods pods;
 	struct nvipam_pools pools;
 	bool have_pools;
-	struct nvipam_store st;
+	struct nvipam_store *st;
 	struct misses old;
 	bool rewrite_counts; /* the counts file did not load: replace it */
 	char *counts_path;   /* for messages */
@@ -348,7 +349,7 @@ static void run_free(struct run *r)
 	free(r->counts_path);
 	free(r->counts_name);
 	misses_free(&r->old);
-	nvipam_store_close(&r->st);
+	nvipam_store_close(r->st);
 	nvipam_pools_free(&r->pools);
 	pods_free(&r->pods);
 }
@@ -368,15 +369,15 @@ static int load_inputs(struct run *r, struct cni_err *err)
 		r->have_pools = true;
 	}
 	k = cli_store_open(&r->files, &r->st, err);
-	if (k < 0 || !r->st.path)
+	if (k < 0 || !r->st)
 		return k;
-	r->counts_path = misses_path(r->st.path);
-	r->counts_name = misses_path(r->st.name);
+	r->counts_path = misses_path(nvipam_store_path(r->st));
+	r->counts_name = misses_path(nvipam_store_name(r->st));
 	if (!r->counts_path || !r->counts_name)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	/* The lock is ours: a temporary counts file is a killed gc's. */
-	file_sweep_temps_at(r->st.dir_fd, r->counts_name);
-	if (misses_load(r->st.dir_fd, r->counts_name, r->counts_path, &r->old, err) < 0) {
+	file_sweep_temps_at(nvipam_store_dir_fd(r->st), r->counts_name);
+	if (misses_load(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path, &r->old, err) < 0) {
 		/* Counts that start over only delay releases. */
 		fprintf(stderr, "nv-ipam-tool gc: warning: %s; the miss counts start over\n", err->msg);
 		*err = (struct cni_err){ 0 };
@@ -390,7 +391,7 @@ static int collect(struct run *r, struct tally *t, struct cni_err *err)
 {
 	const unsigned long threshold = r->args.misses;
 	_cleanup_free_ char *text = NULL, *after = NULL;
-	size_t n = r->st.n_allocs, len = 0, after_len = 0, n_counts = 0, n_after = 0, dropped = 0;
+	size_t n = nvipam_store_count(r->st), len = 0, after_len = 0, n_counts = 0, n_after = 0, dropped = 0;
 	struct cni_err e = { 0 };
 	bool changed = false;
 	int k;
@@ -399,7 +400,7 @@ static int collect(struct run *r, struct tally *t, struct cni_err *err)
 	if (!r->v)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		r->v[i].a = &r->st.allocs[i];
+		r->v[i].a = nvipam_store_alloc_at(r->st, i);
 		judge(&r->v[i], &r->pods, &r->old, (time_t)r->args.listed_at);
 		/*
 		 * A listing of no pod at all is a wrong node name in its field selector far
@@ -432,31 +433,32 @@ static int collect(struct run *r, struct tally *t, struct cni_err *err)
 	}
 	/* Counts first: a kill before the store commit leaves them due, not lost. */
 	if (!r->args.dry_run && (n_counts || r->old.text || r->rewrite_counts)) {
-		k = misses_save(r->st.dir_fd, r->counts_name, r->counts_path, &r->old, text, len, err);
+		k = misses_save(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path, &r->old, text,
+				len, err);
 		if (k < 0)
 			return k;
 	}
 	/* From here the pointers in r->v go stale: the store's array changes. */
 	for (size_t i = 0; i < r->n_due; i++)
-		changed |= nvipam_store_remove(&r->st, r->due[i].pool, r->due[i].container_id,
+		changed |= nvipam_store_remove(r->st, r->due[i].pool, r->due[i].container_id,
 					       r->due[i].ifname) > 0;
 	if (r->have_pools) {
-		k = drop_pools(&r->st, &r->pools, r->out, r->args.dry_run, &dropped);
+		k = drop_pools(r->st, &r->pools, r->out, r->args.dry_run, &dropped);
 		if (k < 0)
 			return cni_err_set(err, CNI_ERR_INTERNAL, k, "out of memory");
 		changed |= dropped > 0;
 	}
 	if (r->args.dry_run || !changed)
 		return 0;
-	k = nvipam_store_commit(&r->st, err);
+	k = nvipam_store_commit(r->st, err);
 	if (k < 0 || !r->n_due)
 		return k;
 	/*
 	 * The released allocations' counts match nothing now; dropped here to keep the file
 	 * tidy. Failing (or a kill) leaves them for the next run to drop: the release stands.
 	 */
-	if (misses_save(r->st.dir_fd, r->counts_name, r->counts_path, &(struct misses){ 0 }, after,
-			after_len, &e) < 0)
+	if (misses_save(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path, &(struct misses){ 0 },
+			after, after_len, &e) < 0)
 		fprintf(stderr, "nv-ipam-tool gc: warning: %s\n", e.msg);
 	return 0;
 }
@@ -472,8 +474,7 @@ int gc_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct run r = { .files = CLI_NODE_FILES_INIT, .args.misses = GC_DEFAULT_MISSES,
-			 .st.lock_fd = -1, .st.dir_fd = -1 };
+	struct run r = { .files = CLI_NODE_FILES_INIT, .args.misses = GC_DEFAULT_MISSES };
 	struct cni_err err = { 0 };
 	struct tally t = { 0 };
 	struct timespec now;
