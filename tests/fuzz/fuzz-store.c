@@ -1,7 +1,7 @@
 /*
- * libFuzzer target: every reader of the nv-ipam store: the store file (version 2, our
- * single-file version 1, the reference daemon's), the pool log's lines, the pool
- * snapshot; and the round trip of a log line made of the input's strings
+ * libFuzzer target: every reader of the nv-ipam store: the store file (version 2, the
+ * reference daemon's), the pool log's lines, the pool snapshot; and the round trip of a log
+ * line made of the input's strings
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -25,6 +25,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/format.h"
 #include "tests/unit/store-helpers.h"
@@ -221,6 +222,19 @@ static void test_created_times(void **state)
 	nvipam_store_close(s);
 }
 
+/* The reference daemon's store @go (Go's marshalling, "checksum":0) with its checksum set. */
+static char *reference_checksummed(const char *go)
+{
+	const char *at = strstr(go, "\"checksum\":0,");
+	char *doc;
+
+	assert_non_null(at);
+	at += strlen("\"checksum\":");
+	assert_true(asprintf(&doc, "%.*s%" PRIu32 "%s", (int)(at - go), go,
+			     text_hash32(go, strlen(go), TEXT_HASH32_INIT), at + 1) > 0);
+	return doc;
+}
+
 /*
  * An ADD whose line would pass STORE_FORMAT_ADD_LINE_MAX is refused, never written: a
  * network config's long strings cannot grow a shared pool's log past what is read. A
@@ -230,7 +244,7 @@ static void test_add_too_long(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *old_path = path_in("old");
-	_cleanup_free_ char *huge = malloc(600 * 1024), *doc = NULL;
+	_cleanup_free_ char *huge = malloc(600 * 1024), *doc = NULL, *with_sum = NULL;
 	struct nvipam_store *s;
 	struct nvipam_alloc a = mk("p", "10.0.0.1", "c", "e");
 
@@ -254,17 +268,22 @@ static void test_add_too_long(void **state)
 			 STORE_FORMAT_ADD_LINE_MAX - 200);
 	nvipam_store_close(s);
 
+	/* The reference daemon's store, its pod name of 100 KiB: checksummed as the daemon does. */
 	memset(huge, 'x', 100 * 1024);
 	huge[100 * 1024] = '\0';
-	assert_true(asprintf(&doc, "{\"version\":1,\"pools\":{\"p\":{}},\"allocations\":[{\"pool\":\"p\","
-			     "\"ip\":\"10.0.0.1\",\"containerID\":\"c\",\"ifname\":\"e\",\"network\":\"%s\"}]}",
+	assert_true(asprintf(&doc, "{\"version\":1,\"checksum\":0,\"pools\":{\"p\":{\"name\":\"p\","
+			     "\"entries\":{\"c_e\":{\"container_id\":\"c\",\"interface_name\":\"e\","
+			     "\"ip_address\":\"10.0.0.1\",\"metadata\":{\"create_time\":\"\",\"pod_uuid\":\"\","
+			     "\"pod_name\":\"%s\",\"pod_namespace\":\"\",\"device_id\":\"\","
+			     "\"pool_config_snapshot\":\"\"}}},\"last_pool_config\":\"\",\"last_reserved_ip\":\"\"}}}",
 			     huge) > 0);
-	write_all(old_path, doc, strlen(doc));
+	with_sum = reference_checksummed(doc);
+	write_all(old_path, with_sum, strlen(with_sum));
 	open_ok(old_path, &s);
-	assert_int_equal(strlen(nvipam_store_find(s, "p", "c", "e")->network), 100 * 1024);
+	assert_int_equal(strlen(nvipam_store_find(s, "p", "c", "e")->pod_name), 100 * 1024);
 	nvipam_store_close(s);
 	open_ok(old_path, &s);
-	assert_int_equal(strlen(nvipam_store_find(s, "p", "c", "e")->network), 100 * 1024);
+	assert_int_equal(strlen(nvipam_store_find(s, "p", "c", "e")->pod_name), 100 * 1024);
 	nvipam_store_close(s);
 }
 

@@ -12,7 +12,7 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
-#include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/manifest.h"
 #include "ipam/nv-ipam/store/model.h"
 #include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/snap.h"
@@ -41,7 +41,7 @@ int store_commit_file(struct nvipam_store *s, struct cni_err *err)
 	int r;
 
 	snprintf(dir, sizeof(dir), "%s.d", s->name);
-	store_migrate_file(&b, dir);
+	store_manifest_render(&b, dir);
 	if (b.oom)
 		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	else

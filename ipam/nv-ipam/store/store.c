@@ -16,6 +16,7 @@
  * locked in file name order), and records the verdict.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/load.h"
+#include "ipam/nv-ipam/store/manifest.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/model.h"
 #include "ipam/nv-ipam/store/private.h"
@@ -56,18 +58,27 @@ static int store_new(const char *path, unsigned int timeout_ms, struct nvipam_st
 	return 0;
 }
 
-/* The store file: what it is, and an older store's contents (caller frees). */
+/*
+ * The store file, read once: what it is, and an older store's contents (caller frees).
+ * The manifest this store writes is known by its bytes; only another file is parsed.
+ */
 static int file_read(struct nvipam_store *s, enum store_file_kind *ret_kind,
 		     struct store_legacy *ret, struct cni_err *err)
 {
 	_cleanup_free_ char *data = NULL;
 	struct cni_err why = { 0 };
+	char pool_dir[NAME_MAX + 3];
 	size_t len = 0;
 	int r;
 
+	*ret = (struct store_legacy){ 0 };
 	r = store_disk_read_file(s, &data, &len, err);
 	if (r < 0)
 		return r;
+	*ret_kind = len ? STORE_FILE_CURRENT : STORE_FILE_NONE;
+	r = snprintf(pool_dir, sizeof(pool_dir), "%s.d", s->name);
+	if (!len || (r > 0 && (size_t)r < sizeof(pool_dir) && store_manifest_is_current(data, len, pool_dir)))
+		return 0;
 	r = store_migrate_read(data, len, ret_kind, ret, &why);
 	if (r == -ENOMEM)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
@@ -87,107 +98,6 @@ int nvipam_alloc_ptr_cmp(const void *x, const void *y)
 	return c ? c : ip_addr_cmp(&a->ip, &b->ip);
 }
 
-/* Find an IP held twice in one pool among every allocation (an older store). */
-static int legacy_duplicates(const struct nvipam_store *s, struct cni_err *err)
-{
-	_cleanup_free_ const struct nvipam_alloc **v = NULL;
-	char ip[IP_PREFIX_STRLEN];
-
-	if (s->n_allocs < 2)
-		return 0;
-	v = malloc(s->n_allocs * sizeof(*v));
-	if (!v)
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < s->n_allocs; i++)
-		v[i] = &s->allocs[i].a;
-	qsort(v, s->n_allocs, sizeof(*v), nvipam_alloc_ptr_cmp);
-	for (size_t i = 1; i < s->n_allocs; i++)
-		if (nvipam_alloc_ptr_cmp(&v[i - 1], &v[i]) == 0)
-			return cni_err_set(err, CNI_ERR_IO, -EINVAL,
-					   "store file %s is corrupt: IP %s is held twice in pool \"%s\"",
-					   s->path, ip_addr_format(&v[i]->ip, ip, sizeof(ip)), v[i]->pool);
-	return 0;
-}
-
-/*
- * A record of an older store that no pool log line can hold (a string of hundreds of
- * KiB) keeps its address, or the next ADD hands it out again: its pod's names are
- * dropped and, when its container ID and interface alone are too long, they become
- * "oversized-<address>", which no runtime's DEL names: the address stays held until
- * `nv-ipam-tool release` frees it. Refusing the record would refuse every pool.
- */
-static int legacy_fit(struct nvipam_store *s, struct nvipam_alloc *a)
-{
-	static const int steps = 2;
-	char buf[IP_PREFIX_STRLEN], id[IP_PREFIX_STRLEN + 16];
-
-	for (int step = 0;; step++) {
-		struct store_line l = { .type = 'A', .partner = "", .alloc = *a };
-		struct text_buf b = { 0 };
-		int r = store_format_line(&b, &l);
-
-		r = b.oom ? -ENOMEM : r;
-		text_buf_free(&b);
-		if (r != -E2BIG || step == steps)
-			return r;
-		ip_addr_format(&a->ip, buf, sizeof(buf));
-		if (step == 0) {
-			log_warning("store %s: the older store's allocation of %s in pool %s is too "
-				    "long to record: kept without its network and pod names", s->path,
-				    buf, a->pool);
-			a->network = a->pod_namespace = a->pod_name = a->pod_uid = a->device_id = "";
-			continue;
-		}
-		snprintf(id, sizeof(id), "oversized-%s", buf);
-		log_warning("store %s: the older store's allocation of %s in pool %s has a container "
-			    "ID or interface too long to record: kept as container %s; once its pod is "
-			    "gone, free it with nv-ipam-tool release --pool %s --ip %s", s->path, buf,
-			    a->pool, id, a->pool, buf);
-		r = store_model_copy(s, (const char *const[]){ id, "net0" },
-				     (const char **const[]){ &a->container_id, &a->ifname }, 2);
-		if (r < 0)
-			return r;
-	}
-}
-
-/* An older store into the model: every pool and allocation, to be written at commit. */
-static int load_legacy(struct nvipam_store *s, struct store_legacy *l, bool allow_dups,
-		       struct cni_err *err)
-{
-	int r = store_model_reserve(s, l->n_allocs);
-
-	for (size_t i = 0; r >= 0 && i < l->n_pools; i++) {
-		struct store_pool *p = store_model_pool(s, l->pools[i].key);
-
-		if (!p && (r = store_model_add_pool(s, l->pools[i].key, NULL)) >= 0)
-			p = &s->pools[r];
-		if (p) {
-			p->has_last = l->pools[i].has_last;
-			p->last_reserved = l->pools[i].last_reserved;
-		}
-	}
-	for (size_t i = 0; r >= 0 && i < l->n_allocs; i++) {
-		struct nvipam_alloc *a = &l->allocs[i].a;
-		struct store_pool *p = store_model_pool(s, a->pool);
-
-		if (!p) {
-			r = store_model_add_pool(s, a->pool, NULL);
-			p = r >= 0 ? &s->pools[r] : NULL;
-		}
-		/* The store owns the block from here. */
-		if (r < 0 || (r = store_model_keep(s, TAKE_PTR(l->allocs[i].strings))) < 0 ||
-		    (r = legacy_fit(s, a)) < 0)
-			break;
-		a->pool = p->key;
-		s->allocs[s->n_allocs++] = (struct store_alloc){ .a = *a };
-	}
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
-	s->migrate = true;
-	s->dirty = true;
-	return allow_dups ? 0 : legacy_duplicates(s, err);
-}
-
 /* Every pool of the node, under the exclusive node lock. */
 static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *err)
 {
@@ -201,8 +111,8 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	r = file_read(s, &kind, &legacy, err);
 	if (r < 0)
 		return r;
-	if (kind == STORE_FILE_V1 || kind == STORE_FILE_REFERENCE) {
-		r = load_legacy(s, &legacy, allow_dups, err);
+	if (kind == STORE_FILE_REFERENCE) {
+		r = store_migrate_load(s, &legacy, allow_dups, err);
 		store_migrate_free(&legacy);
 		return r;
 	}
