@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -254,8 +255,49 @@ static void migration(void)
 	free(doc);
 }
 
-int main(void)
+/*
+ * The store bench-nvipam starts from (tests/bench/run-nvipam.sh): @n allocations in pool
+ * @pool_key, their addresses from @first on, round-robin picks (the last is the pool's last).
+ */
+static int fill_store(const char *path, const char *pool_key, const char *first, unsigned long n)
 {
+	struct nvipam_store *s;
+	struct cni_err err = { 0 };
+	struct ip_addr ip;
+
+	if (ip_addr_parse(first, &ip) < 0 || ip.family != AF_INET) {
+		fprintf(stderr, "bench-store: --fill: %s is not an IPv4 address\n", first);
+		return 2;
+	}
+	if (nvipam_store_open(path, false, 10000, &s, &err) < 0)
+		die("open", &err);
+	for (unsigned long i = 0; i < n; i++) {
+		char cid[32];
+		struct nvipam_alloc a = {
+			.pool = pool_key, .ip = ip, .container_id = cid, .ifname = "net1",
+			.network = "bench", .created = 1767225600,
+		};
+
+		snprintf(cid, sizeof(cid), "live%lu", i);
+		if (nvipam_store_add(s, &a, true) < 0)
+			die("add", NULL);
+		for (int k = 3; k >= 0 && ++ip.bytes[k] == 0; k--)
+			;
+	}
+	if (nvipam_store_commit(s, &err) < 0)
+		die("commit", &err);
+	nvipam_store_close(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 6 && strcmp(argv[1], "--fill") == 0)
+		return fill_store(argv[2], argv[3], argv[4], strtoul(argv[5], NULL, 10));
+	if (argc != 1) {
+		fprintf(stderr, "usage: bench-store\n       bench-store --fill STORE POOL FIRST-IP N\n");
+		return 2;
+	}
 	printf("load average before: ");
 	fflush(stdout);
 	if (system("cut -d' ' -f1-3 /proc/loadavg") != 0)
