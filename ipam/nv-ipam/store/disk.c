@@ -264,24 +264,6 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A readdir() of @dirfd that leaves @dirfd itself as it was. */
-static DIR *dir_read(int dirfd)
-{
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d;
-
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return NULL;
-	}
-	/* A duplicate shares the offset: start from the top whatever read it before. */
-	rewinddir(d);
-	return d;
-}
-
 static bool has_suffix(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
@@ -294,7 +276,7 @@ int store_disk_list(struct nvipam_store *s, char ***ret, size_t *ret_n, struct c
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
-	DIR *d = dir_read(s->pool_dir_fd);
+	DIR *d = file_dir_stream(s->pool_dir_fd);
 	int r = 0;
 
 	if (!d)
@@ -600,12 +582,12 @@ int store_disk_write_file(struct nvipam_store *s, const char *data, size_t len,
 
 void store_disk_sweep_pool(struct nvipam_store *s, const struct store_pool_disk *d)
 {
-	char name[STORE_FORMAT_STEM_MAX + 8];
+	char log[STORE_FORMAT_STEM_MAX + 8], snap[STORE_FORMAT_STEM_MAX + 8];
+	const char *const names[] = { log, snap };
 
-	snprintf(name, sizeof(name), "%s.log", d->stem);
-	file_sweep_temps_at(s->pool_dir_fd, name);
-	snprintf(name, sizeof(name), "%s.snap", d->stem);
-	file_sweep_temps_at(s->pool_dir_fd, name);
+	snprintf(log, sizeof(log), "%s.log", d->stem);
+	snprintf(snap, sizeof(snap), "%s.snap", d->stem);
+	file_sweep_temps_of(s->pool_dir_fd, names, 2);
 }
 
 void store_disk_sweep(struct nvipam_store *s)
