@@ -152,9 +152,13 @@ static int pool_key(struct nvipam_store *s, struct store_pool *p, const char *ke
 	return p->key ? 0 : log_corrupt(s, p->disk, -ENOMEM, NULL, err);
 }
 
-/* The log's header: the key and id, and where the lines after it start (0: no header). */
-static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char **ret_key,
-		       size_t *ret_len, struct cni_err *err)
+/*
+ * The start of the log: the key and id of its header, and where the lines after it start
+ * (0: no header). @ret_head holds the first @ret_head_len bytes read (the header line's
+ * fields decoded in place), for the lines after it not to be read again.
+ */
+static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char **ret_head,
+		       size_t *ret_head_len, const char **ret_key, size_t *ret_len, struct cni_err *err)
 {
 	_cleanup_free_ char *head = NULL;
 	size_t len = d->file_len < 4096 ? d->file_len : 4096;
@@ -178,40 +182,71 @@ static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char *
 	r = store_format_read_header(&rd, head, len, &key, &d->log_id, why, sizeof(why));
 	if (r < 0)
 		return log_corrupt(s, d, r, why, err);
-	if (!key)
-		return 0;
-	*ret_key = strdup(key);
-	if (!*ret_key)
-		return log_corrupt(s, d, -ENOMEM, NULL, err);
-	*ret_len = rd.pos;
-	d->tail_check = rd.last_check;
+	if (key) {
+		*ret_len = rd.pos;
+		d->tail_check = rd.last_check;
+	}
+	*ret_key = key;
+	*ret_head_len = len;
+	*ret_head = TAKE_PTR(head);
 	return 0;
 }
 
-/* Whether a snapshot was made from this log, at a point the log still has. */
+/* The log from @from to its end, its start taken from @head (its first @head_len bytes). */
+static int read_from(struct nvipam_store *s, struct store_pool_disk *d, const char *head,
+		     size_t head_len, size_t from, char **ret, struct cni_err *err)
+{
+	size_t have = from < head_len ? head_len - from : 0;
+	char *rest = NULL, *all;
+	int r;
+
+	if (!have)
+		return store_disk_read_log(s, d, from, d->file_len - from, ret, err);
+	r = store_disk_read_log(s, d, head_len, d->file_len - head_len, &rest, err);
+	if (r < 0)
+		return r;
+	all = malloc(d->file_len - from + 1);
+	if (!all) {
+		free(rest);
+		return log_corrupt(s, d, -ENOMEM, NULL, err);
+	}
+	memcpy(all, head + from, have);
+	memcpy(all + have, rest, d->file_len - head_len + 1);
+	free(rest);
+	*ret = all;
+	return 0;
+}
+
+/*
+ * Whether a snapshot was made from this log, at a point the log still has: the end of the
+ * line it stops at is taken from @head when the log's start holds it.
+ */
 static bool snap_fits(struct nvipam_store *s, struct store_pool_disk *d, const struct store_snap *snap,
-		      const char *key, size_t header_len)
+		      const char *key, size_t header_len, const char *head, size_t head_len)
 {
 	_cleanup_free_ char *end = NULL;
 	struct cni_err ignored = { 0 };
-	uint64_t check;
+	uint64_t check, at = snap->at.log_len - STORE_FORMAT_LINE_END;
 
 	if (snap->at.log_id != d->log_id || strcmp(snap->key, key) != 0 ||
-	    snap->at.log_len < header_len || snap->at.log_len > d->file_len ||
-	    store_disk_read_log(s, d, snap->at.log_len - STORE_FORMAT_LINE_END, STORE_FORMAT_LINE_END,
-				&end, &ignored) < 0)
+	    snap->at.log_len < header_len || snap->at.log_len > d->file_len)
 		return false;
-	return store_format_line_check(end, STORE_FORMAT_LINE_END, &check) == 0 &&
+	if (snap->at.log_len <= head_len)
+		return store_format_line_check(head + at, STORE_FORMAT_LINE_END, &check) == 0 &&
+		       check == snap->at.log_tail_check;
+	return store_disk_read_log(s, d, at, STORE_FORMAT_LINE_END, &end, &ignored) == 0 &&
+	       store_format_line_check(end, STORE_FORMAT_LINE_END, &check) == 0 &&
 	       check == snap->at.log_tail_check;
 }
 
 /* The snapshot of a pool, when there is one that fits its log (kept mapped in @d). */
 static bool use_snap(struct nvipam_store *s, struct store_pool_disk *d, const char *key,
-		     size_t header_len, struct store_snap *ret)
+		     size_t header_len, const char *head, size_t head_len, struct store_snap *ret)
 {
 	if (store_disk_map_snap(s, d) < 0)
 		return false;
-	if (store_snap_parse(d->snap, d->snap_len, ret) == 0 && snap_fits(s, d, ret, key, header_len))
+	if (store_snap_parse(d->snap, d->snap_len, ret) == 0 &&
+	    snap_fits(s, d, ret, key, header_len, head, head_len))
 		return true;
 	store_disk_unmap_snap(d);
 	return false;
@@ -289,12 +324,13 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 {
 	struct store_pool *p = &s->pools[pi];
 	struct store_pool_disk *d = p->disk;
-	_cleanup_free_ char *key = NULL;
+	_cleanup_free_ char *head = NULL;
 	struct replay rp = { 0 };
 	struct store_reader rd;
 	struct store_snap snap;
-	size_t header_len, from, lines = 0;
+	size_t head_len = 0, header_len, from, lines = 0;
 	const struct nvipam_alloc *dup;
+	const char *key;
 	int r;
 
 	d->loaded = true;
@@ -303,7 +339,7 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 	r = store_disk_open_log(s, d, err);
 	if (r < 0 || d->log_fd < 0 || !d->file_len)
 		return r;
-	r = read_header(s, d, &key, &header_len, err);
+	r = read_header(s, d, &head, &head_len, &key, &header_len, err);
 	if (r < 0 || !key)
 		return r; /* no header: torn while being created, nothing was ever in it */
 	r = pool_key(s, p, key, err);
@@ -311,7 +347,7 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 		return r;
 	d->has_header = true;
 	d->good_len = header_len;
-	if (!inspect && use_snap(s, d, p->key, header_len, &snap)) {
+	if (!inspect && use_snap(s, d, p->key, header_len, head, head_len, &snap)) {
 		rp.base_dead = calloc(snap.n_records + 1, sizeof(*rp.base_dead));
 		if (!rp.base_dead)
 			return log_corrupt(s, d, -ENOMEM, NULL, err);
@@ -323,7 +359,7 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 		p->last_reserved = snap.at.last_reserved;
 	}
 	from = d->good_len;
-	r = store_disk_read_log(s, d, from, d->file_len - from, &d->data, err);
+	r = read_from(s, d, head, head_len, from, &d->data, err);
 	if (r >= 0) {
 		for (const char *c = d->data; (c = memchr(c, '\n', d->file_len - from - (size_t)(c - d->data)));
 		     c++)
@@ -450,14 +486,15 @@ static void mark_seen(size_t i, void *ctx)
 bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *container_id,
 			 const char *ifname)
 {
-	_cleanup_free_ char *key = NULL, *tail = NULL;
+	_cleanup_free_ char *head = NULL, *tail = NULL;
 	struct text_buf needle = { 0 };
 	struct cni_err ignored = { 0 };
 	struct attachment_seen seen = { 0 };
 	struct store_pool_disk *d;
 	struct store_snap snap;
 	struct nvipam_store t;
-	size_t header_len, from;
+	size_t head_len = 0, header_len, from;
+	const char *key;
 	bool found = true;
 
 	scratch_init(s, &t);
@@ -476,18 +513,18 @@ bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *c
 	found = false;
 	if (d->log_fd < 0)
 		goto out;
-	if (read_header(&t, d, &key, &header_len, &ignored) < 0) {
+	if (read_header(&t, d, &head, &head_len, &key, &header_len, &ignored) < 0) {
 		found = true;
 		goto out;
 	}
 	if (!key)
 		goto out;
 	from = header_len;
-	if (use_snap(&t, d, key, header_len, &snap)) {
+	if (use_snap(&t, d, key, header_len, head, head_len, &snap)) {
 		store_snap_find_attachment(&snap, container_id, ifname, mark_seen, &seen);
 		from = snap.at.log_len;
 	}
-	if (seen.seen || store_disk_read_log(&t, d, from, d->file_len - from, &tail, &ignored) < 0)
+	if (seen.seen || read_from(&t, d, head, head_len, from, &tail, &ignored) < 0)
 		found = true;
 	else
 		found = memmem(tail, d->file_len - from, needle.data, needle.len) != NULL;
