@@ -94,32 +94,61 @@ void store_format_header(struct text_buf *b, const char *key, uint64_t log_id)
 	put_check(b, start);
 }
 
+int store_format_add_fields(struct text_buf *b, const struct nvipam_alloc *a)
+{
+	size_t start = b->len;
+	char created[RFC3339_STRLEN];
+
+	put_ip(b, &a->ip);
+	put_field(b, a->container_id);
+	put_field(b, a->ifname);
+	put_field(b, a->network);
+	put_field(b, a->pod_namespace);
+	put_field(b, a->pod_name);
+	put_field(b, a->pod_uid);
+	put_field(b, a->device_id);
+	put_field(b, rfc3339_format(a->created, created));
+	if (!b->oom && b->len - start > STORE_FORMAT_LINE_MAX) {
+		b->len = start;
+		return -E2BIG;
+	}
+	return 0;
+}
+
+static void put_flags(struct text_buf *b, unsigned int flags)
+{
+	char s[3] = { 0 }, *f = s;
+
+	if (flags & STORE_ADD_ROUND_ROBIN)
+		*f++ = 'r';
+	if (flags & STORE_ADD_PENDING)
+		*f++ = 'p';
+	put_field(b, s);
+}
+
+size_t store_format_add_head_len(const struct store_line *line)
+{
+	/* "A", then a tab before each of flags, txn and partner; the end: STORE_FORMAT_LINE_END. */
+	return 1 + 1 + !!(line->flags & STORE_ADD_ROUND_ROBIN) + !!(line->flags & STORE_ADD_PENDING) +
+	       1 + (line->txn ? CHECK_DIGITS : 0) + 1 + strlen(line->partner) + STORE_FORMAT_LINE_END;
+}
+
 int store_format_line(struct text_buf *b, const struct store_line *line)
 {
 	const struct nvipam_alloc *a = &line->alloc;
 	size_t start = b->len;
-	char created[RFC3339_STRLEN];
-	char flags[3] = { 0 }, *f = flags;
+	int r = 0;
 
 	text_buf_putc(b, line->type);
 	switch (line->type) {
 	case 'A':
-		if (line->flags & STORE_ADD_ROUND_ROBIN)
-			*f++ = 'r';
-		if (line->flags & STORE_ADD_PENDING)
-			*f++ = 'p';
-		put_field(b, flags);
+		put_flags(b, line->flags);
 		put_txn(b, line->txn);
 		put_field(b, line->partner);
-		put_ip(b, &a->ip);
-		put_field(b, a->container_id);
-		put_field(b, a->ifname);
-		put_field(b, a->network);
-		put_field(b, a->pod_namespace);
-		put_field(b, a->pod_name);
-		put_field(b, a->pod_uid);
-		put_field(b, a->device_id);
-		put_field(b, rfc3339_format(a->created, created));
+		if (line->fields)
+			text_buf_add(b, line->fields, line->fields_len);
+		else
+			r = store_format_add_fields(b, a);
 		break;
 	case 'D':
 		put_field(b, a->container_id);
@@ -132,8 +161,9 @@ int store_format_line(struct text_buf *b, const struct store_line *line)
 		put_txn(b, line->txn);
 		break;
 	}
-	put_check(b, start);
-	if (!b->oom && b->len - start > STORE_FORMAT_LINE_MAX) {
+	if (r >= 0)
+		put_check(b, start);
+	if (r < 0 || (!b->oom && b->len - start > STORE_FORMAT_LINE_MAX)) {
 		b->len = start;
 		return -E2BIG;
 	}

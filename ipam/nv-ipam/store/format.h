@@ -55,6 +55,8 @@ struct store_line {
 	uint64_t txn;               /* A (0 when none), C, X */
 	const char *partner;        /* A: "" or the pool key a pending line waits for */
 	struct nvipam_alloc alloc;  /* A: ip and strings (pool unset); D: container_id, ifname; L: ip */
+	const char *fields;         /* A queued by an ADD: alloc's fields as rendered, or NULL */
+	size_t fields_len;
 };
 
 /**
@@ -78,9 +80,27 @@ void store_format_stem(const char *key, char *buf);
 void store_format_header(struct text_buf *b, const char *key, uint64_t log_id);
 
 /**
+ * store_format_add_fields() - an A line's fields from its address on, rendered once: what
+ *                             store_format_line() writes after the partner
+ * @b: buffer
+ * @a: the allocation
+ *
+ * Return: 0, or -E2BIG when they alone pass STORE_FORMAT_LINE_MAX (nothing is appended).
+ */
+int store_format_add_fields(struct text_buf *b, const struct nvipam_alloc *a);
+
+/**
+ * store_format_add_head_len() - how long an A line is without its fields
+ * @line: the line (flags, txn, partner)
+ *
+ * Return: the length of its start, its checksum field and newline included.
+ */
+size_t store_format_add_head_len(const struct store_line *line);
+
+/**
  * store_format_line() - append one change line
  * @b: buffer
- * @line: the change (for an A line: flags, txn, partner and alloc)
+ * @line: the change (for an A line: flags, txn, partner, and alloc or its rendered fields)
  *
  * Return: 0, or -E2BIG when the line would be longer than STORE_FORMAT_LINE_MAX
  * (nothing is appended then).

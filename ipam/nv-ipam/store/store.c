@@ -453,12 +453,19 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
 	c.pool = p->key;
 	l.alloc = c;
 	l.flags = round_robin ? STORE_ADD_ROUND_ROBIN : 0;
-	/* Too long for the log of a shared pool: refused now rather than written. */
-	r = store_format_line(&b, &l);
-	if (r >= 0 && !b.oom && b.len > STORE_FORMAT_ADD_LINE_MAX)
+	/* Rendered once, here; too long for the log of a shared pool: refused now rather than written. */
+	r = store_format_add_fields(&b, &c);
+	if (r >= 0 && b.oom)
+		r = -ENOMEM;
+	if (r >= 0 && store_format_add_head_len(&l) + b.len > STORE_FORMAT_ADD_LINE_MAX)
 		r = -E2BIG;
-	text_buf_free(&b);
-	if (r < 0 || (r = store_model_queue(p, &l)) < 0)
+	l.fields = b.data;
+	l.fields_len = b.len;
+	if (r < 0 || (r = store_model_keep(s, TAKE_PTR(b.data))) < 0) {
+		text_buf_free(&b);
+		return r;
+	}
+	if ((r = store_model_queue(p, &l)) < 0)
 		return r;
 	s->allocs[s->n_allocs++] = (struct store_alloc){ .a = c };
 	if (round_robin) {
