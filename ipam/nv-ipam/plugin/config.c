@@ -433,7 +433,7 @@ static int resolve_metadata(const struct cni_ctx *ctx, struct nvipam_config *c,
 DEFINE_CLEANUP_FUNC(config_freep, struct nvipam_config *, free)
 
 int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
-		       struct nvipam_config *ret, struct cni_err *err)
+		       struct nvipam_config **ret, struct cni_err *err)
 {
 	static const char *const known_args[] = {
 		"IP", "K8S_POD_NAME", "K8S_POD_NAMESPACE", "K8S_POD_UID", "K8S_POD_INFRA_CONTAINER_ID",
@@ -487,7 +487,6 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	if (file_root && (r = layer_read(file_root, conf_file, &file, err)) < 0)
 		return r;
 
-	/* Some 13 KiB: kept off the stack, and *ret stays untouched until the end. */
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
@@ -510,7 +509,7 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 					    NVIPAM_DEFAULT_LOCK_TIMEOUT_MS);
 
 	if (scope == NVIPAM_CONFIG_STORE) {
-		*ret = *c;
+		*ret = TAKE_PTR(c);
 		return 0;
 	}
 	if ((r = resolve_pools(ctx, &in, &file, c, err)) < 0 ||
@@ -518,6 +517,6 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	    (r = resolve_requests(ctx, c, err)) < 0 ||
 	    (r = resolve_metadata(ctx, c, err)) < 0)
 		return r;
-	*ret = *c;
+	*ret = TAKE_PTR(c);
 	return 0;
 }

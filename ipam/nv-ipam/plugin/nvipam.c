@@ -25,7 +25,7 @@ static const char *pool_type_name(enum nvipam_pool_type t)
 
 /* Everything one invocation works with, released in one place. */
 struct session {
-	struct nvipam_config conf;
+	struct nvipam_config *conf;
 	struct nvipam_pools pools;
 	struct nvipam_store *store;
 };
@@ -34,6 +34,7 @@ static void session_close(struct session *s)
 {
 	nvipam_store_close(s->store);
 	nvipam_pools_free(&s->pools);
+	free(s->conf);
 }
 
 /* What a command needs: ADD and STATUS the pools and theirs in the store, CHECK its pools
@@ -57,36 +58,36 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 			       err);
 	if (r < 0)
 		return r;
-	r = cni_plugin_setup_logging("nv-ipam", s->conf.log_file, s->conf.log_file_node,
-				     s->conf.log_level,
+	r = cni_plugin_setup_logging("nv-ipam", s->conf->log_file, s->conf->log_file_node,
+				     s->conf->log_level,
 				     ctx->env.command, err);
 	if (r < 0)
 		return r;
 	if (kind == SESSION_POOLS) {
-		r = nvipam_pools_load(s->conf.pool_file, true, &s->pools, err);
+		r = nvipam_pools_load(s->conf->pool_file, true, &s->pools, err);
 		if (r < 0)
 			return r;
 	}
 	if (kind == SESSION_NONE)
 		return 0;
 	if (kind == SESSION_WHOLE)
-		return nvipam_store_open(s->conf.store_file, true, s->conf.lock_timeout_ms, &s->store,
+		return nvipam_store_open(s->conf->store_file, true, s->conf->lock_timeout_ms, &s->store,
 					 err);
-	for (size_t i = 0; i < s->conf.n_pools; i++)
-		keys[i] = s->conf.pool_keys[i];
+	for (size_t i = 0; i < s->conf->n_pools; i++)
+		keys[i] = s->conf->pool_keys[i];
 	/* Only this network's pools are locked: the other rails' ADDs go on meanwhile. */
-	return nvipam_store_open_pools(s->conf.store_file, true, s->conf.lock_timeout_ms, keys,
-				       s->conf.n_pools, &s->store, err);
+	return nvipam_store_open_pools(s->conf->store_file, true, s->conf->lock_timeout_ms, keys,
+				       s->conf->n_pools, &s->store, err);
 }
 
 static const struct nvipam_pool *find_pool(const struct session *s, size_t i, struct cni_err *err)
 {
-	const struct nvipam_pool *p = nvipam_pools_find(&s->pools, s->conf.pool_keys[i]);
+	const struct nvipam_pool *p = nvipam_pools_find(&s->pools, s->conf->pool_keys[i]);
 
 	if (!p)
 		cni_err_set(err, NVIPAM_ERR_POOL_NOT_FOUND, -ENOENT,
 			    "configuration for pool \"%s\", poolType \"%s\" not found in %s",
-			    s->conf.pool_names[i], pool_type_name(s->conf.pool_type), s->conf.pool_file);
+			    s->conf->pool_names[i], pool_type_name(s->conf->pool_type), s->conf->pool_file);
 	return p;
 }
 
@@ -94,26 +95,26 @@ static const struct nvipam_pool *find_pool(const struct session *s, size_t i, st
 static int assign_static(const struct session *s, const struct nvipam_pool **pools,
 			 struct nvipam_request *reqs, struct cni_err *err)
 {
-	bool used[ARRAY_SIZE(s->conf.static_ips)] = { false };
+	bool used[ARRAY_SIZE(s->conf->static_ips)] = { false };
 
-	for (size_t i = 0; i < s->conf.n_pools; i++) {
-		for (size_t k = 0; k < s->conf.n_static_ips; k++) {
-			if (used[k] || !ip_prefix_contains(&pools[i]->subnet, &s->conf.static_ips[k]))
+	for (size_t i = 0; i < s->conf->n_pools; i++) {
+		for (size_t k = 0; k < s->conf->n_static_ips; k++) {
+			if (used[k] || !ip_prefix_contains(&pools[i]->subnet, &s->conf->static_ips[k]))
 				continue;
 			reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_STATIC,
-							   .ip = s->conf.static_ips[k] };
+							   .ip = s->conf->static_ips[k] };
 			used[k] = true;
 			break;
 		}
 	}
-	for (size_t k = 0; k < s->conf.n_static_ips; k++) {
+	for (size_t k = 0; k < s->conf->n_static_ips; k++) {
 		char buf[IP_PREFIX_STRLEN];
 
 		if (!used[k])
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "not all requested static IPs can be allocated from the ranges "
 					   "available on the node, ip %s has no matching Pool",
-					   ip_addr_format(&s->conf.static_ips[k], buf, sizeof(buf)));
+					   ip_addr_format(&s->conf->static_ips[k], buf, sizeof(buf)));
 	}
 	return 0;
 }
@@ -140,10 +141,10 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 		.container_id = ctx->env.container_id,
 		.ifname = ctx->env.ifname,
 		.network = ctx->conf.name,
-		.pod_namespace = s->conf.pod_namespace,
-		.pod_name = s->conf.pod_name,
-		.pod_uid = s->conf.pod_uid,
-		.device_id = s->conf.device_id,
+		.pod_namespace = s->conf->pod_namespace,
+		.pod_name = s->conf->pod_name,
+		.pod_uid = s->conf->pod_uid,
+		.device_id = s->conf->device_id,
 		.created = time(NULL),
 	};
 	r = nvipam_store_add(s->store, &a, req->kind == NVIPAM_REQ_NEXT);
@@ -170,7 +171,7 @@ static void add_undo(const struct session *s, const struct cni_ctx *ctx)
 	struct cni_err e = { 0 };
 	size_t n = 0;
 
-	if (nvipam_store_release(s->conf.store_file, true, s->conf.lock_timeout_ms,
+	if (nvipam_store_release(s->conf->store_file, true, s->conf->lock_timeout_ms,
 				 ctx->env.container_id, ctx->env.ifname, &n, &e) < 0)
 		log_error("ADD %s/%s: releasing what the failed commit wrote failed: %s",
 			  ctx->env.container_id, ctx->env.ifname, e.msg);
@@ -190,22 +191,22 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 	r = session_open(ctx, SESSION_POOLS, &s, err);
 	if (r < 0)
 		goto out;
-	for (size_t i = 0; i < s.conf.n_pools; i++) {
+	for (size_t i = 0; i < s.conf->n_pools; i++) {
 		pools[i] = find_pool(&s, i, err);
 		if (!pools[i]) {
 			r = -ENOENT;
 			goto out;
 		}
 		reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_NEXT };
-		if (s.conf.allocate_default_gateway)
+		if (s.conf->allocate_default_gateway)
 			reqs[i].kind = NVIPAM_REQ_GATEWAY;
-		else if (s.conf.has_index)
-			reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_INDEX, .index = s.conf.index };
+		else if (s.conf->has_index)
+			reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_INDEX, .index = s.conf->index };
 	}
 	r = assign_static(&s, pools, reqs, err);
 	if (r < 0)
 		goto out;
-	for (size_t i = 0; i < s.conf.n_pools; i++) {
+	for (size_t i = 0; i < s.conf->n_pools; i++) {
 		const struct nvipam_alloc *have = nvipam_store_find(s.store, pools[i]->key,
 								    ctx->env.container_id, ctx->env.ifname);
 
@@ -219,8 +220,8 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 			goto out;
 	}
 	/* Built before the commit: once the addresses are on disk, nothing may fail. */
-	for (size_t i = 0; i < s.conf.n_pools && r >= 0; i++)
-		r = nvipam_result_add_pool(pools[i], &ips[i], s.conf.allocate_default_gateway, ret);
+	for (size_t i = 0; i < s.conf->n_pools && r >= 0; i++)
+		r = nvipam_result_add_pool(pools[i], &ips[i], s.conf->allocate_default_gateway, ret);
 	if (r < 0) {
 		cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 		goto out;
@@ -231,7 +232,7 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 		add_undo(&s, ctx);
 		goto out;
 	}
-	for (size_t i = 0; i < s.conf.n_pools; i++) {
+	for (size_t i = 0; i < s.conf->n_pools; i++) {
 		char buf[IP_PREFIX_STRLEN];
 
 		log_info("ADD %s/%s: %s from pool %s", ctx->env.container_id, ctx->env.ifname,
@@ -251,7 +252,7 @@ static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 	r = session_open(ctx, SESSION_NONE, &s, err);
 	if (r >= 0)
 		/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
-		r = nvipam_store_release(s.conf.store_file, true, s.conf.lock_timeout_ms,
+		r = nvipam_store_release(s.conf->store_file, true, s.conf->lock_timeout_ms,
 					 ctx->env.container_id, ctx->env.ifname, &n, err);
 	/* A store it cannot reach (the node's settings refuse its path) is an error: the
 	 * runtime retries a failed DEL, and an address released by no one is held forever. */
@@ -276,19 +277,19 @@ static int nvipam_check(const struct cni_ctx *ctx, struct cni_err *err)
 	int r;
 
 	r = session_open(ctx, SESSION_CONFIG, &s, err);
-	for (size_t i = 0; r >= 0 && i < s.conf.n_pools; i++) {
-		const struct nvipam_alloc *a = nvipam_store_find(s.store, s.conf.pool_keys[i],
+	for (size_t i = 0; r >= 0 && i < s.conf->n_pools; i++) {
+		const struct nvipam_alloc *a = nvipam_store_find(s.store, s.conf->pool_keys[i],
 								 ctx->env.container_id, ctx->env.ifname);
 		char buf[IP_PREFIX_STRLEN];
 
 		if (!a)
 			r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -ENOENT,
 					"no allocation for container %s, interface %s in pool \"%s\"",
-					ctx->env.container_id, ctx->env.ifname, s.conf.pool_names[i]);
+					ctx->env.container_id, ctx->env.ifname, s.conf->pool_names[i]);
 		else if (ctx->conf.prev_result && !prev_has_ip(ctx->conf.prev_result, &a->ip))
 			r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
 					"allocation %s in pool \"%s\" is not in prevResult",
-					ip_addr_format(&a->ip, buf, sizeof(buf)), s.conf.pool_names[i]);
+					ip_addr_format(&a->ip, buf, sizeof(buf)), s.conf->pool_names[i]);
 	}
 	session_close(&s);
 	return r;
@@ -355,7 +356,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 			cni_err_code(err, CNI_ERR_STATUS_UNAVAILABLE, r);
 		goto out;
 	}
-	for (size_t i = 0; i < s.conf.n_pools; i++) {
+	for (size_t i = 0; i < s.conf->n_pools; i++) {
 		_cleanup_free_ struct ip_addr *held = NULL;
 		struct nvipam_pool_usage usage = { 0 };
 		const struct nvipam_pool *p = find_pool(&s, i, err);
