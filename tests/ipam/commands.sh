@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # nv-ipam commands beyond the reference: repeated ADD, DEL of nothing, CHECK
-# against prevResult, GC per network, STATUS, the store lock and a corrupt
-# store, and dual stack all or nothing.
+# against prevResult, GC per network, STATUS, a bad entry for another pool, the store
+# lock and a corrupt store, and dual stack all or nothing.
 . "$(dirname "$0")/lib.sh"
 
 # A small second pool (3 usable addresses) and an IPv6 pool.
@@ -90,6 +90,18 @@ out=$(CNI_COMMAND=ADD CNI_CONTAINERID=own CNI_NETNS=/proc/self/ns/net CNI_IFNAME
 check "CNI_NETNS equal to the plugin's own netns is code 8" "[ \"\$(code \"\$out\")\" = 8 ]"
 check "and the store is unchanged" "[ \"\$(store_digest)\" = \"\$before\" ]"
 
+# A bad entry for another pool of the node's pool file fails only that pool's ADDs.
+cp "$work/pools.json" "$work/pools.good"
+jq '.pools.broken = {"subnet": "10.79.0.0/24", "startIP": "10.79.1.1", "endIP": "10.79.0.9"}' \
+	"$work/pools.good" >"$work/pools.json"
+out=$(run ADD c7 net7 pool1)
+check "an ADD in pool1 succeeds beside another pool's bad entry" "[ \"\$(code \"\$out\")\" = 0 ] && jq -e '.ips[0].address' <<<\"\$out\" >/dev/null"
+check "STATUS of pool1 too" "run STATUS '' net7 pool1 >/dev/null"
+out=$(run ADD c8 net8 broken || true)
+check "an ADD in the bad pool is code 7 naming it" "[ \"\$(code \"\$out\")\" = 7 ] && jq -r .msg <<<\"\$out\" | grep -q 'pool \"broken\"'"
+run DEL c7 net7 pool1 >/dev/null
+mv "$work/pools.good" "$work/pools.json"
+
 # A corrupt store is reported with its path and left as it is.
 printf '{"version":1,"pools":{},"allocations":[{"pool":' >"$work/store"
 before=$(store_digest)
@@ -97,5 +109,5 @@ out=$(run ADD c6 net1 pool1 || true)
 check "corrupt store is code 5 naming the file" "[ \"\$(code \"\$out\")\" = 5 ] && grep -q \"$work/store\" <<<\"\$out\""
 check "corrupt store left untouched" "[ \"\$(store_digest)\" = \"\$before\" ]"
 
-echo "$((26 - fails)) passed, $fails failed"
+echo "$((29 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

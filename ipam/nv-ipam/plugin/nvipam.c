@@ -63,8 +63,12 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 				     ctx->env.command, err);
 	if (r < 0)
 		return r;
+	for (size_t i = 0; i < s->conf->n_pools; i++)
+		keys[i] = s->conf->pool_keys[i];
 	if (kind == SESSION_POOLS) {
-		r = nvipam_pools_load(s->conf->pool_file, true, &s->pools, err);
+		/* Only this network's entries: another pool's bad one is not this ADD's failure. */
+		r = nvipam_pools_load_only(s->conf->pool_file, true, keys, s->conf->n_pools, &s->pools,
+					   err);
 		if (r < 0)
 			return r;
 	}
@@ -73,8 +77,6 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 	if (kind == SESSION_WHOLE)
 		return nvipam_store_open(s->conf->store_file, true, s->conf->lock_timeout_ms, &s->store,
 					 err);
-	for (size_t i = 0; i < s->conf->n_pools; i++)
-		keys[i] = s->conf->pool_keys[i];
 	/* Only this network's pools are locked: the other rails' ADDs go on meanwhile. */
 	return nvipam_store_open_pools(s->conf->store_file, true, s->conf->lock_timeout_ms, keys,
 				       s->conf->n_pools, &s->store, err);
