@@ -1,6 +1,7 @@
 /* Command dispatch: the one place that prints results and CNI errors */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,12 @@ struct cni_plugin {
 	/* NULL: forwarded to IPAM when there is one, success otherwise. */
 	int (*status)(const struct cni_ctx *ctx, struct cni_err *err);
 	int (*gc)(const struct cni_ctx *ctx, struct cni_err *err);
+	/*
+	 * The plugin sets up logging from its own keys (an IPAM plugin's are in the "ipam"
+	 * section; the top-level logFile is the interface plugin's): the dispatch leaves it
+	 * at stderr, level info, until then.
+	 */
+	bool own_logging;
 };
 
 /**

@@ -394,4 +394,6 @@ const struct cni_plugin nvipam_plugin = {
 	.check = nvipam_check,
 	.status = nvipam_status,
 	.gc = nvipam_gc,
+	/* Once, from the ipam section and nv-ipam.conf: never from the interface plugin's logFile. */
+	.own_logging = true,
 };
