@@ -10,7 +10,6 @@
 
 #include "common/cni/args.h"
 #include "common/cni/conf.h"
-#include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/cni/plugin.h"
@@ -24,8 +23,6 @@
 #define NVIPAM_CONF_MAX_BYTES (64u * 1024u)
 /* Leaves room in the 4096-byte buffers for "/nv-ipam.conf", ".lock" and temp suffixes. */
 #define NVIPAM_PATH_MAX_LEN 3968
-/* A Kubernetes object name (DNS subdomain). */
-#define NVIPAM_POOL_NAME_MAX 253
 #define NVIPAM_LOCK_TIMEOUT_MAX_MS 600000
 #define NVIPAM_LOG_LEVEL_DEFAULT "info"
 
@@ -168,7 +165,7 @@ static int add_pool(struct nvipam_config *c, const char *name, size_t len, struc
 	memcpy(buf, name, len);
 	buf[len] = '\0';
 	/* Pool names become store keys and messages: the CNI name rule keeps them plain. */
-	if (!cni_env_valid_id(buf))
+	if (!nvipam_pool_name_valid(buf))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid pool name \"%s\": must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$", buf);
 	/* The same pool twice would be two addresses for one attachment, under one key. */
