@@ -48,7 +48,8 @@ static void store_file(const uint8_t *data, size_t size)
 
 static void pool_log(const uint8_t *data, size_t size)
 {
-	char *copy = malloc(size + 1), why[256];
+	char *copy = malloc(size + 1);
+	struct cni_err why = { 0 };
 	struct store_reader rd;
 	struct store_line l;
 	const char *key;
@@ -59,8 +60,8 @@ static void pool_log(const uint8_t *data, size_t size)
 		abort();
 	memcpy(copy, data, size);
 	copy[size] = '\0';
-	r = store_format_read_header(&rd, copy, size, &key, &id, why, sizeof(why));
-	while (r >= 0 && key && (r = store_format_next(&rd, &l, why, sizeof(why))) > 0) {
+	r = store_format_read_header(&rd, copy, size, &key, &id, &why);
+	while (r >= 0 && key && (r = store_format_next(&rd, &l, &why)) > 0) {
 		if (rd.pos > size)
 			fail("reader went past the end");
 		if (l.type == 'A' && (!l.alloc.container_id || !l.alloc.ifname || !l.alloc.pod_name ||
@@ -103,7 +104,8 @@ static void snapshot(const uint8_t *data, size_t size)
 /* Up to seven strings cut from the input at its NUL bytes, then an address and a time. */
 static void line_round_trip(const uint8_t *data, size_t size)
 {
-	char *strs = malloc(size + 1), *p = strs, *end, *buf, why[256];
+	char *strs = malloc(size + 1), *p = strs, *end, *buf;
+	struct cni_err why = { 0 };
 	const char *f[7] = { "", "", "", "", "", "", "" };
 	struct text_buf b = { 0 };
 	struct store_reader rd;
@@ -144,11 +146,11 @@ static void line_round_trip(const uint8_t *data, size_t size)
 		return;
 	}
 	buf = b.data;
-	if (store_format_read_header(&rd, buf, b.len, &key, &id, why, sizeof(why)) < 0 || !key ||
+	if (store_format_read_header(&rd, buf, b.len, &key, &id, &why) < 0 || !key ||
 	    strcmp(key, "pool") != 0 || id != 42)
 		fail("header not read back");
-	if (store_format_next(&rd, &back, why, sizeof(why)) != 1) {
-		fprintf(stderr, "%s\n", why);
+	if (store_format_next(&rd, &back, &why) != 1) {
+		fprintf(stderr, "%s\n", why.msg);
 		fail("a line written is not read back");
 	}
 	if (strcmp(back.alloc.container_id, f[0]) || strcmp(back.alloc.ifname, f[1]) ||
@@ -161,7 +163,7 @@ static void line_round_trip(const uint8_t *data, size_t size)
 		fail("the address changed on the way");
 	if (back.alloc.created != (created < 0 ? 0 : created > RFC3339_MAX ? RFC3339_MAX : created))
 		fail("the time changed on the way");
-	if (back.flags != STORE_ADD_ROUND_ROBIN || store_format_next(&rd, &back, why, sizeof(why)) != 0)
+	if (back.flags != STORE_ADD_ROUND_ROBIN || store_format_next(&rd, &back, &why) != 0)
 		fail("more came back than was written");
 	text_buf_free(&b);
 	free(strs);

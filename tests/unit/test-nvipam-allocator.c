@@ -146,7 +146,7 @@ static void expect_exhausted(const struct nvipam_pool *p, struct fake_store *s)
 
 	snprintf(msg, sizeof(msg), "no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
 		 p->type == NVIPAM_POOL_CIDRPOOL ? "cidrpool" : "ippool");
-	expect_err(p, s, &req, -ENOSPC, NVIPAM_ERR_EXHAUSTED, msg);
+	expect_err(p, s, &req, -ENOSPC, CNI_ERR_NO_FREE_ADDRESS, msg);
 }
 
 static unsigned long free_count(const struct nvipam_pool *p, const struct fake_store *s)
@@ -281,7 +281,7 @@ static void test_round_robin_table(void **state)
 		if (cases[i].want && (r < 0 || strcmp(got, cases[i].want) != 0))
 			fail_msg("case %zu: expected %s, got %s (%s)", i, cases[i].want,
 				 r < 0 ? "error" : got, err.msg);
-		if (!cases[i].want && (r != -ENOSPC || err.code != NVIPAM_ERR_EXHAUSTED))
+		if (!cases[i].want && (r != -ENOSPC || err.code != CNI_ERR_NO_FREE_ADDRESS))
 			fail_msg("case %zu: expected exhaustion, got %d %s", i, r, r < 0 ? err.msg : got);
 		store_free(&s);
 		nvipam_pools_free(&pools);
@@ -425,7 +425,7 @@ static void test_static(void **state)
 	expect_next(p, &s, "192.168.0.11");
 
 	req.ip = ip("192.168.0.200");
-	expect_err(p, &s, &req, -EEXIST, NVIPAM_ERR_CONFLICT,
+	expect_err(p, &s, &req, -EEXIST, CNI_ERR_ADDRESS_TAKEN,
 		   "requested IP is already reserved in the pool \"pool1\", poolType \"ippool\"");
 	req.ip = ip("10.0.0.1");
 	expect_err(p, &s, &req, -EINVAL, CNI_ERR_INVALID_CONFIG,
@@ -448,7 +448,7 @@ static void test_static(void **state)
 		   "requested IP 192.168.2.5 is outside the subnet 192.168.1.0/24 of the pool "
 		   "\"c\", poolType \"cidrpool\"");
 	req.ip = ip("192.168.1.255");
-	expect_err(p, &s, &req, -EEXIST, NVIPAM_ERR_CONFLICT,
+	expect_err(p, &s, &req, -EEXIST, CNI_ERR_ADDRESS_TAKEN,
 		   "requested IP is already reserved in the pool \"c\", poolType \"cidrpool\"");
 	store_free(&s);
 	nvipam_pools_free(&pools);
@@ -483,7 +483,7 @@ static void test_index(void **state)
 	expect_err(p, &s, &req, -EINVAL, CNI_ERR_INVALID_CONFIG,
 		   "requested IP index \"18446744073709551615\" is outside of the given chunk");
 	req.index = 1;
-	expect_err(p, &s, &req, -EEXIST, NVIPAM_ERR_CONFLICT,
+	expect_err(p, &s, &req, -EEXIST, CNI_ERR_ADDRESS_TAKEN,
 		   "requested IP is already reserved in the pool \"pool1\", poolType \"ippool\"");
 	/* Index picks do not move round-robin. */
 	assert_false(s.has_last);
@@ -554,7 +554,7 @@ static void test_gateway_request(void **state)
 		     "\"endIP\":\"192.168.0.48\",\"gateway\":\"192.168.0.1\""), &pools);
 	expect_ok(p, &s, &req, "192.168.0.1");
 	assert_false(s.has_last);
-	expect_err(p, &s, &req, -EEXIST, NVIPAM_ERR_CONFLICT,
+	expect_err(p, &s, &req, -EEXIST, CNI_ERR_ADDRESS_TAKEN,
 		   "requested IP is already reserved in the pool \"pool1\", poolType \"ippool\"");
 	store_free(&s);
 	nvipam_pools_free(&pools);

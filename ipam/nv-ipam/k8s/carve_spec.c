@@ -3,7 +3,6 @@
  * into, as the nv-ipam controller validates it (an invalid spec empties the status)
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,19 +22,8 @@
 /* Beyond this many host bits, block counts no longer fit the arithmetic. */
 #define HOST_BITS_MAX 126
 
-static int bad(struct carve_spec *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* The spec is invalid: the reason, as the controller's InvalidSpec gives one (code 7). */
-static int bad(struct carve_spec *p, const char *fmt, ...)
-{
-	char why[sizeof(p->err->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	return cni_err_set(p->err, CNI_ERR_INVALID_CONFIG, -EINVAL, "%s", why);
-}
+#define bad(p, ...) cni_err_set((p)->err, CNI_ERR_INVALID_CONFIG, -EINVAL, __VA_ARGS__)
 
 bool carve_block_excluded(const struct space *sp, u128 k, u128 *ret_next)
 {

@@ -87,7 +87,7 @@ static const struct nvipam_pool *find_pool(const struct session *s, size_t i, st
 	const struct nvipam_pool *p = nvipam_pools_find(&s->pools, s->conf->pool_keys[i]);
 
 	if (!p)
-		cni_err_set(err, NVIPAM_ERR_POOL_NOT_FOUND, -ENOENT,
+		cni_err_set(err, CNI_ERR_POOL_NOT_FOUND, -ENOENT,
 			    "configuration for pool \"%s\", poolType \"%s\" not found in %s",
 			    s->conf->pool_names[i], pool_type_name(s->conf->pool_type), s->conf->pool_file);
 	return p;
@@ -151,7 +151,7 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	};
 	r = nvipam_store_add(s->store, &a, req->kind == NVIPAM_REQ_NEXT);
 	if (r == -EEXIST)
-		return cni_err_set(err, NVIPAM_ERR_CONFLICT, r, "IP is already reserved in the pool \"%s\"",
+		return cni_err_set(err, CNI_ERR_ADDRESS_TAKEN, r, "IP is already reserved in the pool \"%s\"",
 				   pool->name);
 	if (r == -E2BIG)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,

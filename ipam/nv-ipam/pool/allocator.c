@@ -170,7 +170,7 @@ static int pick_next(const struct view *v, const struct nvipam_pool_usage *usage
 	else
 		found = view_find_free(v, v->start, v->end, ret);
 	if (!found)
-		return cni_err_set(err, NVIPAM_ERR_EXHAUSTED, -ENOSPC,
+		return cni_err_set(err, CNI_ERR_NO_FREE_ADDRESS, -ENOSPC,
 				   "no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
 				   pool_type_name(p->type));
 	return 0;
@@ -178,7 +178,7 @@ static int pick_next(const struct view *v, const struct nvipam_pool_usage *usage
 
 static int conflict(const struct nvipam_pool *p, struct cni_err *err)
 {
-	return cni_err_set(err, NVIPAM_ERR_CONFLICT, -EEXIST,
+	return cni_err_set(err, CNI_ERR_ADDRESS_TAKEN, -EEXIST,
 			   "requested IP is already reserved in the pool \"%s\", poolType \"%s\"",
 			   p->name, pool_type_name(p->type));
 }

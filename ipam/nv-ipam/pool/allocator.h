@@ -56,10 +56,3 @@ int nvipam_allocate(const struct nvipam_pool *pool, const struct nvipam_pool_usa
  */
 unsigned long nvipam_pool_free_count(const struct nvipam_pool *pool,
 				     const struct nvipam_pool_usage *usage);
-
-/* nv-ipam's plugin error codes (>= 100, beside those in common/cni/error.h), in docs/errors.md and docs/nv-ipam.md. */
-enum {
-	NVIPAM_ERR_EXHAUSTED = 110,      /* no free address left in the pool's range */
-	NVIPAM_ERR_CONFLICT = 111,       /* the requested IP is already reserved */
-	NVIPAM_ERR_POOL_NOT_FOUND = 112, /* the node pool file has no such pool */
-};

@@ -8,6 +8,7 @@
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/store/store.h"
 
+struct cni_err;
 struct text_buf;
 
 /*
@@ -125,14 +126,14 @@ struct store_reader {
  * @ret_key: the pool key of the header (points into @data); NULL when the file holds
  *           no complete header line (empty, or torn while it was being created)
  * @ret_log_id: the log's id
- * @why: the reason, on failure
- * @why_size: its size
+ * @err: code 5 with the reason ("line 1: ..." or the version), on failure; the caller
+ *       adds the file
  *
  * Return: 0 on success, -EINVAL for a header that is not ours, -EPROTONOSUPPORT for
  * another version.
  */
 int store_format_read_header(struct store_reader *r, char *data, size_t len, const char **ret_key,
-			     uint64_t *ret_log_id, char *why, size_t why_size);
+			     uint64_t *ret_log_id, struct cni_err *err);
 
 /**
  * store_format_read_tail() - read lines from the middle of a log
@@ -157,11 +158,10 @@ int store_format_line_check(const char *data, size_t len, uint64_t *ret);
  * store_format_next() - the next change line
  * @r: reader
  * @ret: the line (strings point into the data)
- * @why: the reason, on failure ("line N: ...")
- * @why_size: its size
+ * @err: code 5 with the reason ("line N: ..."), on failure; the caller adds the file
  *
  * A torn last line ends the log (r->torn is set) without an error.
  *
  * Return: 1 with a line, 0 at the end, -EINVAL for a damaged or invalid line.
  */
-int store_format_next(struct store_reader *r, struct store_line *ret, char *why, size_t why_size);
+int store_format_next(struct store_reader *r, struct store_line *ret, struct cni_err *err);

@@ -162,9 +162,9 @@ static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char *
 {
 	_cleanup_free_ char *head = NULL;
 	size_t len = d->file_len < 4096 ? d->file_len : 4096;
+	struct cni_err why = { 0 };
 	struct store_reader rd;
 	const char *key;
-	char why[256];
 	int r;
 
 	*ret_len = 0;
@@ -179,9 +179,9 @@ static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char *
 	}
 	if (r < 0)
 		return r;
-	r = store_format_read_header(&rd, head, len, &key, &d->log_id, why, sizeof(why));
+	r = store_format_read_header(&rd, head, len, &key, &d->log_id, &why);
 	if (r < 0)
-		return log_corrupt(s, d, r, why, err);
+		return log_corrupt(s, d, r, why.msg, err);
 	if (key) {
 		*ret_len = rd.pos;
 		d->tail_check = rd.last_check;
@@ -256,11 +256,11 @@ static int replay_lines(struct nvipam_store *s, struct store_pool *p, struct rep
 			struct store_reader *rd, size_t from, struct cni_err *err)
 {
 	struct store_pool_disk *d = p->disk;
+	struct cni_err why = { 0 };
 	struct store_line l;
-	char why[256];
 	int r;
 
-	while ((r = store_format_next(rd, &l, why, sizeof(why))) > 0) {
+	while ((r = store_format_next(rd, &l, &why)) > 0) {
 		d->n_lines++;
 		d->good_len = from + rd->pos;
 		d->tail_check = rd->last_check;
@@ -287,7 +287,7 @@ static int replay_lines(struct nvipam_store *s, struct store_pool *p, struct rep
 			break;
 		}
 	}
-	return r < 0 ? log_corrupt(s, d, r, why, err) : 0;
+	return r < 0 ? log_corrupt(s, d, r, why.msg, err) : 0;
 }
 
 /*

@@ -1,7 +1,6 @@
 /* Older stores: the reference nv-ipam node daemon's store file, read and loaded to be written as pool logs */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,18 +25,9 @@
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
 
-static int corrupt(struct cni_err *why, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int corrupt(struct cni_err *why, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	why->code = r == -ENOMEM ? CNI_ERR_INTERNAL : CNI_ERR_IO;
-	va_start(ap, fmt);
-	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
-	va_end(ap);
-	return r;
-}
+/* An older store refused (code 5), or out of memory (999). */
+#define corrupt(why, r, ...) \
+	cni_err_set((why), (r) == -ENOMEM ? CNI_ERR_INTERNAL : CNI_ERR_IO, (r), __VA_ARGS__)
 
 /* What a cjson getter recorded, as corruption of the store (code 5) after @where. */
 static int corrupt_at(struct cni_err *why, int r, const char *where)
