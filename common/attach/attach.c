@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/attach/attach.h"
+#include "common/cni/conf.h"
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
@@ -44,6 +45,9 @@ int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err
 	int r;
 
 	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
+	r = cni_conf_get_bool(&ctx->conf, "ipv6Autoconf", &a->ipv6_autoconf, err);
+	if (r < 0)
+		return r;
 	r = netns_open(ctx->env.netns, &a->pod_fd);
 	if (r < 0)
 		return netns_err(ctx, r, err);
@@ -169,7 +173,7 @@ int attach_configure(struct attach *a, struct cni_err *err)
 	int r;
 
 	if (a->ipam.n_ips)
-		return iface_configure(a->pod, ifname, &a->ipam, err);
+		return iface_configure(a->pod, ifname, &a->ipam, a->ipv6_autoconf, err);
 	r = net_link_get_by_name(a->pod, ifname, &link);
 	if (r >= 0)
 		r = net_link_set_up(a->pod, link.ifindex, true);

@@ -463,13 +463,6 @@ int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu)
 	return link_set_attr(ns, ifindex, IFLA_MTU, sizeof(v), &v);
 }
 
-int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len)
-{
-	if (!hwaddr || len == 0 || len > HWADDR_MAX)
-		return -EINVAL;
-	return link_set_attr(ns, ifindex, IFLA_ADDRESS, len, hwaddr);
-}
-
 int net_link_set_alias(struct net_ns *ns, int ifindex, const char *alias)
 {
 	size_t len;

@@ -211,17 +211,6 @@ int net_link_set_up(struct net_ns *ns, int ifindex, bool up);
 int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu);
 
 /**
- * net_link_set_hwaddr() - set the hardware address
- * @ns: the netns (its handle), NULL for the caller's
- * @ifindex: interface index
- * @hwaddr: address bytes
- * @len: number of bytes
- *
- * Return: 0 on success, negative errno on failure.
- */
-int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len);
-
-/**
  * net_link_set_alias() - set IFLA_IFALIAS ("" clears it)
  * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index

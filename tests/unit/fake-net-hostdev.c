@@ -189,19 +189,30 @@ static struct fake_rdma_dev *find_dev(uint32_t index)
 	return NULL;
 }
 
+static bool ndev_in(int ns, int ifindex)
+{
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++)
+		if (fake_net.links[i].used && fake_net.links[i].ns == ns &&
+		    fake_net.links[i].link.ifindex == ifindex)
+			return true;
+	return false;
+}
+
 /* Whether a netdev is in the requester's netns (the kernel reports its index only then). */
 static bool ndev_here(int ifindex)
 {
-	struct net_link *l;
+	return ndev_in(fake_net.current, ifindex);
+}
 
-	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
-		if (!fake_net.links[i].used || fake_net.links[i].ns != fake_net.current)
-			continue;
-		l = &fake_net.links[i].link;
-		if (l->ifindex == ifindex)
-			return true;
+/* rxe and siw unregister their device when its netdev leaves the device's netns. */
+static void software_devs_follow_netdevs(void)
+{
+	for (size_t i = 0; i < FAKE_RDMA_MAX_DEVS; i++) {
+		struct fake_rdma_dev *d = &fake_rdma.devs[i];
+
+		if (d->used && d->software && !ndev_in(d->ns, d->ndev_ifindex))
+			d->used = false;
 	}
-	return false;
 }
 
 /* One reply message handed to the caller's callback. */
@@ -259,6 +270,7 @@ static int rdma_here(int protocol, struct nl_msg *msg,
 	memcpy(fake_rdma.last, nlh, fake_rdma.last_len);
 	if (protocol != NETLINK_RDMA || fake_rdma.absent)
 		return -EPROTONOSUPPORT;
+	software_devs_follow_netdevs();
 	if ((nlh->nlmsg_type >> 10) != RDMA_NL_NLDEV)
 		return -EOPNOTSUPP;
 	nlmsg_for_each_attr(a, nlh, 0, rem) {
@@ -315,8 +327,9 @@ static int rdma_here(int protocol, struct nl_msg *msg,
 			     (int)nla_get_u32(tb[RDMA_NLDEV_NET_NS_FD]) - FAKE_NET_FD_BASE : -1;
 		if ((r = fake_net_op("rdma move %s to %d", d ? d->name : "?", ns)) < 0)
 			return r;
+		/* nldev_set_doit(): no device of that index in sight is -EINVAL. */
 		if (!d)
-			return -ENODEV;
+			return -EINVAL;
 		if (!tb[RDMA_NLDEV_NET_NS_FD])
 			return 0;
 		if (fake_rdma.mode_attr != 0)

@@ -22,6 +22,7 @@ struct fake_rdma_dev {
 	char name[32];
 	int ns;               /* fake netns the device lives in */
 	int ndev_ifindex;     /* the netdev of its port 1, 0 for none */
+	bool software;        /* rxe, siw: unregistered when its netdev leaves @ns */
 };
 
 /*

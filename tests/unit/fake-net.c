@@ -352,7 +352,7 @@ static int here_link_move(int ifindex, int netns_fd, const char *alias)
 	if (ns < 0 || ns >= FAKE_NET_MAX_NS || !fake_net.ns_path[ns][0])
 		return -EBADF;
 	if (find_name(ns, l->link.name))
-		return -EEXIST;
+		return fake_net.move_clash_einval ? -EINVAL : -EEXIST;
 	/* The kernel closes a device it moves. */
 	l->ns = ns;
 	l->link.flags &= ~(unsigned int)IFF_UP;
@@ -409,24 +409,6 @@ static int here_link_set_mtu(int ifindex, unsigned int mtu)
 	if (!l)
 		return -ENODEV;
 	l->link.mtu = mtu;
-	return 0;
-}
-
-static int here_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
-{
-	struct fake_link *l = find_index(fake_net.current, ifindex);
-	char text[3 * HWADDR_MAX];
-	int r = fake_net_op("mac %s %s", l ? l->link.name : "?",
-			    hwaddr_format(hwaddr, len, text, sizeof(text)));
-
-	if (r < 0)
-		return r;
-	if (!l)
-		return -ENODEV;
-	if (len > sizeof(l->link.hwaddr))
-		return -EINVAL;
-	memcpy(l->link.hwaddr, hwaddr, len);
-	l->link.hwaddr_len = len;
 	return 0;
 }
 
@@ -723,11 +705,6 @@ int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu)
 	return IN_NS(ns, here_link_set_mtu(ifindex, mtu));
 }
 
-int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len)
-{
-	return IN_NS(ns, here_link_set_hwaddr(ifindex, hwaddr, len));
-}
-
 int net_link_set_alias(struct net_ns *ns, int ifindex, const char *alias)
 {
 	return IN_NS(ns, here_link_set_alias(ifindex, alias));
@@ -739,8 +716,9 @@ int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex)
 }
 
 int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
-	            struct cni_err *err)
+		    bool autoconf, struct cni_err *err)
 {
+	(void)autoconf;
 	return IN_NS(ns, here_iface_configure(ifname, res, err));
 }
 

@@ -558,21 +558,21 @@ static void test_only_asked_pools(void **state)
 	struct cni_err err = { 0 };
 
 	(void)state;
-	assert_int_equal(nvipam_pools_parse_only(json, strlen(json), ORIGIN, wanted, 3, &pools, &err), 0);
+	assert_int_equal(nvipam_pools_parse_some(json, strlen(json), ORIGIN, wanted, 3, &pools, &err), 0);
 	assert_int_equal(pools.n, 2);
 	assert_non_null(nvipam_pools_find(&pools, "p"));
 	assert_non_null(nvipam_pools_find(&pools, "cidrpool/c"));
 	assert_null(nvipam_pools_find(&pools, "bad"));
 	nvipam_pools_free(&pools);
 	/* Asked for, it is refused as ever; so is the whole file. */
-	assert_true(nvipam_pools_parse_only(json, strlen(json), ORIGIN, bad, 1, &pools, &err) < 0);
+	assert_true(nvipam_pools_parse_some(json, strlen(json), ORIGIN, bad, 1, &pools, &err) < 0);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
 	assert_non_null(strstr(err.msg, "pool \"bad\": missing \"startIP\""));
 	err = (struct cni_err){ 0 };
 	assert_true(nvipam_pools_parse(json, strlen(json), ORIGIN, &pools, &err) < 0);
 	/* What is not a pool file at all fails every pool. */
 	err = (struct cni_err){ 0 };
-	assert_true(nvipam_pools_parse_only("{\"pools\":[]}", 12, ORIGIN, wanted, 1, &pools, &err) < 0);
+	assert_true(nvipam_pools_parse_some("{\"pools\":[]}", 12, ORIGIN, wanted, 1, &pools, &err) < 0);
 }
 
 static void test_load_file(void **state)

@@ -8,9 +8,10 @@
  * addresses from network+1 (the network address for /31, /32, /127 and /128) up to the
  * last usable address (the IPv4 broadcast excluded), and a CIDRPool's prefixes of
  * perNodeNetworkPrefix inside cidr. A block is "fully excluded" when exclusions and
- * perNodeExclusions (relative to the block's start) cover every address a node would
- * hand out from it: the whole IPPool block, or the CIDRPool prefix's node range
- * (network+1 to the last usable address; everything for two or one addresses).
+ * perNodeExclusions (relative to the block's start) cover it from its first address to
+ * the last one a node would hand out: the whole IPPool block, or the CIDRPool prefix from
+ * its network address (which no node hands out, yet the reference wants it excluded too)
+ * to its last usable address (everything for two or one addresses).
  *
  * Scans never walk a huge pool one block at a time: perNodeExclusions covering a whole
  * block exclude every block (known when the spec is parsed), and a run of blocks under

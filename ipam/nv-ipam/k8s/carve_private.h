@@ -20,11 +20,10 @@ struct space {
 	u128 first;    /* start of block 0 */
 	u128 size;     /* addresses per block */
 	u128 count;    /* number of blocks */
-	u128 use_lo;   /* offsets inside a block that must all be excluded */
-	u128 use_hi;   /* for the block to count as fully excluded */
+	u128 use_hi;   /* offsets 0..use_hi of a block must all be excluded for it to count */
 	struct spec_spans excl;     /* absolute, merged */
 	struct spec_spans per_node; /* offsets from a block's start, merged */
-	bool all_excluded;     /* per_node alone covers use_lo..use_hi: no block can be given */
+	bool all_excluded;     /* per_node alone covers 0..use_hi: no block can be given */
 	bool skip_gw;          /* blocks of one address: the gateway's is never handed out */
 	u128 gw;
 };

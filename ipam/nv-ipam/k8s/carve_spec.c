@@ -28,7 +28,7 @@
 bool carve_block_excluded(const struct space *sp, u128 k, u128 *ret_next)
 {
 	u128 start = sp->first + k * sp->size;
-	u128 cur = start + sp->use_lo, end = start + sp->use_hi;
+	u128 cur = start, end = start + sp->use_hi;
 	const struct spec_span *s;
 
 	if (sp->all_excluded) {
@@ -99,7 +99,7 @@ static int parse_exclusions(struct carve_spec *p, struct json_object *spec)
 	return 0;
 }
 
-/* perNodeExclusions; sp.use_lo and sp.use_hi must be set. */
+/* perNodeExclusions; sp.use_hi must be set. */
 static int parse_per_node(struct carve_spec *p, struct json_object *spec, u128 last_index)
 {
 	const struct spec_span *s;
@@ -113,7 +113,7 @@ static int parse_per_node(struct carve_spec *p, struct json_object *spec, u128 l
 	 * Per-node exclusions alone covering the range a node hands out exclude every block.
 	 * Said once here, or a scan would test each of up to 2^126 blocks in turn.
 	 */
-	s = spec_spans_find(&p->sp.per_node, p->sp.use_lo);
+	s = spec_spans_find(&p->sp.per_node, 0);
 	p->sp.all_excluded = s && s->hi >= p->sp.use_hi;
 	return 0;
 }
@@ -210,7 +210,6 @@ static int parse_ippool(struct carve_spec *p, struct json_object *spec)
 			   (long long)size);
 	p->sp.size = (u128)size;
 	p->sp.count = usable / p->sp.size;
-	p->sp.use_lo = 0;
 	p->sp.use_hi = p->sp.size - 1;
 	r = get_addr(p, spec, "", "gateway", false, &p->net, "subnet", &p->gateway);
 	if (r < 0)
@@ -228,7 +227,7 @@ static bool index_gateway(const struct carve_spec *p, u128 base, struct ip_addr 
 {
 	if (!p->has_gw_index)
 		return false;
-	/* parse_cidrpool() refused an index outside use_lo..use_hi. */
+	/* parse_cidrpool() refused an index outside the prefix's usable addresses. */
 	*ret = ipmath_to_addr(p->sp.family, base + p->gw_index);
 	return true;
 }
@@ -304,19 +303,15 @@ static int parse_cidrpool(struct carve_spec *p, struct json_object *spec)
 	p->sp.first = ipmath_from_addr(&p->net.addr);
 	p->sp.size = ipmath_host_mask(p->sp.family, p->prefix_len) + 1;
 	p->sp.count = (u128)1 << (p->prefix_len - p->net.len);
-	if (hb <= 1) {
-		p->sp.use_lo = 0;
-		p->sp.use_hi = p->sp.size - 1;
-	} else {
-		p->sp.use_lo = 1;
-		p->sp.use_hi = p->sp.family == AF_INET ? p->sp.size - 2 : p->sp.size - 1;
-	}
+	/* The last address a node hands out: the IPv4 broadcast address is not one. */
+	p->sp.use_hi = hb > 1 && p->sp.family == AF_INET ? p->sp.size - 2 : p->sp.size - 1;
 	r = get_int(p, spec, "", "gatewayIndex", 0, INT32_MAX, false, &idx);
 	if (r < 0)
 		return r;
 	p->has_gw_index = r > 0;
 	p->gw_index = (u128)idx;
-	if (p->has_gw_index && (p->gw_index < p->sp.use_lo || p->gw_index > p->sp.use_hi))
+	/* The gateway is a usable address: the network address only in a /31, /32, /127, /128. */
+	if (p->has_gw_index && ((hb > 1 && p->gw_index == 0) || p->gw_index > p->sp.use_hi))
 		return bad(p, "\"gatewayIndex\" %lld is outside of the node prefix", (long long)idx);
 	if ((r = parse_exclusions(p, spec)) < 0 || (r = parse_per_node(p, spec, p->sp.size - 1)) < 0 ||
 	    (r = parse_statics(p, spec)) < 0)

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "ipam/nv-ipam/k8s/carve.h"
@@ -257,3 +258,89 @@ int carve_status_kept(const struct carve_spec *p, struct json_object *pool,
 	return 0;
 }
 
+/* "network/len" of block @index of a CIDRPool. */
+static void prefix_text(const struct carve_spec *p, u128 index, char *buf, size_t len)
+{
+	struct ip_prefix pfx = { .addr = ipmath_to_addr(p->sp.family, p->sp.first + index * p->sp.size),
+				 .len = p->prefix_len };
+
+	ip_prefix_format(&pfx, buf, len);
+}
+
+#define refused(err, ...) cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, __VA_ARGS__)
+
+/* Why a CIDRPool status entry is not the node's to use (in @err); 0 when it is. */
+static int cidr_entry_check(const struct carve_spec *p, struct json_object *pool,
+			    const char *node, struct json_object *entry, struct cni_err *err)
+{
+	struct json_object *arr = k8s_object_member(pool, "status", "allocations");
+	const struct static_alloc *st = carve_static_for(p, node);
+	struct entry x = { .node = node };
+	char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
+	struct ip_addr want;
+	bool has_want;
+
+	if (!cidr_entry_parse(p, entry, &x))
+		return refused(err, "its prefix is not a /%u inside the pool's cidr, or its gateway "
+			       "is not an address", p->prefix_len);
+	prefix_text(p, x.index, a, sizeof(a));
+	if (st && st->index != x.index) {
+		prefix_text(p, st->index, b, sizeof(b));
+		return refused(err, "prefix %s doesn't match prefix %s from the node's static "
+			       "allocation", a, b);
+	}
+	for (size_t i = 0; !st && i < p->n_statics; i++)
+		if (p->statics[i].index == x.index)
+			return refused(err, "prefix %s is statically allocated %s%s", a,
+				       *p->statics[i].node ? "for different node: " :
+							     "without a node (reserved)",
+				       p->statics[i].node);
+	has_want = carve_gateway(p, x.index, st, &want);
+	if (!gateway_matches(x.has_gateway, &x.gateway, has_want, &want)) {
+		if (has_want)
+			return refused(err, "gateway %s doesn't match the gateway %s of %s",
+				       x.has_gateway ? ip_addr_format(&x.gateway, b, sizeof(b)) : "(none)",
+				       ip_addr_format(&want, a, sizeof(a)),
+				       st && st->has_gateway ? "the node's static allocation" :
+							       "gatewayIndex");
+		return refused(err, "gateway %s given, but the pool has no gatewayIndex",
+			       ip_addr_format(&x.gateway, b, sizeof(b)));
+	}
+	/* The reference takes an entry only when no other shares its prefix, gateway or node. */
+	for (size_t i = 0; json_object_is_type(arr, json_type_array) &&
+			   i < json_object_array_length(arr); i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		struct json_object *vn = cjson_get(e, "nodeName");
+		struct entry y = { .node = "" };
+		char q[K8S_QUOTE_SIZE];
+
+		if (e == entry)
+			continue;
+		if (json_object_is_type(vn, json_type_string))
+			y.node = json_object_get_string(vn);
+		if (strcmp(y.node, node) == 0)
+			return refused(err, "the node has two allocations in the status");
+		if (!cidr_entry_parse(p, e, &y))
+			continue;
+		if (y.index == x.index || (x.has_gateway && y.has_gateway &&
+					   ip_addr_equal(&x.gateway, &y.gateway)))
+			return refused(err, "its %s is also given to node %s",
+				       y.index == x.index ? "prefix" : "gateway",
+				       k8s_quote(y.node, q, sizeof(q)));
+	}
+	return 0;
+}
+
+int carve_entry_check(struct json_object *pool, const char *node, struct json_object *entry,
+		      struct cni_err *err)
+{
+	struct carve_spec p = { .cidrpool = strcmp(k8s_object_kind(pool), "CIDRPool") == 0 };
+	int r = carve_spec_parse(&p, pool, err);
+
+	if (r < 0 && r != -ENOMEM)
+		cni_err_prefix(err, r, "invalid spec");
+	else if (r == 0 && p.cidrpool)
+		r = cidr_entry_check(&p, pool, node, entry, err);
+	carve_spec_free(&p);
+	return r < 0 && r != -ENOMEM ? -EINVAL : r;
+}

@@ -348,15 +348,15 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 	return parse_some(json, len, origin, NULL, 0, ret, err);
 }
 
-int nvipam_pools_parse_only(const char *json, size_t len, const char *origin,
+int nvipam_pools_parse_some(const char *json, size_t len, const char *origin,
 			    const char *const *keys, size_t n_keys, struct nvipam_pools *ret,
 			    struct cni_err *err)
 {
 	return parse_some(json, len, origin, keys, n_keys, ret, err);
 }
 
-static int load_some(const char *path, bool confined, const char *const *keys, size_t n_keys,
-		     struct nvipam_pools *ret, struct cni_err *err)
+int nvipam_pools_load_some(const char *path, bool confined, const char *const *keys,
+			   size_t n_keys, struct nvipam_pools *ret, struct cni_err *err)
 {
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
@@ -387,13 +387,7 @@ static int load_some(const char *path, bool confined, const char *const *keys, s
 int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
 		      struct cni_err *err)
 {
-	return load_some(path, confined, NULL, 0, ret, err);
-}
-
-int nvipam_pools_load_only(const char *path, bool confined, const char *const *keys,
-			   size_t n_keys, struct nvipam_pools *ret, struct cni_err *err)
-{
-	return load_some(path, confined, keys, n_keys, ret, err);
+	return nvipam_pools_load_some(path, confined, NULL, 0, ret, err);
 }
 
 const struct nvipam_pool *nvipam_pools_find(const struct nvipam_pools *pools, const char *key)

@@ -58,6 +58,22 @@ int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
 		      struct cni_err *err);
 
 /**
+ * nvipam_pools_load_some() - nvipam_pools_load() of some pools only: the file's other
+ *                            entries are not read, so a bad one fails no ADD of another
+ *                            pool's network
+ * @path: JSON file
+ * @confined: as nvipam_pools_load()
+ * @keys: the pool keys wanted
+ * @n_keys: their number
+ * @ret: those of them the file has, written only on success
+ * @err: as nvipam_pools_load(), for the wanted entries
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_pools_load_some(const char *path, bool confined, const char *const *keys,
+			   size_t n_keys, struct nvipam_pools *ret, struct cni_err *err);
+
+/**
  * nvipam_pools_parse() - nvipam_pools_load() on text (for tests and the operator tool)
  * @json: file contents
  * @len: length
@@ -71,22 +87,7 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 		       struct nvipam_pools *ret, struct cni_err *err);
 
 /**
- * nvipam_pools_load_only() - nvipam_pools_load() of some pools: the others' entries are
- *                            not read, so that a bad one fails no ADD but its own
- * @path: JSON file
- * @confined: as nvipam_pools_load()
- * @keys: the pool keys wanted (a key the file does not hold is left out, not an error)
- * @n_keys: their number
- * @ret: pools, written only on success; release with nvipam_pools_free()
- * @err: as nvipam_pools_load(), for the file and the wanted pools' entries
- *
- * Return: 0 on success, negative errno on failure.
- */
-int nvipam_pools_load_only(const char *path, bool confined, const char *const *keys,
-			   size_t n_keys, struct nvipam_pools *ret, struct cni_err *err);
-
-/**
- * nvipam_pools_parse_only() - nvipam_pools_load_only() on text
+ * nvipam_pools_parse_some() - nvipam_pools_load_some() on text
  * @json: file contents
  * @len: length
  * @origin: file name used in messages
@@ -97,7 +98,7 @@ int nvipam_pools_load_only(const char *path, bool confined, const char *const *k
  *
  * Return: 0 on success, negative errno on failure.
  */
-int nvipam_pools_parse_only(const char *json, size_t len, const char *origin,
+int nvipam_pools_parse_some(const char *json, size_t len, const char *origin,
 			    const char *const *keys, size_t n_keys, struct nvipam_pools *ret,
 			    struct cni_err *err);
 

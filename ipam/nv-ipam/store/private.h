@@ -68,8 +68,11 @@ struct nvipam_store {
 	size_t n_dropped;
 	char **headerless;             /* stems of logs without a header, read as empty (whole opens) */
 	size_t n_headerless;
+	int file_lock_fd;              /* the reference daemon's flock on a reference store file */
+	bool owner;                    /* ipam-node or the tool taking or handing over the store */
+	uint32_t resume_sum;           /* owner: the checksum handed over (0: none) */
 	bool dirty;
 };
 
 /* A store that was never opened. */
-#define STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1 }
+#define STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1, .file_lock_fd = -1 }

@@ -4,8 +4,9 @@
  * The interface: opening (the whole store, some pools, or each pool in turn for DEL),
  * the model's operations, commit and close. The model is in model.c, reading pools
  * in load.c, writing in commit.c, the log's lines in format.c, the
- * snapshots in snap.c, files and locks in disk.c, the store file and older
- * stores in migrate.c.
+ * snapshots in snap.c, files and locks in disk.c, the store file in manifest.c, the
+ * reference daemon's store in migrate.c, handing the store to that daemon and taking it
+ * back in handover.c, the released addresses a cooldown keeps in released.c.
  *
  * Crash safety (docs/nv-ipam.md, "The store"): a change is one line appended and synced
  * before the command returns; a line counts only once complete (a killed writer's torn
@@ -28,11 +29,13 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/handover.h"
 #include "ipam/nv-ipam/store/load.h"
 #include "ipam/nv-ipam/store/manifest.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/model.h"
 #include "ipam/nv-ipam/store/private.h"
+#include "ipam/nv-ipam/store/released.h"
 
 /* ---- opening ---- */
 
@@ -86,6 +89,11 @@ static int file_read(struct nvipam_store *s, enum store_file_kind *ret_kind,
 		return cni_err_set(err, CNI_ERR_IO, r, "store file %s has an %s", s->path, why.msg);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: %s", s->path, why.msg);
+	/* Every command but its owner's: the reference daemon may hold the store. */
+	if (!s->owner && (r = store_handover_gate(s, *ret_kind, err)) < 0) {
+		store_migrate_free(ret);
+		return r;
+	}
 	return 0;
 }
 
@@ -111,6 +119,11 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	r = file_read(s, &kind, &legacy, err);
 	if (r < 0)
 		return r;
+	if (kind == STORE_FILE_REFERENCE && s->resume_sum && legacy.checksum == s->resume_sum) {
+		/* What its owner handed over, unchanged: the pool logs say the same, and more. */
+		store_migrate_free(&legacy);
+		kind = STORE_FILE_NONE;
+	}
 	if (kind == STORE_FILE_REFERENCE) {
 		r = store_migrate_load(s, &legacy, allow_dups, err);
 		store_migrate_free(&legacy);
@@ -155,7 +168,7 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 }
 
 static int open_whole(const char *path, bool confined, unsigned int timeout_ms, bool inspect,
-		      struct nvipam_store **ret, struct cni_err *err)
+		      bool owner, struct nvipam_store **ret, struct cni_err *err)
 {
 	struct nvipam_store *s = NULL;
 	int r;
@@ -165,6 +178,10 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 		r = store_disk_open_dir(s, confined, err);
 	if (r >= 0)
 		r = store_disk_lock_node(s, true, err);
+	if (r >= 0 && owner) {
+		s->owner = true;
+		(void)store_handover_marker(s, &s->resume_sum);
+	}
 	if (r >= 0)
 		r = load_whole(s, inspect, err);
 	if (r >= 0)
@@ -180,13 +197,19 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 int nvipam_store_open(const char *path, bool confined, unsigned int timeout_ms,
 		      struct nvipam_store **ret, struct cni_err *err)
 {
-	return open_whole(path, confined, timeout_ms, false, ret, err);
+	return open_whole(path, confined, timeout_ms, false, false, ret, err);
 }
 
 int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms,
 			      struct nvipam_store **ret, struct cni_err *err)
 {
-	return open_whole(path, false, timeout_ms, true, ret, err);
+	return open_whole(path, false, timeout_ms, true, false, ret, err);
+}
+
+int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
+		     struct cni_err *err)
+{
+	return open_whole(path, false, timeout_ms, false, true, ret, err);
 }
 
 /*
@@ -283,9 +306,32 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
 	return 0;
 }
 
-/* DEL in pool @stem: released under its lock, written, the lock let go before the sync. */
+static bool is_attachment(const struct nvipam_alloc *a, const char *container_id, const char *ifname)
+{
+	return strcmp(a->container_id, container_id) == 0 && strcmp(a->ifname, ifname) == 0;
+}
+
+/* The addresses an attachment holds in an open pool, into @ips (at most @max). */
+static size_t attachment_ips(const struct nvipam_store *s, const struct store_pool *p,
+			     const char *container_id, const char *ifname, struct ip_addr *ips,
+			     size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_allocs && n < max; i++)
+		if (s->allocs[i].a.pool == p->key && is_attachment(&s->allocs[i].a, container_id, ifname))
+			ips[n++] = s->allocs[i].a.ip;
+	return n;
+}
+
+/*
+ * DEL in pool @stem: released under its lock, written, the lock let go before the sync.
+ * With a cooldown, the addresses released are noted under the lock: the pool's next ADD
+ * reads them there.
+ */
 static int release_in(struct nvipam_store *s, const char *stem, const char *container_id,
-		      const char *ifname, size_t *released, struct cni_err *err)
+		      const char *ifname, unsigned int cooldown_s, size_t *released,
+		      struct cni_err *err)
 {
 	int r = store_model_add_pool(s, NULL, stem);
 
@@ -293,9 +339,15 @@ static int release_in(struct nvipam_store *s, const char *stem, const char *cont
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	r = pool_open(s, 0, err);
 	if (r >= 0 && s->pools[0].key) {
+		struct ip_addr ips[8];
+		size_t n_ips = cooldown_s ? attachment_ips(s, &s->pools[0], container_id, ifname,
+							   ips, ARRAY_SIZE(ips)) : 0;
+
 		*released += nvipam_store_remove(s, s->pools[0].key, container_id, ifname);
 		r = s->dirty ? store_commit_write(s, true, err) : 0;
 		s->dirty = false;
+		if (r >= 0)
+			store_released_note(s, s->pools[0].disk, ips, n_ips, cooldown_s);
 		/* As nvipam_store_commit_close(): the pool's lock goes before the wait for the disk. */
 		store_disk_unlock_pool(s->pools[0].disk);
 		if (r >= 0)
@@ -306,8 +358,8 @@ static int release_in(struct nvipam_store *s, const char *stem, const char *cont
 }
 
 int nvipam_store_release(const char *path, bool confined, unsigned int timeout_ms,
-			 const char *container_id, const char *ifname, size_t *ret_n,
-			 struct cni_err *err)
+			 const char *container_id, const char *ifname, unsigned int cooldown_s,
+			 size_t *ret_n, struct cni_err *err)
 {
 	struct nvipam_store *s = NULL;
 	char **stems = NULL;
@@ -333,7 +385,7 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 		 * compacted holds the same allocations in its old and its new file.
 		 */
 		if (store_load_mentions(s, stems[i], container_id, ifname))
-			r = release_in(s, stems[i], container_id, ifname, &released, err);
+			r = release_in(s, stems[i], container_id, ifname, cooldown_s, &released, err);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(stems[i]);
@@ -392,6 +444,8 @@ void nvipam_store_close(struct nvipam_store *s)
 	store_model_reset(s);
 	if (s->lock_fd >= 0)
 		(void)close(s->lock_fd); /* releases the flock */
+	if (s->file_lock_fd >= 0)
+		(void)close(s->file_lock_fd);
 	if (s->pool_dir_fd >= 0)
 		(void)close(s->pool_dir_fd);
 	if (s->dir_fd >= 0)
@@ -402,11 +456,6 @@ void nvipam_store_close(struct nvipam_store *s)
 
 /* ---- the model ---- */
 
-static bool is_attachment(const struct nvipam_alloc *a, const char *container_id, const char *ifname)
-{
-	return strcmp(a->container_id, container_id) == 0 && strcmp(a->ifname, ifname) == 0;
-}
-
 const struct nvipam_alloc *nvipam_store_find(const struct nvipam_store *s, const char *pool,
 					     const char *container_id, const char *ifname)
 {
@@ -416,6 +465,22 @@ const struct nvipam_alloc *nvipam_store_find(const struct nvipam_store *s, const
 	for (size_t i = 0; p && i < s->n_allocs; i++)
 		if (s->allocs[i].a.pool == p->key && is_attachment(&s->allocs[i].a, container_id, ifname))
 			return &s->allocs[i].a;
+	return NULL;
+}
+
+const struct nvipam_alloc *nvipam_store_find_pod(const struct nvipam_store *s, const char *pool,
+						 const char *pod_uid, const char *ifname,
+						 const char *container_id)
+{
+	const struct store_pool *p = store_model_pool(s, pool);
+
+	for (size_t i = 0; p && *pod_uid && i < s->n_allocs; i++) {
+		const struct nvipam_alloc *m = &s->allocs[i].a;
+
+		if (m->pool == p->key && strcmp(m->pod_uid, pod_uid) == 0 &&
+		    strcmp(m->ifname, ifname) == 0 && strcmp(m->container_id, container_id) != 0)
+			return m;
+	}
 	return NULL;
 }
 
@@ -604,6 +669,22 @@ const char *const *nvipam_store_headerless(const struct nvipam_store *s, size_t 
 {
 	*ret_n = s ? s->n_headerless : 0;
 	return s ? (const char *const *)s->headerless : NULL;
+}
+
+int nvipam_store_cooling(const struct nvipam_store *s, const char *pool, unsigned int cooldown_s,
+			 struct ip_addr **ret, size_t *ret_n)
+{
+	const struct store_pool *p = store_model_pool(s, pool);
+	int r;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!p || !cooldown_s)
+		return 0;
+	r = store_released_since(s, p->disk, time(NULL) - (time_t)cooldown_s, ret, ret_n);
+	if (r >= 0 && *ret_n > 1)
+		qsort(*ret, *ret_n, sizeof(**ret), cmp_ip);
+	return r;
 }
 
 bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool)
