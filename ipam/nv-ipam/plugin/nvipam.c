@@ -468,6 +468,8 @@ out:
 const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
+	/* Logging set up once, from the ipam section and nv-ipam.conf: never from the
+	 * interface plugin's logFile. */
 	.ipam = true,
 	.about_state = NVIPAM_STORE_FORMATS,
 	.add = nvipam_add,
@@ -475,6 +477,4 @@ const struct cni_plugin nvipam_plugin = {
 	.check = nvipam_check,
 	.status = nvipam_status,
 	.gc = nvipam_gc,
-	/* Once, from the ipam section and nv-ipam.conf: never from the interface plugin's logFile. */
-	.own_logging = true,
 };
