@@ -80,16 +80,22 @@ static int file_read(struct nvipam_store *s, enum store_file_kind *ret_kind,
 		return r;
 	*ret_kind = len ? STORE_FILE_CURRENT : STORE_FILE_NONE;
 	r = snprintf(pool_dir, sizeof(pool_dir), "%s.d", s->name);
-	if (!len || (r > 0 && (size_t)r < sizeof(pool_dir) && store_manifest_is_current(data, len, pool_dir)))
-		return 0;
-	r = store_migrate_read(data, len, ret_kind, ret, &why);
-	if (r == -ENOMEM)
-		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
-	if (r == -EPROTONOSUPPORT)
-		return cni_err_set(err, CNI_ERR_IO, r, "store file %s has an %s", s->path, why.msg);
-	if (r < 0)
-		return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: %s", s->path, why.msg);
-	/* Every command but its owner's: the reference daemon may hold the store. */
+	if (len && !(r > 0 && (size_t)r < sizeof(pool_dir) &&
+		     store_manifest_is_current(data, len, pool_dir))) {
+		r = store_migrate_read(data, len, ret_kind, ret, &why);
+		if (r == -ENOMEM)
+			return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+		if (r == -EPROTONOSUPPORT)
+			return cni_err_set(err, CNI_ERR_IO, r, "store file %s has an %s", s->path,
+					   why.msg);
+		if (r < 0)
+			return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: %s", s->path,
+					   why.msg);
+	}
+	/*
+	 * Every command but its owner's, whatever the file holds: the reference daemon may
+	 * hold the store (a handover killed before it replaced our store file left the marker).
+	 */
 	if (!s->owner && (r = store_handover_gate(s, *ret_kind, err)) < 0) {
 		store_migrate_free(ret);
 		return r;
