@@ -415,7 +415,8 @@ static int collect(struct run *r, struct gc_result *res, FILE *warn, struct cni_
 	const unsigned long threshold = r->p->misses;
 	struct gc_tally *t = &res->tally;
 	_cleanup_free_ char *text = NULL, *after = NULL;
-	size_t n = nvipam_store_count(r->st), len = 0, after_len = 0, n_counts = 0, n_after = 0, dropped = 0;
+	size_t n = nvipam_store_count(r->st), len = 0, after_len = 0, n_counts = 0, n_after = 0;
+	size_t dropped = 0;
 	struct cni_err e = { 0 };
 	bool changed = false;
 	int k;
@@ -452,7 +453,8 @@ static int collect(struct run *r, struct gc_result *res, FILE *warn, struct cni_
 	}
 	/* Counts first: a kill before the store commit leaves them due, not lost. */
 	if (!r->p->dry_run && (n_counts || r->old.text || r->rewrite_counts)) {
-		k = misses_save(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path, &r->old, text, len, err);
+		k = misses_save(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path, &r->old, text,
+				len, err);
 		if (k < 0)
 			return k;
 	}
@@ -476,8 +478,8 @@ static int collect(struct run *r, struct gc_result *res, FILE *warn, struct cni_
 	 * The released allocations' counts match nothing now; dropped here to keep the file
 	 * tidy. Failing (or a kill) leaves them for the next pass to drop: the release stands.
 	 */
-	if (misses_save(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path, &(struct misses){ 0 }, after,
-			after_len, &e) < 0)
+	if (misses_save(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path,
+			&(struct misses){ 0 }, after, after_len, &e) < 0)
 		fprintf(warn, "%s\n", e.msg);
 	return 0;
 }
