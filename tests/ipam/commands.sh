@@ -112,12 +112,12 @@ run DEL clog netlog pool1 >/dev/null
 cp "$work/pools.json" "$work/pools.good"
 jq '.pools.broken = {"subnet": "10.79.0.0/24", "startIP": "10.79.1.1", "endIP": "10.79.0.9"}' \
 	"$work/pools.good" >"$work/pools.json"
-out=$(run ADD c7 net7 pool1)
+out=$(run ADD c9 net7 pool1)
 check "an ADD in pool1 succeeds beside another pool's bad entry" "[ \"\$(code \"\$out\")\" = 0 ] && jq -e '.ips[0].address' <<<\"\$out\" >/dev/null"
 check "STATUS of pool1 too" "run STATUS '' net7 pool1 >/dev/null"
-out=$(run ADD c8 net8 broken || true)
+out=$(run ADD c10 net8 broken || true)
 check "an ADD in the bad pool is code 7 naming it" "[ \"\$(code \"\$out\")\" = 7 ] && jq -r .msg <<<\"\$out\" | grep -q 'pool \"broken\"'"
-run DEL c7 net7 pool1 >/dev/null
+run DEL c9 net7 pool1 >/dev/null
 mv "$work/pools.good" "$work/pools.json"
 
 # A corrupt store is reported with its path and left as it is.

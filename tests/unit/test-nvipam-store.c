@@ -679,6 +679,50 @@ static void test_release(void **state)
 	nvipam_store_close(s);
 }
 
+/*
+ * The addresses a cooldown keeps are given in address order, whatever order their DELs
+ * came in: the allocator takes its held addresses sorted, these among them.
+ */
+static void test_cooling_in_address_order(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ struct ip_addr *ips = NULL;
+	static const char *const ids[] = { "c1", "c2", "c3" };
+	const char *key = "p4";
+	struct cni_err err = { 0 };
+	struct nvipam_store *s;
+	char buf[IP_PREFIX_STRLEN];
+	size_t n = 0;
+
+	(void)state;
+	open_ok(path, &s);
+	add_ok(s, "p4", "10.0.0.9", "c1", "net1", true);
+	add_ok(s, "p4", "10.0.0.3", "c2", "net1", true);
+	add_ok(s, "p4", "10.0.0.5", "c3", "net1", true);
+	add_ok(s, "p4", "10.0.0.4", "c4", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		assert_int_equal(nvipam_store_release(path, true, 1000, ids[i], "net1", 60, &n, &err), 0);
+		assert_int_equal(n, 1);
+	}
+	/* Without a cooldown, nothing is noted. */
+	assert_int_equal(nvipam_store_release(path, true, 1000, "c4", "net1", 0, &n, &err), 0);
+
+	assert_int_equal(nvipam_store_open_pools(path, true, 1000, &key, 1, &s, &err), 0);
+	assert_int_equal(nvipam_store_cooling(s, "p4", 60, &ips, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(ip_addr_format(&ips[0], buf, sizeof(buf)), "10.0.0.3");
+	assert_string_equal(ip_addr_format(&ips[1], buf, sizeof(buf)), "10.0.0.5");
+	assert_string_equal(ip_addr_format(&ips[2], buf, sizeof(buf)), "10.0.0.9");
+	free(ips);
+	ips = NULL;
+	assert_int_equal(nvipam_store_cooling(s, "p4", 0, &ips, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(ips);
+	nvipam_store_close(s);
+}
+
 /* ---- two pools in one ADD: all or nothing ---- */
 
 /* @n allocations in @pool: its log grows past a few KiB. */
@@ -1306,6 +1350,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pools_lock_independently, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_whole_store_excludes_pools, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_release, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_cooling_in_address_order, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_two_pools_all_or_nothing, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_two_pools_snapshot, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_commit_close, helper_setup, helper_teardown),
