@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: every reader of the nv-ipam store: the store file (version 2, the
- * reference daemon's), the pool log's lines, the pool snapshot; and the round trip of a log
- * line made of the input's strings
+ * reference daemon's), the pool log's lines, the pool snapshot, a pool's released-address
+ * file, the handover marker; and the round trip of a log line made of the input's strings
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,8 +15,10 @@
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/handover.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/private.h"
+#include "ipam/nv-ipam/store/released.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -101,6 +103,38 @@ static void snapshot(const uint8_t *data, size_t size)
 	free(copy);
 }
 
+/* Every line taken is one of the input's, whole, and its address is a real one. */
+static void released(const uint8_t *data, size_t size)
+{
+	char *copy = malloc(size + 1);
+	struct text_buf b = { 0 };
+	struct ip_addr *ips = NULL;
+	size_t n = 0, lines = 1;
+
+	if (!copy)
+		abort();
+	memcpy(copy, data, size);
+	copy[size] = '\0';
+	for (size_t i = 0; i < size; i++)
+		lines += data[i] == '\n';
+	if (store_released_parse(copy, 0, &ips, &n, &b) == 0) {
+		if (n > lines)
+			fail("more addresses than lines");
+		for (size_t i = 0; i < n; i++)
+			if (!ip_addr_size(&ips[i]))
+				fail("a released line without an address");
+		if (b.len > size + 1 ||
+		    (n && b.data && !memmem(data, size, b.data, strcspn(b.data, "\n"))))
+			fail("a line taken that the file does not hold");
+		free(ips);
+	}
+	text_buf_free(&b);
+	memcpy(copy, data, size);
+	if (store_handover_marker_sum(copy) && !strstr(copy, "\nchecksum "))
+		fail("a marker checksum without its line");
+	free(copy);
+}
+
 /* Up to seven strings cut from the input at its NUL bytes, then an address and a time. */
 static void line_round_trip(const uint8_t *data, size_t size)
 {
@@ -174,6 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	store_file(data, size);
 	pool_log(data, size);
 	snapshot(data, size);
+	released(data, size);
 	line_round_trip(data, size);
 	return 0;
 }

@@ -31,12 +31,20 @@ static void marker_name(const struct nvipam_store *s, char *buf, size_t len)
 	snprintf(buf, len, "%s" STORE_HANDOVER_SUFFIX, s->name);
 }
 
+uint32_t store_handover_marker_sum(const char *data)
+{
+	const char *line = strstr(data, "\nchecksum ");
+	unsigned long long v;
+
+	if (line && sscanf(line, "\nchecksum %llu", &v) == 1 && v <= UINT32_MAX)
+		return (uint32_t)v;
+	return 0;
+}
+
 bool store_handover_marker(const struct nvipam_store *s, uint32_t *ret_sum)
 {
 	_cleanup_free_ char *data = NULL;
 	char name[NAME_MAX + 1];
-	unsigned long long v;
-	const char *line;
 	size_t len;
 	int r;
 
@@ -48,9 +56,7 @@ bool store_handover_marker(const struct nvipam_store *s, uint32_t *ret_sum)
 	/* One that cannot be read still says the daemon may have the store: no checksum. */
 	if (r < 0)
 		return true;
-	line = strstr(data, "\nchecksum ");
-	if (line && sscanf(line, "\nchecksum %llu", &v) == 1 && v <= UINT32_MAX)
-		*ret_sum = (uint32_t)v;
+	*ret_sum = store_handover_marker_sum(data);
 	return true;
 }
 

@@ -46,6 +46,14 @@ int store_handover_gate(struct nvipam_store *s, enum store_file_kind kind, struc
 int store_handover_daemon(const struct nvipam_store *s, struct cni_err *err);
 
 /**
+ * store_handover_marker_sum() - the checksum a handover marker's text records
+ * @data: the marker's text, NUL-terminated
+ *
+ * Return: the checksum of its "checksum N" line, 0 when there is none or it does not parse.
+ */
+uint32_t store_handover_marker_sum(const char *data);
+
+/**
  * store_handover_marker() - read the handover marker
  * @s: store, its directory open
  * @ret_sum: the checksum it records (0 when the marker is missing or unreadable)

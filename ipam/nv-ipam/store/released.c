@@ -25,26 +25,14 @@ static void file_name(const struct store_pool_disk *d, char *buf, size_t size)
 	snprintf(buf, size, "%s.released", d->stem);
 }
 
-/* The file's lines at or after @since, as text, appended to @b; the lines read to @ret. */
-static int read_lines(const struct nvipam_store *s, const struct store_pool_disk *d, time_t since,
-		      struct ip_addr **ret, size_t *ret_n, struct text_buf *b)
+int store_released_parse(char *data, time_t since, struct ip_addr **ret, size_t *ret_n,
+			 struct text_buf *b)
 {
-	_cleanup_free_ char *data = NULL;
-	char name[STORE_FORMAT_STEM_MAX + 16];
 	struct ip_addr *v = NULL;
-	size_t len = 0, n = 0, cap = 0;
+	size_t n = 0, cap = 0;
 	char *line, *next;
-	int r;
 
 	*ret_n = 0;
-	if (s->pool_dir_fd < 0)
-		return 0;
-	file_name(d, name, sizeof(name));
-	r = file_read_at(s->pool_dir_fd, name, RELEASED_MAX_BYTES, &data, &len);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return 0;
 	for (line = data; line && *line; line = next) {
 		char ip_text[IP_PREFIX_STRLEN];
 		long long t;
@@ -77,6 +65,27 @@ static int read_lines(const struct nvipam_store *s, const struct store_pool_disk
 		*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+/* The file's lines at or after @since, as text, appended to @b; the lines read to @ret. */
+static int read_lines(const struct nvipam_store *s, const struct store_pool_disk *d, time_t since,
+		      struct ip_addr **ret, size_t *ret_n, struct text_buf *b)
+{
+	_cleanup_free_ char *data = NULL;
+	char name[STORE_FORMAT_STEM_MAX + 16];
+	size_t len = 0;
+	int r;
+
+	*ret_n = 0;
+	if (s->pool_dir_fd < 0)
+		return 0;
+	file_name(d, name, sizeof(name));
+	r = file_read_at(s->pool_dir_fd, name, RELEASED_MAX_BYTES, &data, &len);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;
+	return store_released_parse(data, since, ret, ret_n, b);
 }
 
 int store_released_since(const struct nvipam_store *s, const struct store_pool_disk *d, time_t since,

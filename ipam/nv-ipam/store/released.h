@@ -8,6 +8,7 @@
 
 struct nvipam_store;
 struct store_pool_disk;
+struct text_buf;
 
 /**
  * store_released_note() - record that addresses of a pool were released now
@@ -23,6 +24,21 @@ struct store_pool_disk;
  */
 void store_released_note(struct nvipam_store *s, const struct store_pool_disk *d,
 			 const struct ip_addr *ips, size_t n, unsigned int cooldown_s);
+
+/**
+ * store_released_parse() - the lines of a "<stem>.released" file at or after a time
+ * @data: the file's text, NUL-terminated; its line ends are overwritten
+ * @since: the time
+ * @ret: malloc'ed array of their addresses, written only on success (NULL: not wanted)
+ * @ret_n: the number of lines taken
+ * @b: NULL, or a buffer each line taken is appended to, as read
+ *
+ * A line that does not parse is skipped.
+ *
+ * Return: 0, -ENOMEM.
+ */
+int store_released_parse(char *data, time_t since, struct ip_addr **ret, size_t *ret_n,
+			 struct text_buf *b);
 
 /**
  * store_released_since() - the addresses of a pool released at or after a time
