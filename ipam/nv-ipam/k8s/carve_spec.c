@@ -58,12 +58,6 @@ bool carve_block_excluded(const struct space *sp, u128 k, u128 *ret_next)
 
 /* Typed members: a wrong type makes the spec invalid. */
 
-static int get_str(struct carve_spec *p, struct json_object *o, const char *where, const char *key,
-		   bool required, const char **ret)
-{
-	return spec_read_str(o, where, key, required, ret, p->err);
-}
-
 static int get_int(struct carve_spec *p, struct json_object *o, const char *where, const char *key,
 		   int64_t min, int64_t max, bool required, int64_t *ret)
 {
@@ -74,14 +68,6 @@ static int get_int(struct carve_spec *p, struct json_object *o, const char *wher
 	if (r == 0 && required)
 		return bad(p, "%smissing \"%s\"", where, key);
 	return r;
-}
-
-/* An address member inside @within ("" counts as absent when optional). */
-static int get_addr(struct carve_spec *p, struct json_object *o, const char *where, const char *key,
-		    bool required, const struct ip_prefix *within, const char *within_what,
-		    struct ip_addr *ret)
-{
-	return spec_read_addr(o, where, key, required, within, within_what, ret, p->err);
 }
 
 static const char *net_what(const struct carve_spec *p)
@@ -144,7 +130,7 @@ static int parse_common(struct carve_spec *p, struct json_object *spec, bool has
 		if (!has_gw)
 			return bad(p, "\"routes\" cannot be set if %s is not set", gw_what);
 		snprintf(where, sizeof(where), "routes[%zu]: ", i);
-		if (get_str(p, json_object_array_get_idx(arr, i), where, "dst", true, &s) < 0)
+		if (spec_read_str(json_object_array_get_idx(arr, i), where, "dst", true, &s, p->err) < 0)
 			return -EINVAL;
 		if (ip_prefix_parse(s, &dst) < 0)
 			return bad(p, "%s\"dst\": invalid CIDR \"%s\"", where, s);
@@ -162,7 +148,7 @@ static int parse_network(struct carve_spec *p, struct json_object *spec, const c
 	const char *s = NULL;
 	struct ip_prefix net;
 
-	if (get_str(p, spec, "", key, true, &s) < 0)
+	if (spec_read_str(spec, "", key, true, &s, p->err) < 0)
 		return -EINVAL;
 	if (ip_prefix_parse(s, &p->net) < 0)
 		return bad(p, "\"%s\": invalid CIDR \"%s\"", key, s);
@@ -211,7 +197,7 @@ static int parse_ippool(struct carve_spec *p, struct json_object *spec)
 	p->sp.size = (u128)size;
 	p->sp.count = usable / p->sp.size;
 	p->sp.use_hi = p->sp.size - 1;
-	r = get_addr(p, spec, "", "gateway", false, &p->net, "subnet", &p->gateway);
+	r = spec_read_addr(spec, "", "gateway", false, &p->net, "subnet", &p->gateway, p->err);
 	if (r < 0)
 		return r;
 	p->has_gateway = r > 0;
@@ -252,8 +238,8 @@ static int parse_statics(struct carve_spec *p, struct json_object *spec)
 
 		snprintf(where, sizeof(where), "staticAllocations[%zu]: ", i);
 		st->node = "";
-		if (get_str(p, e, where, "nodeName", false, &st->node) < 0 ||
-		    get_str(p, e, where, "prefix", true, &s) < 0)
+		if (spec_read_str(e, where, "nodeName", false, &st->node, p->err) < 0 ||
+		    spec_read_str(e, where, "prefix", true, &s, p->err) < 0)
 			return -EINVAL;
 		if (ip_prefix_parse(s, &pfx) < 0)
 			return bad(p, "%s\"prefix\" %s is not a valid network prefix", where, s);
@@ -266,7 +252,7 @@ static int parse_statics(struct carve_spec *p, struct json_object *spec)
 			return bad(p, "%s\"prefix\" %s: size doesn't match spec.perNodeNetworkPrefix",
 				   where, s);
 		st->index = (ipmath_from_addr(&pfx.addr) - p->sp.first) / p->sp.size;
-		r = get_addr(p, e, where, "gateway", false, &pfx, "prefix", &st->gateway);
+		r = spec_read_addr(e, where, "gateway", false, &pfx, "prefix", &st->gateway, p->err);
 		if (r < 0)
 			return r;
 		st->has_gateway = r > 0;

@@ -117,7 +117,7 @@ static int key_gateway(const struct entry *x, const struct entry *y)
 {
 	if (x->has_gateway != y->has_gateway)
 		return x->has_gateway ? 1 : -1;
-	return memcmp(x->gateway.bytes, y->gateway.bytes, sizeof(x->gateway.bytes));
+	return ip_addr_cmp(&x->gateway, &y->gateway);
 }
 
 typedef int (*entry_key_fn)(const struct entry *, const struct entry *);

@@ -45,7 +45,7 @@ struct nvipam_layer {
 };
 
 /* Go's encoding leaves "" indistinguishable from absent; the reference overlays on it. */
-static int get_str(struct json_object *obj, const char *key, const char **ret, struct cni_err *err)
+static int layer_str(struct json_object *obj, const char *key, const char **ret, struct cni_err *err)
 {
 	const char *s = NULL;
 	int r = cjson_get_str(obj, key, &s, err);
@@ -64,15 +64,15 @@ static int layer_read(struct json_object *obj, const char *origin, struct nvipam
 	int64_t daemon_timeout = 0;
 	int r;
 
-	if ((r = get_str(obj, "poolName", &l.pool_name, err)) < 0 ||
-	    (r = get_str(obj, "poolType", &l.pool_type, err)) < 0 ||
-	    (r = get_str(obj, "confDir", &l.conf_dir, err)) < 0 ||
-	    (r = get_str(obj, "logFile", &l.log_file, err)) < 0 ||
-	    (r = get_str(obj, "logLevel", &l.log_level, err)) < 0 ||
-	    (r = get_str(obj, "poolFile", &l.pool_file, err)) < 0 ||
-	    (r = get_str(obj, "storeFile", &l.store_file, err)) < 0 ||
+	if ((r = layer_str(obj, "poolName", &l.pool_name, err)) < 0 ||
+	    (r = layer_str(obj, "poolType", &l.pool_type, err)) < 0 ||
+	    (r = layer_str(obj, "confDir", &l.conf_dir, err)) < 0 ||
+	    (r = layer_str(obj, "logFile", &l.log_file, err)) < 0 ||
+	    (r = layer_str(obj, "logLevel", &l.log_level, err)) < 0 ||
+	    (r = layer_str(obj, "poolFile", &l.pool_file, err)) < 0 ||
+	    (r = layer_str(obj, "storeFile", &l.store_file, err)) < 0 ||
 	    /* The reference's daemon keys: meaningless without a daemon, still type-checked. */
-	    (r = get_str(obj, "daemonSocket", &daemon_socket, err)) < 0 ||
+	    (r = layer_str(obj, "daemonSocket", &daemon_socket, err)) < 0 ||
 	    (r = cjson_get_int(obj, "daemonCallTimeoutSeconds", INT64_MIN, INT64_MAX, &daemon_timeout,
 			       err)) < 0)
 		return cni_err_prefix(err, r, "%s", origin);

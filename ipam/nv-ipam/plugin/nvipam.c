@@ -18,11 +18,6 @@
 #include "ipam/nv-ipam/plugin/result.h"
 #include "ipam/nv-ipam/store/store.h"
 
-static const char *pool_type_name(enum nvipam_pool_type t)
-{
-	return t == NVIPAM_POOL_CIDRPOOL ? "cidrpool" : "ippool";
-}
-
 /* Everything one invocation works with, released in one place. */
 struct session {
 	struct nvipam_config *conf;
@@ -89,7 +84,7 @@ static const struct nvipam_pool *find_pool(const struct session *s, size_t i, st
 	if (!p)
 		cni_err_set(err, CNI_ERR_POOL_NOT_FOUND, -ENOENT,
 			    "configuration for pool \"%s\", poolType \"%s\" not found in %s",
-			    s->conf->pool_names[i], pool_type_name(s->conf->pool_type), s->conf->pool_file);
+			    s->conf->pool_names[i], nvipam_pool_type_name(s->conf->pool_type), s->conf->pool_file);
 	return p;
 }
 
@@ -456,7 +451,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 		if (nvipam_pool_free_count(p, &usage) == 0) {
 			r = cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOSPC,
 					"no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
-					pool_type_name(p->type));
+					nvipam_pool_type_name(p->type));
 			goto out;
 		}
 	}

@@ -24,17 +24,6 @@ struct view {
 	size_t n_reserved;
 };
 
-static const char *pool_type_name(enum nvipam_pool_type t)
-{
-	switch (t) {
-	case NVIPAM_POOL_IPPOOL:
-		return "ippool";
-	case NVIPAM_POOL_CIDRPOOL:
-		return "cidrpool";
-	}
-	return "unknown";
-}
-
 static void view_base(struct view *v, const struct nvipam_pool *pool)
 {
 	*v = (struct view){
@@ -199,20 +188,20 @@ static int pick_next(const struct view *v, const struct nvipam_pool_usage *usage
 				   "address of this node's range %s-%s is excluded or the gateway "
 				   "(the controller gives such a node another block; until the "
 				   "pool's status changes only static IPs are handed out)",
-				   p->name, pool_type_name(p->type),
+				   p->name, nvipam_pool_type_name(p->type),
 				   ip_addr_format(&p->range.start, a, sizeof(a)),
 				   ip_addr_format(&p->range.end, b, sizeof(b)));
 	}
 	return cni_err_set(err, CNI_ERR_NO_FREE_ADDRESS, -ENOSPC,
 			   "no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
-			   pool_type_name(p->type));
+			   nvipam_pool_type_name(p->type));
 }
 
 static int conflict(const struct nvipam_pool *p, struct cni_err *err)
 {
 	return cni_err_set(err, CNI_ERR_ADDRESS_TAKEN, -EEXIST,
 			   "requested IP is already reserved in the pool \"%s\", poolType \"%s\"",
-			   p->name, pool_type_name(p->type));
+			   p->name, nvipam_pool_type_name(p->type));
 }
 
 /* Anywhere in the subnet, exclusions and gateway notwithstanding (as nv-ipam does). */
@@ -227,7 +216,7 @@ static int pick_static(const struct view *v, const struct ip_addr *ip, ipmath_u1
 				   "requested IP %s is outside the subnet %s of the pool \"%s\", "
 				   "poolType \"%s\"", ip_addr_format(ip, a, sizeof(a)),
 				   ip_prefix_format(&p->subnet, s, sizeof(s)), p->name,
-				   pool_type_name(p->type));
+				   nvipam_pool_type_name(p->type));
 	*ret = ipmath_from_addr(ip);
 	if (view_is_reserved(v, *ret))
 		return conflict(p, err);
@@ -242,7 +231,7 @@ static int pick_gateway(const struct view *v, ipmath_u128 *ret, struct cni_err *
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "pool without gateway can't be used with allocate_default_gateway "
 				   "feature, pool \"%s\", poolType \"%s\"", p->name,
-				   pool_type_name(p->type));
+				   nvipam_pool_type_name(p->type));
 	if (view_is_reserved(v, v->gateway))
 		return conflict(p, err);
 	*ret = v->gateway;

@@ -218,6 +218,11 @@ static int parse_cidrpool(struct json_object *o, struct nvipam_pool *p, struct s
 	return parse_routing(o, p, err);
 }
 
+const char *nvipam_pool_type_name(enum nvipam_pool_type t)
+{
+	return t == NVIPAM_POOL_CIDRPOOL ? "cidrpool" : "ippool";
+}
+
 bool nvipam_pool_name_valid(const char *name)
 {
 	return strlen(name) <= NVIPAM_POOL_NAME_MAX && cni_env_valid_id(name);

@@ -103,6 +103,14 @@ int nvipam_pools_parse_some(const char *json, size_t len, const char *origin,
 			    struct cni_err *err);
 
 /**
+ * nvipam_pool_type_name() - a pool type as the config and messages name it
+ * @t: the type
+ *
+ * Return: "ippool" or "cidrpool".
+ */
+const char *nvipam_pool_type_name(enum nvipam_pool_type t);
+
+/**
  * nvipam_pool_name_valid() - whether a pool name is one: at most NVIPAM_POOL_NAME_MAX bytes
  *                            and a CNI network name (^[a-zA-Z0-9][a-zA-Z0-9_.-]*$)
  * @name: the name

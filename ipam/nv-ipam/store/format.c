@@ -189,14 +189,12 @@ static bool hex64(const char *s, uint64_t *ret)
 	uint64_t v = 0;
 
 	for (int i = 0; i < CHECK_DIGITS; i++) {
-		char c = s[i];
+		int d = text_hex_digit(s[i]);
 
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uint64_t)(c - 'a' + 10);
-		else
+		/* Lowercase only: a line is written one way, and read back as written. */
+		if (d < 0 || (s[i] >= 'A' && s[i] <= 'F'))
 			return false;
+		v = v << 4 | (uint64_t)d;
 	}
 	*ret = v;
 	return true;

@@ -79,7 +79,7 @@ static int parse_json(const char *data, size_t len, struct json_object **ret, st
 }
 
 /* Optional string member, "" when absent; the pointer is owned by @obj. */
-static int get_str(struct json_object *obj, const char *key, const char **ret, struct cni_err *why)
+static int str_or_empty(struct json_object *obj, const char *key, const char **ret, struct cni_err *why)
 {
 	const char *v = "";
 	int r = cjson_get_str(obj, key, &v, why);
@@ -96,7 +96,7 @@ static int get_ip(struct json_object *obj, const char *key, bool required, bool 
 	const char *v = "";
 	int r;
 
-	r = get_str(obj, key, &v, why);
+	r = str_or_empty(obj, key, &v, why);
 	if (r < 0)
 		return r;
 	if (!*v) {
@@ -116,7 +116,7 @@ static int get_time(struct json_object *obj, const char *key, time_t *ret, struc
 	const char *v = "";
 	int r;
 
-	r = get_str(obj, key, &v, why);
+	r = str_or_empty(obj, key, &v, why);
 	if (r < 0)
 		return r;
 	*ret = 0;
@@ -317,17 +317,17 @@ static int reference_entry(struct json_object *e, const char *pool_key, const ch
 
 	if (!json_object_is_type(e, json_type_object))
 		return corrupt(why, -EINVAL, "%s: expected an object, got %s", where, cjson_type_name(e));
-	if ((r = get_str(e, "container_id", &a.container_id, why)) < 0 ||
-	    (r = get_str(e, "interface_name", &a.ifname, why)) < 0 ||
+	if ((r = str_or_empty(e, "container_id", &a.container_id, why)) < 0 ||
+	    (r = str_or_empty(e, "interface_name", &a.ifname, why)) < 0 ||
 	    (r = get_ip(e, "ip_address", true, &has, &a.ip, why)) < 0 ||
 	    (r = cjson_get_typed(e, "metadata", json_type_object, &md, why)) < 0 ||
 	    /* newer daemons keep released entries for a cooldown; they still hold their IP */
 	    (r = cjson_get_typed(e, "released_at", json_type_string, &unused, why)) < 0 ||
-	    (r = get_str(md, "pod_uuid", &a.pod_uid, why)) < 0 ||
-	    (r = get_str(md, "pod_name", &a.pod_name, why)) < 0 ||
-	    (r = get_str(md, "pod_namespace", &a.pod_namespace, why)) < 0 ||
-	    (r = get_str(md, "device_id", &a.device_id, why)) < 0 ||
-	    (r = get_str(md, "pool_config_snapshot", &snapshot, why)) < 0 ||
+	    (r = str_or_empty(md, "pod_uuid", &a.pod_uid, why)) < 0 ||
+	    (r = str_or_empty(md, "pod_name", &a.pod_name, why)) < 0 ||
+	    (r = str_or_empty(md, "pod_namespace", &a.pod_namespace, why)) < 0 ||
+	    (r = str_or_empty(md, "device_id", &a.device_id, why)) < 0 ||
+	    (r = str_or_empty(md, "pool_config_snapshot", &snapshot, why)) < 0 ||
 	    (r = get_time(md, "create_time", &a.created, why)) < 0)
 		return corrupt_at(why, r, where);
 	/* The snapshot is only type-checked: our pool file is the truth about ranges now. */
@@ -357,9 +357,9 @@ static int reference_check_pools(struct json_object *pools, size_t *ret_total, s
 				       cjson_type_name(pool));
 		if (!*key)
 			return corrupt(why, -EINVAL, "%s: empty pool key", where);
-		if ((r = get_str(pool, "name", &str, why)) < 0 ||
-		    (r = get_str(pool, "last_pool_config", &str, why)) < 0 ||
-		    (r = get_str(pool, "last_reserved_ip", &str, why)) < 0 ||
+		if ((r = str_or_empty(pool, "name", &str, why)) < 0 ||
+		    (r = str_or_empty(pool, "last_pool_config", &str, why)) < 0 ||
+		    (r = str_or_empty(pool, "last_reserved_ip", &str, why)) < 0 ||
 		    (r = cjson_get_typed(pool, "entries", json_type_object, &entries, why)) < 0)
 			return corrupt_at(why, r, where);
 		if (entries)

@@ -135,8 +135,7 @@ static int print_json(const char *store, const struct shown *v, size_t n, time_t
 		if (s->pool) {
 			char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
 
-			r = r ? r : k8s_json_add_str(o, "type", s->pool->type == NVIPAM_POOL_CIDRPOOL ?
-							  "cidrpool" : "ippool");
+			r = r ? r : k8s_json_add_str(o, "type", nvipam_pool_type_name(s->pool->type));
 			r = r ? r : k8s_json_add_str(o, "subnet", ip_prefix_format(&s->pool->subnet, a, sizeof(a)));
 			r = r ? r : k8s_json_add_str(o, "startIP", ip_addr_format(&s->pool->range.start, a, sizeof(a)));
 			r = r ? r : k8s_json_add_str(o, "endIP", ip_addr_format(&s->pool->range.end, b, sizeof(b)));
