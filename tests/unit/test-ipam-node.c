@@ -18,10 +18,11 @@
 #include <json-c/json.h>
 
 #include "common/cni/error.h"
+#include "ipam/nv-ipam/daemon/duration.h"
+#include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/gc/run.h"
 #include "ipam/nv-ipam/node/conf.h"
 #include "ipam/nv-ipam/node/flags.h"
-#include "ipam/nv-ipam/node/klog.h"
 #include "ipam/nv-ipam/node/metrics.h"
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/serve/http.h"
@@ -119,21 +120,21 @@ static void test_durations(void **state)
 	long ms = -1;
 
 	(void)state;
-	assert_int_equal(node_flags_duration_ms("0", &ms), 0);
+	assert_int_equal(go_duration_ms("0", &ms), 0);
 	assert_int_equal(ms, 0);
-	assert_int_equal(node_flags_duration_ms("1m", &ms), 0);
+	assert_int_equal(go_duration_ms("1m", &ms), 0);
 	assert_int_equal(ms, 60000);
-	assert_int_equal(node_flags_duration_ms("1h2m3.5s", &ms), 0);
+	assert_int_equal(go_duration_ms("1h2m3.5s", &ms), 0);
 	assert_int_equal(ms, 3723500);
-	assert_int_equal(node_flags_duration_ms("250ms", &ms), 0);
+	assert_int_equal(go_duration_ms("250ms", &ms), 0);
 	assert_int_equal(ms, 250);
-	assert_int_equal(node_flags_duration_ms("1.5h", &ms), 0);
+	assert_int_equal(go_duration_ms("1.5h", &ms), 0);
 	assert_int_equal(ms, 5400000);
-	assert_int_equal(node_flags_duration_ms("", &ms), -EINVAL);
-	assert_int_equal(node_flags_duration_ms("10", &ms), -EINVAL);
-	assert_int_equal(node_flags_duration_ms("-1s", &ms), -EINVAL);
-	assert_int_equal(node_flags_duration_ms("1d", &ms), -EINVAL);
-	assert_int_equal(node_flags_duration_ms("9000h", &ms), -EINVAL);
+	assert_int_equal(go_duration_ms("", &ms), -EINVAL);
+	assert_int_equal(go_duration_ms("10", &ms), -EINVAL);
+	assert_int_equal(go_duration_ms("-1s", &ms), -EINVAL);
+	assert_int_equal(go_duration_ms("1d", &ms), -EINVAL);
+	assert_int_equal(go_duration_ms("9000h", &ms), -EINVAL);
 }
 
 /* What klog writes to a pipe, as one string. */

@@ -8,7 +8,7 @@
 
 #include "common/util/cleanup.h"
 #include "ipam/nv-ipam/controller/flags.h"
-#include "ipam/nv-ipam/node/flags.h"
+#include "ipam/nv-ipam/daemon/duration.h"
 
 enum kind { F_STR, F_INT, F_BOOL, F_DURATION, F_IGNORED };
 
@@ -72,7 +72,7 @@ static int set(const struct flag *f, const char *val, struct controller_flags *c
 		memcpy(field, &b, sizeof(b));
 		return 0;
 	case F_DURATION:
-		if (node_flags_duration_ms(val, &n) < 0)
+		if (go_duration_ms(val, &n) < 0)
 			break;
 		memcpy(field, &n, sizeof(n));
 		return 0;

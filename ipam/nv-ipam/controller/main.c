@@ -32,7 +32,7 @@
 #include "ipam/nv-ipam/controller/flags.h"
 #include "ipam/nv-ipam/controller/metrics.h"
 #include "ipam/nv-ipam/controller/reconcile.h"
-#include "ipam/nv-ipam/node/klog.h"
+#include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/serve/http.h"
 
 /*

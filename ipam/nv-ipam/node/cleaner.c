@@ -20,11 +20,11 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "ipam/nv-ipam/api/client.h"
+#include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/gc/run.h"
 #include "ipam/nv-ipam/k8s/liststream.h"
 #include "ipam/nv-ipam/k8s/pods.h"
 #include "ipam/nv-ipam/node/flags.h"
-#include "ipam/nv-ipam/node/klog.h"
 #include "ipam/nv-ipam/node/node.h"
 
 /* After a failed pass: sooner than the interval, never in a loop. */

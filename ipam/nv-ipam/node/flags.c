@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipam/nv-ipam/daemon/duration.h"
 #include "ipam/nv-ipam/node/flags.h"
 
 enum kind {
@@ -60,52 +61,6 @@ static const struct flag flags[] = {
 	{ "help", F_BOOL, F(help), "false", "this text" },
 };
 
-int node_flags_duration_ms(const char *s, long *ret)
-{
-	static const struct {
-		const char *unit;
-		double ms;
-	} units[] = { { "ns", 1e-6 }, { "us", 1e-3 }, { "\xc2\xb5s", 1e-3 }, { "ms", 1 },
-		      { "s", 1000 },  { "m", 60000 }, { "h", 3600000 } };
-	double total = 0;
-	const char *p = s;
-
-	if (strcmp(s, "0") == 0) {
-		*ret = 0;
-		return 0;
-	}
-	if (!*p)
-		return -EINVAL;
-	while (*p) {
-		char *end;
-		double n;
-		size_t best = 0, k = SIZE_MAX;
-
-		if (!strchr("0123456789.", *p))
-			return -EINVAL;
-		n = strtod(p, &end);
-		if (end == p)
-			return -EINVAL;
-		p = end;
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			size_t l = strlen(units[i].unit);
-
-			if (strncmp(p, units[i].unit, l) == 0 && l > best) {
-				best = l;
-				k = i;
-			}
-		}
-		if (k == SIZE_MAX)
-			return -EINVAL;
-		total += n * units[k].ms;
-		p += best;
-	}
-	if (total > 366.0 * 24 * 3600000)
-		return -EINVAL;
-	*ret = (long)(total + 0.5);
-	return 0;
-}
-
 static int set(const struct flag *f, const char *name, const char *val, struct node_flags *nf,
 	       FILE *err)
 {
@@ -134,7 +89,7 @@ static int set(const struct flag *f, const char *name, const char *val, struct n
 		memcpy(field, &b, sizeof(b));
 		return 0;
 	case F_DURATION:
-		if (node_flags_duration_ms(val, &n) < 0)
+		if (go_duration_ms(val, &n) < 0)
 			break;
 		memcpy(field, &n, sizeof(n));
 		return 0;

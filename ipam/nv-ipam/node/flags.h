@@ -49,15 +49,6 @@ struct node_flags {
 int node_flags_parse(int argc, const char *const *argv, struct node_flags *ret, FILE *err);
 
 /**
- * node_flags_duration_ms() - a Go duration ("1m", "90s", "1m30s", "500ms", "1.5h")
- * @s: text
- * @ret: milliseconds, written only on success
- *
- * Return: 0 on success, -EINVAL (negative, no unit, or more than a year).
- */
-int node_flags_duration_ms(const char *s, long *ret);
-
-/**
  * node_flags_usage() - the --help text
  * @out: where to write it
  */

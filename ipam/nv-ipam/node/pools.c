@@ -20,10 +20,10 @@
 #include "common/util/file.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/reflector.h"
+#include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/nodefile.h"
 #include "ipam/nv-ipam/node/flags.h"
-#include "ipam/nv-ipam/node/klog.h"
 #include "ipam/nv-ipam/node/node.h"
 #include "ipam/nv-ipam/pool/pool.h"
 

@@ -1,4 +1,4 @@
-/* ipam-node's log lines in the Kubernetes components' formats: klog text or JSON */
+/* ipam-node's and ipam-controller's log lines in the Kubernetes components' formats: klog text or JSON */
 #pragma once
 
 #include <stdbool.h>

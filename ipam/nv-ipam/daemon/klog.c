@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "common/util/text.h"
-#include "ipam/nv-ipam/node/klog.h"
+#include "ipam/nv-ipam/daemon/klog.h"
 
 /* Set once at start, before any thread: read-only afterwards. */
 static struct {
