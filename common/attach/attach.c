@@ -17,7 +17,7 @@
 #include "common/net/ns.h"
 #include "common/util/hwaddr.h"
 #include "common/util/log.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 #include "common/util/text.h"
 
 static int netns_err(const struct cni_ctx *ctx, int r, struct cni_err *err)
@@ -44,7 +44,7 @@ int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err
 	int r;
 
 	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
-	r = netns_open(ctx->env.netns, &a->pod_fd);
+	r = nsfd_open(ctx->env.netns, &a->pod_fd);
 	if (r < 0)
 		return netns_err(ctx, r, err);
 	return pod_handle(a, err);
@@ -57,7 +57,7 @@ int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err 
 	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
 	if (!*ctx->env.netns)
 		return 0;
-	r = netns_open(ctx->env.netns, &a->pod_fd);
+	r = nsfd_open(ctx->env.netns, &a->pod_fd);
 	if (r == -ENOENT || r == -EINVAL) {
 		log_info("DEL: netns %s is gone (%s)", ctx->env.netns,
 			 r == -EINVAL ? "a file that is no namespace any more" : strerror(-r));

@@ -16,7 +16,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/log.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 
 static void print_usage(const struct cni_plugin *p, FILE *out)
 {
@@ -114,9 +114,9 @@ static int check_netns_not_own(const struct cni_env *env, struct cni_err *err)
 	_cleanup_close_ int fd = -1;
 
 	/* A netns that cannot be opened is the plugin's to report (or, on DEL, to accept). */
-	if (env->netns_override || !*env->netns || netns_open(env->netns, &fd) < 0)
+	if (env->netns_override || !*env->netns || nsfd_open(env->netns, &fd) < 0)
 		return 0;
-	if (netns_is_current(fd) == 1)
+	if (nsfd_is_current(fd) == 1)
 		return cni_err_set(err, CNI_ERR_INVALID_NETNS, -EINVAL,
 				   "plugin's netns and netns from CNI_NETNS should not be the same");
 	return 0;

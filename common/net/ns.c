@@ -11,7 +11,7 @@
 #include "common/net/nlsock.h"
 #include "common/net/ns.h"
 #include "common/util/cleanup.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 
 struct net_ns {
 	int fd;                 /* -1: the netns that was the caller's when the handle was made */
@@ -79,7 +79,7 @@ int net_ns_run(struct net_ns *ns, int (*fn)(void *userdata), void *userdata)
 {
 	if (!ns || ns->fd < 0)
 		return fn(userdata);
-	return netns_run(ns->fd, fn, userdata);
+	return nsfd_run(ns->fd, fn, userdata);
 }
 
 static struct nl_sock **slot(struct net_ns *ns, int protocol)

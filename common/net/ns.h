@@ -30,7 +30,7 @@ static inline void net_ns_closep(struct net_ns **ns)
 }
 
 /**
- * net_ns_run() - run a function inside the handle's netns and come back, as netns_run()
+ * net_ns_run() - run a function inside the handle's netns and come back, as nsfd_run()
  * @ns: handle, NULL for the caller's netns (then @fn simply runs)
  * @fn: function; its return value is passed through
  * @userdata: its argument

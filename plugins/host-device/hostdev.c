@@ -14,7 +14,7 @@
 #include "common/net/ns.h"
 #include "common/net/rdma.h"
 #include "common/util/log.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 #include "common/util/signals.h"
 #include "plugins/host-device/config.h"
 #include "plugins/host-device/hostdev.h"
@@ -29,7 +29,7 @@ struct host {
 
 static int host_open(struct host *h, struct cni_err *err)
 {
-	int r = netns_open_current(&h->fd);
+	int r = nsfd_open_current(&h->fd);
 
 	/* The plugin runs in the host netns: its handle needs no trip there. */
 	if (r >= 0)

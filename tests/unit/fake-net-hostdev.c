@@ -11,8 +11,8 @@
 #include <rdma/rdma_netlink.h>
 
 #include "common/net/ethtool.h"
-#include "common/util/netns.h"
 #include "common/net/rdma.h"
+#include "common/util/nsfd.h"
 #include "tests/unit/fake-net-hostdev.h"
 
 #ifndef NETLINK_RDMA
@@ -23,9 +23,9 @@ struct fake_rdma fake_rdma;
 struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
 static unsigned int tmp_netns;
 
-/* --- common/util/netns.h additions -------------------------------------------------------- */
+/* --- common/util/nsfd.h additions -------------------------------------------------------- */
 
-int netns_new(int *ret_fd)
+int nsfd_new(int *ret_fd)
 {
 	char path[32];
 	int ns, r = fake_net_op("new netns");
@@ -40,7 +40,7 @@ int netns_new(int *ret_fd)
 	return 0;
 }
 
-int netns_open_current(int *ret_fd)
+int nsfd_open_current(int *ret_fd)
 {
 	int r = fake_net_op("open current netns");
 

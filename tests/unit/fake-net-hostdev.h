@@ -64,7 +64,7 @@ int fake_rdma_transport(struct net_ns *ns, int protocol, struct nl_msg *msg,
 			void *data);
 
 /**
- * fake_net_tmp_netns() - number of temporary netns netns_new() handed out
+ * fake_net_tmp_netns() - number of temporary netns nsfd_new() handed out
  */
 unsigned int fake_net_tmp_netns(void);
 

@@ -18,7 +18,7 @@
 #include "common/net/ns.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 #include "tests/unit/fake-net.h"
 
 struct fake_net fake_net;
@@ -453,9 +453,9 @@ static int here_default_route_ifindex(int *ret_ifindex)
 	return -ENOENT;
 }
 
-/* --- common/util/netns.h ------------------------------------------------------------------ */
+/* --- common/util/nsfd.h ------------------------------------------------------------------ */
 
-int netns_open(const char *path, int *ret_fd)
+int nsfd_open(const char *path, int *ret_fd)
 {
 	int r = fake_net_op("open netns %s", path);
 
@@ -471,12 +471,12 @@ int netns_open(const char *path, int *ret_fd)
 	return -ENOENT;
 }
 
-int netns_is_current(int fd)
+int nsfd_is_current(int fd)
 {
 	return fd - FAKE_NET_FD_BASE == fake_net.current;
 }
 
-int netns_run(int fd, int (*fn)(void *userdata), void *userdata)
+int nsfd_run(int fd, int (*fn)(void *userdata), void *userdata)
 {
 	int ns = fd - FAKE_NET_FD_BASE;
 	int saved = fake_net.current;
@@ -628,7 +628,7 @@ void net_ns_close(struct net_ns *ns)
 
 int net_ns_run(struct net_ns *ns, int (*fn)(void *userdata), void *userdata)
 {
-	return ns ? netns_run(FAKE_NET_FD_BASE + ns->ns, fn, userdata) : fn(userdata);
+	return ns ? nsfd_run(FAKE_NET_FD_BASE + ns->ns, fn, userdata) : fn(userdata);
 }
 
 /*

@@ -784,7 +784,7 @@ static void test_recover_in_host(void **state)
 		assert_int_equal(run_in(CNI_CMD_DEL, CONF_MAC, netns[i]), 0);
 		assert_host_link("dev12", "ens1f0", false);
 	}
-	/* A path that is no netns (netns_open() -EINVAL) is a gone netns too. */
+	/* A path that is no netns (nsfd_open() -EINVAL) is a gone netns too. */
 	host_only("net1", "ens1f0", false);
 	fake_net.fail_at = fake_net.ops + 1;
 	fake_net.fail_errno = EINVAL;
