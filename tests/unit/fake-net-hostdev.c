@@ -1,9 +1,11 @@
 /* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink, ethtool */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <linux/netlink.h>
 #include <netlink/attr.h>
@@ -129,6 +131,51 @@ struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t p
 
 /* --- fake sysfs trees ------------------------------------------------------------------- */
 
+static char sysfs_root[PATH_MAX];
+
+void fake_sysfs_set_root(const char *root)
+{
+	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root ? root : "");
+}
+
+/* A path below /sys, below the fake tree instead when there is one. */
+static const char *sysfs_path(const char *path, char *buf, size_t size)
+{
+	if (!sysfs_root[0] || strncmp(path, "/sys/", 5) != 0)
+		return path;
+	snprintf(buf, size, "%s%s", sysfs_root, path + 4);
+	return buf;
+}
+
+/* The linker sends device.c's calls here (__wrap_*) and these on to libc (__real_*). */
+int __real_stat64(const char *path, struct stat64 *st);
+DIR *__real_opendir(const char *path);
+ssize_t __real_readlink(const char *path, char *buf, size_t size);
+int __wrap_stat64(const char *path, struct stat64 *st);
+DIR *__wrap_opendir(const char *path);
+ssize_t __wrap_readlink(const char *path, char *buf, size_t size);
+
+int __wrap_stat64(const char *path, struct stat64 *st)
+{
+	char buf[PATH_MAX];
+
+	return __real_stat64(sysfs_path(path, buf, sizeof(buf)), st);
+}
+
+DIR *__wrap_opendir(const char *path)
+{
+	char buf[PATH_MAX];
+
+	return __real_opendir(sysfs_path(path, buf, sizeof(buf)));
+}
+
+ssize_t __wrap_readlink(const char *path, char *buf, size_t size)
+{
+	char p[PATH_MAX];
+
+	return __real_readlink(sysfs_path(path, p, sizeof(p)), buf, size);
+}
+
 int fake_sysfs_mkdirs(const char *root, const char *rel)
 {
 	char path[PATH_MAX];
@@ -158,7 +205,6 @@ void fake_rdma_reset(void)
 	memset(fake_ethtool, 0, sizeof(fake_ethtool));
 	fake_rdma.mode_attr = 1;
 	tmp_netns = 0;
-	rdma_set_transport(fake_rdma_transport);
 }
 
 struct fake_rdma_dev *fake_rdma_add(uint32_t index, const char *name, int ns, int ndev_ifindex)
@@ -331,9 +377,9 @@ static int rdma_here(int protocol, struct nl_msg *msg,
 	}
 }
 
-int fake_rdma_transport(struct net_ns *ns, int protocol, struct nl_msg *msg,
-			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
-			void *data)
+int __wrap_nlsock_talk(struct net_ns *ns, int protocol, struct nl_msg *msg,
+		       int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
+		       void *data)
 {
 	return IN_NS(ns, rdma_here(protocol, msg, cb, reset, data));
 }

@@ -633,8 +633,8 @@ int net_ns_run(struct net_ns *ns, int (*fn)(void *userdata), void *userdata)
 
 /*
  * The fake kernel is not behind sockets: the real code linked beside it
- * (rdma.c, through the transport seam) never opens one, and one that does
- * fails the way a kernel without the protocol would.
+ * (rdma.c, whose nlsock_talk() is the fake RDMA kernel's) never opens one,
+ * and one that does fails the way a kernel without the protocol would.
  */
 int net_ns_socket(struct net_ns *ns, int protocol, struct nl_sock **ret)
 {

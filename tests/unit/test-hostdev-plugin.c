@@ -514,7 +514,7 @@ static int sysfs_setup(void **state)
 	assert_int_equal(symlink("../../../bus/pci/drivers/vfio-pci", path), 0);
 	mkdirs("bus/auxiliary/devices/mlx5_core.sf.2/net/ens1f0");
 	mkdirs("devices/pci0000:00/0000:01:00.0/net/ens1f0");
-	device_sysfs_set_root(root);
+	fake_sysfs_set_root(root);
 	return 0;
 }
 
@@ -523,7 +523,7 @@ static int sysfs_teardown(void **state)
 	char cmd[PATH_MAX + 16];
 
 	(void)state;
-	device_sysfs_set_root(NULL);
+	fake_sysfs_set_root(NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	assert_int_equal(system(cmd), 0);
 	release();
