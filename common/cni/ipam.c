@@ -14,6 +14,7 @@
 
 #include "common/cni/conf.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam-internal.h"
 #include "common/cni/ipam.h"
 #include "common/cni/json.h"
 #include "common/cni/result.h"

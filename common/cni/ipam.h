@@ -19,14 +19,3 @@ struct cni_result;
  */
 int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum cni_command cmd,
 		  struct cni_result *ret, struct cni_err *err);
-
-/**
- * cni_ipam_find() - locate a plugin binary in a CNI_PATH list
- * @type: plugin name (no '/')
- * @path: ':'-separated directories
- * @ret: malloc'ed full path, written only on success
- * @err: code 7 for a bad name, 101 when not found
- *
- * Return: 0 on success, negative errno on failure.
- */
-int cni_ipam_find(const char *type, const char *path, char **ret, struct cni_err *err);

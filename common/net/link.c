@@ -15,6 +15,7 @@
 #include <netlink/route/link.h>
 #include <netlink/route/link/macvlan.h>
 
+#include "common/net/link-internal.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/nlsock.h"
@@ -461,13 +462,6 @@ int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu)
 	uint32_t v = mtu;
 
 	return link_set_attr(ns, ifindex, IFLA_MTU, sizeof(v), &v);
-}
-
-int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len)
-{
-	if (!hwaddr || len == 0 || len > HWADDR_MAX)
-		return -EINVAL;
-	return link_set_attr(ns, ifindex, IFLA_ADDRESS, len, hwaddr);
 }
 
 int net_link_set_alias(struct net_ns *ns, int ifindex, const char *alias)

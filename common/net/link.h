@@ -111,33 +111,6 @@ int net_link_find(struct net_ns *ns, bool (*match)(const struct net_link *link, 
 		  struct net_link *ret);
 
 /**
- * net_link_parse() - what the lookups read from one RTM_NEWLINK message
- * @msg: the message, header first
- * @len: bytes at @msg
- * @ret: the link, written only on success
- *
- * The parse the lookups use, reachable without a kernel that has the link
- * (an IPoIB child, for tests on machines without InfiniBand).
- *
- * Return: 0 on success, -EBADMSG for a message that is not a whole RTM_NEWLINK.
- */
-int net_link_parse(const void *msg, size_t len, struct net_link *ret);
-
-/**
- * net_link_build_create() - build the RTM_NEWLINK request net_link_create() sends
- * @child: what to create
- * @buf: output buffer aligned for struct nlmsghdr (struct nlsock_buf)
- * @size: size of @buf
- *
- * Lets tests compare the request attribute by attribute with a capture of
- * iproute2's without sending it. The sequence number and port are left 0.
- *
- * Return: length of the message at @buf, negative errno on invalid input or
- * -EMSGSIZE when @buf is too small.
- */
-int net_link_build_create(const struct net_child *child, void *buf, size_t size);
-
-/**
  * net_link_create() - create a child link (RTM_NEWLINK, NLM_F_CREATE|NLM_F_EXCL)
  * @ns: the netns (its handle), NULL for the caller's
  * @child: what to create
@@ -209,17 +182,6 @@ int net_link_set_up(struct net_ns *ns, int ifindex, bool up);
  * Return: 0 on success, negative errno on failure.
  */
 int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu);
-
-/**
- * net_link_set_hwaddr() - set the hardware address
- * @ns: the netns (its handle), NULL for the caller's
- * @ifindex: interface index
- * @hwaddr: address bytes
- * @len: number of bytes
- *
- * Return: 0 on success, negative errno on failure.
- */
-int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len);
 
 /**
  * net_link_set_alias() - set IFLA_IFALIAS ("" clears it)

@@ -18,19 +18,8 @@ struct nl_sock;
 
 DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free)
 
-/* Size of a caller's buffer for a built request (net_link_build_create()). */
-#define NLSOCK_REQ_SIZE 8192
-
 /* Attempts at a dump the kernel reports as interrupted (NLM_F_DUMP_INTR). */
 #define NLSOCK_DUMP_TRIES 5
-
-/* A request buffer aligned for struct nlmsghdr. */
-struct nlsock_buf {
-	union {
-		char data[NLSOCK_REQ_SIZE];
-		struct nlmsghdr align_;
-	};
-};
 
 /*
  * Called for every reply message that is not a control message. Return 0 to
@@ -81,7 +70,7 @@ int nlsock_open(int protocol, struct nl_sock **ret);
  * @data: passed to @cb and @reset
  *
  * The socket asks for extended acks; a failure's text is kept for
- * net_ack_last(), which is cleared first. Dumps interrupted by a concurrent
+ * net_err_set(), which is cleared first. Dumps interrupted by a concurrent
  * change (NLM_F_DUMP_INTR) are retried NLSOCK_DUMP_TRIES times in all.
  *
  * Return: 0 on success, the kernel's negative errno, -EAGAIN when every dump

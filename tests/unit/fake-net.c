@@ -412,24 +412,6 @@ static int here_link_set_mtu(int ifindex, unsigned int mtu)
 	return 0;
 }
 
-static int here_link_set_hwaddr(int ifindex, const uint8_t *hwaddr, size_t len)
-{
-	struct fake_link *l = find_index(fake_net.current, ifindex);
-	char text[3 * HWADDR_MAX];
-	int r = fake_net_op("mac %s %s", l ? l->link.name : "?",
-			    hwaddr_format(hwaddr, len, text, sizeof(text)));
-
-	if (r < 0)
-		return r;
-	if (!l)
-		return -ENODEV;
-	if (len > sizeof(l->link.hwaddr))
-		return -EINVAL;
-	memcpy(l->link.hwaddr, hwaddr, len);
-	l->link.hwaddr_len = len;
-	return 0;
-}
-
 static int here_link_set_alias(int ifindex, const char *alias)
 {
 	struct fake_link *l = find_index(fake_net.current, ifindex);
@@ -721,11 +703,6 @@ int net_link_set_up(struct net_ns *ns, int ifindex, bool up)
 int net_link_set_mtu(struct net_ns *ns, int ifindex, unsigned int mtu)
 {
 	return IN_NS(ns, here_link_set_mtu(ifindex, mtu));
-}
-
-int net_link_set_hwaddr(struct net_ns *ns, int ifindex, const uint8_t *hwaddr, size_t len)
-{
-	return IN_NS(ns, here_link_set_hwaddr(ifindex, hwaddr, len));
 }
 
 int net_link_set_alias(struct net_ns *ns, int ifindex, const char *alias)

@@ -11,7 +11,7 @@
  * common/util/nsfd.h and cni_ipam_exec(). A test links it with the plugin's
  * sources, dep_proto and the real kernel-error recorder common/net/neterr.c
  * (never with the rest of common/net): a failing operation leaves its text
- * for net_ack_last(). Network namespaces are small integers (0 is the host);
+ * for net_err_set(). Network namespaces are small integers (0 is the host);
  * a netns "path" registered with fake_net_add_netns() opens to a descriptor
  * the fake recognizes, and nsfd_run() switches the current one; a handle
  * (net_ns_open()) is a netns number, and a call through it runs with that
