@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
@@ -17,7 +16,6 @@
 #include "common/net/ns.h"
 #include "common/util/hwaddr.h"
 #include "common/util/log.h"
-#include "common/util/nsfd.h"
 #include "common/util/text.h"
 
 static int netns_err(const struct cni_ctx *ctx, int r, struct cni_err *err)
@@ -41,23 +39,19 @@ static int pod_handle(struct attach *a, struct cni_err *err)
 
 int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
 {
-	int r;
-
-	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
-	r = nsfd_open(ctx->env.netns, &a->pod_fd);
-	if (r < 0)
-		return netns_err(ctx, r, err);
+	*a = (struct attach){ .ctx = ctx, .pod_fd = ctx->netns_fd };
+	if (a->pod_fd < 0)
+		return netns_err(ctx, ctx->netns_err ? ctx->netns_err : -ENOENT, err);
 	return pod_handle(a, err);
 }
 
 int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
 {
-	int r;
+	int r = ctx->netns_err;
 
-	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
+	*a = (struct attach){ .ctx = ctx, .pod_fd = ctx->netns_fd };
 	if (!*ctx->env.netns)
 		return 0;
-	r = nsfd_open(ctx->env.netns, &a->pod_fd);
 	if (r == -ENOENT || r == -EINVAL) {
 		log_info("DEL: netns %s is gone (%s)", ctx->env.netns,
 			 r == -EINVAL ? "a file that is no namespace any more" : strerror(-r));
@@ -72,8 +66,6 @@ int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err 
 void attach_close(struct attach *a)
 {
 	net_ns_close(a->pod);
-	if (a->pod_fd >= 0)
-		close(a->pod_fd);
 	cni_result_free(&a->ipam);
 	*a = (struct attach){ .ctx = a->ctx, .pod_fd = -1 };
 }

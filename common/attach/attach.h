@@ -14,33 +14,34 @@ struct net_link;
 struct net_ns;
 
 /*
- * One command's hold on the pod: CNI_NETNS open, a handle through which
- * common/net talks to it from the host, and what IPAM answered. A plugin
- * reads as its own steps between attach_open() and attach_close().
+ * One command's hold on the pod: CNI_NETNS (the dispatch's descriptor), a
+ * handle through which common/net talks to it from the host, and what IPAM
+ * answered. A plugin reads as its own steps between attach_open() and
+ * attach_close().
  */
 struct attach {
 	const struct cni_ctx *ctx;
-	int pod_fd;             /* CNI_NETNS, -1 when not open */
+	int pod_fd;             /* CNI_NETNS (borrowed from the context), -1 when not open */
 	struct net_ns *pod;     /* talks to the pod's netns */
 	struct cni_result ipam; /* IPAM's result, after attach_ipam_add() */
 	bool ipam_added;        /* attach_ipam_undo() has something to release */
 };
 
 /**
- * attach_open() - open CNI_NETNS for ADD or CHECK
+ * attach_open() - take hold of CNI_NETNS for ADD or CHECK
  * @a: filled, to release with attach_close() whatever this returns
- * @ctx: context
- * @err: code 4 when the path is not a network namespace that can be opened
+ * @ctx: context, CNI_NETNS opened (cni_plugin_open_netns())
+ * @err: code 4 when the path is not a network namespace that could be opened
  *
  * Return: 0 on success, negative errno on failure.
  */
 int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err);
 
 /**
- * attach_open_del() - open CNI_NETNS for DEL, where a netns that is gone is no error
+ * attach_open_del() - take hold of CNI_NETNS for DEL, where a netns that is gone is no error
  * @a: filled, to release with attach_close() whatever this returns
- * @ctx: context
- * @err: code 4 when the path cannot be opened for another reason, or is no
+ * @ctx: context, CNI_NETNS opened (cni_plugin_open_netns())
+ * @err: code 4 when the path could not be opened for another reason, or is no
  *       network namespace of any kind a pod could leave (a FIFO, a device)
  *
  * Gone means: CNI_NETNS empty, the path missing, or a plain file (what a netns

@@ -108,15 +108,19 @@ static int check_command_version(const struct cni_ctx *ctx, struct cni_err *err)
 	return 0;
 }
 
-/* Skel's guard against configuring the runtime's own netns, run before acting. */
-static int check_netns_not_own(const struct cni_env *env, struct cni_err *err)
+void cni_plugin_open_netns(struct cni_ctx *ctx)
 {
-	_cleanup_close_ int fd = -1;
+	ctx->netns_fd = -1;
+	ctx->netns_err = *ctx->env.netns ? nsfd_open(ctx->env.netns, &ctx->netns_fd) : 0;
+}
 
+/* Skel's guard against configuring the runtime's own netns, run before acting. */
+static int check_netns_not_own(const struct cni_ctx *ctx, struct cni_err *err)
+{
 	/* A netns that cannot be opened is the plugin's to report (or, on DEL, to accept). */
-	if (env->netns_override || !*env->netns || nsfd_open(env->netns, &fd) < 0)
+	if (ctx->env.netns_override || ctx->netns_fd < 0)
 		return 0;
-	if (nsfd_is_current(fd) == 1)
+	if (nsfd_is_current(ctx->netns_fd) == 1)
 		return cni_err_set(err, CNI_ERR_INVALID_NETNS, -EINVAL,
 				   "plugin's netns and netns from CNI_NETNS should not be the same");
 	return 0;
@@ -205,8 +209,11 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *
 					  ctx->env.command, err)) < 0 ||
 	    (r = check_command_version(ctx, err)) < 0)
 		goto out;
+	if (ctx->env.command == CNI_CMD_ADD || ctx->env.command == CNI_CMD_DEL ||
+	    ctx->env.command == CNI_CMD_CHECK)
+		cni_plugin_open_netns(ctx);
 	if (ctx->env.command == CNI_CMD_ADD || ctx->env.command == CNI_CMD_DEL)
-		if ((r = check_netns_not_own(&ctx->env, err)) < 0)
+		if ((r = check_netns_not_own(ctx, err)) < 0)
 			goto out;
 	if ((r = cni_args_parse(ctx->env.args, &ctx->args, err)) < 0)
 		goto out;
@@ -253,7 +260,7 @@ out:
 
 int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 {
-	struct cni_ctx ctx = { 0 };
+	struct cni_ctx ctx = { .netns_fd = -1 };
 	struct cni_err err = { 0 };
 	char list[128];
 	int exit_code;
@@ -295,6 +302,8 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 	} else {
 		exit_code = 0;
 	}
+	if (ctx.netns_fd >= 0)
+		close(ctx.netns_fd);
 	cni_args_free(&ctx.args);
 	cni_conf_free(&ctx.conf);
 	return exit_code;

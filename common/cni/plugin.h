@@ -15,6 +15,9 @@ struct cni_ctx {
 	struct cni_env env;
 	struct cni_conf conf;
 	struct cni_args args;
+	/* CNI_NETNS, opened once per command by cni_plugin_open_netns() */
+	int netns_fd;  /* -1 when not open */
+	int netns_err; /* why not: nsfd_open()'s negative errno, 0 when CNI_NETNS is empty */
 };
 
 struct cni_plugin {
@@ -40,6 +43,17 @@ struct cni_plugin {
  * Return: the process exit status.
  */
 int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
+
+/**
+ * cni_plugin_open_netns() - open CNI_NETNS once for ADD, DEL and CHECK
+ * @ctx: context; netns_fd and netns_err are set
+ *
+ * The dispatch does this before the command runs: its guard against the
+ * runtime's own netns and the plugin's steps share the one descriptor, which
+ * cni_plugin_main() closes. A path that cannot be opened is no error here:
+ * the plugin reports it, or on DEL takes it for a netns that is gone.
+ */
+void cni_plugin_open_netns(struct cni_ctx *ctx);
 
 /**
  * cni_plugin_setup_logging() - the log level and the log file a config asks for

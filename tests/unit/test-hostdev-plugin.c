@@ -83,6 +83,8 @@ static int run_in(enum cni_command cmd, const char *json, const char *netns)
 	ctx.env = (struct cni_env){ .command = cmd, .command_name = cni_command_name(cmd),
 				    .container_id = "ctr", .netns = netns, .ifname = "net1",
 				    .args = "", .path = "/nonexistent" };
+	/* As the dispatch does before every ADD, DEL and CHECK. */
+	cni_plugin_open_netns(&ctx);
 	if (cmd == CNI_CMD_ADD)
 		return hostdev_plugin.add(&ctx, &result, &err);
 	if (cmd == CNI_CMD_DEL)
@@ -214,8 +216,8 @@ static void test_direct_sequences(void **state)
 		"host: ipam ADD fake\n"
 		"ns1: configure net1 (1 ips, 0 routes)\n";
 	static const char del[] =
-		"host: ipam DEL fake\n"
 		"host: open netns /run/netns/pod\n"
+		"host: ipam DEL fake\n"
 		"ns1: get net1\n"
 		"host: get ens1f0\n"
 		"host: open current netns\n"

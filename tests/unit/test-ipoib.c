@@ -93,6 +93,8 @@ static int load(enum cni_command cmd, const char *json)
 		.args = "",
 		.path = "/opt/cni/bin",
 	};
+	/* As the dispatch does before every ADD, DEL and CHECK. */
+	cni_plugin_open_netns(&ctx);
 	return cni_conf_parse(conf_buf, strlen(conf_buf), &ctx.conf, &err);
 }
 
@@ -540,8 +542,8 @@ static void test_del(void **state)
 	world(ipam_v4);
 	add_ok(nad_nvipam);
 	assert_int_equal(run_del(nad_nvipam), 0);
-	assert_log("host: ipam DEL nv-ipam\n"
-		   "host: open netns " POD_NETNS "\n"
+	assert_log("host: open netns " POD_NETNS "\n"
+		   "host: ipam DEL nv-ipam\n"
 		   "ns1: get net1\n"
 		   "ns1: delete net1\n"
 		   "ns1: find\n"
@@ -563,8 +565,8 @@ static void test_del_after_netns_gone(void **state)
 	fake_net_destroy_netns(pod);
 	assert_non_null(fake_net_find(0, "dev4"));
 	assert_int_equal(run_del(nad_nvipam), 0);
-	assert_log("host: ipam DEL nv-ipam\n"
-		   "host: open netns " POD_NETNS "\n"
+	assert_log("host: open netns " POD_NETNS "\n"
+		   "host: ipam DEL nv-ipam\n"
 		   "host: find\n"
 		   "host: delete dev4\n"
 		   "host: find\n"
