@@ -95,7 +95,7 @@ int attach_ipam_add(struct attach *a, struct cni_err *err)
 
 	if (!cni_conf_has_ipam(&a->ctx->conf))
 		return 0;
-	r = cni_ipam_exec(&a->ctx->env, &a->ctx->conf, CNI_CMD_ADD, &a->ipam, err);
+	r = cni_ipam_run(a->ctx, CNI_CMD_ADD, &a->ipam, err);
 	if (r < 0)
 		return r;
 	a->ipam_added = true;
@@ -108,13 +108,10 @@ int attach_ipam_add(struct attach *a, struct cni_err *err)
 
 void attach_ipam_undo(struct attach *a)
 {
-	struct cni_err ignored = { 0 };
-
 	if (!a->ipam_added)
 		return;
 	a->ipam_added = false;
-	if (cni_ipam_exec(&a->ctx->env, &a->ctx->conf, CNI_CMD_DEL, NULL, &ignored) < 0)
-		log_error("undo: IPAM DEL failed: %s", ignored.msg);
+	cni_ipam_undo(a->ctx);
 }
 
 int attach_delete_link(struct net_ns *ns, const char *name, const char *kind, const char *what,
@@ -212,8 +209,8 @@ int attach_check_begin(struct attach *a, const struct cni_ctx *ctx,
 	r = attach_open(a, ctx, err);
 	if (r < 0)
 		return r;
-	if (cni_conf_has_ipam(&ctx->conf) &&
-	    (r = cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_CHECK, NULL, err)) < 0)
+	r = cni_ipam_run(ctx, CNI_CMD_CHECK, NULL, err);
+	if (r < 0)
 		return r;
 	return prev_iface(ctx, ret_iface, err);
 }

@@ -126,13 +126,6 @@ static int check_netns_not_own(const struct cni_ctx *ctx, struct cni_err *err)
 	return 0;
 }
 
-int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err)
-{
-	if (!cni_conf_has_ipam(&ctx->conf))
-		return 0;
-	return cni_ipam_exec(&ctx->env, &ctx->conf, ctx->env.command, NULL, err);
-}
-
 int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
 			     const char *level_name, enum cni_command cmd, struct cni_err *err)
 {
@@ -241,10 +234,10 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *
 		r = p->check(ctx, err);
 		break;
 	case CNI_CMD_STATUS:
-		r = p->status ? p->status(ctx, err) : cni_plugin_forward_ipam(ctx, err);
+		r = p->status ? p->status(ctx, err) : cni_ipam_run(ctx, CNI_CMD_STATUS, NULL, err);
 		break;
 	case CNI_CMD_GC:
-		r = p->gc ? p->gc(ctx, err) : cni_plugin_forward_ipam(ctx, err);
+		r = p->gc ? p->gc(ctx, err) : cni_ipam_run(ctx, CNI_CMD_GC, NULL, err);
 		break;
 	case CNI_CMD_NONE:
 	case CNI_CMD_VERSION:

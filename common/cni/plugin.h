@@ -74,12 +74,3 @@ void cni_plugin_open_netns(struct cni_ctx *ctx);
  */
 int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
 			     const char *level_name, enum cni_command cmd, struct cni_err *err);
-
-/**
- * cni_plugin_forward_ipam() - run the command on the IPAM plugin, if the config has one
- * @ctx: context
- * @err: the IPAM error
- *
- * Return: 0 on success or when there is no IPAM, negative errno on failure.
- */
-int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err);

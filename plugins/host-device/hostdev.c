@@ -7,6 +7,7 @@
 #include "common/attach/attach.h"
 #include "common/cni/env.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
@@ -262,7 +263,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r < 0)
 		return r;
 	/* IPAM first: its reservation must go even when the netns or the device is gone. */
-	r = cni_plugin_forward_ipam(ctx, err);
+	r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
 	if (r < 0 || c.dpdk)
 		return r;
 	/* No netns, or a path that is no netns any more (a stale bind mount target): gone. */

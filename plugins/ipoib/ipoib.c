@@ -6,6 +6,7 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
@@ -286,7 +287,7 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 	/* IPAM first: its reservation must go even when the netns is already gone. An
 	 * ADD with dhcp never got that far, so there is nothing of dhcp's to release. */
 	if (!(cni_conf_has_ipam(&ctx->conf) && strcmp(ctx->conf.ipam_type, "dhcp") == 0)) {
-		r = cni_plugin_forward_ipam(ctx, err);
+		r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
 		if (r < 0)
 			return r;
 	}

@@ -6,6 +6,7 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
@@ -149,7 +150,7 @@ static int macvlan_del(const struct cni_ctx *ctx, struct cni_err *err)
 	int r;
 
 	/* IPAM first: its reservation must go even when the netns is already gone. */
-	r = cni_plugin_forward_ipam(ctx, err);
+	r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
 	if (r < 0)
 		return r;
 	r = attach_open_del(&a, ctx, err);

@@ -11,6 +11,7 @@
 #include "common/cni/conf.h"
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
@@ -552,13 +553,16 @@ static int here_iface_check(const char *ifname, const struct cni_result *res, st
 
 /* --- common/cni/ipam.h ------------------------------------------------------------------- */
 
-int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum cni_command cmd,
-		  struct cni_result *ret, struct cni_err *err)
+int cni_ipam_run(const struct cni_ctx *ctx, enum cni_command cmd, struct cni_result *ret,
+		 struct cni_err *err)
 {
+	const struct cni_conf *conf = &ctx->conf;
 	const char *json = fake_net.ipam_result ? fake_net.ipam_result : "{}";
-	int r = fake_net_op("ipam %s %s", cni_command_name(cmd), conf->ipam_type);
+	int r;
 
-	(void)env;
+	if (!cni_conf_has_ipam(conf))
+		return 0;
+	r = fake_net_op("ipam %s %s", cni_command_name(cmd), conf->ipam_type);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_TRY_AGAIN, r, "fake IPAM %s fails",
 				   cni_command_name(cmd));
@@ -583,6 +587,14 @@ int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum c
 		break;
 	}
 	return -EINVAL;
+}
+
+/* The real one's contract, over the fake IPAM: DEL, a failure ignored. */
+void cni_ipam_undo(const struct cni_ctx *ctx)
+{
+	struct cni_err ignored = { 0 };
+
+	(void)cni_ipam_run(ctx, CNI_CMD_DEL, NULL, &ignored);
 }
 
 /* --- common/net/ns.h ---------------------------------------------------------------------- */

@@ -8,7 +8,7 @@
 
 /*
  * The fake replaces every function of common/net/{link,route,ns,sysctl,iface}.h,
- * common/util/nsfd.h and cni_ipam_exec(). A test links it with the plugin's
+ * common/util/nsfd.h and common/cni/ipam.h. A test links it with the plugin's
  * sources, dep_proto and the real kernel-error recorder common/net/neterr.c
  * (never with the rest of common/net): a failing operation leaves its text
  * for net_err_set(). Network namespaces are small integers (0 is the host);
