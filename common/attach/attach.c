@@ -37,9 +37,24 @@ static int pod_handle(struct attach *a, struct cni_err *err)
 	return 0;
 }
 
+/* The handle to the host's netns: every host-side request of the command on one socket. */
+static int host_handle(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
+{
+	int r;
+
+	*a = (struct attach){ .ctx = ctx, .pod_fd = ctx->netns_fd };
+	r = net_ns_open(-1, &a->host);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	return 0;
+}
+
 int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
 {
-	*a = (struct attach){ .ctx = ctx, .pod_fd = ctx->netns_fd };
+	int r = host_handle(a, ctx, err);
+
+	if (r < 0)
+		return r;
 	if (a->pod_fd < 0)
 		return netns_err(ctx, ctx->netns_err ? ctx->netns_err : -ENOENT, err);
 	return pod_handle(a, err);
@@ -47,9 +62,11 @@ int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err
 
 int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
 {
-	int r = ctx->netns_err;
+	int r = host_handle(a, ctx, err);
 
-	*a = (struct attach){ .ctx = ctx, .pod_fd = ctx->netns_fd };
+	if (r < 0)
+		return r;
+	r = ctx->netns_err;
 	if (!*ctx->env.netns)
 		return 0;
 	if (r == -ENOENT || r == -EINVAL) {
@@ -66,6 +83,7 @@ int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err 
 void attach_close(struct attach *a)
 {
 	net_ns_close(a->pod);
+	net_ns_close(a->host);
 	cni_result_free(&a->ipam);
 	*a = (struct attach){ .ctx = a->ctx, .pod_fd = -1 };
 }

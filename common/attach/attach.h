@@ -23,6 +23,7 @@ struct attach {
 	const struct cni_ctx *ctx;
 	int pod_fd;             /* CNI_NETNS (borrowed from the context), -1 when not open */
 	struct net_ns *pod;     /* talks to the pod's netns */
+	struct net_ns *host;    /* talks to the plugin's own (the host's) netns */
 	struct cni_result ipam; /* IPAM's result, after attach_ipam_add() */
 	bool ipam_added;        /* attach_ipam_undo() has something to release */
 };

@@ -18,6 +18,9 @@ struct nl_sock;
 
 DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free)
 
+/* The receive buffer: the largest message the kernel builds for a reader (a dump's). */
+#define NLSOCK_RECV_SIZE 32768
+
 /* Attempts at a dump the kernel reports as interrupted (NLM_F_DUMP_INTR). */
 #define NLSOCK_DUMP_TRIES 5
 
@@ -52,7 +55,8 @@ int nlsock_msg_new(uint16_t type, uint16_t flags, const void *hdr, size_t hdr_le
 		   struct nl_msg **ret);
 
 /**
- * nlsock_open() - a connected libnl socket that asks for extended acks, in the caller's netns
+ * nlsock_open() - a connected libnl socket that asks for extended acks and reads each
+ *                 reply once, in the caller's netns
  * @protocol: netlink family (NETLINK_ROUTE, NETLINK_RDMA)
  * @ret: socket, written only on success; release with nl_socket_free()
  *

@@ -20,7 +20,7 @@
 static int find_master(const struct macvlan_conf *c, struct attach *a, struct net_link *ret,
 		       struct cni_err *err)
 {
-	struct net_ns *ns = c->link_in_container ? a->pod : NULL;
+	struct net_ns *ns = c->link_in_container ? a->pod : a->host;
 	int ifindex;
 	int r;
 
@@ -56,7 +56,7 @@ static int create(const struct macvlan_conf *c, struct attach *a, const struct n
 	int r;
 
 	for (int attempt = 0;; attempt++) {
-		r = net_link_create(c->link_in_container ? a->pod : NULL, child);
+		r = net_link_create(c->link_in_container ? a->pod : a->host, child);
 		if (r != -EEXIST || attempt == 1)
 			return r;
 		/* A link of our kind under this attachment's temporary name: a killed ADD's. */
