@@ -169,18 +169,16 @@ void attach_undo_link(struct net_ns *ns, struct net_link *link, const char *tmp_
 			  strerror(-r));
 }
 
-int attach_configure(struct attach *a, struct cni_err *err)
+int attach_configure(struct attach *a, const struct net_link *link, struct cni_err *err)
 {
-	const char *ifname = a->ctx->env.ifname;
-	struct net_link link;
 	int r;
 
 	if (a->ipam.n_ips)
-		return iface_configure(a->pod, ifname, &a->ipam, err);
-	r = net_link_get_by_name(a->pod, ifname, &link);
-	if (r >= 0)
-		r = net_link_set_up(a->pod, link.ifindex, true);
-	return r < 0 ? net_err_op(err, r, "failed to set up", ifname) : 0;
+		return iface_configure(a->pod, link, &a->ipam, err);
+	if (link->flags & IFF_UP)
+		return 0;
+	r = net_link_set_up(a->pod, link->ifindex, true);
+	return r < 0 ? net_err_op(err, r, "failed to set up", link->name) : 0;
 }
 
 int attach_result(struct attach *a, const uint8_t *hwaddr, size_t hwaddr_len,

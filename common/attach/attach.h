@@ -61,7 +61,7 @@ void attach_close(struct attach *a);
 /**
  * attach_tmp_name() - the name a new link of this attachment has until it is renamed
  * @ctx: context (CNI_CONTAINERID and CNI_IFNAME)
- * @prefix: five characters saying which plugin made it ("cnimv")
+ * @prefix: five characters saying which plugin made it ("cniib")
  * @buf: output
  * @size: its size, at least IFNAMSIZ
  *
@@ -131,11 +131,12 @@ void attach_undo_link(struct net_ns *ns, struct net_link *link, const char *tmp_
 /**
  * attach_configure() - the pod's interface as IPAM's result says, or just up without addresses
  * @a: the attachment (after attach_ipam_add())
+ * @link: the interface CNI_IFNAME in the pod, as looked up
  * @err: code 100 with the kernel's text
  *
  * Return: 0 on success, negative errno on failure.
  */
-int attach_configure(struct attach *a, struct cni_err *err);
+int attach_configure(struct attach *a, const struct net_link *link, struct cni_err *err);
 
 /**
  * attach_result() - the ADD result: the pod's interface, IPAM's addresses, routes and dns

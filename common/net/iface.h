@@ -3,13 +3,14 @@
 
 struct cni_err;
 struct cni_result;
+struct net_link;
 struct net_ns;
 
 /**
  * iface_configure() - addresses, link up, routes, as the reference ConfigureIface
  * @ns: the netns of the interface (its handle), NULL for the caller's
- * @ifname: interface there
- * @res: result whose ips (interface index absent or pointing at @ifname) and routes apply
+ * @link: the interface there, as looked up (its index and name)
+ * @res: result whose ips (interface index absent or naming @link) and routes apply
  * @err: filled on failure, with the kernel's extended-ack text in details
  *
  * Sets arp_notify/ndisc_notify, enables IPv6 where an IPv6 address needs it
@@ -18,7 +19,7 @@ struct net_ns;
  *
  * Return: 0 on success, negative errno on failure.
  */
-int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+int iface_configure(struct net_ns *ns, const struct net_link *link, const struct cni_result *res,
 		    struct cni_err *err);
 
 /**

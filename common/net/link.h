@@ -41,6 +41,7 @@ struct net_child {
 	unsigned int mtu;       /* 0: inherit */
 	const uint8_t *hwaddr;  /* NULL: the kernel picks */
 	size_t hwaddr_len;
+	bool up;                /* created up (IFF_UP), for a link with nothing to set first */
 	union {
 		struct {
 			uint32_t mode;         /* MACVLAN_MODE_* */

@@ -193,7 +193,7 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = attach_ipam_add(&a, err);
 	if (r < 0)
 		goto fail_rdma;
-	r = attach_configure(&a, err);
+	r = attach_configure(&a, &link, err);
 	if (r < 0)
 		goto fail_ipam;
 	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);

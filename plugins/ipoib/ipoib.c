@@ -198,7 +198,7 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 		r = attach_ipam_add(&a, err);
 		if (r < 0)
 			goto fail_pod;
-		r = attach_configure(&a, err);
+		r = attach_configure(&a, &link, err);
 		if (r < 0)
 			goto fail_ipam;
 	}

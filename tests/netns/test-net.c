@@ -682,7 +682,7 @@ static int result_build(struct cni_result *res, const char *ifname)
 
 static void test_iface(void)
 {
-	struct cni_result res = { 0 };
+	struct cni_result res = { 0 }, res_nope = { 0 };
 	struct cni_err err = { 0 };
 	struct net_link v1;
 	struct net_route rt;
@@ -698,20 +698,23 @@ static void test_iface(void)
 
 	/* An IP that names another interface: refused before any change. */
 	res.ips[0].iface = 1;
-	CHECK_R(iface_configure(NULL, "tv1", &res, &err), -EINVAL, "invalid interface index");
+	CHECK_R(iface_configure(NULL, &v1, &res, &err), -EINVAL, "invalid interface index");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": invalid interface index") == 0,
 	      "message: %s", err.msg);
 	CHECK(!has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "nothing added");
 	res.ips[0].iface = 0;
 
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_configure(NULL, "nope0", &res, &err), -ENODEV, "configure a missing link");
-	CHECK(strcmp(err.msg, "failed to lookup \"nope0\": No such device") == 0 &&
+	CHECK_R(result_build(&res_nope, "nope0"), 0, "result for a missing link built");
+	CHECK_R(iface_configure(NULL, &(struct net_link){ .ifindex = 99999, .name = "nope0" },
+				&res_nope, &err),
+		-ENODEV, "configure a missing link");
+	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"nope0\": No such device") == 0 &&
 		      err.code == CNI_ERR_KERNEL,
 	      "message: %s (code %d)", err.msg, err.code);
 
 	memset(&err, 0, sizeof(err));
-	if (!CHECK_R(iface_configure(NULL, "tv1", &res, &err), 0, "iface_configure"))
+	if (!CHECK_R(iface_configure(NULL, &v1, &res, &err), 0, "iface_configure"))
 		printf("# %s / %s\n", err.msg, err.details);
 	CHECK(has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "IPv4 address added");
 	CHECK(has_addr(v1.ifindex, AF_INET6, "fd00:30::2/64", &tentative), "IPv6 address added");
@@ -746,7 +749,7 @@ static void test_iface(void)
 
 	/* Configuring twice: the addresses exist. */
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_configure(NULL, "tv1", &res, &err), -EEXIST, "configure twice");
+	CHECK_R(iface_configure(NULL, &v1, &res, &err), -EEXIST, "configure twice");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": File exists") == 0,
 	      "message: %s", err.msg);
 
@@ -759,7 +762,7 @@ static void test_iface(void)
 		memset(&err, 0, sizeof(err));
 		if (cni_result_add_iface(&bad, "tv1", NULL, NULL) >= 0 &&
 		    cni_result_add_route(&bad, &unreach) >= 0) {
-			CHECK_R(iface_configure(NULL, "tv1", &bad, &err), -ENETUNREACH, "bad route");
+			CHECK_R(iface_configure(NULL, &v1, &bad, &err), -ENETUNREACH, "bad route");
 			CHECK(strcmp(err.msg, "failed to add route '10.70.0.0/16 via 192.0.2.1 dev tv1 metric 5 (Scope: 0, Table: 0)': Network is unreachable") == 0,
 			      "message: %s", err.msg);
 			CHECK(err.details[0] != '\0', "details: %s", err.details);
@@ -790,6 +793,7 @@ static void test_iface(void)
 	      "message: %s (code %d)", err.msg, err.code);
 out:
 	cni_result_free(&res);
+	cni_result_free(&res_nope);
 }
 
 static void test_delete(void)
@@ -888,7 +892,7 @@ static void test_handles(int fd_a, int fd_b)
 	CHECK_R(net_ethtool_bus_info(NULL, "hx1", bus, sizeof(bus)), -ENODEV, "no hx1 for A's ethtool");
 
 	if (CHECK_R(cni_result_add_iface(&res, "hx1", NULL, "/proc/self/ns/net"), 0, "result"))
-		CHECK_R(iface_configure(hb, "hx1", &res, &err), 0, "iface_configure through B's handle");
+		CHECK_R(iface_configure(hb, &x1, &res, &err), 0, "iface_configure through B's handle");
 	CHECK(net_link_get_by_index(hb, x1.ifindex, &l) == 0 && (l.flags & IFF_UP), "hx1 up in B");
 	CHECK_R(net_ns_run(hb, in_b_sysctl, NULL), 1, "hx1's sysctl written in B");
 	CHECK(nsfd_is_current(fd_a) == 1, "the caller never left A");

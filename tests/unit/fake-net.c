@@ -292,6 +292,8 @@ static int create_child(const struct net_child *c, int ns, const struct fake_lin
 	l->link.link_ifindex = master->link.ifindex;
 	l->link.type = master->link.type;
 	l->link.mtu = c->mtu ? c->mtu : master->link.mtu;
+	if (c->up)
+		l->link.flags |= IFF_UP;
 	l->link.hwaddr_len = master->link.hwaddr_len;
 	memcpy(l->link.hwaddr, master->link.hwaddr, sizeof(l->link.hwaddr));
 	/* A child gets its own queue pair number: the first 4 bytes of an IPoIB address. */
@@ -320,9 +322,10 @@ static int here_link_create(const struct net_child *c)
 				c->ipoib.mode, c->ipoib.umcast, c->mtu, c->netns_fd < 0 ? "" : " in ",
 				c->netns_fd < 0 ? "" : ns_label(ns));
 	else
-		r = fake_net_op("create macvlan %s link=%s mode=%u mtu=%u%s%s", c->name,
+		r = fake_net_op("create macvlan %s link=%s mode=%u mtu=%u%s%s%s", c->name,
 				master ? master->link.name : "?", c->macvlan.mode, c->mtu,
-				c->netns_fd < 0 ? "" : " in ", c->netns_fd < 0 ? "" : ns_label(ns));
+				c->up ? " up" : "", c->netns_fd < 0 ? "" : " in ",
+				c->netns_fd < 0 ? "" : ns_label(ns));
 	return r < 0 ? r : create_child(c, ns, master);
 }
 
@@ -528,16 +531,19 @@ int sysctl_read(const char *path, char *buf, unsigned long len)
 
 /* --- common/net/iface.h ------------------------------------------------------------------ */
 
-static int here_iface_configure(const char *ifname, const struct cni_result *res, struct cni_err *err)
+static int here_iface_configure(const struct net_link *link, const struct cni_result *res,
+				struct cni_err *err)
 {
 	struct fake_link *l;
-	int r = fake_net_op("configure %s (%zu ips, %zu routes)", ifname, res->n_ips, res->n_routes);
+	int r = fake_net_op("configure %s (%zu ips, %zu routes)", link->name, res->n_ips,
+			    res->n_routes);
 
 	if (r < 0)
-		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to configure \"%s\"", ifname);
-	l = find_name(fake_net.current, ifname);
+		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to configure \"%s\"", link->name);
+	l = find_index(fake_net.current, link->ifindex);
 	if (!l)
-		return net_err_set(err, CNI_ERR_KERNEL, -ENODEV, "failed to lookup \"%s\"", ifname);
+		return net_err_set(err, CNI_ERR_KERNEL, -ENODEV, "failed to add IP addr to \"%s\"",
+				   link->name);
 	l->link.flags |= IFF_UP;
 	return 0;
 }
@@ -727,10 +733,10 @@ int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex)
 	return IN_NS(ns, here_default_route_ifindex(ret_ifindex));
 }
 
-int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+int iface_configure(struct net_ns *ns, const struct net_link *link, const struct cni_result *res,
 	            struct cni_err *err)
 {
-	return IN_NS(ns, here_iface_configure(ifname, res, err));
+	return IN_NS(ns, here_iface_configure(link, res, err));
 }
 
 int iface_check(struct net_ns *ns, const char *ifname, const struct cni_result *res,
