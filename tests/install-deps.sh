@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # Installs what building, the demo and the test suites need on Debian 12.
-# Usage: tests/install-deps.sh [demo|test]
+# Usage: tests/install-deps.sh [demo|arm64|test]
+#   arm64: the arm64 cross build (image/cross/arm64.ini) and qemu-user to run
+#   its tests; test: every suite, the arm64 build included.
 set -euo pipefail
 
 what=${1:-test}
 pkgs=(meson ninja-build gcc pkg-config libnl-3-dev libnl-route-3-dev
-      libjson-c-dev iproute2 jq containernetworking-plugins)
+      libjson-c-dev iproute2 jq containernetworking-plugins
+      libcurl4-openssl-dev libmicrohttpd-dev libyaml-dev)
 if [ "$what" = test ]; then
+	# kmod and the archive keyring: the user-mode Linux guests of tests/kernel/
+	# load their modules with modprobe; their packages are verified with the keyring.
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
-	       libclang-rt-14-dev podman runc binutils)
+	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client)
+fi
+# Debian's cross compiler links against the arm64 packages of the
+# multiarch archive, which needs the architecture added to dpkg.
+arm64=()
+if [ "$what" = test ] || [ "$what" = arm64 ]; then
+	arm64=(gcc-aarch64-linux-gnu libc6-dev:arm64 libnl-3-dev:arm64 libnl-route-3-dev:arm64
+	       libjson-c-dev:arm64 libcmocka-dev:arm64
+	       libcurl4-openssl-dev:arm64 libmicrohttpd-dev:arm64 libyaml-dev:arm64)
+	pkgs+=("${arm64[@]}" qemu-user binutils)
 fi
 
 missing=()
@@ -39,5 +53,8 @@ apt_get() {
 }
 
 echo "installing: ${missing[*]}" >&2
+if [ ${#arm64[@]} -gt 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	"${sudo[@]}" dpkg --add-architecture arm64
+fi
 apt_get update -qq
 apt_get install -y -qq --no-install-recommends "${missing[@]}"

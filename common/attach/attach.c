@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "common/attach/attach.h"
+#include "common/cni/conf.h"
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
@@ -53,6 +54,9 @@ int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err
 {
 	int r = host_handle(a, ctx, err);
 
+	if (r < 0)
+		return r;
+	r = cni_conf_get_bool(&ctx->conf, "ipv6Autoconf", &a->ipv6_autoconf, err);
 	if (r < 0)
 		return r;
 	if (a->pod_fd < 0)
@@ -174,7 +178,7 @@ int attach_configure(struct attach *a, const struct net_link *link, struct cni_e
 	int r;
 
 	if (a->ipam.n_ips)
-		return iface_configure(a->pod, link, &a->ipam, err);
+		return iface_configure(a->pod, link, &a->ipam, a->ipv6_autoconf, err);
 	if (link->flags & IFF_UP)
 		return 0;
 	r = net_link_set_up(a->pod, link->ifindex, true);

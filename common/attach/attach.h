@@ -26,13 +26,15 @@ struct attach {
 	struct net_ns *host;    /* talks to the plugin's own (the host's) netns */
 	struct cni_result ipam; /* IPAM's result, after attach_ipam_add() */
 	bool ipam_added;        /* attach_ipam_undo() has something to release */
+	bool ipv6_autoconf;     /* "ipv6Autoconf": router advertisements and SLAAC left on */
 };
 
 /**
- * attach_open() - take hold of CNI_NETNS for ADD or CHECK
+ * attach_open() - take hold of CNI_NETNS for ADD or CHECK, and read the keys every plugin shares
  * @a: filled, to release with attach_close() whatever this returns
  * @ctx: context, CNI_NETNS opened (cni_plugin_open_netns())
- * @err: code 4 when the path is not a network namespace that could be opened
+ * @err: code 4 when the path is not a network namespace that could be opened; code 6 for
+ *       a shared key of the wrong type
  *
  * Return: 0 on success, negative errno on failure.
  */

@@ -27,17 +27,26 @@ static void print_usage(const struct cni_plugin *p, FILE *out)
 		"\n"
 		"%s\n"
 		"\n"
-		"A CNI plugin: run by a container runtime (or Multus, cnitool) with the network\n"
-		"config on stdin and these environment variables:\n"
+		"%s"
 		"  CNI_COMMAND      ADD, DEL, CHECK, STATUS, GC or VERSION\n"
 		"  CNI_CONTAINERID  container ID (ADD, DEL, CHECK)\n"
-		"  CNI_NETNS        path of the pod network namespace (ADD, CHECK; optional for DEL)\n"
-		"  CNI_IFNAME       interface name inside the pod (ADD, DEL, CHECK)\n"
+		"%s"
 		"  CNI_ARGS         extra K=V;K=V arguments\n"
-		"  CNI_PATH         ':'-separated directories searched for the IPAM plugin\n"
+		"%s"
 		"The result (or a CNI error) is printed on stdout; diagnostics go to stderr.\n"
 		"CNI spec versions: %s\n",
-		p->name, p->summary, cni_version_list(list, sizeof(list)));
+		p->name, p->summary,
+		p->ipam ? "A CNI IPAM plugin: run by an interface plugin (macvlan, ipoib, host-device)\n"
+			  "with the network config on stdin and the runtime's environment variables:\n" :
+			  "A CNI plugin: run by a container runtime (or Multus, cnitool) with the network\n"
+			  "config on stdin and these environment variables:\n",
+		p->ipam ? "  CNI_NETNS        the pod's network namespace, passed on; addresses are\n"
+			  "                   allocated, not configured: the interface plugin does that\n"
+			  "  CNI_IFNAME       the pod's interface, recorded with its allocation\n" :
+			  "  CNI_NETNS        path of the pod network namespace (ADD, CHECK; optional for DEL)\n"
+			  "  CNI_IFNAME       interface name inside the pod (ADD, DEL, CHECK)\n",
+		p->ipam ? "" : "  CNI_PATH         ':'-separated directories searched for the IPAM plugin\n",
+		cni_version_list(list, sizeof(list)));
 }
 
 static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *ret_exit)
@@ -50,8 +59,10 @@ static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *r
 		print_usage(p, stdout);
 		*ret_exit = 0;
 	} else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0) {
-		printf("%s %s (CNI spec versions %s)\n", p->name, PROJECT_VERSION,
+		printf("%s (cni-rdma-plugins) %s (CNI spec versions %s)\n", p->name, PROJECT_VERSION,
 		       cni_version_list(list, sizeof(list)));
+		if (p->about_state)
+			printf("%s\n", p->about_state);
 		*ret_exit = 0;
 	} else {
 		fprintf(stderr, "%s: unknown argument \"%s\"\n\n", p->name, argv[1]);

@@ -1,6 +1,7 @@
 /* Command dispatch: the one place that prints results and CNI errors */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,8 @@ struct cni_ctx {
 struct cni_plugin {
 	const char *name;        /* binary name, e.g. "macvlan" */
 	const char *summary;     /* one line for --help and the about line, "name: ..." */
+	bool ipam;               /* an IPAM plugin: run by an interface plugin, never in the pod's netns */
+	const char *about_state; /* --version: the state formats it reads and writes, NULL for none */
 	int (*add)(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err);
 	int (*del)(const struct cni_ctx *ctx, struct cni_err *err);
 	int (*check)(const struct cni_ctx *ctx, struct cni_err *err);

@@ -18,7 +18,7 @@
 /* The settings file lists a few directories; anything larger is not one. */
 #define SETTINGS_MAX_BYTES (64u * 1024u)
 #define AREA_DIRS_MAX 16
-#define AREAS 3
+#define AREAS 4
 
 struct area {
 	const char *key;  /* in the settings file */
@@ -39,6 +39,7 @@ static struct {
 		[TRUST_LOG] = { .key = "logDirs", .def = "/var/log" },
 		[TRUST_CONF] = { .key = "confDirs", .def = "/etc/cni/net.d" },
 		[TRUST_STATE] = { .key = "stateDirs", .def = "/var/lib/cni/nv-ipam" },
+		[TRUST_DEVINFO] = { .key = "deviceInfoDirs", .def = "/var/run/k8s.cni.cncf.io/devinfo" },
 	},
 };
 
@@ -179,7 +180,7 @@ static int settings_parse(const char *path, const char *text, size_t len, struct
 		if (!known)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "node settings %s: unknown key (known: logDirs, confDirs, "
-					   "stateDirs)", path);
+					   "stateDirs, deviceInfoDirs)", path);
 	}
 	for (size_t i = 0; i < AREAS; i++)
 		if ((r = area_parse(root, path, &settings.areas[i], err)) < 0)
@@ -329,6 +330,25 @@ static int root_open(const char *root, bool create, int *ret_fd)
 	return 0;
 }
 
+/*
+ * The allowed root a file path lies beneath, opened, and the path relative to it: what
+ * opening a file of an area starts with. A path that is the root itself names no file.
+ * Return: 0, or the error already filled (-errno with @root_fd unset).
+ */
+static int file_root(enum trust_area area, const char *key, const char *path, int *root_fd,
+		     const char **ret_root, char *rel, size_t rel_size, struct cni_err *err)
+{
+	int r;
+
+	r = locate(area, key, path, ret_root, rel, rel_size, err);
+	if (r < 0)
+		return r;
+	if (!rel[0])
+		return open_err(-EISDIR, key, path, *ret_root, err);
+	r = root_open(*ret_root, false, root_fd);
+	return r < 0 ? open_err(r, key, path, *ret_root, err) : 0;
+}
+
 int trust_open_file(enum trust_area area, const char *key, const char *path, int flags,
 		    mode_t mode, int *ret_fd, struct cni_err *err)
 {
@@ -337,14 +357,10 @@ int trust_open_file(enum trust_area area, const char *key, const char *path, int
 	const char *root;
 	int r;
 
-	r = locate(area, key, path, &root, rel, sizeof(rel), err);
+	r = file_root(area, key, path, &root_fd, &root, rel, sizeof(rel), err);
 	if (r < 0)
 		return r;
-	if (!rel[0])
-		return open_err(-EISDIR, key, path, root, err);
-	r = root_open(root, false, &root_fd);
-	if (r >= 0)
-		r = file_open_beneath(root_fd, rel, flags, mode, ret_fd);
+	r = file_open_beneath(root_fd, rel, flags, mode, ret_fd);
 	return r < 0 ? open_err(r, key, path, root, err) : 0;
 }
 
@@ -355,14 +371,10 @@ int trust_open_log(const char *key, const char *path, int *ret_fd, struct cni_er
 	const char *root;
 	int r;
 
-	r = locate(TRUST_LOG, key, path, &root, rel, sizeof(rel), err);
+	r = file_root(TRUST_LOG, key, path, &root_fd, &root, rel, sizeof(rel), err);
 	if (r < 0)
 		return r;
-	if (!rel[0])
-		return open_err(-EISDIR, key, path, root, err);
-	r = root_open(root, false, &root_fd);
-	if (r >= 0)
-		r = file_open_marked_beneath(root_fd, rel, TRUST_LOG_MARK, 0600, ret_fd);
+	r = file_open_marked_beneath(root_fd, rel, TRUST_LOG_MARK, 0600, ret_fd);
 	if (r == -EPERM)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
 				   "%s \"%.256s\" is a file the plugins did not create (it does not "

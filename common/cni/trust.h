@@ -8,7 +8,8 @@ struct cni_err;
 
 /*
  * A network config is written by whoever may create a NAD, and the plugins run
- * as root: a path it names (logFile, confDir, poolFile, storeFile) may only
+ * as root: a path it names (logFile, confDir, poolFile, storeFile,
+ * CNIDeviceInfoFile) may only
  * lead below the node's directories for that kind of file. The node sets them
  * in its settings file (TRUST_SETTINGS_FILE, the build's node_settings option,
  * or the file the runtime's environment names in TRUST_SETTINGS_ENV); without
@@ -20,6 +21,8 @@ enum trust_area {
 	TRUST_LOG,   /* logFile: "logDirs", default /var/log */
 	TRUST_CONF,  /* confDir, poolFile: "confDirs", default /etc/cni/net.d */
 	TRUST_STATE, /* storeFile: "stateDirs", default /var/lib/cni/nv-ipam */
+	TRUST_DEVINFO, /* runtimeConfig.CNIDeviceInfoFile: "deviceInfoDirs", default
+			* /var/run/k8s.cni.cncf.io/devinfo (where Multus has them written) */
 };
 
 /**

@@ -4,12 +4,14 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/net/device.h"
 #include "common/util/cleanup.h"
+#include "common/util/file.h"
 
 DEFINE_CLEANUP_FUNC(closedirp, DIR *, closedir)
 
@@ -114,12 +116,25 @@ bool device_aux_exists(const char *id)
 	       sysfs_path(path, sizeof(path), "/bus/auxiliary/devices/%s", id) == 0 && is_dir(path);
 }
 
+/* The last component of where the symbolic link @path points, in @buf. */
+static int link_base(const char *path, char *buf, size_t size, const char **ret)
+{
+	ssize_t n = readlink(path, buf, size - 1);
+	const char *base;
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	base = strrchr(buf, '/');
+	*ret = base ? base + 1 : buf;
+	return 0;
+}
+
 int device_pci_driver_is_dpdk(const char *addr)
 {
 	static const char *const dpdk_drivers[] = { "vfio-pci", "uio_pci_generic", "igb_uio" };
 	char path[PATH_MAX], target[PATH_MAX];
 	const char *driver;
-	ssize_t n;
 	int r;
 
 	if (!component_ok(addr))
@@ -129,12 +144,9 @@ int device_pci_driver_is_dpdk(const char *addr)
 	r = sysfs_path(path, sizeof(path), "/bus/pci/devices/%s/driver", addr);
 	if (r < 0)
 		return r;
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return errno == ENOENT ? 0 : -errno; /* no driver bound */
-	target[n] = '\0';
-	driver = strrchr(target, '/');
-	driver = driver ? driver + 1 : target;
+	r = link_base(path, target, sizeof(target), &driver);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r; /* no driver bound */
 	for (size_t i = 0; i < ARRAY_SIZE(dpdk_drivers); i++)
 		if (strcmp(driver, dpdk_drivers[i]) == 0)
 			return 1;
@@ -174,4 +186,77 @@ int device_kernelpath_netdev(const char *kpath, char ret_name[IFNAMSIZ])
 		return -EINVAL;
 	r = sysfs_path(path, sizeof(path), "%s", kpath + strlen("/sys"));
 	return r < 0 ? r : netdev_in(path, false, ret_name);
+}
+
+int device_netdev_pci(const char *ifname, char *ret, size_t size)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	int r;
+
+	if (!component_ok(ifname))
+		return -EINVAL;
+	r = sysfs_path(path, sizeof(path), "/class/net/%s/device", ifname);
+	if (r >= 0)
+		r = link_base(path, target, sizeof(target), &base);
+	if (r < 0)
+		return r;
+	if (!device_pci_exists(base))
+		return -ENOENT;
+	if (strlen(base) >= size)
+		return -ENAMETOOLONG;
+	snprintf(ret, size, "%s", base);
+	return 0;
+}
+
+/* A sysfs attribute's number (its first line), in @base; -EINVAL for anything else. */
+static int read_number(const char *path, int base, unsigned long max, unsigned long *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	char *end;
+	/* sysfs gives every attribute the page size as its size (64 KiB on some arm64 kernels). */
+	int r = file_read(path, 65536, &text, &len);
+
+	if (r < 0)
+		return r;
+	text[strcspn(text, "\n")] = '\0';
+	*ret = strtoul(text, &end, base);
+	return end == text || *end || *ret > max ? -EINVAL : 0;
+}
+
+int device_ib_port(const char *ifname, struct device_ib_port *ret)
+{
+	char path[PATH_MAX];
+	unsigned long v;
+	int r;
+
+	*ret = (struct device_ib_port){ 0 };
+	if (!component_ok(ifname))
+		return -EINVAL;
+	r = sysfs_path(path, sizeof(path), "/class/net/%s/device/infiniband", ifname);
+	if (r < 0)
+		return r;
+	r = dir_first(path, "", ret->dev, sizeof(ret->dev));
+	if (r < 0)
+		return r == -ENOTDIR ? -ENOENT : r;
+	r = sysfs_path(path, sizeof(path), "/class/net/%s/dev_port", ifname);
+	if (r >= 0)
+		r = read_number(path, 10, 255, &v);
+	if (r < 0)
+		return r;
+	ret->port = (unsigned int)v + 1;
+	for (size_t i = 0;; i++) {
+		r = sysfs_path(path, sizeof(path), "/class/infiniband/%s/ports/%u/pkeys/%zu", ret->dev,
+			       ret->port, i);
+		if (r >= 0)
+			r = read_number(path, 16, 0xffff, &v);
+		/* The table ends at the first index missing; none at all: sysfs does not say. */
+		if (r == -ENOENT)
+			return i ? 0 : -ENOENT;
+		if (r < 0)
+			return r;
+		if (v && ret->n_pkeys < sizeof(ret->pkeys) / sizeof(ret->pkeys[0]))
+			ret->pkeys[ret->n_pkeys++] = (uint16_t)v;
+	}
 }

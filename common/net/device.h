@@ -3,6 +3,7 @@
 
 #include <net/if.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /**
  * device_pci_exists() - whether /sys/bus/pci/devices/<addr> exists
@@ -61,3 +62,35 @@ int device_aux_netdev(const char *id, char ret_name[IFNAMSIZ]);
  * Return: as device_pci_netdev(); -EINVAL for a path outside /sys/devices/.
  */
 int device_kernelpath_netdev(const char *path, char ret_name[IFNAMSIZ]);
+
+/**
+ * device_netdev_pci() - the PCI function a host netdev is (its sysfs "device" link)
+ * @ifname: the netdev, in the netns sysfs shows (the host's)
+ * @ret: its PCI address ("0000:3b:00.1")
+ * @size: size of @ret
+ *
+ * Return: 0 on success, -ENOENT when it is no PCI function (a veth, an auxiliary-bus
+ * device such as a Mellanox SF), another negative errno.
+ */
+int device_netdev_pci(const char *ifname, char *ret, size_t size);
+
+/* What an IPoIB netdev's port admits: its RDMA device, port and pkey table. */
+struct device_ib_port {
+	char dev[64];          /* "mlx5_0" */
+	unsigned int port;     /* 1-based */
+	uint16_t pkeys[128];   /* the table's non-zero entries, in table order */
+	size_t n_pkeys;
+};
+
+/**
+ * device_ib_port() - the pkey table of the InfiniBand port an IPoIB netdev runs on
+ * @ifname: the netdev (the host's)
+ * @ret: filled on success
+ *
+ * From /sys/class/net/<ifname>/device/infiniband/, its dev_port (0-based) and
+ * /sys/class/infiniband/<dev>/ports/<port>/pkeys/<index> ("0xffff" each).
+ *
+ * Return: 0 on success, -ENOENT when sysfs does not say (no such netdev, not on an RDMA
+ * device), another negative errno.
+ */
+int device_ib_port(const char *ifname, struct device_ib_port *ret);

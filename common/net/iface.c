@@ -68,6 +68,7 @@ static int enable_ipv6(const char *ifname, struct cni_err *err)
 struct sysctls {
 	const char *ifname;
 	bool ipv6;
+	bool autoconf;
 	struct cni_err *err;
 };
 
@@ -78,6 +79,14 @@ static int set_sysctls(void *userdata)
 	/* Announce the new addresses on link up; the reference ignores failures too. */
 	sysctl_if("ipv4", s->ifname, "arp_notify", "1");
 	sysctl_if("ipv6", s->ifname, "ndisc_notify", "1");
+	/*
+	 * No SLAAC address beside IPAM's (NCCL would pick it) and no RA route: off before the
+	 * link goes up, whatever family IPAM gave; absent without IPv6, which is no error.
+	 */
+	if (!s->autoconf) {
+		sysctl_if("ipv6", s->ifname, "accept_ra", "0");
+		sysctl_if("ipv6", s->ifname, "autoconf", "0");
+	}
 	return s->ipv6 ? enable_ipv6(s->ifname, s->err) : 0;
 }
 
@@ -181,11 +190,11 @@ static int add_route(struct net_ns *ns, const char *ifname, int ifindex, const s
 }
 
 int iface_configure(struct net_ns *ns, const struct net_link *link, const struct cni_result *res,
-		    struct cni_err *err)
+		    bool autoconf, struct cni_err *err)
 {
 	const char *ifname = link->name;
 	struct ip_addr v4gw = { 0 }, v6gw = { 0 };
-	struct sysctls sc = { .ifname = ifname, .err = err };
+	struct sysctls sc = { .ifname = ifname, .autoconf = autoconf, .err = err };
 	char a[IP_PREFIX_STRLEN];
 	int r;
 

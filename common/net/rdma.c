@@ -214,6 +214,23 @@ int rdma_dev_of_netdev(struct net_ns *ns, int ifindex, struct rdma_dev *ret)
 	return r < 0 ? r : -ENODEV;
 }
 
+int rdma_dev_present(struct net_ns *ns, const struct rdma_dev *dev)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct dev_list l = { 0 };
+	bool found = false;
+	int r;
+
+	r = rdma_msg(RDMA_NLDEV_CMD_GET, NLM_F_DUMP, &msg);
+	if (r < 0)
+		return r;
+	r = nlsock_talk(ns, NETLINK_RDMA, msg, dev_cb, dev_list_reset, &l);
+	for (size_t i = 0; r >= 0 && !found && i < l.n; i++)
+		found = l.devs[i].index == dev->index && strcmp(l.devs[i].name, dev->name) == 0;
+	free(l.devs);
+	return r < 0 ? r : found;
+}
+
 /* --- netns moves ------------------------------------------------------------------------- */
 
 int rdma_dev_set_netns(struct net_ns *ns, uint32_t index, int netns_fd)

@@ -41,6 +41,19 @@ int rdma_netns_exclusive(struct net_ns *ns, bool *ret_exclusive);
 int rdma_dev_of_netdev(struct net_ns *ns, int ifindex, struct rdma_dev *ret);
 
 /**
+ * rdma_dev_present() - whether an RDMA device is still listed in a netns
+ * @ns: the netns asked (its handle), NULL for the caller's
+ * @dev: the device, by index and name
+ *
+ * Software RDMA devices (rxe, siw) are unregistered by the kernel when their
+ * netdev leaves their netns; this tells such a loss from another failure.
+ *
+ * Return: 1 when a device of that index and name is listed, 0 when not,
+ * negative errno when the dump fails.
+ */
+int rdma_dev_present(struct net_ns *ns, const struct rdma_dev *dev);
+
+/**
  * rdma_dev_set_netns() - move an RDMA device into the netns behind a descriptor
  * @ns: the netns it is in (its handle), NULL for the caller's
  * @index: RDMA device index

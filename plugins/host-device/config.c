@@ -8,6 +8,7 @@
 #include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/cni/trust.h"
 #include "common/net/device.h"
 #include "common/net/link.h"
 #include "common/util/cleanup.h"
@@ -131,9 +132,14 @@ int hostdev_config_load(const struct cni_ctx *ctx, bool lenient, struct hostdev_
 		if (r < 0)
 			return r;
 		if (!found)
+			/* Most often a pod that did not ask for the network's device: say so. */
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "specify either \"device\", \"hwaddr\", \"kernelpath\" or "
-					   "\"pciBusID\"");
+					   "\"pciBusID\": no device was given, and none by the device "
+					   "plugin (a HostDeviceNetwork NAD names its resource in the "
+					   "annotation k8s.v1.cni.cncf.io/resourceName; the pod must "
+					   "request that resource in its resources.limits, and Multus "
+					   "passes the device allocated as deviceID)");
 	}
 	if (c.sel == HOSTDEV_SEL_PCI && c.value) {
 		r = device_pci_driver_is_dpdk(c.value);
@@ -144,6 +150,16 @@ int hostdev_config_load(const struct cni_ctx *ctx, bool lenient, struct hostdev_
 	}
 	if (!c.has_ipam && !lenient && (r = attach_check_l2_version(ctx, err)) < 0)
 		return r;
+	/* Where Multus wants the device described: a path the config may name, or none. */
+	if (!lenient &&
+	    ((r = cni_conf_get_str(&ctx->conf, "runtimeConfig.CNIDeviceInfoFile", &c.devinfo_file,
+				   err)) < 0 ||
+	     (c.devinfo_file && *c.devinfo_file &&
+	      (r = trust_path_check(TRUST_DEVINFO, "runtimeConfig.CNIDeviceInfoFile",
+				    c.devinfo_file, err)) < 0)))
+		return r;
+	if (c.devinfo_file && !*c.devinfo_file)
+		c.devinfo_file = NULL;
 	*ret = c;
 	return 0;
 }

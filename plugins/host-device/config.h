@@ -28,6 +28,7 @@ struct hostdev_conf {
 	size_t mac_len;
 	bool dpdk;          /* a PCI device bound to a userspace driver: nothing moves */
 	bool has_ipam;
+	const char *devinfo_file; /* runtimeConfig.CNIDeviceInfoFile (ADD), NULL when not asked */
 };
 
 /**

@@ -10,6 +10,7 @@
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/net/device.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
@@ -18,8 +19,10 @@
 #include "common/util/nsfd.h"
 #include "common/util/signals.h"
 #include "plugins/host-device/config.h"
+#include "plugins/host-device/devinfo.h"
 #include "plugins/host-device/hostdev.h"
 #include "plugins/host-device/recover.h"
+#include "plugins/host-device/state.h"
 #include "plugins/host-device/transit.h"
 
 /* The host's netns, for moves back to it and the RDMA steps there. */
@@ -92,12 +95,59 @@ static int rdma_plan(struct net_ns *ns, int ifindex, bool mode_optional, struct 
 	return 0;
 }
 
+/*
+ * A software RDMA device (rxe, siw) is bound to its netdev in the netns it
+ * was made in: the kernel unregisters it when the netdev leaves, and the
+ * RDMA move then names an index that is gone (EINVAL). Say so rather than
+ * pass the bare errno on; any other failure is reported as it is.
+ */
+static int rdma_move_in_err(struct net_ns *host, const struct rdma_dev *dev, const char *netdev,
+			    int r, struct cni_err *err)
+{
+	if (rdma_dev_present(host, dev) == 0)
+		return cni_err_set(err, CNI_ERR_KERNEL, r,
+				   "RDMA device %s was removed by the kernel when %s left the host "
+				   "netns; software RDMA devices (rxe, siw) cannot change netns",
+				   dev->name, netdev);
+	return net_err_op(err, r, "failed to move RDMA device into the container", dev->name);
+}
+
 static void rdma_move_back(struct net_ns *from, const struct rdma_dev *dev, int to_fd)
 {
 	int r = rdma_dev_set_netns(from, dev->index, to_fd);
 
 	if (r < 0)
 		log_error("undo: cannot move the RDMA device %s back: %s", dev->name, strerror(-r));
+}
+
+/*
+ * What DEL gives back (docs/host-device.md): the device as ADD finds it, or,
+ * for a device the kernel handed back from an interrupted move, what the ADD
+ * before kept of it (its alias now is the original name, not the node's).
+ * Without a state DEL leaves the device down without alias, as the reference.
+ *
+ * Return: true when a state of this ADD's own was written (a failed ADD removes it).
+ */
+static bool state_keep(const struct cni_ctx *ctx, const struct net_link *dev, const char *orig,
+		       bool returned)
+{
+	struct hostdev_state s = { 0 };
+	bool fresh = !returned || hostdev_state_load(orig, &s) < 0;
+	int r;
+
+	if (fresh) {
+		s = (struct hostdev_state){ .up = dev->flags & IFF_UP, .mtu = dev->mtu };
+		if (!returned)
+			snprintf(s.alias, sizeof(s.alias), "%s", dev->alias);
+	}
+	s.attachment = hostdev_state_attachment(ctx->env.container_id, ctx->env.ifname);
+	r = hostdev_state_save(orig, &s);
+	if (r < 0) {
+		log_warning("cannot keep the state of %s for DEL in %s: %s; DEL will leave it down "
+			    "without alias", orig, HOSTDEV_STATE_DIR, strerror(-r));
+		return false;
+	}
+	return fresh;
 }
 
 /* A DPDK device stays bound to its userspace driver: IPAM only, no mac. */
@@ -111,9 +161,15 @@ static int dpdk_add(struct attach *a, const struct hostdev_conf *c, struct cni_r
 	if (r < 0)
 		return r;
 	r = attach_result(a, NULL, 0, ret, err);
-	if (r < 0)
+	if (r >= 0 && devinfo_set_pci(ret, a->ctx->env.ifname, c->value) < 0)
+		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (r < 0) {
 		attach_ipam_undo(a);
-	return r;
+		return r;
+	}
+	if (c->devinfo_file)
+		devinfo_write(c->devinfo_file, c->value, "");
+	return 0;
 }
 
 static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
@@ -124,9 +180,12 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	struct rdma_plan rdma = { 0 };
 	struct net_link dev, link;
 	struct hostdev_conf c;
+	char pci[DEVINFO_PCI_MAX] = "";
+	struct rdma_dev rdma_any = { 0 };
 	struct transit in = { .tmp = { .fd = -1 } };
 	char clash[128];
 	const char *orig;
+	bool returned, kept = false;
 	sigset_t sigmask;
 	int r;
 
@@ -152,8 +211,9 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	 * interrupted move (named CNI_IFNAME or devN) still carries it: keep it.
 	 */
 	orig = dev.name;
-	if (hostdev_recover_returned_name(dev.name, ifname) &&
-	    hostdev_recover_alias_free(NULL, &dev) == 0) {
+	returned = hostdev_recover_returned_name(dev.name, ifname) &&
+		   hostdev_recover_alias_free(NULL, &dev) == 0;
+	if (returned) {
 		orig = dev.alias;
 		log_info("%s came back to the host from an interrupted move; its original name %s is kept",
 			 dev.name, orig);
@@ -164,6 +224,16 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = rdma_plan(host.ns, dev.ifindex, false, &rdma, err);
 	if (r < 0)
 		goto out;
+	/* What the pod is told of its device, read while it is still the host's. */
+	if (c.sel == HOSTDEV_SEL_PCI && c.value)
+		snprintf(pci, sizeof(pci), "%s", c.value);
+	else
+		(void)device_netdev_pci(dev.name, pci, sizeof(pci));
+	if (rdma.move)
+		rdma_any = rdma.dev;
+	else if (c.devinfo_file && rdma_dev_of_netdev(host.ns, dev.ifindex, &rdma_any) < 0)
+		rdma_any.name[0] = '\0';
+	kept = state_keep(ctx, &dev, orig, returned);
 	snprintf(clash, sizeof(clash), "container already has an interface named \"%s\"", ifname);
 	in = (struct transit){ .from = { host.ns, host.fd }, .tmp = { .fd = -1 },
 			       .to = { a.pod, a.pod_fd }, .from_name = dev.name, .to_name = ifname,
@@ -186,7 +256,7 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	if (rdma.move) {
 		r = rdma_dev_set_netns(host.ns, rdma.dev.index, a.pod_fd);
 		if (r < 0) {
-			net_err_op(err, r, "failed to move RDMA device into the container", rdma.dev.name);
+			rdma_move_in_err(host.ns, &rdma.dev, dev.name, r, err);
 			goto fail_pod;
 		}
 	}
@@ -199,6 +269,12 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);
 	if (r < 0)
 		goto fail_ipam;
+	if (devinfo_set_pci(ret, ifname, pci) < 0) {
+		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		goto fail_ipam;
+	}
+	if (c.devinfo_file)
+		devinfo_write(c.devinfo_file, pci, rdma_any.name);
 	log_debug("ADD %s: %s is %s in %s", ctx->env.container_id, dev.name, ifname, ctx->env.netns);
 	goto out;
 
@@ -212,6 +288,8 @@ fail_pod:
 	transit_undo(&in);
 	signals_restore(&sigmask);
 out:
+	if (r < 0 && kept)
+		(void)hostdev_state_remove(orig);
 	transit_close(&in);
 	host_close(&host);
 	attach_close(&a);
@@ -256,6 +334,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	struct transit out = { .tmp = { .fd = -1 } };
 	bool left_behind = false;
 	char orig[IFNAMSIZ], clash_msg[160], why[128];
+	uint64_t attachment = hostdev_state_attachment(ctx->env.container_id, ifname);
 	sigset_t sigmask;
 	int r;
 
@@ -271,7 +350,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r > 0)
 		r = pod_device(&a, &dev, &left_behind, err);
 	if (r == 0)
-		hostdev_recover_in_host(&c, ifname);
+		hostdev_recover_in_host(&c, ifname, attachment);
 	if (r <= 0)
 		goto out;
 	/* The alias is the mark of a device this plugin moved in. */
@@ -291,7 +370,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 			    dev.name, ctx->env.netns, c.source, c.value ? c.value : "", why);
 		/* With no CNI_IFNAME in the pod, the device may be back in the host. */
 		if (left_behind)
-			hostdev_recover_in_host(&c, ifname);
+			hostdev_recover_in_host(&c, ifname, attachment);
 		goto out;
 	}
 	memcpy(orig, dev.alias, strlen(dev.alias) + 1); /* a valid name: shorter than IFNAMSIZ */
@@ -325,8 +404,10 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 		rdma_move_back(host.ns, &rdma.dev, a.pod_fd);
 restore_signals:
 	signals_restore(&sigmask);
-	if (r >= 0)
+	if (r >= 0) {
 		log_debug("DEL %s: %s is %s in the host again", ctx->env.container_id, dev.name, orig);
+		hostdev_state_restore(orig, attachment);
+	}
 out:
 	transit_close(&out);
 	host_close(&host);

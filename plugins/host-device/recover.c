@@ -10,6 +10,7 @@
 #include "common/util/log.h"
 #include "plugins/host-device/config.h"
 #include "plugins/host-device/recover.h"
+#include "plugins/host-device/state.h"
 
 bool hostdev_recover_returned_name(const char *name, const char *ifname)
 {
@@ -36,7 +37,8 @@ int hostdev_recover_alias_free(struct net_ns *ns, const struct net_link *link)
 	return r == -ENODEV ? 0 : r;
 }
 
-void hostdev_recover_in_host(const struct hostdev_conf *c, const char *ifname)
+void hostdev_recover_in_host(const struct hostdev_conf *c, const char *ifname,
+			     uint64_t attachment)
 {
 	struct net_link link;
 	bool was_up;
@@ -46,8 +48,14 @@ void hostdev_recover_in_host(const struct hostdev_conf *c, const char *ifname)
 		return;
 	r = c->sel == HOSTDEV_SEL_DEVICE ? net_link_get_by_alias(NULL, c->value, &link) :
 					   hostdev_config_find(c, &link);
-	if (r < 0 || !hostdev_recover_returned_name(link.name, ifname))
+	if (r < 0 || !hostdev_recover_returned_name(link.name, ifname)) {
+		/* Home under its own name, maybe without what its ADD kept. */
+		if (c->sel == HOSTDEV_SEL_DEVICE)
+			hostdev_state_restore(c->value, attachment);
+		else if (r >= 0)
+			hostdev_state_restore(link.name, attachment);
 		return;
+	}
 	r = hostdev_recover_alias_free(NULL, &link);
 	if (r == -EEXIST)
 		log_warning("DEL: %s came back to the host; its original name %s is taken, left as is",
@@ -64,11 +72,12 @@ void hostdev_recover_in_host(const struct hostdev_conf *c, const char *ifname)
 	}
 	if (r >= 0)
 		r = net_link_set_alias(NULL, link.ifindex, "");
-	if (r < 0)
+	if (r < 0) {
 		log_warning("DEL: cannot rename %s back to %s: %s", link.name, link.alias, strerror(-r));
-	else
-		log_info("DEL: %s, returned to the host by the kernel, is %s again", link.name,
-			 link.alias);
+		return;
+	}
+	log_info("DEL: %s, returned to the host by the kernel, is %s again", link.name, link.alias);
+	hostdev_state_restore(link.alias, attachment);
 }
 
 int hostdev_recover_is_device(struct net_ns *pod, const struct hostdev_conf *c,

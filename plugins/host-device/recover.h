@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct hostdev_conf;
 struct net_link;
@@ -37,12 +38,17 @@ int hostdev_recover_alias_free(struct net_ns *ns, const struct net_link *link);
  * hostdev_recover_in_host() - give a device the kernel handed back to the host its name again
  * @c: config (its selector finds the device; for "device", by its alias)
  * @ifname: CNI_IFNAME
+ * @attachment: hostdev_state_attachment() of the DEL
  *
  * Only a device named CNI_IFNAME or devN whose alias is a free interface name
- * is touched: a host link that merely has an alias is not one the plugin
- * moved. Failures are logged: DEL succeeds either way and a later DEL retries.
+ * is renamed: a host link that merely has an alias is not one the plugin
+ * moved. Then, or when the device is at home under its own name (an ADD or a
+ * DEL of this attachment killed on the way), the state its ADD kept is given
+ * back (hostdev_state_restore()). Failures are logged: DEL succeeds either way
+ * and a later DEL retries.
  */
-void hostdev_recover_in_host(const struct hostdev_conf *c, const char *ifname);
+void hostdev_recover_in_host(const struct hostdev_conf *c, const char *ifname,
+			     uint64_t attachment);
 
 /**
  * hostdev_recover_is_device() - whether a link of the pod is the device the config names

@@ -45,7 +45,15 @@ static int op_run(const struct transit_ns *in, const struct op *o)
 	case OP_DOWN:
 		return net_link_set_up(in->ns, link.ifindex, false);
 	case OP_MOVE:
-		return net_link_move(in->ns, link.ifindex, o->to->fd, o->arg);
+		r = net_link_move(in->ns, link.ifindex, o->to->fd, o->arg);
+		/*
+		 * Before 5.14 the kernel answers a name taken in the target with
+		 * EINVAL (a move without IFLA_IFNAME tried an empty name pattern),
+		 * as it answers a device that cannot change netns: the name tells.
+		 */
+		if (r == -EINVAL && net_link_get_by_name(o->to->ns, o->name, &link) == 0)
+			return -EEXIST;
+		return r;
 	case OP_RENAME:
 		if (strcmp(o->name, o->arg) == 0)
 			return 0;

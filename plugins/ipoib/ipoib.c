@@ -9,6 +9,7 @@
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/net/device.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
@@ -33,8 +34,8 @@ static int find_master(const struct ipoib_conf *c, struct net_ns *host, struct n
 				   c->master, strerror(-r));
 	if (strcmp(ret->kind, "ipoib") != 0)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "master device %s is (%s) not of type ipoib", c->master,
-				   ret->kind[0] ? ret->kind : "a device without a link kind");
+				   "master device %s is not of type ipoib (its link kind: %s)",
+				   c->master, ret->kind[0] ? ret->kind : "none");
 	/* The kernel refuses a child of a child with EINVAL and no text. */
 	if (ret->link_ifindex && ret->link_ifindex != ret->ifindex)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
@@ -49,6 +50,33 @@ static int find_master(const struct ipoib_conf *c, struct net_ns *host, struct n
 static uint16_t want_pkey(const struct ipoib_conf *c, const struct net_link *master)
 {
 	return c->has_pkey ? c->pkey : master->ipoib_pkey & IPOIB_PKEY_MASK;
+}
+
+/*
+ * A pkey the port is not a member of makes a child the kernel creates and leaves down,
+ * with no error anywhere: refused here, naming the table, when sysfs shows it (the
+ * kernel sets the full-membership bit itself, so only the 15 bits count).
+ */
+static int check_pkey(const struct ipoib_conf *c, const struct net_link *master,
+		      struct cni_err *err)
+{
+	struct device_ib_port port;
+	char table[128 * 8] = "";
+	size_t o = 0;
+
+	if (!c->has_pkey || device_ib_port(master->name, &port) < 0)
+		return 0;
+	for (size_t i = 0; i < port.n_pkeys; i++)
+		if ((port.pkeys[i] & IPOIB_PKEY_MASK) == c->pkey)
+			return 0;
+	for (size_t i = 0; i < port.n_pkeys && o < sizeof(table); i++)
+		o += (size_t)snprintf(table + o, sizeof(table) - o, "%s0x%04x", i ? ", " : "",
+				      port.pkeys[i]);
+	return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+			   "pkey 0x%04x is not in the pkey table of %s port %u (master %s): %s; the "
+			   "child would stay down: the subnet manager must make the port a member "
+			   "of that partition", c->pkey, port.dev, port.port, master->name,
+			   port.n_pkeys ? table : "empty");
 }
 
 static uint16_t want_mode(const struct ipoib_conf *c, const struct net_link *master)
@@ -159,6 +187,8 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 	if (r < 0)
 		goto out;
 	r = find_master(&c, a.host, &master, err);
+	if (r >= 0)
+		r = check_pkey(&c, &master, err);
 	if (r < 0)
 		goto out;
 

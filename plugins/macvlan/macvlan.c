@@ -1,6 +1,7 @@
 /* macvlan CNI plugin: a macvlan child of a master link, moved into the pod */
 #include <errno.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,15 @@ static int find_master(const struct macvlan_conf *c, struct attach *a, struct ne
 					   "failed to lookup default route interface %d: %s", ifindex,
 					   strerror(-r));
 	}
+	/* The kernel's own condition, said before it answers a bare EINVAL. */
+	if (ret->type != ARPHRD_ETHER || (ret->flags & IFF_LOOPBACK))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "master \"%s\" is not an Ethernet link (%s): macvlan needs an "
+				   "Ethernet or RoCE master%s", ret->name,
+				   ret->type == ARPHRD_INFINIBAND ? "it is InfiniBand" :
+				   (ret->flags & IFF_LOOPBACK) ? "it is a loopback" : "its link type is not Ethernet",
+				   ret->type == ARPHRD_INFINIBAND ?
+					   "; an IPoIB network uses the ipoib plugin (an IPoIBNetwork, not a MacvlanNetwork)" : "");
 	if (c->mtu > ret->mtu)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid MTU %u, must be [0, master MTU(%u)]", c->mtu, ret->mtu);

@@ -106,7 +106,7 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 	const char *keys[] = { pool };
 	char cid[65], addr[32], podname[64];
 	struct nvipam_alloc a = alloc_n(i, cid, addr, podname);
-	struct ip_addr *ips;
+	struct ip_addr *ips = NULL;
 	struct ip_addr last;
 	struct nvipam_store s;
 	struct cni_err err = { 0 };
@@ -125,7 +125,7 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 		die("add", &err);
 	nvipam_store_close(&s);
 	t1 = now_ms() - t0;
-	if (nvipam_store_release(path, false, 1000, cid, "net1", &n, &err) < 0 || n != 1)
+	if (nvipam_store_release(path, false, 1000, cid, "net1", 0, &n, &err) < 0 || n != 1)
 		die("release", &err);
 	return t1;
 }

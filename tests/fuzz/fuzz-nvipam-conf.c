@@ -33,6 +33,17 @@ static void write_file(const char *path, const void *data, size_t len)
 		abort();
 }
 
+/* The two files the fuzzer writes, and their directory, go when it exits (a run ends in exit()). */
+static void remove_dir(void)
+{
+	char path[sizeof(dir) + 32];
+
+	snprintf(path, sizeof(path), "%s/settings.json", dir);
+	(void)unlink(path);
+	(void)unlink(conf_file);
+	(void)rmdir(dir);
+}
+
 /* The node lets configs name the fuzzer's directory (trust.h), as the tests' node settings do. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -42,6 +53,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (!mkdtemp(dir))
 		abort();
+	atexit(remove_dir);
 	snprintf(settings, sizeof(settings), "%s/settings.json", dir);
 	snprintf(text, sizeof(text), "{\"logDirs\":[\"%s\"],\"confDirs\":[\"%s\"],\"stateDirs\":[\"%s\"]}",
 		 dir, dir, dir);

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# The image as the Network Operator's DaemonSets run it, under podman (root):
-# builds it offline (ninja image), runs its default command with a temporary
-# directory at /host/opt/cni/bin, checks that every binary lands there static
-# with mode 0755 and the build's bytes, that a second run leaves them
-# untouched, that SIGTERM stops it at once with exit status 0, and that the
-# installed macvlan and host-device do ADD/CHECK/DEL in a throwaway netns.
-# Then the nv-ipam node agent's image (ninja image-agent): bash, kubectl and
-# the static binaries are there, and its entrypoint, run once against a fake
-# kubectl, installs nv-ipam and nv-ipam-tool and writes the node pool file
-# nv-ipam-tool writes from the same pools.
+# The plugin images as the Network Operator's DaemonSets run them, under
+# podman (root): builds them offline (ninja image, a tag of this run's own),
+# checks each holds its slot's binaries and cni-install and nothing else,
+# runs each default command with a temporary directory at /host/opt/cni/bin
+# and checks that exactly the image's binaries land there, static, mode 0755,
+# the build's bytes, that what another image put there (nv-ipam's binaries,
+# OpenShift's own macvlan and host-device in /var/lib/cni/bin) is left
+# alone, that both slots' DaemonSets starting together on one directory each
+# install their own, that a second run leaves them untouched, that SIGTERM
+# stops it at once with exit status 0, and that the installed macvlan and
+# host-device do ADD/CHECK/DEL in a throwaway netns.
+# Then the nv-ipam image (ninja image-nv-ipam): /ipam-node with its shared
+# libraries and the static /nv-ipam and /nv-ipam-tool, no shell; ipam-node run
+# with the DaemonSet's mounts installs the two and writes nv-ipam.conf (the
+# kube suite runs it as the operator's DaemonSet on a cluster).
 # Usage: image.sh BUILD_DIR [REFERENCE_CNI_DIR]
 # Environment: PODMAN_RUNTIME (default: crun if it can start a container
 #   here, else runc).
@@ -16,11 +21,8 @@ set -uo pipefail
 
 build=${1:?usage: $0 BUILD_DIR [REFERENCE_CNI_DIR]}
 ref=${2:-/usr/lib/cni}
-image=localhost/cni-rdma-plugins:latest
-names=(macvlan ipoib host-device nv-ipam nv-ipam-tool)
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
-	[host-device]=plugins/host-device/host-device [nv-ipam]=ipam/nv-ipam/nv-ipam
-	[nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool)
+	[host-device]=plugins/host-device/host-device)
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (podman, netns)"; exit 77; }
 for p in podman readelf ip jq; do
@@ -29,12 +31,16 @@ done
 
 tag=$$$RANDOM
 tag=${tag:0:8}
+# The images under a tag of this run: other runs on the machine keep theirs.
+plugins=localhost/cni-rdma-plugins:test-$tag
+ipoib=localhost/cni-rdma-ipoib:test-$tag
 tmp=$(mktemp -d /tmp/cni-image-test.XXXXXX)
 ns=cniimg-$tag
 master=im$tag
 containers=()
 cleanup() {
 	for c in "${containers[@]}"; do podman rm -f "$c" >/dev/null 2>&1; done
+	podman rmi "$plugins" "$ipoib" "localhost/nv-ipam:test-$tag" >/dev/null 2>&1
 	ip netns del "$ns" 2>/dev/null
 	ip link del "$master" 2>/dev/null
 	rm -rf "$tmp"
@@ -47,13 +53,13 @@ not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 finish() { echo "$((n - failed)) passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
 
-echo "# build the image offline"
-if ninja -C "$build" image >"$tmp/build.log" 2>&1; then
+echo "# build the images offline"
+if TAG=test-$tag ninja -C "$build" image >"$tmp/build.log" 2>&1; then
 	ok "ninja image"
 else
 	not_ok "ninja image"; tail -20 "$tmp/build.log"; finish
 fi
-check "tagged $image" podman image exists "$image"
+check "tagged $plugins and $ipoib" bash -c 'podman image exists "$1" && podman image exists "$2"' _ "$plugins" "$ipoib"
 
 # Limits podman would raise past the hard limits cannot be set without
 # CAP_SYS_RESOURCE: the container gets modest ones.
@@ -62,7 +68,7 @@ runtime=${PODMAN_RUNTIME:-}
 if [ -z "$runtime" ]; then
 	for rt in crun runc; do
 		command -v "$rt" >/dev/null || continue
-		if out=$(podman run --rm --runtime "$rt" "${run_args[@]}" "$image" --version 2>&1); then
+		if out=$(podman run --rm --runtime "$rt" "${run_args[@]}" "$plugins" --version 2>&1); then
 			runtime=$rt
 			break
 		fi
@@ -79,18 +85,31 @@ files_in() {
 	podman export "$c" | tar -t | grep -v '/$' | sort
 	podman rm "$c" >/dev/null
 }
-want=$(printf '%s\n' opt/cni-rdma-plugins/bin/{host-device,ipoib,macvlan,nv-ipam,nv-ipam-tool} usr/bin/cni-install)
-check "FROM scratch: the five binaries and cni-install, nothing else (no shell, no library)" \
-	bash -c '[ "$(cat)" = "$1" ]' _ "$want" < <(files_in "$image")
+arch=$(podman info -f '{{.Host.Arch}}')
+# config IMAGE: its entrypoint, command, architecture and title, on one line.
+config() {
+	podman image inspect -f '{{json .Config.Entrypoint}} {{json .Config.Cmd}} {{.Os}}/{{.Architecture}} {{index .Labels "org.opencontainers.image.title"}}' "$1"
+}
+for img in "$plugins" "$ipoib"; do
+	if [ "$img" = "$plugins" ]; then
+		slot=cniPlugins want=$(printf '%s\n' opt/cni-rdma-plugins/bin/{host-device,macvlan} usr/bin/cni-install)
+	else
+		slot=ipoib want=$(printf '%s\n' opt/cni-rdma-plugins/bin/ipoib usr/bin/cni-install)
+	fi
+	title=${img#localhost/}
+	check "$title ($slot slot), FROM scratch: $(echo $want), nothing else (no shell, no library, no nv-ipam)" \
+		bash -c '[ "$(cat)" = "$1" ]' _ "$want" < <(files_in "$img")
+	check "$title: entrypoint cni-install, no command, linux/$arch: $(config "$img")" \
+		[ "$(config "$img")" = "[\"/usr/bin/cni-install\"] null linux/$arch ${title%:*}" ]
+done
 check "the default command is cni-install" \
-	bash -c '[[ $(podman run --rm "${@:2}" "$1" --version) == "cni-install "* ]]' _ "$image" "${run_args[@]}"
+	bash -c '[[ $(podman run --rm "${@:2}" "$1" --version) == "cni-install "* ]]' _ "$plugins" "${run_args[@]}"
 
-hostdir=$tmp/host-bin
-mkdir "$hostdir"
-# start NAME: the image's default command with the host directory mounted, as the DaemonSets run it.
+# start NAME IMAGE HOSTDIR: the image's default command with HOSTDIR at
+# /host/opt/cni/bin, as the DaemonSets run it.
 start() {
 	containers+=("$1")
-	podman run -d --name "$1" "${run_args[@]}" -v "$hostdir:/host/opt/cni/bin" "$image" >/dev/null
+	podman run -d --name "$1" "${run_args[@]}" -v "$3:/host/opt/cni/bin" "$2" >/dev/null
 }
 # waiting NAME: its log says it waits for SIGTERM (within 30 s).
 waiting() {
@@ -110,41 +129,102 @@ stop_term() {
 	ms=$((($(date +%s%N) - t0) / 1000000))
 }
 static() { ! LC_ALL=C readelf -lW "$1" | grep -q 'INTERP\|DYNAMIC'; }
+# installed NAME DIR: DIR/NAME is the build's NAME, stripped, static, a regular file of mode 0755.
+installed() {
+	local f=$2/$1
+	[ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c %a "$f")" = 755 ] && static "$f" &&
+		strip -o "$tmp/stripped" "$build/${built[$1]}" && cmp -s "$tmp/stripped" "$f"
+}
+# theirs DIR NAME...: files another image put there (a marker each), and their state.
+theirs() {
+	local dir=$1
+	shift
+	for f in "$@"; do
+		printf '#!/bin/sh\necho "%s of another image"\n' "$f" >"$dir/$f"
+		chmod 0755 "$dir/$f"
+	done
+}
+state() { (cd "$1" && stat -c '%n %i %Y %s' "${@:2}"); }
 
-echo "# first run: every binary lands"
-start "cni-image-a-$tag"
+echo "# the cniPlugins image on a Kubernetes node where the nv-ipam image installed its binaries"
+hostdir=$tmp/opt/cni/bin
+mkdir -p "$hostdir"
+theirs "$hostdir" nv-ipam nv-ipam-tool
+nvipam_before=$(state "$hostdir" nv-ipam nv-ipam-tool)
+start "cni-image-a-$tag" "$plugins" "$hostdir"
 check "installed, then waits for SIGTERM" waiting "cni-image-a-$tag"
-for name in "${names[@]}"; do
-	f=$hostdir/$name
-	check "$name: a regular file with mode 0755" \
-		bash -c '[ -f "$1" ] && [ ! -L "$1" ] && [ "$(stat -c %a "$1")" = 755 ]' _ "$f"
-	check "$name: fully static" static "$f"
-	check "$name: the build's binary, stripped" \
-		bash -c 'strip -o "$3" "$1" && cmp -s "$3" "$2"' _ "$build/${built[$name]}" "$f" "$tmp/stripped"
+for name in macvlan host-device; do
+	check "$name: the build's binary, stripped, static, a regular file of mode 0755" installed "$name" "$hostdir"
 done
-check "nothing else in the directory" [ "$(ls -A "$hostdir" | wc -l)" -eq 5 ]
+check "the log names the image's set" \
+	bash -c 'podman logs "$1" 2>&1 | grep -q "installing macvlan host-device (what /opt/cni-rdma-plugins/bin holds) into /host/opt/cni/bin"' _ "cni-image-a-$tag"
+check "nv-ipam and nv-ipam-tool of the nv-ipam image left alone" \
+	[ "$nvipam_before" = "$(state "$hostdir" nv-ipam nv-ipam-tool)" ]
+check "no ipoib, nothing else in the directory: $(ls -A "$hostdir" | tr '\n' ' ')" \
+	[ "$(ls -A "$hostdir" | sort | tr '\n' ' ')" = "host-device macvlan nv-ipam nv-ipam-tool " ]
+# The kubelet sends SIGKILL 30 s after SIGTERM (podman stop below too):
+# well under that means SIGTERM ended it. podman's own start-up takes most of
+# the time (up to 3.5 s measured with the machine's 2 CPUs busy); cni-install's
+# test measures the installer alone.
 stop_term "cni-image-a-$tag"
 check "SIGTERM: exit status $rc (want 0)" [ "$rc" = 0 ]
-check "SIGTERM: stopped in $ms ms (want < 2000)" [ "$ms" -lt 2000 ]
+check "SIGTERM: stopped in $ms ms (want < 8000)" [ "$ms" -lt 8000 ]
 
 echo "# second run: identical binaries are left alone"
 before=$(stat -c '%n %i %Y' "$hostdir"/*)
-start "cni-image-b-$tag"
+start "cni-image-b-$tag" "$plugins" "$hostdir"
 check "second container waits for SIGTERM" waiting "cni-image-b-$tag"
 check "same inodes and mtimes as after the first run" [ "$before" = "$(stat -c '%n %i %Y' "$hostdir"/*)" ]
 check "its log says each was left alone" \
-	bash -c '[ "$(podman logs "$1" 2>&1 | grep -c "left alone")" -eq 5 ]' _ "cni-image-b-$tag"
+	bash -c '[ "$(podman logs "$1" 2>&1 | grep -c "left alone")" -eq 2 ]' _ "cni-image-b-$tag"
 t0=$(date +%s%N)
 podman stop -t 30 "cni-image-b-$tag" >/dev/null
 ms=$((($(date +%s%N) - t0) / 1000000))
 rc=$(podman inspect -f '{{.State.ExitCode}}' "cni-image-b-$tag")
-check "podman stop (SIGTERM, 30 s grace): exit status $rc in $ms ms" \
-	bash -c '[ "$1" = 0 ] && [ "$2" -lt 2000 ]' _ "$rc" "$ms"
+check "podman stop (SIGTERM, 30 s grace): exit status $rc in $ms ms (want < 8000)" \
+	bash -c '[ "$1" = 0 ] && [ "$2" -lt 8000 ]' _ "$rc" "$ms"
 
 echo "# --no-sleep, as an init container"
 containers+=("cni-image-c-$tag")
-podman run --name "cni-image-c-$tag" "${run_args[@]}" -v "$hostdir:/host/opt/cni/bin" "$image" --no-sleep >/dev/null 2>&1
+podman run --name "cni-image-c-$tag" "${run_args[@]}" -v "$hostdir:/host/opt/cni/bin" "$plugins" --no-sleep >/dev/null 2>&1
 check "--no-sleep exits 0 at once" [ "$(podman inspect -f '{{.State.ExitCode}}' "cni-image-c-$tag")" = 0 ]
+
+echo "# the ipoib image on OpenShift: /var/lib/cni/bin, where the cluster network operator put its macvlan and host-device"
+ocpdir=$tmp/var/lib/cni/bin
+mkdir -p "$ocpdir"
+theirs "$ocpdir" macvlan host-device bridge
+ocp_before=$(state "$ocpdir" macvlan host-device bridge)
+start "cni-image-d-$tag" "$ipoib" "$ocpdir"
+check "installed, then waits for SIGTERM" waiting "cni-image-d-$tag"
+check "ipoib: the build's binary, stripped, static, a regular file of mode 0755" installed ipoib "$ocpdir"
+check "OpenShift's macvlan, host-device and bridge left alone" \
+	[ "$ocp_before" = "$(state "$ocpdir" macvlan host-device bridge)" ]
+check "nothing else in the directory: $(ls -A "$ocpdir" | tr '\n' ' ')" \
+	[ "$(ls -A "$ocpdir" | sort | tr '\n' ' ')" = "bridge host-device ipoib macvlan " ]
+out=$(CNI_COMMAND=VERSION "$ocpdir/ipoib" </dev/null)
+check "the installed ipoib answers VERSION: $out" \
+	bash -c 'jq -e ".supportedVersions | index(\"1.1.0\")" <<<"$1" >/dev/null' _ "$out"
+stop_term "cni-image-d-$tag"
+check "SIGTERM: exit status $rc (want 0)" [ "$rc" = 0 ]
+
+echo "# both slots' DaemonSets starting at once on one node"
+bothdir=$tmp/both
+mkdir "$bothdir"
+start "cni-image-e-$tag" "$plugins" "$bothdir"
+start "cni-image-f-$tag" "$ipoib" "$bothdir"
+check "both install, then wait for SIGTERM" \
+	bash -c 'waiting() { for _ in $(seq 300); do podman logs "$1" 2>&1 | grep -q "waiting for SIGTERM" && return 0; sleep 0.1; done; return 1; }; waiting "$1" && waiting "$2"' \
+	_ "cni-image-e-$tag" "cni-image-f-$tag"
+for name in macvlan host-device ipoib; do
+	check "$name in place" installed "$name" "$bothdir"
+done
+check "those three and nothing else: $(ls -A "$bothdir" | tr '\n' ' ')" \
+	[ "$(ls -A "$bothdir" | sort | tr '\n' ' ')" = "host-device ipoib macvlan " ]
+check "the ipoib image installed only ipoib" \
+	bash -c '[ "$(podman logs "$1" 2>&1 | grep -c " installed \|left alone")" -eq 1 ] &&
+		podman logs "$1" 2>&1 | grep -q "installing ipoib (what"' _ "cni-image-f-$tag"
+stop_term "cni-image-e-$tag"
+stop_term "cni-image-f-$tag"
 
 echo "# the installed plugins in a netns"
 if ! ip netns add "$ns" 2>/dev/null || ! ip link add "$master" type veth peer name "${master}p" 2>/dev/null; then
@@ -175,41 +255,37 @@ for plugin in macvlan host-device; do
 done
 check "host-device: the device is back in the host" bash -c 'ip link show "$1" >/dev/null' _ "${master}p"
 
-echo "# the nv-ipam node agent's image"
-agent=localhost/nv-ipam-node:latest
-if ninja -C "$build" image-agent >"$tmp/agent-build.log" 2>&1; then
-	ok "ninja image-agent"
+echo "# the nv-ipam image (the operator's nvIpam): ipam-controller, ipam-node, nv-ipam, nv-ipam-tool"
+nvi=localhost/nv-ipam:test-$tag
+if TAG=test-$tag ninja -C "$build" image-nv-ipam >"$tmp/nvi-build.log" 2>&1; then
+	ok "ninja image-nv-ipam"
 else
-	not_ok "ninja image-agent"; tail -20 "$tmp/agent-build.log"; finish
+	not_ok "ninja image-nv-ipam"; tail -20 "$tmp/nvi-build.log"; finish
 fi
-out=$(podman run --rm "${run_args[@]}" "$agent" bash -c \
-	'kubectl version --client && /opt/nv-ipam/bin/nv-ipam-tool --version && command -v cmp mkfifo grep' 2>&1)
-check "bash, kubectl (Debian's kubernetes-client), nv-ipam-tool, cmp, mkfifo, grep: $(echo $out)" \
-	bash -c '[[ $1 == *"Client Version"* && $1 == *"nv-ipam-tool "* && $1 == *mkfifo* ]]' _ "$out"
-# A fake kubectl in the container: the fixture's IPPools, no CIDRPool.
-fixtures=$(cd "$(dirname "$0")/../ipam/fixtures" && pwd)
-mkdir -p "$tmp/fake" "$tmp/agent-bin" "$tmp/agent-conf"
-jq '.items |= map(select(.kind == "IPPool"))' "$fixtures/pools.json" >"$tmp/fake/ippools.json"
-jq '.items = []' "$fixtures/pools.json" >"$tmp/fake/cidrpools.json"
-cat >"$tmp/fake/kubectl" <<'SH'
-#!/bin/bash
-[ "$1 $3 $4 $5 $6" = "get -n kube-system -o json" ] || { echo "fake kubectl: unexpected $*" >&2; exit 2; }
-cat "/fake/$2.json"
-SH
-chmod +x "$tmp/fake/kubectl"
-containers+=("cni-agent-$tag")
-podman run --name "cni-agent-$tag" "${run_args[@]}" -v "$tmp/fake:/fake:ro" \
-	-v "$tmp/agent-bin:/host/opt/cni/bin" -v "$tmp/agent-conf:/host/etc/cni/net.d/nv-ipam.d" \
-	-e ONCE=1 -e NODE_NAME=host-b -e POOLS_NAMESPACE=kube-system -e KUBECTL=/fake/kubectl \
-	"$agent" >"$tmp/agent.log" 2>&1
-rc=$(podman inspect -f '{{.State.ExitCode}}' "cni-agent-$tag")
-check "agent entrypoint ONCE=1: exit status $rc" [ "$rc" = 0 ]
-for name in nv-ipam nv-ipam-tool; do
-	check "agent installed $name, static, mode 0755" \
-		bash -c '[ "$(stat -c %a "$1")" = 755 ] && ! LC_ALL=C readelf -lW "$1" | grep -q INTERP' _ "$tmp/agent-bin/$name"
+files_in "$nvi" >"$tmp/nvi-files"
+check "/ipam-controller, /ipam-node, /nv-ipam and /nv-ipam-tool at the root, beside shared libraries only" \
+	bash -c 'grep -qx ipam-controller "$1" && grep -qx ipam-node "$1" && grep -qx nv-ipam "$1" &&
+		 grep -qx nv-ipam-tool "$1" && ! grep -v -e "^ipam-controller$" -e "^ipam-node$" -e "^nv-ipam$" \
+		 -e "^nv-ipam-tool$" -e "\.so[.0-9]*$" "$1"' _ "$tmp/nvi-files"
+check "no shell in it" bash -c '! grep -q "bin/sh$\|bin/bash$" "$1"' _ "$tmp/nvi-files"
+check "ipam-node starts from the image's libraries (--version)" \
+	bash -c '[[ $(podman run --rm "${@:2}" "$1" /ipam-node --version) == "ipam-node "* ]]' _ "$nvi" "${run_args[@]}"
+check "ipam-controller starts from the image's libraries (--version)" \
+	bash -c '[[ $(podman run --rm "${@:2}" "$1" /ipam-controller --version) == "ipam-controller "* ]]' _ "$nvi" "${run_args[@]}"
+# The DaemonSet's mounts, no API: it installs, writes nv-ipam.conf, then stops at the API.
+mkdir -p "$tmp/nvi-bin" "$tmp/nvi-conf" "$tmp/nvi-state"
+containers+=("cni-nvi-$tag")
+podman run --name "cni-nvi-$tag" "${run_args[@]}" -v "$tmp/nvi-bin:/opt/cni/bin" \
+	-v "$tmp/nvi-conf:/etc/cni/net.d/nv-ipam.d" -v "$tmp/nvi-state:/var/lib/cni/nv-ipam" \
+	"$nvi" /ipam-node --node-name=host-b --logging-format=json >"$tmp/nvi.log" 2>&1
+rc=$(podman inspect -f '{{.State.ExitCode}}' "cni-nvi-$tag")
+check "without an API server: exit status 1, saying so" \
+	bash -c '[ "$1" = 1 ] && grep -q "failed to read config for k8s client" "$2"' _ "$rc" "$tmp/nvi.log"
+for name in nv-ipam tool/nv-ipam-tool; do
+	check "ipam-node installed ${name#tool/}: the build's, stripped, static, mode 0755" \
+		bash -c 'strip -o "$3" "$1" && cmp -s "$3" "$2" && [ "$(stat -c %a "$2")" = 755 ] &&
+			 ! LC_ALL=C readelf -lW "$2" | grep -q INTERP' _ "$build/ipam/nv-ipam/$name" "$tmp/nvi-bin/${name#tool/}" "$tmp/stripped"
 done
-"$build/ipam/nv-ipam/tool/nv-ipam-tool" node-pools --node host-b --input "$tmp/fake/ippools.json" \
-	--stdout >"$tmp/want-pools.json" 2>/dev/null
-check "agent wrote the node pool file nv-ipam-tool writes from the same pools" \
-	bash -c '[ -s "$1" ] && cmp -s "$1" "$2"' _ "$tmp/agent-conf/node-pools.json" "$tmp/want-pools.json"
+check "ipam-node wrote nv-ipam.conf (mode 0664) with the store and pool file" \
+	bash -c '[ "$(stat -c %a "$1")" = 664 ] && jq -e ".storeFile == \"/var/lib/cni/nv-ipam/store\" and .poolFile == \"/etc/cni/net.d/nv-ipam.d/node-pools.json\"" "$1" >/dev/null' _ "$tmp/nvi-conf/nv-ipam.conf"
 finish

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # cni-install without a container: flags, the copy, identical binaries left
-# alone, SIGTERM, and SIGKILL at random points of an install (never a partial
-# binary under a plugin's name). No privileges needed.
+# alone, the set an image brings (and nothing it does not), SIGTERM, and
+# SIGKILL at random points of an install (never a partial binary under a
+# plugin's name). No privileges needed.
 # Usage: cni-install.sh CNI_INSTALL
+# Environment: MESON_EXE_WRAPPER (meson test sets it in a cross build, e.g.
+#   qemu-aarch64) runs CNI_INSTALL.
 set -uo pipefail
 
 bin=${1:?usage: $0 CNI_INSTALL}
-names=(macvlan ipoib host-device nv-ipam nv-ipam-tool)
+read -ra run <<<"${MESON_EXE_WRAPPER:-}"
+run+=("$bin")
+names=(macvlan ipoib host-device)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cni-install-test.XXXXXX")
 pid=
 cleanup() {
@@ -43,46 +48,87 @@ make_sources "$src_b" b 1
 mkdir "$dst"
 
 echo "# flags"
-out=$("$bin" --help)
+out=$("${run[@]}" --help)
 check "--help exits 0" [ $? -eq 0 ]
 check "  ... and names --cni-bin-dir and --no-sleep" \
 	bash -c '[[ $1 == *--cni-bin-dir=DIR* && $1 == *--no-sleep* ]]' _ "$out"
-check "--version" bash -c '[[ $("$1" --version) == "cni-install "* ]]' _ "$bin"
-"$bin" --bogus >/dev/null 2>&1
+check "--version" bash -c '[[ $("$@" --version) == "cni-install "* ]]' _ "${run[@]}"
+"${run[@]}" --bogus >/dev/null 2>&1
 check "an unknown option exits 1" [ $? -eq 1 ]
-"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep nope >/dev/null 2>&1
+"${run[@]}" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep nope >/dev/null 2>&1
 check "an unknown binary exits 1" [ $? -eq 1 ]
-"$bin" --src-dir "$src_a" --cni-bin-dir relative/dir --no-sleep >/dev/null 2>&1
+"${run[@]}" --src-dir "$src_a" --cni-bin-dir relative/dir --no-sleep >/dev/null 2>&1
 check "a relative --cni-bin-dir exits 1" [ $? -eq 1 ]
-err=$("$bin" --src-dir "$src_a" --cni-bin-dir "$dst/missing" --no-sleep 2>&1)
+err=$("${run[@]}" --src-dir "$src_a" --cni-bin-dir "$dst/missing" --no-sleep 2>&1)
 check "a missing --cni-bin-dir exits 1" [ $? -eq 1 ]
 check "  ... and says so: $err" bash -c '[[ $1 == *"No such file or directory"* ]]' _ "$err"
 check "nothing installed by the failed runs" [ -z "$(ls -A "$dst")" ]
 
 echo "# install, then again"
-log=$("$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep 2>&1)
+log=$("${run[@]}" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep 2>&1)
 check "install exits 0" [ $? -eq 0 ]
 check "all binaries installed with mode 0755" same_as "$src_a" "$dst"
-check "one 'installed' line per binary" [ "$(grep -c ' installed ' <<<"$log")" -eq 5 ]
+check "one 'installed' line per binary" [ "$(grep -c ' installed ' <<<"$log")" -eq 3 ]
 before=$(stat -c '%n %i %Y' "$dst"/*)
-log=$("$bin" -src-dir="$src_a" -cni-bin-dir="$dst" -no-sleep 2>&1)
+log=$("${run[@]}" -src-dir="$src_a" -cni-bin-dir="$dst" -no-sleep 2>&1)
 check "second run (Go-style flags) exits 0" [ $? -eq 0 ]
 check "identical binaries untouched (same inodes)" [ "$before" = "$(stat -c '%n %i %Y' "$dst"/*)" ]
-check "one 'left alone' line per binary" [ "$(grep -c 'left alone' <<<"$log")" -eq 5 ]
+check "one 'left alone' line per binary" [ "$(grep -c 'left alone' <<<"$log")" -eq 3 ]
 chmod 0700 "$dst/macvlan"
 ln -sf "$src_b/ipoib" "$dst/ipoib"
-"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep 2>/dev/null
+"${run[@]}" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep 2>/dev/null
 check "a wrong mode and a symlink are replaced" same_as "$src_a" "$dst"
 check "  ... the symlink's target is untouched" cmp -s "$src_b/ipoib" "$tmp/b/ipoib"
-"$bin" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep macvlan 2>/dev/null
+"${run[@]}" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep macvlan 2>/dev/null
 check "naming one binary installs only that one" \
 	bash -c 'cmp -s "$1/b/macvlan" "$1/dst/macvlan" && cmp -s "$1/a/ipoib" "$1/dst/ipoib"' _ "$tmp"
-cp "$src_b/nv-ipam" "$tmp/other-ipoib"
-"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep --ipoib-bin-file "$tmp/other-ipoib" ipoib 2>/dev/null
+cp "$src_b/macvlan" "$tmp/other-ipoib"
+"${run[@]}" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep --ipoib-bin-file "$tmp/other-ipoib" ipoib 2>/dev/null
 check "--ipoib-bin-file is the ipoib source (ipoib-cni's flag)" cmp -s "$tmp/other-ipoib" "$dst/ipoib"
 
+echo "# the set an image brings, and nothing it does not"
+# An image of the cniPlugins slot (macvlan, host-device) whose source
+# directory also holds nv-ipam and nv-ipam-tool, run over a host directory
+# where another image put ipoib, nv-ipam and nv-ipam-tool.
+slot=$tmp/slot host=$tmp/host
+mkdir -p "$slot" "$host"
+cp -p "$src_b/macvlan" "$src_b/host-device" "$slot/"
+for other in ipoib nv-ipam nv-ipam-tool; do
+	printf 'theirs %s\n' "$other" >"$host/$other"
+	chmod 0755 "$host/$other"
+	cp -p "$src_b/macvlan" "$slot/$other"
+done
+rm "$slot/ipoib"
+theirs=$(stat -c '%n %i %Y' "$host"/*)
+log=$("${run[@]}" --src-dir "$slot" --cni-bin-dir "$host" --no-sleep 2>&1)
+check "no argument: exit 0" [ $? -eq 0 ]
+check "  ... installs what the image holds, macvlan and host-device" \
+	bash -c 'cmp -s "$1/macvlan" "$2/macvlan" && cmp -s "$1/host-device" "$2/host-device"' _ "$slot" "$host"
+check "  ... and says so: $(grep -o 'installing.*holds)' <<<"$log")" \
+	grep -q "installing macvlan host-device (what $slot holds)" <<<"$log"
+check "  ... leaves ipoib, nv-ipam and nv-ipam-tool of another image alone" \
+	[ "$theirs" = "$(stat -c '%n %i %Y' "$host"/ipoib "$host"/nv-ipam "$host"/nv-ipam-tool)" ]
+before=$(stat -c '%n %i %Y' "$host"/*)
+err=$("${run[@]}" --src-dir "$slot" --cni-bin-dir "$host" --no-sleep macvlan ipoib 2>&1)
+check "naming a binary the image does not bring: exit 1" [ $? -eq 1 ]
+check "  ... says so: $err" bash -c '[[ $1 == *"ipoib is not in this image"* ]]' _ "$err"
+err=$("${run[@]}" --src-dir "$slot" --cni-bin-dir "$host" --no-sleep nv-ipam 2>&1)
+check "naming nv-ipam: exit 1" [ $? -eq 1 ]
+check "  ... the nv-ipam image installs it: $err" \
+	bash -c '[[ $1 == *"installed by the nv-ipam image"* ]]' _ "$err"
+"${run[@]}" --src-dir "$slot" --cni-bin-dir "$host" --no-sleep nv-ipam-tool >/dev/null 2>&1
+check "naming nv-ipam-tool: exit 1" [ $? -eq 1 ]
+err=$("${run[@]}" --src-dir "$slot" --cni-bin-dir "$host" --no-sleep --ipoib-bin-file "$tmp/none" 2>&1)
+check "an --ipoib-bin-file that is not there: exit 1 ($err)" \
+	bash -c '[ "$1" -eq 1 ] && [[ $2 == *"ipoib is not in this image (no "* ]]' _ $? "$err"
+mkdir "$tmp/empty"
+err=$("${run[@]}" --src-dir "$tmp/empty" --cni-bin-dir "$host" --no-sleep 2>&1)
+check "an image that brings none: exit 1 ($err)" \
+	bash -c '[ "$1" -eq 1 ] && [[ $2 == *"nothing to install"* ]]' _ $? "$err"
+check "  ... none of these runs touched the host directory" [ "$before" = "$(stat -c '%n %i %Y' "$host"/*)" ]
+
 echo "# waits for SIGTERM"
-"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" 2>"$tmp/wait.log" &
+"${run[@]}" --src-dir "$src_a" --cni-bin-dir "$dst" 2>"$tmp/wait.log" &
 pid=$!
 for _ in $(seq 100); do grep -q 'waiting for SIGTERM' "$tmp/wait.log" && break; sleep 0.05; done
 sleep 0.2
@@ -99,17 +145,17 @@ check "logs the signal" grep -q 'received SIGTERM' "$tmp/wait.log"
 echo "# a planted directory, a lock held by another installer"
 rm -f "$dst/ipoib"
 mkdir -p "$dst/ipoib/sub"
-log=$("$bin" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep 2>&1)
+log=$("${run[@]}" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep 2>&1)
 check "a directory in a binary's place: exit 1" [ $? -eq 1 ]
 check "  ... says what blocks it" grep -q "ipoib.*a directory is in its place" <<<"$log"
 check "  ... and installs the others" \
-	bash -c 'for n in macvlan host-device nv-ipam nv-ipam-tool; do cmp -s "$1/b/$n" "$1/dst/$n" || exit 1; done' _ "$tmp"
+	bash -c 'for n in macvlan host-device; do cmp -s "$1/b/$n" "$1/dst/$n" || exit 1; done' _ "$tmp"
 rm -rf "$dst/ipoib"
 # flock(1) from util-linux holds the installers' lock, as another installer would.
 flock "$dst" sleep 30 &
 holder=$!
 for _ in $(seq 100); do flock -n "$dst" true || break; sleep 0.05; done
-"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" 2>"$tmp/lock.log" &
+"${run[@]}" --src-dir "$src_a" --cni-bin-dir "$dst" 2>"$tmp/lock.log" &
 pid=$!
 for _ in $(seq 100); do grep -q 'another installer holds it' "$tmp/lock.log" && break; sleep 0.05; done
 check "waiting for the lock: says so" grep -q 'another installer holds it' "$tmp/lock.log"
@@ -126,24 +172,53 @@ kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 
 echo "# SIGKILL at random points of an install"
-# Big enough sources that an install takes a while; a kill lands at a random
-# time within one install's duration.
+# Big enough sources that an install takes a while; most kills land at a
+# random time within one install's duration, counted from its first log line
+# (the start-up before it is long under an emulator, and no file is touched
+# then), every fourth as a temporary file appears.
 rm -rf "$src_a" "$src_b" "$dst"
 make_sources "$src_a" a 8
 make_sources "$src_b" b 8
 mkdir "$dst"
-start=$(date +%s%N)
-"$bin" --src-dir "$src_a" --cni-bin-dir "$dst" --no-sleep 2>/dev/null
-span=$((($(date +%s%N) - start) / 1000 + 1))
-echo "# one install takes ${span} us"
-iterations=${KILL_ITERATIONS:-60}
+# The shortest of three runs (from either source: each replaces the other's
+# binaries), so that a busy moment does not push kills past the end.
+lead= span=
+for src in "$src_a" "$src_b" "$src_a"; do
+	start=$(date +%s%N)
+	"${run[@]}" --src-dir "$src" --cni-bin-dir "$dst" --no-sleep 2>"$tmp/calibrate.log"
+	end=$(date +%s%N)
+	first=$(date -d "$(head -1 "$tmp/calibrate.log" | cut -d' ' -f1)" +%s%N)
+	l=$(((first - start) / 1000)) s=$(((end - first) / 1000 + 1))
+	[ "$l" -ge 0 ] || l=0
+	[ -n "$lead" ] && [ "$lead" -le "$l" ] || lead=$l
+	[ -n "$span" ] && [ "$span" -le "$s" ] || span=$s
+done
+echo "# one install takes ${span} us after ${lead} us of start-up"
+# seconds US: US microseconds as sleep(1) takes them.
+seconds() { printf '%d.%06d' $(($1 / 1000000)) $(($1 % 1000000)); }
+# Under an emulator (a cross build's tests) an iteration takes several times
+# as long; the native run makes the full count.
+iterations=${KILL_ITERATIONS:-$([ ${#run[@]} -eq 1 ] && echo 60 || echo 24)}
 partial=0 mid=0 leftovers=0
 for i in $(seq "$iterations"); do
 	src=$src_a
 	[ $((i % 2)) -eq 0 ] || src=$src_b
-	"$bin" --src-dir "$src" --cni-bin-dir "$dst" --no-sleep 2>/dev/null &
+	aim=
+	if [ $((i % 4)) -eq 0 ]; then
+		# Aimed: killed the moment one binary's temporary file is seen, each
+		# binary in turn (from the source it does not hold), so that kills
+		# land mid-copy however an install's time splits.
+		aim=${names[$((i / 4 % ${#names[@]}))]}
+		src=$src_a
+		! cmp -s "$src_a/$aim" "$dst/$aim" || src=$src_b
+	fi
+	"${run[@]}" --src-dir "$src" --cni-bin-dir "$dst" --no-sleep 2>/dev/null &
 	pid=$!
-	sleep "$(printf '0.%06d' $((RANDOM * 32768 % span)))"
+	if [ -n "$aim" ]; then
+		while [ ! -e "$dst/$aim.tmp.$pid" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.002; done
+	else
+		sleep "$(seconds $((lead + (RANDOM * 32768 + RANDOM) % span)))"
+	fi
 	kill -0 "$pid" 2>/dev/null && mid=$((mid + 1))
 	kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
@@ -159,7 +234,7 @@ echo "# $mid of $iterations kills hit a running install, $leftovers left a tempo
 check "no partial binary under a plugin's name after $iterations kills" [ "$partial" -eq 0 ]
 check "kills hit installs mid-way ($mid running, $leftovers mid-copy)" \
 	bash -c '[ "$1" -gt 0 ] && [ "$2" -gt 0 ]' _ "$mid" "$leftovers"
-log=$("$bin" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep 2>&1)
+log=$("${run[@]}" --src-dir "$src_b" --cni-bin-dir "$dst" --no-sleep 2>&1)
 check "a run after the kills completes" same_as "$src_b" "$dst"
 check "  ... and removes the temporary files they left" [ -z "$(ls -A "$dst" | grep -- '\.tmp\.')" ]
 

@@ -83,6 +83,15 @@ check "ADD while the store is locked is 11 (try again)" "[ \"\$(code \"\$out\")\
 flock -u "$lockfd"
 check "and works once the lock is free" "run ADD c5 net1 pool1 >/dev/null"
 
+# A bad entry in the node pool file fails only its own pool's networks.
+cp "$work/pools.json" "$work/pools.good"
+jq '.pools.broken = {"subnet": "10.1.0.0/24", "startIP": "10.1.0.1", "endIP": "10.1.0.8", "gateway": "10.2.0.1"}' \
+	"$work/pools.good" >"$work/pools.json"
+check "a bad entry for another pool fails no ADD of this one" "run ADD c7 net1 pool1 >/dev/null"
+out=$(run ADD c8 net1 broken || true)
+check "the bad pool's own ADD is code 7 naming it" "[ \"\$(code \"\$out\")\" = 7 ] && [ \"\$(jq -r .msg <<<\"\$out\")\" = 'node pool file $work/pools.json: pool \"broken\": \"gateway\" 10.2.0.1 is outside subnet 10.1.0.0/24' ]"
+mv "$work/pools.good" "$work/pools.json"
+
 # CNI_NETNS naming the plugin's own netns is refused before anything is done.
 before=$(store_digest)
 out=$(CNI_COMMAND=ADD CNI_CONTAINERID=own CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 CNI_PATH=/nonexistent \
@@ -97,5 +106,5 @@ out=$(run ADD c6 net1 pool1 || true)
 check "corrupt store is code 5 naming the file" "[ \"\$(code \"\$out\")\" = 5 ] && grep -q \"$work/store\" <<<\"\$out\""
 check "corrupt store left untouched" "[ \"\$(store_digest)\" = \"\$before\" ]"
 
-echo "$((26 - fails)) passed, $fails failed"
+echo "$((28 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

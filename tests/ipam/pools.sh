@@ -32,7 +32,9 @@ flock "$lockfd"
 t0=$(ms)
 out=$(run ADD other rail1 300 || true)
 t1=$(ms)
-check "rail0's lock held: an ADD on rail1 goes on (in $((t1 - t0)) ms)" "[ \"\$(jq -r '.ips[0].address' <<<\"\$out\")\" = 10.81.0.2/24 ] && [ $((t1 - t0)) -lt 250 ]"
+# Had it waited for rail0's lock it would have given up after 300 ms with code 11:
+# its address is the proof, the time only for the log (a loaded machine is slow).
+check "rail0's lock held: an ADD on rail1 goes on (in $((t1 - t0)) ms)" "[ \"\$(jq -r '.ips[0].address' <<<\"\$out\")\" = 10.81.0.2/24 ]"
 out=$(run ADD other rail0 300 || true)
 check "an ADD on rail0 waits, and gives up with 11" "[ \"\$(code \"\$out\")\" = 11 ] && grep -q 'store.d/rail0.log is locked' <<<\"\$out\""
 # (store_json reads under the node lock alone: the pool lock held here is no process's.)
@@ -92,7 +94,11 @@ dual() {
 	[ $rc -ne 137 ] || echo "$id" >>"$work/kills"
 	wait
 }
-for b in $(seq 10); do
+# How long an ADD takes depends on the machine and its load: bursts go on until
+# ten were killed mid-run (at most 60 bursts), not for a fixed count.
+b=0
+while [ "$(grep -c . "$work/kills")" -lt 10 ] && [ $b -lt 60 ]; do
+	b=$((b + 1))
 	for i in $(seq 10); do dual "d$b-$i" & done
 	wait
 done

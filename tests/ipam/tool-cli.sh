@@ -12,7 +12,7 @@ for c in carve node-pools show release check gc; do
 	check "$c --help" "\"$TOOL\" $c --help | grep -q '^Usage: nv-ipam-tool $c'"
 done
 check "--help lists the commands" "\"$TOOL\" --help | grep -q '^  node-pools'"
-check "--version" "[ \"\$(\"$TOOL\" --version)\" = 'nv-ipam-tool 0.1.0' ]"
+check "--version, and the store formats it reads" "[ \"\$(\"$TOOL\" --version | head -1)\" = 'nv-ipam-tool 0.1.0' ] && \"$TOOL\" --version | grep -q '^store formats: reads 1 and 2 (writes 2)'"
 
 # Bad usage: exit 2 and a message on stderr, nothing on stdout.
 err_of() { "$@" 2>"$work/err" >"$work/out"; echo $?; }
@@ -94,6 +94,53 @@ check "pool gone: reported removed" "grep -q '^pool cidrpool/p2p: removed' <<<\"
 jq '(.items[0].status.allocations[] | select(.nodeName == "host-a")).endIP = "10.9.9.9"' "$FIX/pools.json" >"$work/badalloc.json"
 "$TOOL" node-pools --node host-a --input "$work/badalloc.json" --stdout >"$work/out" 2>"$work/err"
 check "invalid entry skipped with a warning" "grep -q 'skipping pool \"pool1\"' \"$work/err\" && [ \"\$(jq '.pools | has(\"pool1\")' \"$work/out\")\" = false ]"
+
+# A node no pool gives a block (a typo): an error, the file left as it was.
+"$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >/dev/null
+sum=$(sha256sum <"$pf")
+rc=0
+"$TOOL" node-pools --node host-z --input "$FIX/pools.json" --output "$pf" >"$work/out" 2>"$work/err" || rc=$?
+check "node of no pool: exit 1, said, the file untouched" \
+	"[ $rc = 1 ] && grep -q 'no pool gives node \"host-z\" a block' \"$work/err\" && [ \"\$(sha256sum <\"$pf\")\" = \"$sum\" ]"
+"$TOOL" node-pools --node host-z --input "$FIX/pools.json" --stdout --allow-empty >"$work/out"
+check "--allow-empty: the file of no pool" "[ \"\$(jq -c '[.nodeName, .pools]' \"$work/out\")\" = '[\"host-z\",{}]' ]"
+
+# conf-examples/nv-ipam: its pool files are what node-pools prints from its pools.json,
+# byte for byte, and its statuses what carve computes from the specs and nodes.json.
+ex=$(cd "$(dirname "$0")/../../conf-examples/nv-ipam" && pwd)
+for n in host-a host-b; do
+	"$TOOL" node-pools --node "$n" --input "$ex/pools.json" --stdout >"$work/ex-$n.json"
+	check "conf-examples/nv-ipam: node-pools-$n.json is node-pools' output" "cmp -s \"$work/ex-$n.json\" \"$ex/node-pools-$n.json\""
+done
+jq 'del(.items[].status)' "$ex/pools.json" >"$work/ex-specs.json"
+"$TOOL" carve --pools "$work/ex-specs.json" --nodes "$ex/nodes.json" >"$work/ex-carved.json"
+check "conf-examples/nv-ipam: pools.json's statuses are carve's" \
+	"[ \"\$(jq -c '[.items[] | [.metadata.name, .status]]' \"$ex/pools.json\")\" = \"\$(jq -c '[.items[] | [.metadata.name, .status]]' \"$work/ex-carved.json\")\" ]"
+
+# A status written before the exclusions grew to cover host-b's block: the controller (carve)
+# moves host-b to the next free block and leaves the others; until it does, the node
+# (node-pools) keeps the block the status gives, as the reference's node does, and nv-ipam
+# says why round-robin finds nothing (code 110) and still grants a static IP.
+jq '.items[0].spec.exclusions += [{startIP: "192.168.0.25", endIP: "192.168.0.48"}]' "$FIX/pools.json" >"$work/fullex.json"
+"$TOOL" carve --pools "$work/fullex.json" --nodes "$FIX/nodes.json" >"$work/fullex-carved.json"
+check "fully excluded block: carve moves the node to the next free block, the others kept" \
+	"[ \"\$(jq -c '[.items[0].status.allocations[] | [.nodeName, .startIP, .endIP]]' \"$work/fullex-carved.json\")\" = '[[\"host-a\",\"192.168.0.1\",\"192.168.0.24\"],[\"host-b\",\"192.168.0.97\",\"192.168.0.120\"],[\"host-c\",\"192.168.0.49\",\"192.168.0.72\"],[\"k8s-master\",\"192.168.0.73\",\"192.168.0.96\"]]' ]"
+fx_dir=$work/fullex
+"$TOOL" node-pools --node host-b --input "$work/fullex.json" --output "$fx_dir/node-pools.json" >/dev/null
+check "fully excluded block: node-pools keeps the status's block until it changes" \
+	"[ \"\$(jq -c '.pools.pool1 | [.startIP, .endIP]' \"$fx_dir/node-pools.json\")\" = '[\"192.168.0.25\",\"192.168.0.48\"]' ]"
+nvipam_node_conf "$fx_dir" "$fx_dir/node-pools.json" "$fx_dir/store"
+fx_add() { # CONTAINER-ID [STATIC-IP]: an ADD on pool1 with the node files of $fx_dir
+	CNI_COMMAND=ADD CNI_CONTAINERID=$1 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 \
+		CNI_PATH=/nonexistent CNI_ARGS=${2:+"IgnoreUnknown=1;IP=$2"} "$NVIPAM" \
+		<<<'{"cniVersion":"1.0.0","name":"net","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'"$fx_dir"'"}}'
+}
+rc=0
+fx_add fx1 >"$work/out" 2>/dev/null || rc=$?
+check "fully excluded block: ADD fails with code 110 saying every address is excluded" \
+	"[ $rc = 1 ] && jq -e '.code == 110 and (.msg | contains(\"every address of this node'\\''s range 192.168.0.25-192.168.0.48 is excluded or the gateway\"))' \"$work/out\" >/dev/null"
+check "fully excluded block: a static IP is still granted" \
+	"[ \"\$(fx_add fx2 192.168.0.30 | jq -r '.ips[0].address')\" = 192.168.0.30/16 ]"
 
 # The file written is what nv-ipam reads: the README's first ADD on host-a.
 "$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >/dev/null

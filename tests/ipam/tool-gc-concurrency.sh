@@ -11,8 +11,9 @@ workers=${WORKERS:-12}
 rounds=${ROUNDS:-12}
 stale=${STALE:-60}
 
-# The listing: every worker's pod, always there.
-for w in $(seq "$workers"); do echo "live/w$w/uw$w"; done |
+# The listing: every worker's pods, always there (a pod per container: a pod has one sandbox
+# at a time, and a new one takes over what an earlier one of the pod holds).
+for w in $(seq "$workers"); do for i in $(seq "$rounds"); do echo "live/w$w-$i/uw$w-$i"; done; done |
 	jq -R 'split("/") | {kind: "Pod", metadata: {namespace: .[0], name: .[1], uid: .[2]}}' |
 	jq -s '{kind: "List", items: .}' >"$work/pods.json"
 
@@ -20,13 +21,13 @@ worker() {
 	local w=$1 i id out
 	for i in $(seq "$rounds"); do
 		id=c$w-$i
-		if out=$(nvipam_pod ADD "$id" "live/w$w" "uw$w" 2>>"$work/nvipam.err"); then
+		if out=$(nvipam_pod ADD "$id" "live/w$w-$i" "uw$w-$i" 2>>"$work/nvipam.err"); then
 			echo "ADD $id $(jq -r '.ips[0].address' <<<"$out")" >>"$work/log.$w"
 		else
 			echo "ADDFAIL $id" >>"$work/log.$w"
 		fi
 		if [ $((i % 2)) -eq 0 ]; then
-			if nvipam_pod DEL "$id" "live/w$w" "uw$w" >/dev/null 2>>"$work/nvipam.err"; then
+			if nvipam_pod DEL "$id" "live/w$w-$i" "uw$w-$i" >/dev/null 2>>"$work/nvipam.err"; then
 				echo "DEL $id" >>"$work/log.$w"
 			else
 				echo "DELFAIL $id" >>"$work/log.$w"

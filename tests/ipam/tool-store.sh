@@ -46,6 +46,12 @@ check "show: age and creation time" \
 T show --pool-file "$work/pools.json" >"$work/show.txt"
 check "show (text): the pool line" "grep -q '^pool pool1  block 10.77.0.1-10.77.0.24  gateway 10.77.0.1  used 3  free 20$' \"$work/show.txt\""
 check "show (text): an allocation line" "grep -Eq '^  10\.77\.0\.4 +team/pod-b +net-pool1 +net1 +[0-9]+s +c2$' \"$work/show.txt\""
+T show --pool-file "$work/pools.json" --pool pool1 >"$work/show1.txt"
+check "show --pool: that pool alone" "grep -q '^pool pool1 ' \"$work/show1.txt\" && ! grep -q '^pool cidrpool/pc' \"$work/show1.txt\""
+rc=0
+T show --pool-file "$work/pools.json" --pool nosuch >"$work/show2.txt" 2>"$work/err" || rc=$?
+check "show --pool of no pool: says so, exits 1, prints nothing" \
+	"[ $rc = 1 ] && grep -q 'no pool \"nosuch\" in' \"$work/err\" && [ ! -s \"$work/show2.txt\" ]"
 check "show --pool filters" "[ \"\$(T show --pool-file \"$work/pools.json\" --pool cidrpool/pc --json | jq -r '[.pools[].pool] | join(\" \")')\" = cidrpool/pc ]"
 check "show of a missing store is empty" "[ \"\$(\"$TOOL\" show --store \"$work/none/store\" --pool-file \"$work/pools.json\" --json | jq -c '[.pools[].used]')\" = '[0,0]' ] && [ ! -e \"$work/none\" ]"
 

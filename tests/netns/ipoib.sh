@@ -49,7 +49,7 @@ hostlocal() {
 
 echo "# 1. command line and VERSION"
 out=$("$T_PLUGIN" --version 2>&1)
-t_match "--version names the plugin and version" '^ipoib [0-9]+\.[0-9]+\.[0-9]+' "$out"
+t_match "--version names the plugin, the suite and the version" '^ipoib \(cni-rdma-plugins\) [0-9]+\.[0-9]+\.[0-9]+' "$out"
 out=$("$T_PLUGIN" --help 2>&1)
 t_contains "--help describes the plugin" "IPoIB child" "$out"
 # What the reference plugins do without CNI_COMMAND: an about line on stderr, exit 0.
@@ -78,7 +78,7 @@ for v in 0.3.1 1.0.0 1.1.0; do
 	host_before=$(t_links)
 	pod_before=$(t_links "$pod")
 	t_cni ADD "$(conf "$v" "$VMASTER" "$(hostlocal 10.77.0.0/24)")" CNI_NETNS="$pod_path"
-	t_err "[veth master $v] ADD refused" 7 "master device $VMASTER is (veth) not of type ipoib"
+	t_err "[veth master $v] ADD refused" 7 "master device $VMASTER is not of type ipoib (its link kind: veth)"
 	expect_nothing "[veth master $v]" "$pod" "$host_before" "$pod_before"
 	prev=$(jq -c -n --arg v "$v" --arg p "$pod_path" \
 		'{prevResult: {cniVersion: $v, interfaces: [{name: "net1", sandbox: $p}]}}')

@@ -28,7 +28,8 @@ done
 
 t_init
 
-VERSIONS="0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0"
+# The kernel matrix narrows the versions (NETNS_CNI_VERSIONS, tests/kernel/run.sh).
+VERSIONS=${NETNS_CNI_VERSIONS:-0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0}
 MAC_RE='^([0-9a-f]{2}:){5}[0-9a-f]{2}$'
 HOST_START=$(t_links)
 
@@ -402,6 +403,25 @@ t_cni ADD "$conf" CNI_NETNS="$pod_path"
 t_err "[linkInContainer] host master not found in the pod: code 102" 102 "failed to lookup master"
 expect_clean "[linkInContainer] host master" "$pod" "$pod_before" "$host_before" "$DATA/lic2" ""
 ip netns del "$pod"
+
+# An interface IPAM addressed gets no SLAAC address or RA route beside IPAM's: accept_ra
+# and autoconf off before it goes up, unless "ipv6Autoconf": true; L2 leaves them alone.
+t_netns pod
+for keep in false true; do
+	conf=$(jq -c --argjson k "$keep" '.ipv6Autoconf = $k' \
+		<<<"$(mkconf 1.0.0 ra-$keep "{\"ipam\": $(hostlocal 10.89.4.0/24)}")")
+	t_cni ADD "$conf" CNI_NETNS="$pod_path"
+	t_ok "[ipv6Autoconf $keep] ADD exits 0"
+	want=0
+	[ "$keep" = false ] || want=1
+	t_eq "[ipv6Autoconf $keep] accept_ra and autoconf of net1" "$want $want" \
+		"$(ip netns exec "$pod" cat /proc/sys/net/ipv6/conf/net1/accept_ra /proc/sys/net/ipv6/conf/net1/autoconf | tr '\n' ' ' | sed 's/ $//')"
+	t_cni DEL "$conf" CNI_NETNS="$pod_path"
+	t_ok "[ipv6Autoconf $keep] DEL exits 0"
+done
+conf=$(jq -c '.ipv6Autoconf = "yes"' <<<"$(mkconf 1.0.0 ra-bad "{\"ipam\": $(hostlocal 10.89.5.0/24)}")")
+t_cni ADD "$conf" CNI_NETNS="$pod_path"
+t_jq "[ipv6Autoconf \"yes\"] refused, code 6" "$T_OUT" '.code' 6
 
 # =============================================================================
 echo "# 6. no master: the default-route interface (inside a separate host netns)"

@@ -136,21 +136,6 @@ static int veth_create(const char *name, const char *peer)
 	return nlsock_request(NULL, msg);
 }
 
-/* Test-only: set a hardware address, which common/net has no call for. */
-static int hwaddr_set(int ifindex, const uint8_t *hwaddr, size_t len)
-{
-	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
-	int r;
-
-	r = nlsock_msg_new(RTM_NEWLINK, 0, &ifi, sizeof(ifi), &msg);
-	if (r < 0)
-		return r;
-	if (nla_put(msg, IFLA_ADDRESS, (int)len, hwaddr) < 0)
-		return -EMSGSIZE;
-	return nlsock_request(NULL, msg);
-}
-
 /* Test-only: delete an address, which common/net has no call for. */
 static int addr_delete(int ifindex, const struct ip_prefix *p)
 {
@@ -474,7 +459,6 @@ static bool alias_names_peer(const struct net_link *link, void *data)
 
 static void test_links(int fd_a, int fd_b)
 {
-	static const uint8_t hw_veth[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 	static const uint8_t hw_mv[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0x01 };
 	static const uint8_t hw_none[6] = { 0x02, 0xde, 0xad, 0, 0, 0 };
 	struct net_link v0 = { 0 }, v1 = { 0 }, l = { 0 };
@@ -498,8 +482,7 @@ static void test_links(int fd_a, int fd_b)
 	CHECK_R(net_link_get_by_name(NULL, "0123456789abcdef", &l), -EINVAL, "overlong name");
 	test_raw_dump(3); /* lo, tv0, tv1 */
 
-	CHECK_R(hwaddr_set(v0.ifindex, hw_veth, sizeof(hw_veth)), 0, "set hwaddr");
-	CHECK_R(net_link_get_by_hwaddr(NULL, hw_veth, sizeof(hw_veth), &l), 0, "lookup by hwaddr");
+	CHECK_R(net_link_get_by_hwaddr(NULL, v0.hwaddr, v0.hwaddr_len, &l), 0, "lookup by hwaddr");
 	CHECK(l.ifindex == v0.ifindex, "hwaddr lookup gives tv0: %s", l.name);
 	test_ethtool("tv0");
 	CHECK_R(net_link_get_by_hwaddr(NULL, hw_none, sizeof(hw_none), &l), -ENODEV, "unknown hwaddr");
@@ -698,7 +681,7 @@ static void test_iface(void)
 
 	/* An IP that names another interface: refused before any change. */
 	res.ips[0].iface = 1;
-	CHECK_R(iface_configure(NULL, &v1, &res, &err), -EINVAL, "invalid interface index");
+	CHECK_R(iface_configure(NULL, &v1, &res, false, &err), -EINVAL, "invalid interface index");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": invalid interface index") == 0,
 	      "message: %s", err.msg);
 	CHECK(!has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "nothing added");
@@ -707,14 +690,17 @@ static void test_iface(void)
 	memset(&err, 0, sizeof(err));
 	CHECK_R(result_build(&res_nope, "nope0"), 0, "result for a missing link built");
 	CHECK_R(iface_configure(NULL, &(struct net_link){ .ifindex = 99999, .name = "nope0" },
-				&res_nope, &err),
+				&res_nope, false, &err),
 		-ENODEV, "configure a missing link");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"nope0\": No such device") == 0 &&
 		      err.code == CNI_ERR_KERNEL,
 	      "message: %s (code %d)", err.msg, err.code);
 
+	/* Router advertisements and SLAAC on, as a fresh link has them: turned off. */
+	CHECK_R(sysctl_write("net/ipv6/conf/tv1/accept_ra", "1"), 0, "accept_ra on on tv1");
+	CHECK_R(sysctl_write("net/ipv6/conf/tv1/autoconf", "1"), 0, "autoconf on on tv1");
 	memset(&err, 0, sizeof(err));
-	if (!CHECK_R(iface_configure(NULL, &v1, &res, &err), 0, "iface_configure"))
+	if (!CHECK_R(iface_configure(NULL, &v1, &res, false, &err), 0, "iface_configure"))
 		printf("# %s / %s\n", err.msg, err.details);
 	CHECK(has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "IPv4 address added");
 	CHECK(has_addr(v1.ifindex, AF_INET6, "fd00:30::2/64", &tentative), "IPv6 address added");
@@ -729,6 +715,10 @@ static void test_iface(void)
 	      "arp_notify: %s", buf);
 	CHECK(strcmp(sysctl_get("net/ipv6/conf/tv1/ndisc_notify", buf, sizeof(buf)), "1") == 0,
 	      "ndisc_notify: %s", buf);
+	CHECK(strcmp(sysctl_get("net/ipv6/conf/tv1/accept_ra", buf, sizeof(buf)), "0") == 0,
+	      "accept_ra off: %s", buf);
+	CHECK(strcmp(sysctl_get("net/ipv6/conf/tv1/autoconf", buf, sizeof(buf)), "0") == 0,
+	      "autoconf off: %s", buf);
 	CHECK(find_route(v1.ifindex, "10.40.0.0/16", &rt) && rt.has_gw &&
 		      ip_addr_equal(&rt.gw, &res.ips[0].gateway),
 	      "IPv4 route via the IPv4 gateway");
@@ -749,7 +739,7 @@ static void test_iface(void)
 
 	/* Configuring twice: the addresses exist. */
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_configure(NULL, &v1, &res, &err), -EEXIST, "configure twice");
+	CHECK_R(iface_configure(NULL, &v1, &res, false, &err), -EEXIST, "configure twice");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": File exists") == 0,
 	      "message: %s", err.msg);
 
@@ -762,7 +752,7 @@ static void test_iface(void)
 		memset(&err, 0, sizeof(err));
 		if (cni_result_add_iface(&bad, "tv1", NULL, NULL) >= 0 &&
 		    cni_result_add_route(&bad, &unreach) >= 0) {
-			CHECK_R(iface_configure(NULL, &v1, &bad, &err), -ENETUNREACH, "bad route");
+			CHECK_R(iface_configure(NULL, &v1, &bad, false, &err), -ENETUNREACH, "bad route");
 			CHECK(strcmp(err.msg, "failed to add route '10.70.0.0/16 via 192.0.2.1 dev tv1 metric 5 (Scope: 0, Table: 0)': Network is unreachable") == 0,
 			      "message: %s", err.msg);
 			CHECK(err.details[0] != '\0', "details: %s", err.details);
@@ -892,7 +882,7 @@ static void test_handles(int fd_a, int fd_b)
 	CHECK_R(net_ethtool_bus_info(NULL, "hx1", bus, sizeof(bus)), -ENODEV, "no hx1 for A's ethtool");
 
 	if (CHECK_R(cni_result_add_iface(&res, "hx1", NULL, "/proc/self/ns/net"), 0, "result"))
-		CHECK_R(iface_configure(hb, &x1, &res, &err), 0, "iface_configure through B's handle");
+		CHECK_R(iface_configure(hb, &x1, &res, false, &err), 0, "iface_configure through B's handle");
 	CHECK(net_link_get_by_index(hb, x1.ifindex, &l) == 0 && (l.flags & IFF_UP), "hx1 up in B");
 	CHECK_R(net_ns_run(hb, in_b_sysctl, NULL), 1, "hx1's sysctl written in B");
 	CHECK(nsfd_is_current(fd_a) == 1, "the caller never left A");

@@ -1,11 +1,7 @@
 /* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink, ethtool */
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <linux/netlink.h>
 #include <netlink/attr.h>
@@ -129,74 +125,6 @@ struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t p
 	return NULL;
 }
 
-/* --- fake sysfs trees ------------------------------------------------------------------- */
-
-static char sysfs_root[PATH_MAX];
-
-void fake_sysfs_set_root(const char *root)
-{
-	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root ? root : "");
-}
-
-/* A path below /sys, below the fake tree instead when there is one. */
-static const char *sysfs_path(const char *path, char *buf, size_t size)
-{
-	if (!sysfs_root[0] || strncmp(path, "/sys/", 5) != 0)
-		return path;
-	snprintf(buf, size, "%s%s", sysfs_root, path + 4);
-	return buf;
-}
-
-/* The linker sends device.c's calls here (__wrap_*) and these on to libc (__real_*). */
-int __real_stat64(const char *path, struct stat64 *st);
-DIR *__real_opendir(const char *path);
-ssize_t __real_readlink(const char *path, char *buf, size_t size);
-int __wrap_stat64(const char *path, struct stat64 *st);
-DIR *__wrap_opendir(const char *path);
-ssize_t __wrap_readlink(const char *path, char *buf, size_t size);
-
-int __wrap_stat64(const char *path, struct stat64 *st)
-{
-	char buf[PATH_MAX];
-
-	return __real_stat64(sysfs_path(path, buf, sizeof(buf)), st);
-}
-
-DIR *__wrap_opendir(const char *path)
-{
-	char buf[PATH_MAX];
-
-	return __real_opendir(sysfs_path(path, buf, sizeof(buf)));
-}
-
-ssize_t __wrap_readlink(const char *path, char *buf, size_t size)
-{
-	char p[PATH_MAX];
-
-	return __real_readlink(sysfs_path(path, p, sizeof(p)), buf, size);
-}
-
-int fake_sysfs_mkdirs(const char *root, const char *rel)
-{
-	char path[PATH_MAX];
-	size_t skip = strlen(root) + 1;
-	int n = snprintf(path, sizeof(path), "%s/%s", root, rel);
-
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	for (char *p = path + skip; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* --- the RDMA netlink "kernel" ------------------------------------------------------------ */
 
 void fake_rdma_reset(void)
@@ -235,19 +163,30 @@ static struct fake_rdma_dev *find_dev(uint32_t index)
 	return NULL;
 }
 
+static bool ndev_in(int ns, int ifindex)
+{
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++)
+		if (fake_net.links[i].used && fake_net.links[i].ns == ns &&
+		    fake_net.links[i].link.ifindex == ifindex)
+			return true;
+	return false;
+}
+
 /* Whether a netdev is in the requester's netns (the kernel reports its index only then). */
 static bool ndev_here(int ifindex)
 {
-	struct net_link *l;
+	return ndev_in(fake_net.current, ifindex);
+}
 
-	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++) {
-		if (!fake_net.links[i].used || fake_net.links[i].ns != fake_net.current)
-			continue;
-		l = &fake_net.links[i].link;
-		if (l->ifindex == ifindex)
-			return true;
+/* rxe and siw unregister their device when its netdev leaves the device's netns. */
+static void software_devs_follow_netdevs(void)
+{
+	for (size_t i = 0; i < FAKE_RDMA_MAX_DEVS; i++) {
+		struct fake_rdma_dev *d = &fake_rdma.devs[i];
+
+		if (d->used && d->software && !ndev_in(d->ns, d->ndev_ifindex))
+			d->used = false;
 	}
-	return false;
 }
 
 /* One reply message handed to the caller's callback. */
@@ -305,6 +244,7 @@ static int rdma_here(int protocol, struct nl_msg *msg,
 	memcpy(fake_rdma.last, nlh, fake_rdma.last_len);
 	if (protocol != NETLINK_RDMA || fake_rdma.absent)
 		return -EPROTONOSUPPORT;
+	software_devs_follow_netdevs();
 	if ((nlh->nlmsg_type >> 10) != RDMA_NL_NLDEV)
 		return -EOPNOTSUPP;
 	nlmsg_for_each_attr(a, nlh, 0, rem) {
@@ -361,8 +301,9 @@ static int rdma_here(int protocol, struct nl_msg *msg,
 			     (int)nla_get_u32(tb[RDMA_NLDEV_NET_NS_FD]) - FAKE_NET_FD_BASE : -1;
 		if ((r = fake_net_op("rdma move %s to %d", d ? d->name : "?", ns)) < 0)
 			return r;
+		/* nldev_set_doit(): no device of that index in sight is -EINVAL. */
 		if (!d)
-			return -ENODEV;
+			return -EINVAL;
 		if (!tb[RDMA_NLDEV_NET_NS_FD])
 			return 0;
 		if (fake_rdma.mode_attr != 0)

@@ -22,6 +22,7 @@ struct fake_rdma_dev {
 	char name[32];
 	int ns;               /* fake netns the device lives in */
 	int ndev_ifindex;     /* the netdev of its port 1, 0 for none */
+	bool software;        /* rxe, siw: unregistered when its netdev leaves @ns */
 };
 
 /*
@@ -95,21 +96,3 @@ extern struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
  */
 struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t perm_len,
 				      const char *bus_info);
-
-/**
- * fake_sysfs_set_root() - read sysfs below another directory
- * @root: directory standing in for /sys, NULL for /sys again
- *
- * common/net/device.c is linked with stat64, opendir and readlink wrapped
- * (-Wl,--wrap): a path below /sys is looked up below @root instead.
- */
-void fake_sysfs_set_root(const char *root);
-
-/**
- * fake_sysfs_mkdirs() - mkdir -p <root>/<rel>, for fake sysfs trees
- * @root: the tree's root
- * @rel: path below it
- *
- * Return: 0 on success, negative errno on failure.
- */
-int fake_sysfs_mkdirs(const char *root, const char *rel);

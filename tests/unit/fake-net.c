@@ -356,7 +356,7 @@ static int here_link_move(int ifindex, int netns_fd, const char *alias)
 	if (ns < 0 || ns >= FAKE_NET_MAX_NS || !fake_net.ns_path[ns][0])
 		return -EBADF;
 	if (find_name(ns, l->link.name))
-		return -EEXIST;
+		return fake_net.move_clash_einval ? -EINVAL : -EEXIST;
 	/* The kernel closes a device it moves. */
 	l->ns = ns;
 	l->link.flags &= ~(unsigned int)IFF_UP;
@@ -734,8 +734,9 @@ int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex)
 }
 
 int iface_configure(struct net_ns *ns, const struct net_link *link, const struct cni_result *res,
-	            struct cni_err *err)
+		    bool autoconf, struct cni_err *err)
 {
+	(void)autoconf;
 	return IN_NS(ns, here_iface_configure(link, res, err));
 }
 

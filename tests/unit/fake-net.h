@@ -54,6 +54,7 @@ struct fake_net {
 	unsigned int ops;                   /* operations so far */
 	unsigned int fail_at;               /* 1-based operation to fail, 0 for none */
 	int fail_errno;                     /* positive errno for the failing operation */
+	bool move_clash_einval;             /* a kernel before 5.14: a move onto a taken name is EINVAL */
 	char log[FAKE_NET_LOG_SIZE];
 	size_t log_len;
 

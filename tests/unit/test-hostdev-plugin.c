@@ -16,15 +16,20 @@
 
 #include "common/cni/error.h"
 #include "common/cni/result.h"
+#include "common/cni/trust.h"
 #include "common/net/device.h"
 #include "common/util/cleanup.h"
 #include "plugins/host-device/hostdev.h"
+#include "plugins/host-device/state.h"
 #include "tests/unit/fake-net-hostdev.h"
+#include "tests/unit/fake-sysfs.h"
 
 #define POD_PATH "/run/netns/pod"
 #define IPAM_RESULT "{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.1.0.5/24\"}]}"
 #define CONF_DEVICE "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\"," \
 		    "\"device\":\"ens1f0\",\"ipam\":{\"type\":\"fake\"}}"
+#define CONF_MAC "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\"," \
+		 "\"hwaddr\":\"02:11:22:33:44:55\"}"
 
 static const uint8_t mac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 static int pod;
@@ -42,12 +47,70 @@ static void release(void)
 	memset(&err, 0, sizeof(err));
 }
 
+/* The plugin keeps device states here, not in the node's directory. */
+static char state_dir[64];
+
+static void forget_states(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -f %s/*", state_dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static bool state_kept(const char *orig)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", state_dir, orig);
+	return access(path, F_OK) == 0;
+}
+
+/* Node settings whose deviceInfoDirs is its own, beside them. */
+static char devinfo_base[64], devinfo_dir[128];
+
+/*
+ * The state directory, and the node settings: named before any plugin reads them (once
+ * per process).
+ */
+static int states_setup(void **state)
+{
+	char settings[128];
+	FILE *f;
+
+	(void)state;
+	snprintf(state_dir, sizeof(state_dir), "/tmp/hostdev-state.XXXXXX");
+	snprintf(devinfo_base, sizeof(devinfo_base), "/tmp/hostdev-devinfo.XXXXXX");
+	if (!mkdtemp(state_dir) || !mkdtemp(devinfo_base))
+		return -1;
+	hostdev_state_set_dir(state_dir);
+	snprintf(devinfo_dir, sizeof(devinfo_dir), "%s/devinfo", devinfo_base);
+	snprintf(settings, sizeof(settings), "%s/settings.json", devinfo_base);
+	f = fopen(settings, "w");
+	if (!f || mkdir(devinfo_dir, 0700) < 0)
+		return -1;
+	fprintf(f, "{\"deviceInfoDirs\": [\"%s\"]}\n", devinfo_dir);
+	fclose(f);
+	return setenv(TRUST_SETTINGS_ENV, settings, 1);
+}
+
+static int states_teardown(void **state)
+{
+	char cmd[192];
+
+	(void)state;
+	hostdev_state_set_dir(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", state_dir, devinfo_base);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
 /* The host: ens1f0, up, with an alias of its own, and mlx5_1 on it; an empty pod. */
 static void world(int rdma_mode)
 {
 	struct net_link *l;
 
 	release();
+	forget_states();
 	fake_net_reset(IPAM_RESULT);
 	fake_rdma_reset();
 	pod = fake_net_add_netns(POD_PATH);
@@ -183,20 +246,22 @@ static void test_exclusive_moves_rdma(void **state)
 
 	/* DEL finds the RDMA device from inside the pod and brings both home. */
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-	assert_home(false, "");
+	assert_home(true, "uplink-a");
 	assert_non_null(strstr(fake_net_log_lines(), "ns1: rdma move mlx5_1 to 0"));
 	assert_int_equal(fake_net_tmp_netns(), 0);
 	assert_false(fake_net_termination_held());
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-	assert_home(false, "");
+	assert_home(true, "uplink-a");
 }
 
 /*
  * The direct way, operation by operation: one netns move each, no temporary
  * netns; ADD moves with the alias in one request and renames in the pod
  * (nothing in the host changes before the move), DEL renames in the pod and
- * moves with the alias cleared in one request; termination signals are held
- * back from the first change to the device until it is whole where it goes.
+ * moves with the alias cleared in one request, then gives the device the
+ * alias and up state ADD found (the MTU did not change); termination
+ * signals are held back from the first change to the device until it is
+ * whole where it goes.
  */
 static void test_direct_sequences(void **state)
 {
@@ -230,7 +295,10 @@ static void test_direct_sequences(void **state)
 		"ns1: get net1 [blocked]\n"
 		"ns1: rename net1 to ens1f0 [blocked]\n"
 		"ns1: get ens1f0 [blocked]\n"
-		"ns1: move ens1f0 to host alias \"\" [blocked]\n";
+		"ns1: move ens1f0 to host alias \"\" [blocked]\n"
+		"host: get ens1f0\n"
+		"host: alias ens1f0 \"uplink-a\"\n"
+		"host: up ens1f0\n";
 
 	(void)state;
 	world(0);
@@ -240,7 +308,7 @@ static void test_direct_sequences(void **state)
 	fake_net.log_len = 0;
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
 	assert_string_equal(fake_net_log_lines(), del);
-	assert_home(false, "");
+	assert_home(true, "uplink-a");
 	assert_int_equal(fake_net_tmp_netns(), 0);
 }
 
@@ -272,7 +340,7 @@ static void test_fallback_through_temporary_netns(void **state)
 
 	fake_net.log_len = 0;
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-	assert_home(false, "");
+	assert_home(true, "uplink-a");
 	assert_string_equal(fake_net_find(pod, "ens1f0")->kind, "veth");
 	log = fake_net_log_lines();
 	assert_non_null(strstr(log, "ns1: rename net1 to ens1f0 [blocked]\n"
@@ -289,7 +357,7 @@ static void test_fallback_through_temporary_netns(void **state)
 	assert_int_equal(fake_net_tmp_netns(), 0);
 	pod_has_link_named_ens1f0();
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-	assert_home(false, "");
+	assert_home(true, "uplink-a");
 	assert_int_equal(fake_net_tmp_netns(), 1);
 	assert_non_null(strstr(fake_net_log_lines(), "host: new netns [blocked]\n"));
 }
@@ -303,7 +371,7 @@ static void test_shared_moves_nothing(void **state)
 	assert_null(strstr(fake_net_log_lines(), "rdma move"));
 	assert_null(strstr(fake_net_log_lines(), "rdma dev dump")); /* the mode decides first */
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-	assert_home(false, "");
+	assert_home(true, "uplink-a");
 	assert_null(strstr(fake_net_log_lines(), "rdma move"));
 }
 
@@ -321,7 +389,7 @@ static void test_no_rdma_subsystem(void **state)
 		assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
 		assert_in_pod(false);
 		assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-		assert_home(false, "");
+		assert_home(true, "uplink-a");
 	}
 }
 
@@ -426,13 +494,15 @@ static void del_fails_at_every_step(enum del_clash clash)
 			assert_int_equal(links_outside(pod, -1), 0);
 			assert_int_equal(fake_rdma.devs[0].ns, pod);
 		} else {
-			/* DEL succeeded despite the failure: then the device is home. */
+			/*
+			 * DEL succeeded despite the failure: then the device is
+			 * home, with its state given back unless the failure was in
+			 * that (a warning), which the retried DEL below completes.
+			 */
 			struct net_link *l = fake_net_find(0, "ens1f0");
 			char line[256];
 
 			assert_non_null(l);
-			assert_false(l->flags & IFF_UP);
-			assert_string_equal(l->alias, "");
 			assert_int_equal(fake_net_count(pod), pod_own);
 			assert_int_equal(links_outside(0, pod), 0);
 			/*
@@ -447,7 +517,8 @@ static void del_fails_at_every_step(enum del_clash clash)
 		}
 		fake_net.fail_at = 0;
 		assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
-		assert_home(false, "");
+		assert_home(true, "uplink-a");
+		assert_false(state_kept("ens1f0"));
 	}
 }
 
@@ -480,6 +551,231 @@ static void test_pod_name_clash(void **state)
 		assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
 		assert_non_null(fake_net_find(pod, "net1"));
 	}
+}
+
+/*
+ * A kernel before 5.14 refuses a move onto a name the target netns has with
+ * EINVAL, not EEXIST: the pod's link named like the device still sends ADD
+ * and DEL around it, CNI_IFNAME taken in the pod is still the clash error,
+ * and an EINVAL with no name taken (a device that cannot change netns) is
+ * still a failed move.
+ */
+static void test_name_clash_before_5_14(void **state)
+{
+	(void)state;
+	world_around(true);
+	fake_net.move_clash_einval = true;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_in_pod(true);
+	assert_int_equal(fake_net_tmp_netns(), 1);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_home(true, "uplink-a");
+	assert_int_equal(fake_net_tmp_netns(), 2);
+
+	world_around(true);
+	fake_net.move_clash_einval = true;
+	fake_net_add_link(pod, "net1", "veth", ARPHRD_ETHER, 1500);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EEXIST);
+	assert_int_equal(err.code, CNI_ERR_KERNEL);
+	assert_string_equal(err.msg, "container already has an interface named \"net1\"");
+	pod_own++;
+	assert_home(true, "uplink-a");
+
+	world(0);
+	fake_net.move_clash_einval = true;
+	fake_net.fail_at = fake_net.ops + 8; /* the move: see test_direct_sequences() */
+	fake_net.fail_errno = EINVAL;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_KERNEL);
+	assert_string_equal(err.msg, "failed to move to the target netns \"ens1f0\": Invalid argument");
+	assert_int_equal(fake_net_tmp_netns(), 0);
+	assert_home(true, "uplink-a");
+}
+
+/*
+ * A software RDMA device (rxe) in exclusive mode: the kernel unregisters it
+ * when its netdev leaves the host, and the RDMA move is refused with EINVAL.
+ * ADD says what happened, and the netdev comes home as it was.
+ */
+static void test_software_rdma_device(void **state)
+{
+	(void)state;
+	world(0);
+	fake_rdma.devs[0].used = false;
+	fake_rdma_add(8, "rxe0", 0, ifindex)->software = true;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_KERNEL);
+	assert_string_equal(err.msg, "RDMA device rxe0 was removed by the kernel when ens1f0 left "
+				     "the host netns; software RDMA devices (rxe, siw) cannot "
+				     "change netns");
+	assert_home(true, "uplink-a");
+	assert_false(fake_rdma.devs[1].used);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_home(true, "uplink-a");
+
+	/* A hardware device whose move fails keeps the kernel's word. */
+	world(0);
+	fake_net.fail_at = fake_net.ops + 12; /* the RDMA move: see test_direct_sequences() */
+	fake_net.fail_errno = EPERM;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EPERM);
+	assert_string_equal(err.msg, "failed to move RDMA device into the container \"mlx5_1\": "
+				     "Operation not permitted");
+	assert_home(true, "uplink-a");
+}
+
+/* The device as DEL leaves it in the host: "name up alias mtu". */
+static const char *host_state(const char *name, char *buf, size_t size)
+{
+	const struct net_link *l = fake_net_find(0, name);
+
+	if (!l)
+		return "";
+	snprintf(buf, size, "%s %d %.64s %u", l->name, !!(l->flags & IFF_UP), l->alias, l->mtu);
+	return buf;
+}
+
+/* The kernel hands the device back from a destroyed pod: as net1, down, its alias kept. */
+static void pod_destroyed(void)
+{
+	struct net_link *l = fake_net_find(pod, "net1");
+
+	assert_non_null(l);
+	fake_net_place(l, 0);
+	l->flags &= ~IFF_UP;
+}
+
+/*
+ * DEL gives the device back the up state, MTU and alias ADD found, whatever
+ * happened to them in the pod, also when the kernel handed the device back
+ * from a destroyed pod and when an interrupted ADD took it from there; a
+ * device that was down comes back down; a state another attachment kept, or
+ * a failed ADD's, is not applied.
+ */
+static void test_del_restores_state(void **state)
+{
+	struct hostdev_state s;
+	char buf[160];
+
+	(void)state;
+	world(0);
+	fake_net_find(0, "ens1f0")->mtu = 9000;
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_true(state_kept("ens1f0"));
+	fake_net_find(pod, "net1")->mtu = 1500;
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_string_equal(host_state("ens1f0", buf, sizeof(buf)), "ens1f0 1 uplink-a 9000");
+	assert_false(state_kept("ens1f0"));
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_string_equal(host_state("ens1f0", buf, sizeof(buf)), "ens1f0 1 uplink-a 9000");
+
+	/* Down and without alias before ADD: so after DEL. */
+	world(0);
+	fake_net_find(0, "ens1f0")->flags &= ~IFF_UP;
+	fake_net_find(0, "ens1f0")->alias[0] = '\0';
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_string_equal(host_state("ens1f0", buf, sizeof(buf)), "ens1f0 0  1500");
+	assert_false(state_kept("ens1f0"));
+
+	/* The pod is gone: the DEL that renames the returned device gives it its state. */
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	pod_destroyed();
+	assert_int_equal(run_in(CNI_CMD_DEL, CONF_DEVICE, ""), 0);
+	assert_string_equal(host_state("ens1f0", buf, sizeof(buf)), "ens1f0 1 uplink-a 1500");
+	assert_false(state_kept("ens1f0"));
+
+	/* An ADD of the returned device keeps what the first ADD found. */
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	pod_destroyed();
+	assert_int_equal(run(CNI_CMD_ADD, CONF_MAC), 0);
+	assert_string_equal(fake_net_find(pod, "net1")->alias, "ens1f0");
+	assert_int_equal(run(CNI_CMD_DEL, CONF_MAC), 0);
+	assert_string_equal(host_state("ens1f0", buf, sizeof(buf)), "ens1f0 1 uplink-a 1500");
+
+	/* Another attachment's state is left alone. */
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	assert_int_equal(hostdev_state_load("ens1f0", &s), 0);
+	assert_true(s.up);
+	assert_int_equal(s.mtu, 1500);
+	assert_string_equal(s.alias, "uplink-a");
+	s.attachment++;
+	assert_int_equal(hostdev_state_save("ens1f0", &s), 0);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_string_equal(host_state("ens1f0", buf, sizeof(buf)), "ens1f0 0  1500");
+	assert_true(state_kept("ens1f0"));
+
+	/* A failed ADD keeps nothing. */
+	world(0);
+	fake_net.ipam_result = "{\"cniVersion\":\"1.0.0\",\"ips\":[]}";
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), -EINVAL);
+	assert_home(true, "uplink-a");
+	assert_false(state_kept("ens1f0"));
+}
+
+static void write_state_file(const char *orig, const char *text)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", state_dir, orig);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * The state file: an alias of any bytes survives it; a file this plugin did
+ * not write is refused as a whole (and DEL then leaves the device down, as
+ * without one); a directory others may write is not used.
+ */
+static void test_state_file(void **state)
+{
+	struct hostdev_state s = { .attachment = 0x0123456789abcdefULL, .up = true, .mtu = 9000 };
+	struct hostdev_state got;
+	static const char *const bad[] = {
+		"",
+		"cni-rdma-plugins host-device state 2\n0123456789abcdef\nup 1\nmtu 9000\nalias a\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdeg\nup 1\nmtu 9000\nalias a\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 2\nmtu 9000\nalias a\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 1\nmtu -1\nalias a\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 1\nmtu 9000\nalias a",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 1\nmtu 9000\nalias a\nx\n",
+		"cni-rdma-plugins host-device state 1\n0123456789abcdef\nup 1\nmtu 9000\nalias \\x00\n",
+	};
+	char path[128];
+
+	(void)state;
+	forget_states();
+	snprintf(s.alias, sizeof(s.alias), "a\nb\\c \xff\x01 port 12");
+	assert_int_equal(hostdev_state_save("ens1f0", &s), 0);
+	assert_int_equal(hostdev_state_load("ens1f0", &got), 0);
+	assert_memory_equal(&got, &s, sizeof(s));
+	assert_int_equal(hostdev_state_load("ens1f1", &got), -ENOENT);
+	assert_int_equal(hostdev_state_load("../x", &got), -EINVAL);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		write_state_file("ens1f0", bad[i]);
+		assert_int_equal(hostdev_state_load("ens1f0", &got), -EINVAL);
+	}
+
+	/* A damaged file: DEL brings the device home as without one, and keeps the file. */
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
+	write_state_file("ens1f0", bad[3]);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), 0);
+	assert_home(false, "");
+	assert_true(state_kept("ens1f0"));
+
+	assert_int_equal(chmod(state_dir, 0770), 0);
+	assert_int_equal(hostdev_state_save("ens1f0", &s), -EPERM);
+	assert_int_equal(hostdev_state_load("ens1f0", &got), -EPERM);
+	assert_int_equal(chmod(state_dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ens1f0", state_dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(hostdev_state_remove("ens1f0"), 0);
 }
 
 static void test_host_name_clash_on_del(void **state)
@@ -559,7 +855,7 @@ static void test_selectors(void **state)
 		assert_int_equal(run(CNI_CMD_ADD, confs[i]), 0);
 		assert_in_pod(false);
 		assert_int_equal(run(CNI_CMD_DEL, confs[i]), 0);
-		assert_home(false, "");
+		assert_home(true, "uplink-a");
 	}
 }
 
@@ -688,6 +984,8 @@ static void test_dpdk(void **state)
 	assert_string_equal(result.ifaces[0].name, "net1");
 	assert_string_equal(result.ifaces[0].mac, ""); /* no mac for DPDK */
 	assert_string_equal(result.ifaces[0].sandbox, POD_PATH);
+	assert_non_null(result.ifaces[0].pci_id);
+	assert_string_equal(result.ifaces[0].pci_id, "0000:01:00.1");
 	assert_int_equal(result.n_ips, 1);
 	assert_int_equal(fake_net.ipam_allocated, 1);
 	assert_null(strstr(fake_net_log_lines(), "move"));
@@ -695,6 +993,73 @@ static void test_dpdk(void **state)
 	assert_int_equal(run(CNI_CMD_DEL, conf), 0);
 	assert_int_equal(fake_net.ipam_allocated, 0);
 	assert_null(strstr(fake_net_log_lines(), "move"));
+}
+
+/* The file's contents, "" when it cannot be read. */
+static const char *slurp(const char *path)
+{
+	static char buf[1024];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * The pod learns which PCI function it got: pciID in the result, and the device-info
+ * file Multus asks for (runtimeConfig.CNIDeviceInfoFile) with the RDMA device; a path
+ * outside the node's deviceInfoDirs is refused before anything moves.
+ */
+static void test_device_info(void **state)
+{
+	char conf[PATH_MAX + 512], file[PATH_MAX + 32], link[PATH_MAX + 32];
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/cni/hd-ctr-net1.json", devinfo_dir);
+	snprintf(conf, sizeof(conf),
+		 "{\"cniVersion\":\"1.1.0\",\"name\":\"hd\",\"type\":\"host-device\","
+		 "\"pciBusID\":\"0000:01:00.0\",\"runtimeConfig\":{\"CNIDeviceInfoFile\":\"%s\"},"
+		 "\"ipam\":{\"type\":\"fake\"}}", file);
+	world(0);
+	fake_ethtool_set(ifindex, NULL, 0, "0000:01:00.0");
+	assert_int_equal(run(CNI_CMD_ADD, conf), 0);
+	assert_int_equal(result.n_ifaces, 1);
+	assert_non_null(result.ifaces[0].pci_id);
+	assert_string_equal(result.ifaces[0].pci_id, "0000:01:00.0");
+	assert_string_equal(slurp(file), "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":"
+					 "{\"pci-address\":\"0000:01:00.0\",\"rdma-device\":\"mlx5_1\"}}");
+	assert_int_equal(run(CNI_CMD_DEL, conf), 0);
+
+	/* By name: its sysfs device link says which function it is. */
+	mkdirs("class/net/ens1f0");
+	snprintf(link, sizeof(link), "%s/class/net/ens1f0/device", root);
+	assert_int_equal(symlink("../../../devices/pci0000:00/0000:01:00.0", link), 0);
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, "{\"cniVersion\":\"1.1.0\",\"name\":\"hd\","
+					  "\"type\":\"host-device\",\"device\":\"ens1f0\","
+					  "\"ipam\":{\"type\":\"fake\"}}"), 0);
+	assert_non_null(result.ifaces[0].pci_id);
+	assert_string_equal(result.ifaces[0].pci_id, "0000:01:00.0");
+
+	/*
+	 * A path the node does not let a config name (beside deviceInfoDirs, in the test's
+	 * own directory): nothing moves, nothing is written there.
+	 */
+	snprintf(file, sizeof(file), "%s/outside.json", devinfo_base);
+	snprintf(conf, sizeof(conf),
+		 "{\"cniVersion\":\"1.1.0\",\"name\":\"hd\",\"type\":\"host-device\","
+		 "\"device\":\"ens1f0\",\"runtimeConfig\":{\"CNIDeviceInfoFile\":\"%s\"},"
+		 "\"ipam\":{\"type\":\"fake\"}}", file);
+	world(0);
+	assert_int_equal(run(CNI_CMD_ADD, conf), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	assert_non_null(strstr(err.msg, "CNIDeviceInfoFile"));
+	assert_int_equal(fake_net_count(pod), 0);
+	assert_int_equal(fake_net.ipam_allocated, 0);
+	assert_int_equal(access(file, F_OK), -1);
 }
 
 static void test_not_found(void **state)
@@ -709,12 +1074,13 @@ static void test_not_found(void **state)
 	assert_int_equal(run(CNI_CMD_ADD, "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\"}"),
 			 -EINVAL);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
-	assert_string_equal(err.msg, "specify either \"device\", \"hwaddr\", \"kernelpath\" or \"pciBusID\"");
+	assert_string_equal(err.msg, "specify either \"device\", \"hwaddr\", \"kernelpath\" or \"pciBusID\": "
+				     "no device was given, and none by the device plugin (a HostDeviceNetwork "
+				     "NAD names its resource in the annotation k8s.v1.cni.cncf.io/resourceName; "
+				     "the pod must request that resource in its resources.limits, and Multus "
+				     "passes the device allocated as deviceID)");
 	assert_home(true, "uplink-a");
 }
-
-#define CONF_MAC "{\"cniVersion\":\"1.0.0\",\"name\":\"hd\",\"type\":\"host-device\"," \
-		 "\"hwaddr\":\"02:11:22:33:44:55\"}"
 
 /* A host with a link that has the test's MAC (and a veth taken0), an empty pod. */
 static struct net_link *host_only(const char *name, const char *alias, bool up)
@@ -722,6 +1088,7 @@ static struct net_link *host_only(const char *name, const char *alias, bool up)
 	struct net_link *l;
 
 	release();
+	forget_states();
 	fake_net_reset(IPAM_RESULT);
 	fake_rdma_reset();
 	pod = fake_net_add_netns(POD_PATH);
@@ -935,6 +1302,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_add_fails_at_every_step, teardown),
 		cmocka_unit_test_teardown(test_del_fails_at_every_step, teardown),
 		cmocka_unit_test_teardown(test_pod_name_clash, teardown),
+		cmocka_unit_test_teardown(test_name_clash_before_5_14, teardown),
+		cmocka_unit_test_teardown(test_software_rdma_device, teardown),
+		cmocka_unit_test_teardown(test_del_restores_state, teardown),
+		cmocka_unit_test_teardown(test_state_file, teardown),
 		cmocka_unit_test_teardown(test_host_name_clash_on_del, teardown),
 		cmocka_unit_test_teardown(test_recover_in_host, teardown),
 		cmocka_unit_test_teardown(test_interrupted_move, teardown),
@@ -945,7 +1316,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_del_device_id_gone, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_dpdk, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_not_found, sysfs_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_device_info, sysfs_setup, sysfs_teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, states_setup, states_teardown);
 }

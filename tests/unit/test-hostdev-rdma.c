@@ -143,6 +143,36 @@ static void test_dump_retry(void **state)
 	assert_int_equal(fake_rdma.requests, 3);
 }
 
+/* A device is present by index and name, as the netns sees it; a software one goes with its netdev. */
+static void test_present(void **state)
+{
+	int pod = fake_net_add_netns("/run/netns/pod");
+	struct net_link *eth = fake_net_add_link(0, "vmhost0", "", 1, 1500);
+	struct rdma_dev mlx = { .index = 7, .name = "mlx5_1" }, rxe = { .index = 8, .name = "rxe0" };
+	struct rdma_dev other = { .index = 7, .name = "mlx5_9" };
+
+	(void)state;
+	fake_rdma.mode_attr = 0;
+	fake_rdma_add(7, "mlx5_1", 0, 0);
+	fake_rdma_add(8, "rxe0", 0, eth->ifindex)->software = true;
+	assert_int_equal(rdma_dev_present(NULL, &mlx), 1);
+	assert_int_equal(rdma_dev_present(NULL, &rxe), 1);
+	assert_int_equal(last()->nlmsg_type, NLDEV(RDMA_NLDEV_CMD_GET));
+	assert_true(last()->nlmsg_flags & NLM_F_DUMP);
+	assert_int_equal(rdma_dev_present(NULL, &other), 0);
+	/* Exclusive mode: the pod sees neither. */
+	fake_net.current = pod;
+	assert_int_equal(rdma_dev_present(NULL, &mlx), 0);
+	fake_net.current = 0;
+	/* Its netdev leaves the host: rxe0 is gone, mlx5_1 stays. */
+	fake_net_place(eth, pod);
+	assert_int_equal(rdma_dev_present(NULL, &rxe), 0);
+	assert_int_equal(rdma_dev_present(NULL, &mlx), 1);
+	fake_net.fail_at = fake_net.ops + 1;
+	fake_net.fail_errno = ENOBUFS;
+	assert_int_equal(rdma_dev_present(NULL, &mlx), -ENOBUFS);
+}
+
 static void test_set_netns(void **state)
 {
 	int pod = fake_net_add_netns("/run/netns/pod");
@@ -156,7 +186,7 @@ static void test_set_netns(void **state)
 	assert_int_equal(last_u32(RDMA_NLDEV_NET_NS_FD), FAKE_NET_FD_BASE + pod);
 	assert_int_equal(d->ns, pod);
 	/* From the host it is now out of sight. */
-	assert_int_equal(rdma_dev_set_netns(NULL, 7, FAKE_NET_FD_BASE), -ENODEV);
+	assert_int_equal(rdma_dev_set_netns(NULL, 7, FAKE_NET_FD_BASE), -EINVAL);
 	fake_net.current = pod;
 	assert_int_equal(rdma_dev_set_netns(NULL, 7, FAKE_NET_FD_BASE), 0);
 	assert_int_equal(d->ns, 0);
@@ -174,6 +204,7 @@ int main(void)
 		cmocka_unit_test_setup(test_dev_of_netdev, setup),
 		cmocka_unit_test_setup(test_visibility, setup),
 		cmocka_unit_test_setup(test_dump_retry, setup),
+		cmocka_unit_test_setup(test_present, setup),
 		cmocka_unit_test_setup(test_set_netns, setup),
 	};
 

@@ -15,6 +15,7 @@
 
 #include "common/net/device.h"
 #include "tests/unit/fake-net-hostdev.h"
+#include "tests/unit/fake-sysfs.h"
 
 static char root[256];
 

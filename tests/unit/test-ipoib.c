@@ -21,6 +21,7 @@
 #include "plugins/ipoib/config.h"
 #include "plugins/ipoib/ipoib.h"
 #include "tests/unit/fake-net.h"
+#include "tests/unit/fake-sysfs.h"
 
 #define POD_NETNS "/var/run/netns/pod1"
 #define CONTAINER "c0ffee"
@@ -427,7 +428,7 @@ static void test_add_refusals(void **state)
 			   CNI_ERR_NOT_FOUND, "failed to lookup master \"ib9\"");
 	world(ipam_v4);
 	expect_add_refused("{\"cniVersion\":\"1.0.0\",\"name\":\"ib\",\"type\":\"ipoib\",\"master\":\"eth0\"}",
-			   CNI_ERR_INVALID_CONFIG, "master device eth0 is (veth) not of type ipoib");
+			   CNI_ERR_INVALID_CONFIG, "master device eth0 is not of type ipoib (its link kind: veth)");
 	world(ipam_v4);
 	child = fake_net_add_link(0, "ib0.8001", "ipoib", ARPHRD_INFINIBAND, 2044);
 	child->link_ifindex = fake_net_find(0, "ib0")->ifindex;
@@ -724,6 +725,76 @@ static int run_check(const char *base, const struct cni_result *prev)
 	return ipoib_plugin.check(&ctx, &err);
 }
 
+/* A sysfs tree where ib0 runs on mlx5_0 port 1, whose pkey table holds 0xffff and 0x8001. */
+static char sysfs[64];
+
+static void fake_sysfs(void)
+{
+	char cmd[512], path[256];
+	FILE *f;
+
+	snprintf(sysfs, sizeof(sysfs), "/tmp/ipoib-sysfs.XXXXXX");
+	assert_non_null(mkdtemp(sysfs));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/class/net/ib0/device/infiniband/mlx5_0 "
+		 "%s/class/infiniband/mlx5_0/ports/1/pkeys", sysfs, sysfs);
+	assert_int_equal(system(cmd), 0);
+	static const char *const files[][2] = {
+		{ "class/net/ib0/dev_port", "0\n" },
+		{ "class/infiniband/mlx5_0/ports/1/pkeys/0", "0xffff\n" },
+		{ "class/infiniband/mlx5_0/ports/1/pkeys/1", "0x8001\n" },
+		{ "class/infiniband/mlx5_0/ports/1/pkeys/2", "0x0000\n" },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", sysfs, files[i][0]);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	fake_sysfs_set_root(sysfs);
+}
+
+static int sysfs_teardown(void **state)
+{
+	char cmd[128];
+
+	fake_sysfs_set_root(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sysfs);
+	assert_int_equal(system(cmd), 0);
+	return teardown(state);
+}
+
+/*
+ * A pkey the port is not a member of: the kernel would make a child that stays down with
+ * no error; refused before anything, naming the table. One the table has, in either
+ * membership, goes through.
+ */
+static void test_pkey_not_in_table(void **state)
+{
+	struct cni_result res;
+
+	(void)state;
+	fake_sysfs();
+	world(ipam_v4);
+	assert_int_equal(run_add("{\"cniVersion\":\"1.0.0\",\"name\":\"ib\",\"type\":\"ipoib\","
+				 "\"master\":\"ib0\",\"pkey\":\"0x8005\",\"ipam\":{\"type\":\"fake\"}}",
+				 &res), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	assert_string_equal(err.msg, "pkey 0x0005 is not in the pkey table of mlx5_0 port 1 (master "
+				     "ib0): 0xffff, 0x8001; the child would stay down: the subnet "
+				     "manager must make the port a member of that partition");
+	assert_pristine();
+	cni_result_free(&res);
+
+	assert_int_equal(run_add("{\"cniVersion\":\"1.0.0\",\"name\":\"ib\",\"type\":\"ipoib\","
+				 "\"master\":\"ib0\",\"pkey\":\"0x0001\",\"ipam\":{\"type\":\"fake\"}}",
+				 &res), 0);
+	cni_result_free(&res);
+	assert_int_equal(run_del("{\"cniVersion\":\"1.0.0\",\"name\":\"ib\",\"type\":\"ipoib\","
+				 "\"master\":\"ib0\",\"pkey\":\"0x0001\",\"ipam\":{\"type\":\"fake\"}}"), 0);
+	assert_pristine();
+}
+
 static void test_check(void **state)
 {
 	const char *conf = CONF("\"mtu\":2000,");
@@ -813,6 +884,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_del_failure_then_repeat, teardown),
 		cmocka_unit_test_teardown(test_del_dhcp, teardown),
 		cmocka_unit_test_teardown(test_check, teardown),
+		cmocka_unit_test_teardown(test_pkey_not_in_table, sysfs_teardown),
 	};
 
 	return cmocka_run_group_tests_name("ipoib (fake netlink)", tests, NULL, NULL);

@@ -389,6 +389,46 @@ static void test_exclusions_skipped(void **state)
 	nvipam_pools_free(&pools);
 }
 
+/*
+ * A node's block that exclusions and the gateway cover whole (a status written before the
+ * exclusions grew): round-robin says why nothing is free, a static IP is still granted.
+ */
+static void test_fully_excluded_block(void **state)
+{
+	static const char *const why =
+		"no free addresses in the pool \"net29\", poolType \"ippool\": every address of "
+		"this node's range 192.168.1.1-192.168.1.6 is excluded or the gateway (the "
+		"controller gives such a node another block; until the pool's status changes "
+		"only static IPs are handed out)";
+	const struct nvipam_request next = { .kind = NVIPAM_REQ_NEXT };
+	struct nvipam_request req = { .kind = NVIPAM_REQ_STATIC };
+	struct nvipam_pools pools;
+	const struct nvipam_pool *p;
+	struct fake_store s = { 0 };
+
+	(void)state;
+	p = load(ONE("net29", "\"subnet\":\"192.168.1.0/29\",\"startIP\":\"192.168.1.1\","
+		     "\"endIP\":\"192.168.1.6\",\"gateway\":\"192.168.1.1\",\"exclusions\":["
+		     "{\"startIP\":\"192.168.1.2\",\"endIP\":\"192.168.1.4\"}],"
+		     "\"perNodeExclusions\":[{\"startIndex\":4,\"endIndex\":5}]"), &pools);
+	assert_int_equal(free_count(p, &s), 0);
+	expect_err(p, &s, &next, -ENOSPC, NVIPAM_ERR_EXHAUSTED, why);
+	req.ip = ip("192.168.1.3");
+	expect_ok(p, &s, &req, "192.168.1.3");
+	expect_err(p, &s, &next, -ENOSPC, NVIPAM_ERR_EXHAUSTED, why);
+	store_free(&s);
+	nvipam_pools_free(&pools);
+
+	/* One address left, held: the plain message (the block is full, not excluded). */
+	p = load(ONE("net29", "\"subnet\":\"192.168.1.0/29\",\"startIP\":\"192.168.1.1\","
+		     "\"endIP\":\"192.168.1.6\",\"gateway\":\"192.168.1.1\",\"exclusions\":["
+		     "{\"startIP\":\"192.168.1.2\",\"endIP\":\"192.168.1.5\"}]"), &pools);
+	expect_next(p, &s, "192.168.1.6");
+	expect_exhausted(p, &s);
+	store_free(&s);
+	nvipam_pools_free(&pools);
+}
+
 static void test_static(void **state)
 {
 	static const char golden_f[] =
@@ -799,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_round_robin_with_releases),
 		cmocka_unit_test(test_point_to_point_and_single),
 		cmocka_unit_test(test_exclusions_skipped),
+		cmocka_unit_test(test_fully_excluded_block),
 		cmocka_unit_test(test_static),
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_gateway_request),

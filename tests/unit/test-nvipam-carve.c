@@ -200,12 +200,59 @@ static void test_golden_cidrpool(void **state)
 	expect(CIDRPOOL("\"cidr\":\"10.0.0.0/31\",\"perNodeNetworkPrefix\":32,\"gatewayIndex\":0"),
 	       "[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]",
 	       "[" PFXGW("a", "10.0.0.0/32", "10.0.0.0") "," PFXGW("b", "10.0.0.1/32", "10.0.0.1") "]", "c");
-	/* A fully excluded prefix (its node range .1-.254) is skipped. */
+	/* A fully excluded prefix (network address to .254) is skipped. */
 	expect(CIDRPOOL("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"exclusions\":"
-			"[{\"startIP\":\"10.0.0.1\",\"endIP\":\"10.0.0.254\"}]"), NODES12,
+			"[{\"startIP\":\"10.0.0.0\",\"endIP\":\"10.0.0.254\"}]"), NODES12,
 	       "[" PFX("node-1", "10.0.1.0/24") "," PFX("node-2", "10.0.2.0/24") "]", "");
 	expect(CIDRPOOL("\"cidr\":\"fd00::/48\",\"perNodeNetworkPrefix\":64,\"gatewayIndex\":1"), NODES12,
 	       "[" PFXGW("node-1", "fd00::/64", "fd00::1") "," PFXGW("node-2", "fd00:0:0:1::/64", "fd00:0:0:1::1") "]", "");
+}
+
+/*
+ * A CIDRPool prefix is fully excluded only when its network address is excluded too, as the
+ * reference controller tests it (from the network address to the last usable one), though
+ * no node hands that address out: every usable address excluded is not enough.
+ */
+static void test_cidrpool_excluded_needs_network_address(void **state)
+{
+	struct outcome o;
+
+	(void)state;
+	/* .1-.254 excluded, .0 not: the prefix is given (the pods then find it exhausted). */
+	expect(CIDRPOOL("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"exclusions\":"
+			"[{\"startIP\":\"10.0.0.1\",\"endIP\":\"10.0.0.254\"}]"), NODES12,
+	       "[" PFX("node-1", "10.0.0.0/24") "," PFX("node-2", "10.0.1.0/24") "]", "");
+	/* The same through perNodeExclusions: 1-254 leaves every prefix; 0-254 excludes all. */
+	expect(CIDRPOOL("\"cidr\":\"10.0.0.0/23\",\"perNodeNetworkPrefix\":24,\"perNodeExclusions\":"
+			"[{\"startIndex\":1,\"endIndex\":254}]"), NODES12,
+	       "[" PFX("node-1", "10.0.0.0/24") "," PFX("node-2", "10.0.1.0/24") "]", "");
+	expect(CIDRPOOL("\"cidr\":\"10.0.0.0/23\",\"perNodeNetworkPrefix\":24,\"perNodeExclusions\":"
+			"[{\"startIndex\":0,\"endIndex\":254}]"), NODES12, "[]", "node-1 node-2");
+	/* A pool exclusion of .0 and per-node 1-254 together cover the first prefix only. */
+	expect(CIDRPOOL("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"exclusions\":"
+			"[{\"startIP\":\"10.0.0.0\",\"endIP\":\"10.0.0.0\"}],\"perNodeExclusions\":"
+			"[{\"startIndex\":1,\"endIndex\":254}]"), NODES12,
+	       "[" PFX("node-1", "10.0.1.0/24") "," PFX("node-2", "10.0.2.0/24") "]", "");
+	/* IPv6: the all-ones address is usable, the network address must be excluded too. */
+	expect(CIDRPOOL("\"cidr\":\"fd00::/120\",\"perNodeNetworkPrefix\":124,\"exclusions\":"
+			"[{\"startIP\":\"fd00::1\",\"endIP\":\"fd00::f\"}]"), NODES12,
+	       "[" PFX("node-1", "fd00::/124") "," PFX("node-2", "fd00::10/124") "]", "");
+	expect(CIDRPOOL("\"cidr\":\"fd00::/120\",\"perNodeNetworkPrefix\":124,\"exclusions\":"
+			"[{\"startIP\":\"fd00::\",\"endIP\":\"fd00::f\"}]"), NODES12,
+	       "[" PFX("node-1", "fd00::10/124") "," PFX("node-2", "fd00::20/124") "]", "");
+	/* A node's status entry on such a prefix stays put. */
+	carve(CIDRPOOL_ST("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"exclusions\":"
+			  "[{\"startIP\":\"10.0.2.1\",\"endIP\":\"10.0.2.254\"}]",
+			  "[" PFX("node-1", "10.0.2.0/24") "]"), NODES12, &o);
+	assert_false(o.invalid);
+	assert_string_equal(o.allocs, "[" PFX("node-1", "10.0.2.0/24") "," PFX("node-2", "10.0.0.0/24") "]");
+	assert_int_equal(o.kept, 1);
+	outcome_free(&o);
+	/* gatewayIndex 0 is still refused outside /31 and /32: the network address is no gateway. */
+	expect_invalid(CIDRPOOL("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":0"),
+		       "gatewayIndex");
+	expect_invalid(CIDRPOOL("\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":255"),
+		       "gatewayIndex");
 }
 
 /* CIDRPool staticAllocations: a node's own prefix and gateway, and a prefix only reserved. */
@@ -476,9 +523,12 @@ static void test_per_node_exclusions_cover_block(void **state)
 			   "[{\"startIndex\":2,\"endIndex\":3},{\"startIndex\":0,\"endIndex\":1}]"), "[]", "node-1 node-2");
 	expect_fast(CIDRPOOL("\"cidr\":\"fd00::/48\",\"perNodeNetworkPrefix\":128,"
 			     "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":0}]"), "[]", "node-1 node-2");
-	/* A /120 per node: its node range ::1-::ff is covered (index 0, the network, is not needed). */
+	/* A /120 per node covered from its network address ::0 to ::ff; without ::0 it is not. */
 	expect_fast(CIDRPOOL("\"cidr\":\"fd00::/32\",\"perNodeNetworkPrefix\":120,"
-			     "\"perNodeExclusions\":[{\"startIndex\":1,\"endIndex\":255}]"), "[]", "node-1 node-2");
+			     "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":255}]"), "[]", "node-1 node-2");
+	expect_fast(CIDRPOOL("\"cidr\":\"fd00::/32\",\"perNodeNetworkPrefix\":120,"
+			     "\"perNodeExclusions\":[{\"startIndex\":1,\"endIndex\":255}]"),
+		    "[" PFX("node-1", "fd00::/120") "," PFX("node-2", "fd00::100/120") "]", "");
 	expect_fast(IPPOOL_ST("\"subnet\":\"fd00::/64\",\"perNodeBlockSize\":1,"
 			      "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":0}]",
 			      "[" BLK("node-1", "fd00::1", "fd00::1") "]"), "[]", "node-1 node-2");
@@ -597,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_ipv6_smallest_subnets),
 		cmocka_unit_test(test_per_node_exclusions_cover_block),
 		cmocka_unit_test(test_golden_cidrpool),
+		cmocka_unit_test(test_cidrpool_excluded_needs_network_address),
 		cmocka_unit_test(test_static_allocations),
 		cmocka_unit_test(test_keep_and_reuse),
 		cmocka_unit_test(test_cidrpool_reuse_after_leave),

@@ -137,7 +137,7 @@ static void test_pods_not_a_list(void **state)
 	/* One pod is no listing of the node: every other allocation would look gone. */
 	parse_fails(POD("n", "p", "u"), "not a pod list: one object of kind Pod");
 	parse_fails("{}", "not a pod list: one object, expected");
-	parse_fails("[" POD("n", "p", "u") "] []", "2 JSON documents");
+	parse_fails("[" POD("n", "p", "u") "] []", "more than one JSON document");
 	parse_fails("{\"kind\":\"IPPoolList\",\"items\":[]}", "not a pod list: a IPPoolList");
 	parse_fails("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"}}]}",
 		    "not a pod list: item 0 is a Node");

@@ -615,7 +615,7 @@ static void test_whole_store_excludes_pools(void **state)
 	assert_int_equal(nvipam_store_open_pools(path, false, 100, &a, 1, &s, &err), -EAGAIN);
 	assert_int_equal(err.code, CNI_ERR_TRY_AGAIN);
 	err = (struct cni_err){ 0 };
-	assert_int_equal(nvipam_store_release(path, false, 100, "c", "e", &(size_t){ 0 }, &err), -EAGAIN);
+	assert_int_equal(nvipam_store_release(path, false, 100, "c", "e", 0, &(size_t){ 0 }, &err), -EAGAIN);
 	assert_int_equal(err.code, CNI_ERR_TRY_AGAIN);
 	assert_int_equal(write(go[1], "x", 1), 1);
 	wait_child(pid);
@@ -637,7 +637,7 @@ static void test_release(void **state)
 	(void)state;
 	/* A store never written: nothing to release, nothing created but the lock. */
 	assert_int_equal(mkdir(fresh_dir, 0700), 0);
-	assert_int_equal(nvipam_store_release(fresh, false, 1000, "c1", "net1", &n, &err), 0);
+	assert_int_equal(nvipam_store_release(fresh, false, 1000, "c1", "net1", 0, &n, &err), 0);
 	assert_int_equal(n, 0);
 	assert_false(exists(fresh));
 	assert_int_equal(count_prefixed(fresh_dir, "store.d"), 0);
@@ -652,9 +652,9 @@ static void test_release(void **state)
 	nvipam_store_close(&s);
 
 	/* Every pool, one at a time; a pool no config names any more too. */
-	assert_int_equal(nvipam_store_release(path, true, 1000, "c1", "net1", &n, &err), 0);
+	assert_int_equal(nvipam_store_release(path, true, 1000, "c1", "net1", 0, &n, &err), 0);
 	assert_int_equal(n, 3);
-	assert_int_equal(nvipam_store_release(path, true, 1000, "c1", "net1", &n, &err), 0);
+	assert_int_equal(nvipam_store_release(path, true, 1000, "c1", "net1", 0, &n, &err), 0);
 	assert_int_equal(n, 0);
 	open_ok(path, &s);
 	assert_int_equal(s.n_allocs, 2);

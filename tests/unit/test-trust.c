@@ -132,6 +132,8 @@ static void test_defaults(void **state)
 	assert_int_equal(check(none, TRUST_LOG, "/var/log//sub/x.log").r, 0);
 	assert_int_equal(check(none, TRUST_CONF, "/etc/cni/net.d/nv-ipam.d/x").r, 0);
 	assert_int_equal(check(none, TRUST_STATE, "/var/lib/cni/nv-ipam/store").r, 0);
+	assert_int_equal(check(none, TRUST_DEVINFO, "/var/run/k8s.cni.cncf.io/devinfo/cni/x.json").r, 0);
+	assert_refused(check(none, TRUST_DEVINFO, "/etc/cni/net.d/00-multus.conf"), "is outside");
 	assert_refused(check(none, TRUST_LOG, "/etc/shadow"),
 		       "is outside the directories a network config may name for it (/var/log)");
 	assert_refused(check(none, TRUST_STATE, "/var/lib/cni/nv-ipamx/store"), "is outside");
@@ -158,6 +160,9 @@ static void test_settings_given(void **state)
 	/* Keys are matched as Go's encoding/json matches them, case aside. */
 	s = settings_write("{\"LOGDIRS\": [\"/run/b\"]}", 0600);
 	assert_int_equal(check(s, TRUST_LOG, "/run/b/x").r, 0);
+	s = settings_write("{\"deviceInfoDirs\": [\"/run/devinfo\"]}", 0600);
+	assert_int_equal(check(s, TRUST_DEVINFO, "/run/devinfo/cni/x.json").r, 0);
+	assert_refused(check(s, TRUST_DEVINFO, "/var/run/k8s.cni.cncf.io/devinfo/x.json"), "(/run/devinfo)");
 	s = settings_write("{\"logDirs\": [\"/\"]}", 0600);
 	assert_int_equal(check(s, TRUST_LOG, "/anything/at/all").r, 0);
 }
@@ -190,7 +195,7 @@ static void test_settings_malformed(void **state)
 	} cases[] = {
 		{ "{\"logDirs\": [\"/run/a\"]", "node settings" },
 		{ "[\"/var/log\"]", "expected an object" },
-		{ "{\"logDir\": [\"/run/a\"]}", "unknown key (known: logDirs, confDirs, stateDirs)" },
+		{ "{\"logDir\": [\"/run/a\"]}", "unknown key (known: logDirs, confDirs, stateDirs, deviceInfoDirs)" },
 		{ "{\"logDirs\": \"/run/a\"}", "node settings" },
 		{ "{\"logDirs\": [\"run/a\"]}", "\"logDirs\"[0] must be an absolute path" },
 		{ "{\"confDirs\": [\"/etc\", \"/etc/../root\"]}", "\"confDirs\"[1] must be an absolute" },

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
@@ -16,13 +17,22 @@
 /* Where the Network Operator's DaemonSets mount the host's CNI bin directory. */
 #define DEFAULT_CNI_BIN_DIR "/host/opt/cni/bin"
 
-static const char *const suite[] = { "macvlan", "ipoib", "host-device", "nv-ipam", "nv-ipam-tool" };
+/* The interface plugins an image may bring; each image brings its slot's. */
+static const char *const suite[] = { "macvlan", "ipoib", "host-device" };
+
+/*
+ * Installed by the nv-ipam image alone: one owner per binary on a node, so
+ * that a plugin image never puts back a build the nv-ipam image replaced.
+ */
+static const char *const not_ours[] = { "nv-ipam", "nv-ipam-tool" };
 
 struct options {
 	const char *cni_bin_dir;
 	const char *src_dir;
 	const char *ipoib_bin_file;
 	bool no_sleep;
+	bool by_name;
+	bool named[ARRAY_SIZE(suite)];
 	bool chosen[ARRAY_SIZE(suite)];
 };
 
@@ -30,13 +40,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: cni-install [OPTIONS] [BINARY...]\n"
-		"Copies the suite's binaries (default: all of macvlan ipoib host-device nv-ipam\n"
-		"nv-ipam-tool) into the CNI bin directory, each atomically (temporary file in that\n"
-		"directory, fsync, mode, rename, directory fsync), leaves identical ones alone,\n"
-		"then waits for SIGTERM or SIGINT and exits 0.\n"
+		"Copies the interface plugins this image brings (those of macvlan ipoib\n"
+		"host-device found in SRC-DIR, or the BINARYs named) into the CNI bin\n"
+		"directory, each atomically (temporary file in that directory, fsync, mode,\n"
+		"rename, directory fsync), leaves identical ones alone, then waits for SIGTERM\n"
+		"or SIGINT and exits 0. nv-ipam and nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
 		"  --cni-bin-dir=DIR      target directory, must exist [%s]\n"
-		"  --src-dir=DIR          where the binaries are [%s]\n"
+		"  --src-dir=DIR          where the image keeps its binaries [%s]\n"
 		"  --ipoib-bin-file=FILE  the ipoib binary to install [SRC-DIR/ipoib]\n"
 		"  --no-sleep             exit after installing (init containers)\n"
 		"  -h, --help             this text\n"
@@ -48,15 +59,12 @@ static void usage(FILE *f)
 		DEFAULT_CNI_BIN_DIR, DEFAULT_SRC_DIR);
 }
 
-static int choose(struct options *o, const char *name)
+static int name_index(const char *const *names, size_t n, const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(suite); i++) {
-		if (strcmp(suite[i], name) == 0) {
-			o->chosen[i] = true;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return (int)i;
+	return -1;
 }
 
 /* Return: 0 to go on, 1 to exit 0 (help, version), -1 to exit 1. */
@@ -72,7 +80,6 @@ static int parse(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ 0 },
 	};
-	bool any = false;
 	int c;
 
 	*o = (struct options){ .cni_bin_dir = DEFAULT_CNI_BIN_DIR, .src_dir = DEFAULT_SRC_DIR };
@@ -105,19 +112,75 @@ static int parse(int argc, char **argv, struct options *o)
 		}
 	}
 	for (int i = optind; i < argc; i++) {
-		if (choose(o, argv[i]) < 0) {
-			fprintf(stderr, "cni-install: unknown binary \"%s\" (one of macvlan ipoib "
-					"host-device nv-ipam nv-ipam-tool)\n", argv[i]);
+		int k = name_index(suite, ARRAY_SIZE(suite), argv[i]);
+
+		if (k < 0 && name_index(not_ours, ARRAY_SIZE(not_ours), argv[i]) >= 0) {
+			fprintf(stderr, "cni-install: %s is installed by the nv-ipam image, not by "
+					"a plugin image (one owner per binary)\n", argv[i]);
 			return -1;
 		}
-		any = true;
+		if (k < 0) {
+			fprintf(stderr, "cni-install: unknown binary \"%s\" (one of macvlan ipoib "
+					"host-device)\n", argv[i]);
+			return -1;
+		}
+		o->named[k] = true;
 	}
-	if (!any)
-		for (size_t i = 0; i < ARRAY_SIZE(suite); i++)
-			o->chosen[i] = true;
 	if (o->cni_bin_dir[0] != '/') {
 		fprintf(stderr, "cni-install: --cni-bin-dir must be an absolute path, got \"%s\"\n",
 			o->cni_bin_dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* Where binary @i comes from. */
+static int source_path(const struct options *o, size_t i, char *buf, size_t size)
+{
+	if (strcmp(suite[i], "ipoib") == 0 && o->ipoib_bin_file)
+		return snprintf(buf, size, "%s", o->ipoib_bin_file) >= (int)size ? -ENAMETOOLONG : 0;
+	return snprintf(buf, size, "%s/%s", o->src_dir, suite[i]) >= (int)size ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * The binaries to install: those named, else those the image brings. The
+ * operator passes no argument, so an image's set is what its source
+ * directory holds (a source that cannot be looked at counts as brought and
+ * fails at its copy, saying why). A binary the image does not bring is never
+ * installed, and asking for one (by name or --ipoib-bin-file) is an error
+ * before anything is copied.
+ *
+ * Return: 0, or -1 after saying what is wrong.
+ */
+static int choose(struct options *o)
+{
+	bool any = false;
+	char src[4096];
+
+	for (size_t i = 0; i < ARRAY_SIZE(suite); i++)
+		o->by_name |= o->named[i];
+	for (size_t i = 0; i < ARRAY_SIZE(suite); i++) {
+		bool wanted = !o->by_name || o->named[i];
+		bool asked = o->named[i] || (strcmp(suite[i], "ipoib") == 0 && o->ipoib_bin_file);
+		struct stat st;
+		bool brought;
+
+		if (source_path(o, i, src, sizeof(src)) < 0) {
+			fprintf(stderr, "cni-install: the source path of %s is too long\n", suite[i]);
+			return -1;
+		}
+		brought = stat(src, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+		if (wanted && asked && !brought) {
+			fprintf(stderr, "cni-install: %s is not in this image (no %s)\n", suite[i],
+				src);
+			return -1;
+		}
+		o->chosen[i] = wanted && brought;
+		any |= o->chosen[i];
+	}
+	if (!any) {
+		fprintf(stderr, "cni-install: %s holds none of macvlan ipoib host-device: "
+				"nothing to install\n", o->src_dir);
 		return -1;
 	}
 	return 0;
@@ -133,6 +196,7 @@ static void lock_held(const char *dir)
 static int install_all(const struct options *o, const sigset_t *stop)
 {
 	_cleanup_close_ int dirfd = -1;
+	char set[sizeof(" macvlan ipoib host-device")] = "";
 	int r, failed = 0;
 
 	r = install_lock(o->cni_bin_dir, stop, lock_held, &dirfd);
@@ -144,6 +208,13 @@ static int install_all(const struct options *o, const sigset_t *stop)
 		log_error("cannot use CNI bin directory %s: %s", o->cni_bin_dir, strerror(-r));
 		return r;
 	}
+	for (size_t i = 0, len = 0; i < ARRAY_SIZE(suite); i++)
+		if (o->chosen[i])
+			len += (size_t)snprintf(set + len, sizeof(set) - len, " %s", suite[i]);
+	if (o->by_name)
+		log_info("installing%s into %s", set, o->cni_bin_dir);
+	else
+		log_info("installing%s (what %s holds) into %s", set, o->src_dir, o->cni_bin_dir);
 	for (size_t i = 0; i < ARRAY_SIZE(suite); i++) {
 		enum install_outcome outcome;
 		const char *step = "";
@@ -153,10 +224,9 @@ static int install_all(const struct options *o, const sigset_t *stop)
 
 		if (!o->chosen[i])
 			continue;
-		if (strcmp(suite[i], "ipoib") == 0 && o->ipoib_bin_file)
-			snprintf(src, sizeof(src), "%s", o->ipoib_bin_file);
-		else if (snprintf(src, sizeof(src), "%s/%s", o->src_dir, suite[i]) >= (int)sizeof(src))
-			return -ENAMETOOLONG;
+		r = source_path(o, i, src, sizeof(src));
+		if (r < 0)
+			return r;
 		swept = install_sweep(dirfd, suite[i]);
 		if (swept > 0)
 			log_info("removed %d temporary file(s) of %s left by an interrupted install",
@@ -188,6 +258,8 @@ int main(int argc, char **argv)
 	r = parse(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? 0 : 1;
+	if (choose(&o) < 0)
+		return 1;
 	log_setup("cni-install", LOG_LEVEL_INFO, -1);
 	/*
 	 * Held from the start: a SIGTERM during the copies ends the process once

@@ -5,9 +5,10 @@
  * addresses from network+1 (the network address for /31, /32, /127 and /128) up to the
  * last usable address (the IPv4 broadcast excluded), and a CIDRPool's prefixes of
  * perNodeNetworkPrefix inside cidr. A block is "fully excluded" when exclusions and
- * perNodeExclusions (relative to the block's start) cover every address a node would
- * hand out from it: the whole IPPool block, or the CIDRPool prefix's node range
- * (network+1 to the last usable address; everything for two or one addresses).
+ * perNodeExclusions (relative to the block's start) cover it from its first address to
+ * the last one a node would hand out: the whole IPPool block, or the CIDRPool prefix from
+ * its network address (which no node hands out, yet the reference wants it excluded too)
+ * to its last usable address (everything for two or one addresses).
  *
  * Scans never walk a huge pool one block at a time: perNodeExclusions covering a whole
  * block exclude every block (known when the spec is parsed), and a run of blocks under
@@ -56,11 +57,10 @@ struct space {
 	u128 first;    /* start of block 0 */
 	u128 size;     /* addresses per block */
 	u128 count;    /* number of blocks */
-	u128 use_lo;   /* offsets inside a block that must all be excluded */
-	u128 use_hi;   /* for the block to count as fully excluded */
+	u128 use_hi;   /* offsets 0..use_hi of a block must all be excluded for it to count */
 	struct spans excl;     /* absolute, merged */
 	struct spans per_node; /* offsets from a block's start, merged */
-	bool all_excluded;     /* per_node alone covers use_lo..use_hi: no block can be given */
+	bool all_excluded;     /* per_node alone covers 0..use_hi: no block can be given */
 	bool skip_gw;          /* blocks of one address: the gateway's is never handed out */
 	u128 gw;
 };
@@ -158,7 +158,7 @@ static const struct span *spans_find(const struct spans *s, u128 x)
 static bool block_excluded(const struct space *sp, u128 k, u128 *ret_next)
 {
 	u128 start = sp->first + k * sp->size;
-	u128 cur = start + sp->use_lo, end = start + sp->use_hi;
+	u128 cur = start, end = start + sp->use_hi;
 	const struct span *s;
 
 	if (sp->all_excluded) {
@@ -284,7 +284,7 @@ static int parse_exclusions(struct pool_spec *p, struct json_object *spec)
 	return 0;
 }
 
-/* perNodeExclusions; sp.use_lo and sp.use_hi must be set. */
+/* perNodeExclusions; sp.use_hi must be set. */
 static int parse_per_node(struct pool_spec *p, struct json_object *spec, u128 last_index)
 {
 	struct json_object *arr;
@@ -315,7 +315,7 @@ static int parse_per_node(struct pool_spec *p, struct json_object *spec, u128 la
 	 * Per-node exclusions alone covering the range a node hands out exclude every block.
 	 * Said once here, or a scan would test each of up to 2^126 blocks in turn.
 	 */
-	s = spans_find(&p->sp.per_node, p->sp.use_lo);
+	s = spans_find(&p->sp.per_node, 0);
 	p->sp.all_excluded = s && s->hi >= p->sp.use_hi;
 	return 0;
 }
@@ -413,7 +413,6 @@ static int parse_ippool(struct pool_spec *p, struct json_object *spec)
 			   (long long)size);
 	p->sp.size = (u128)size;
 	p->sp.count = usable / p->sp.size;
-	p->sp.use_lo = 0;
 	p->sp.use_hi = p->sp.size - 1;
 	r = get_addr(p, spec, "", "gateway", false, &p->net, &p->gateway);
 	if (r < 0)
@@ -431,7 +430,7 @@ static bool index_gateway(const struct pool_spec *p, u128 base, struct ip_addr *
 {
 	if (!p->has_gw_index)
 		return false;
-	/* parse_cidrpool() refused an index outside use_lo..use_hi. */
+	/* parse_cidrpool() refused an index outside the prefix's usable addresses. */
 	*ret = ipmath_to_addr(p->sp.family, base + p->gw_index);
 	return true;
 }
@@ -507,24 +506,29 @@ static int parse_cidrpool(struct pool_spec *p, struct json_object *spec)
 	p->sp.first = ipmath_from_addr(&p->net.addr);
 	p->sp.size = ipmath_host_mask(p->sp.family, p->prefix_len) + 1;
 	p->sp.count = (u128)1 << (p->prefix_len - p->net.len);
-	if (hb <= 1) {
-		p->sp.use_lo = 0;
-		p->sp.use_hi = p->sp.size - 1;
-	} else {
-		p->sp.use_lo = 1;
-		p->sp.use_hi = p->sp.family == AF_INET ? p->sp.size - 2 : p->sp.size - 1;
-	}
+	/* The last address a node hands out: the IPv4 broadcast address is not one. */
+	p->sp.use_hi = hb > 1 && p->sp.family == AF_INET ? p->sp.size - 2 : p->sp.size - 1;
 	r = get_int(p, spec, "", "gatewayIndex", 0, INT32_MAX, false, &idx);
 	if (r < 0)
 		return r;
 	p->has_gw_index = r > 0;
 	p->gw_index = (u128)idx;
-	if (p->has_gw_index && (p->gw_index < p->sp.use_lo || p->gw_index > p->sp.use_hi))
+	/* The gateway is a usable address: the network address only in a /31, /32, /127, /128. */
+	if (p->has_gw_index && ((hb > 1 && p->gw_index == 0) || p->gw_index > p->sp.use_hi))
 		return bad(p, "\"gatewayIndex\" %lld is outside of the node prefix", (long long)idx);
 	if (parse_exclusions(p, spec) < 0 || parse_per_node(p, spec, p->sp.size - 1) < 0 ||
 	    parse_statics(p, spec) < 0)
 		return -EINVAL;
 	return parse_common(p, spec, p->has_gw_index, "spec.gatewayIndex");
+}
+
+/* "network/len" of block @index of a CIDRPool. */
+static void ipmath_to_prefix_text(const struct pool_spec *p, u128 index, char *buf, size_t len)
+{
+	struct ip_prefix pfx = { .addr = ipmath_to_addr(p->sp.family, p->sp.first + index * p->sp.size),
+				 .len = p->prefix_len };
+
+	ip_prefix_format(&pfx, buf, len);
 }
 
 /* ---- existing status ---- */
@@ -923,6 +927,105 @@ oom:
 	spec_free(&p);
 	carve_result_free(&res);
 	return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+}
+
+/* Why a CIDRPool status entry is not the node's to use; 0 when it is. */
+static int cidr_entry_check(const struct pool_spec *p, struct json_object *pool,
+			    const char *node, struct json_object *entry, char *why, size_t len)
+{
+	struct json_object *arr = k8s_object_member(pool, "status", "allocations");
+	const struct static_alloc *st = static_for_node(p, node);
+	struct entry x = { .node = node };
+	char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
+	struct ip_addr want;
+	bool has_want;
+
+	if (!cidr_entry_parse(p, entry, &x)) {
+		snprintf(why, len, "its prefix is not a /%u inside the pool's cidr, or its gateway is "
+			 "not an address", p->prefix_len);
+		return -EINVAL;
+	}
+	ipmath_to_prefix_text(p, x.index, a, sizeof(a));
+	if (st && st->index != x.index) {
+		ipmath_to_prefix_text(p, st->index, b, sizeof(b));
+		snprintf(why, len, "prefix %s doesn't match prefix %s from the node's static allocation",
+			 a, b);
+		return -EINVAL;
+	}
+	for (size_t i = 0; !st && i < p->n_statics; i++) {
+		if (p->statics[i].index == x.index) {
+			snprintf(why, len, "prefix %s is statically allocated %s%s", a,
+				 *p->statics[i].node ? "for different node: " : "without a node (reserved)",
+				 p->statics[i].node);
+			return -EINVAL;
+		}
+	}
+	has_want = cidr_expected_gateway(p, x.index, st, &want);
+	if (!gateway_matches(x.has_gateway, &x.gateway, has_want, &want)) {
+		if (has_want)
+			snprintf(why, len, "gateway %s doesn't match the gateway %s of %s",
+				 x.has_gateway ? ip_addr_format(&x.gateway, b, sizeof(b)) : "(none)",
+				 ip_addr_format(&want, a, sizeof(a)),
+				 st && st->has_gateway ? "the node's static allocation" : "gatewayIndex");
+		else
+			snprintf(why, len, "gateway %s given, but the pool has no gatewayIndex",
+				 ip_addr_format(&x.gateway, b, sizeof(b)));
+		return -EINVAL;
+	}
+	/* The reference takes an entry only when no other shares its prefix, gateway or node. */
+	for (size_t i = 0; json_object_is_type(arr, json_type_array) &&
+			   i < json_object_array_length(arr); i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		struct json_object *vn = cjson_get(e, "nodeName");
+		struct entry y = { .node = "" };
+
+		if (e == entry)
+			continue;
+		if (json_object_is_type(vn, json_type_string))
+			y.node = json_object_get_string(vn);
+		if (strcmp(y.node, node) == 0) {
+			snprintf(why, len, "the node has two allocations in the status");
+			return -EINVAL;
+		}
+		if (!cidr_entry_parse(p, e, &y))
+			continue;
+		if (y.index == x.index || (x.has_gateway && y.has_gateway &&
+					   ip_addr_equal(&x.gateway, &y.gateway))) {
+			char q[K8S_QUOTE_SIZE];
+
+			snprintf(why, len, "its %s is also given to node %s",
+				 y.index == x.index ? "prefix" : "gateway", k8s_quote(y.node, q, sizeof(q)));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int carve_entry_check(struct json_object *pool, const char *node, struct json_object *entry,
+		      char *why, size_t len)
+{
+	struct pool_spec p = { .why = why, .why_len = len };
+	const char *kind = k8s_object_kind(pool), *name = k8s_object_name(pool);
+	struct json_object *spec = k8s_object_member(pool, "spec", NULL);
+	int r;
+
+	p.cidrpool = strcmp(kind, "CIDRPool") == 0;
+	if (!name || strlen(name) > POOL_NAME_MAX || !cni_env_valid_id(name))
+		r = bad(&p, "invalid pool name, should be compatible with CNI network name");
+	else if (!json_object_is_type(spec, json_type_object))
+		r = bad(&p, "\"spec\" is missing");
+	else
+		r = p.cidrpool ? parse_cidrpool(&p, spec) : parse_ippool(&p, spec);
+	if (r == -EINVAL) {
+		char reason[512];
+
+		snprintf(reason, sizeof(reason), "%s", why);
+		snprintf(why, len, "invalid spec: %s", reason);
+	} else if (r == 0 && p.cidrpool) {
+		r = cidr_entry_check(&p, pool, node, entry, why, len);
+	}
+	spec_free(&p);
+	return r < 0 && r != -ENOMEM ? -EINVAL : r;
 }
 
 void carve_result_free(struct carve_result *res)

@@ -70,6 +70,28 @@ int carve_pool(struct json_object *pool, const struct carve_node *nodes, size_t 
 	       struct carve_result *ret, struct cni_err *err);
 
 /**
+ * carve_entry_check() - whether a node may use its status entry, as the reference node daemon
+ *                       decides: the pool's spec valid (the controller's rules), and for a
+ *                       CIDRPool the entry's prefix of the right size inside cidr, not given
+ *                       to another node nor reserved by another node's static allocation (or
+ *                       one without a node), matching the node's own static allocation, its
+ *                       gateway the one gatewayIndex (or the static allocation) gives, none
+ *                       without one, and no other entry sharing its prefix, gateway or node
+ * @pool: an IPPool or CIDRPool object
+ * @node: the node
+ * @entry: the node's entry in @pool's status.allocations
+ * @why: the reason, when refused
+ * @len: its size
+ *
+ * An IPPool's block is checked by nv-ipam's pool file loader (inside the subnet, start
+ * before end).
+ *
+ * Return: 0 when usable, -EINVAL when refused, -ENOMEM.
+ */
+int carve_entry_check(struct json_object *pool, const char *node, struct json_object *entry,
+		      char *why, size_t len);
+
+/**
  * carve_result_json() - status.allocations as JSON
  * @res: result
  * @ret: new array ({nodeName, startIP, endIP} or {nodeName, prefix[, gateway]})

@@ -4,8 +4,10 @@
  * For every IPPool and CIDRPool with an entry for the node in status.allocations, the
  * pool file gets what nv-ipam's node side needs (see ipam/nv-ipam/pool/pool.c): the spec's
  * network, gateway, exclusions, perNodeExclusions, routes and defaultGateway, plus the
- * node's block or prefix. Entries the node side would refuse are left out with a warning,
- * as the reference node daemon drops an invalid pool.
+ * node's block or prefix. Entries the reference node daemon refuses are left out with a
+ * note (carve_entry_check(): an invalid spec; for a CIDRPool a prefix or gateway that is
+ * not the node's to use), and so are those nv-ipam's own loader refuses: both node-side
+ * programs, nv-ipam-tool node-pools and ipam-node, write the same file from the same pools.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/k8s/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/nodefile.h"
 
@@ -122,26 +125,24 @@ static int build_entry(struct json_object *pool, bool cidrpool, struct json_obje
 	return 0;
 }
 
-/* Whether nv-ipam's own loader accepts the entry; prints why not. */
-static bool entry_valid(const char *key, struct json_object *entry)
+/* Whether nv-ipam's own loader accepts the entry; notes why not. */
+static bool entry_valid(const char *key, struct json_object *entry, FILE *notes)
 {
 	_cleanup_free_ char *doc = NULL;
 	struct nvipam_pools pools = { 0 };
 	struct cni_err err = { 0 };
 	const char *text = json_object_to_json_string_ext(entry, JSON_C_TO_STRING_PLAIN);
 	_cleanup_(json_object_putp) struct json_object *k = json_object_new_string(key);
+	char q[K8S_QUOTE_SIZE];
 
 	if (!k || asprintf(&doc, "{\"pools\":{%s:%s}}",
 			   json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN), text) < 0) {
 		doc = NULL;
-		fprintf(stderr, "nv-ipam-tool: out of memory\n");
+		fprintf(notes, "skipping pool \"%s\": out of memory\n", k8s_quote(key, q, sizeof(q)));
 		return false;
 	}
 	if (nvipam_pools_parse(doc, strlen(doc), "(generated)", &pools, &err) < 0) {
-		char q[K8S_QUOTE_SIZE];
-
-		fprintf(stderr, "nv-ipam-tool: skipping pool \"%s\": %s\n", k8s_quote(key, q, sizeof(q)),
-			err.msg);
+		fprintf(notes, "skipping pool \"%s\": %s\n", k8s_quote(key, q, sizeof(q)), err.msg);
 		return false;
 	}
 	nvipam_pools_free(&pools);
@@ -167,7 +168,7 @@ static void keyed_free(struct keyed *v, size_t n)
 	free(v);
 }
 
-int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret,
+int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret, FILE *notes,
 		    struct cni_err *err)
 {
 	_cleanup_(json_object_putp) struct json_object *root = json_object_new_object();
@@ -182,7 +183,8 @@ int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret
 	for (size_t i = 0; i < objs->n_items; i++) {
 		struct json_object *it = objs->items[i], *alloc, *entry = NULL;
 		const char *kind = k8s_object_kind(it), *name = k8s_object_name(it);
-		char q[K8S_QUOTE_SIZE];
+		char q[K8S_QUOTE_SIZE], why[768];
+		int checked;
 		bool cidrpool = strcmp(kind, "CIDRPool") == 0;
 		char *key;
 
@@ -193,8 +195,7 @@ int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret
 			goto out;
 		}
 		if (!name) {
-			fprintf(stderr, "nv-ipam-tool: skipping a %s without a name\n",
-				k8s_quote(kind, q, sizeof(q)));
+			fprintf(notes, "skipping a %s without a name\n", k8s_quote(kind, q, sizeof(q)));
 			continue;
 		}
 		alloc = node_allocation(it, node);
@@ -202,6 +203,16 @@ int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret
 			continue;
 		if (asprintf(&key, "%s%s", cidrpool ? "cidrpool/" : "", name) < 0)
 			goto out;
+		checked = carve_entry_check(it, node, alloc, why, sizeof(why));
+		if (checked == -ENOMEM) {
+			free(key);
+			goto out;
+		}
+		if (checked < 0) {
+			fprintf(notes, "skipping pool \"%s\": %s\n", k8s_quote(key, q, sizeof(q)), why);
+			free(key);
+			continue;
+		}
 		if (build_entry(it, cidrpool, alloc, &entry) < 0) {
 			free(key);
 			goto out;
@@ -213,11 +224,11 @@ int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret
 		char q[K8S_QUOTE_SIZE];
 
 		if (i > 0 && strcmp(v[i - 1].key, v[i].key) == 0) {
-			fprintf(stderr, "nv-ipam-tool: skipping pool \"%s\": listed twice\n",
+			fprintf(notes, "skipping pool \"%s\": listed twice\n",
 				k8s_quote(v[i].key, q, sizeof(q)));
 			continue;
 		}
-		if (!entry_valid(v[i].key, v[i].entry))
+		if (!entry_valid(v[i].key, v[i].entry, notes))
 			continue;
 		if (k8s_json_add(pools, v[i].key, json_object_get(v[i].entry)) < 0)
 			goto out;
@@ -230,4 +241,59 @@ out:
 	if (r == -ENOMEM)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	return r;
+}
+
+static const char *entry_summary(struct json_object *e, char *buf, size_t len)
+{
+	struct json_object *p = k8s_object_member(e, "prefix", NULL);
+
+	if (p)
+		snprintf(buf, len, "%s", json_object_get_string(p));
+	else
+		snprintf(buf, len, "%s-%s", json_object_get_string(k8s_object_member(e, "startIP", NULL)),
+			 json_object_get_string(k8s_object_member(e, "endIP", NULL)));
+	return buf;
+}
+
+void nodefile_changes(const char *old_text, size_t old_len, const char *new_text, FILE *out)
+{
+	_cleanup_(json_object_putp) struct json_object *old = NULL, *cur = NULL;
+	struct json_object *op, *np;
+	struct cni_err e = { 0 };
+	char a[128], b[128];
+
+	if (old_text && cjson_parse(old_text, old_len, "old pool file", &old, &e) < 0)
+		old = NULL;
+	if (cjson_parse(new_text, strlen(new_text), "new pool file", &cur, &e) < 0)
+		return;
+	op = k8s_object_member(old, "pools", NULL);
+	np = k8s_object_member(cur, "pools", NULL);
+	if (!json_object_is_type(np, json_type_object))
+		return;
+	for (struct json_object_iterator it = json_object_iter_begin(np), end = json_object_iter_end(np);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *key = json_object_iter_peek_name(&it);
+		struct json_object *val = json_object_iter_peek_value(&it);
+		struct json_object *was = k8s_object_member(op, key, NULL);
+
+		if (was && json_object_equal(was, val))
+			continue;
+		fputs("pool ", out);
+		k8s_fput_escaped(out, key);
+		if (!was)
+			fprintf(out, ": added (%s)\n", entry_summary(val, a, sizeof(a)));
+		else
+			fprintf(out, ": changed (%s -> %s)\n", entry_summary(was, a, sizeof(a)),
+				entry_summary(val, b, sizeof(b)));
+	}
+	if (!json_object_is_type(op, json_type_object))
+		return;
+	for (struct json_object_iterator it = json_object_iter_begin(op), end = json_object_iter_end(op);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		if (k8s_object_member(np, json_object_iter_peek_name(&it), NULL))
+			continue;
+		fputs("pool ", out);
+		k8s_fput_escaped(out, json_object_iter_peek_name(&it));
+		fputs(": removed\n", out);
+	}
 }

@@ -1,21 +1,61 @@
-/* The node's pod listing (kubectl get pods -o json): which pods the API has */
+/* The node's pod listing (kubectl get pods -o json, or the API's): which pods the API has */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "common/cni/error.h"
 #include "common/cni/json.h"
+#include "common/util/cleanup.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/k8s/liststream.h"
 #include "ipam/nv-ipam/k8s/pods.h"
 
 /* Where kubelet keeps a static pod's own UID on its mirror pod in the API. */
 #define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
 #define UID_MAX_LEN 128
+#define STRINGS_CHUNK (64u * 1024u)
+#define READ_CHUNK (64u * 1024u)
+
+/* Where the kept strings live: chunks that never move, freed together. */
+struct pods_strings {
+	struct pods_strings *next;
+	size_t used;
+	size_t cap;
+	char data[];
+};
+
+static const char *strings_add(struct pods_strings **head, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	struct pods_strings *c = *head;
+	char *out;
+
+	if (n == 1)
+		return "";
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > STRINGS_CHUNK ? n : STRINGS_CHUNK;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->next = *head;
+		c->used = 0;
+		c->cap = cap;
+		*head = c;
+	}
+	out = c->data + c->used;
+	memcpy(out, s, n);
+	c->used += n;
+	return out;
+}
 
 /* A DNS label (namespaces; @dots false) or subdomain (pod names): what the API enforces. */
 static bool valid_dns_name(const char *s, size_t max, bool dots)
@@ -73,7 +113,7 @@ static int pod_entry(struct json_object *item, size_t i, const char *origin,
 {
 	struct json_object *annotations = k8s_object_member(item, "metadata", "annotations");
 	const char *kind = k8s_object_kind(item), *mirror = NULL;
-	struct pods_entry e = { .uid = "", .mirror_uid = "" };
+	struct pods_entry e = { .uid = "", .mirror_uid = "", .node = "" };
 	char q[K8S_QUOTE_SIZE];
 	int r;
 
@@ -100,6 +140,12 @@ static int pod_entry(struct json_object *item, size_t i, const char *origin,
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
 				   "%s: item %zu (pod %s/%s): metadata.uid is not a valid UID", origin,
 				   i, e.ns, e.name);
+	/* The scheduler binds a pod to a node by its name, a DNS subdomain. */
+	r = member_str(item, "spec", "nodeName", &e.node);
+	if (r < 0 || (r > 0 && *e.node && !valid_dns_name(e.node, 253, true)))
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
+				   "%s: item %zu (pod %s/%s): spec.nodeName is not a valid node name",
+				   origin, i, e.ns, e.name);
 	/* Anyone may annotate a pod: a bad value only means no second UID. */
 	if (member_str(annotations, MIRROR_ANNOTATION, NULL, &mirror) > 0 && valid_uid(mirror))
 		e.mirror_uid = mirror;
@@ -115,91 +161,203 @@ static int entry_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
-/* Validates the objects read as one pod listing and indexes them; takes @objs either way. */
-static int pods_build(struct k8s_objects *objs, const char *origin, struct pods *ret,
-		      struct cni_err *err)
+struct reader {
+	struct pods *p;
+	const char *origin;
+};
+
+/* One item: checked, and its strings copied out of the JSON tree (which then goes). */
+static int pod_item(void *ctx, struct json_object *item, size_t index, struct cni_err *err)
 {
-	struct pods p = { .objs = *objs };
-	struct json_object *root;
-	const char *kind;
-	int r = 0;
+	struct reader *rd = ctx;
+	struct pods *p = rd->p;
+	struct pods_entry e;
+	int r = pod_entry(item, index, rd->origin, &e, err);
 
-	*objs = (struct k8s_objects){ 0 };
-	if (p.objs.n_roots != 1) {
-		r = cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
-				"%s: not a pod list: %zu JSON documents, expected one List", origin,
-				p.objs.n_roots);
-		goto fail;
+	if (r < 0)
+		return r;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		struct pods_entry *v = realloc(p->v, cap * sizeof(*v));
+
+		if (!v)
+			return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		p->v = v;
+		p->cap = cap;
 	}
-	root = p.objs.roots[0];
-	/* k8s_objects takes an object without "items" for one item: a Pod alone is no listing. */
-	if (json_object_is_type(root, json_type_object)) {
-		char q[K8S_QUOTE_SIZE];
+	e.ns = strings_add(&p->strings, e.ns);
+	e.name = strings_add(&p->strings, e.name);
+	e.uid = strings_add(&p->strings, e.uid);
+	e.mirror_uid = strings_add(&p->strings, e.mirror_uid);
+	e.node = strings_add(&p->strings, e.node);
+	if (!e.ns || !e.name || !e.uid || !e.mirror_uid || !e.node)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	p->v[p->n++] = e;
+	return 0;
+}
 
-		kind = k8s_object_kind(root);
-		if (!cjson_get(root, "items")) {
+int pods_reader_new(const char *origin, struct pods *p, struct liststream **ret)
+{
+	struct reader *rd = malloc(sizeof(*rd));
+	int r;
+
+	if (!rd)
+		return -ENOMEM;
+	*rd = (struct reader){ .p = p, .origin = origin };
+	r = liststream_new(origin, pod_item, rd, ret);
+	if (r < 0)
+		free(rd);
+	return r;
+}
+
+static struct reader *reader_of(struct liststream *ls)
+{
+	return liststream_ctx(ls);
+}
+
+int pods_reader_end(struct liststream *ls, const char *origin, struct cni_err *err)
+{
+	const char *kind;
+	char q[K8S_QUOTE_SIZE];
+	int r = liststream_end(ls, err);
+
+	if (r >= 0 && liststream_is_list(ls)) {
+		kind = liststream_string(ls, "kind");
+		/* One object without "items" (a Pod alone) is no listing of the node. */
+		if (!liststream_has_items(ls))
 			r = cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
 					"%s: not a pod list: one object%s%s, expected a List of pods",
 					origin, *kind ? " of kind " : "", k8s_quote(kind, q, sizeof(q)));
-			goto fail;
-		}
-		if (*kind && strcmp(kind, "List") != 0 && strcmp(kind, "PodList") != 0) {
+		else if (*kind && strcmp(kind, "List") != 0 && strcmp(kind, "PodList") != 0)
 			r = cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
 					"%s: not a pod list: a %s, expected a List of pods", origin,
 					k8s_quote(kind, q, sizeof(q)));
-			goto fail;
-		}
 	}
-	p.v = calloc(p.objs.n_items + 1, sizeof(*p.v));
-	if (!p.v) {
-		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-		goto fail;
-	}
-	for (size_t i = 0; i < p.objs.n_items; i++) {
-		r = pod_entry(p.objs.items[i], i, origin, &p.v[i], err);
-		if (r < 0)
-			goto fail;
-	}
-	p.n = p.objs.n_items;
-	qsort(p.v, p.n, sizeof(*p.v), entry_cmp);
-	*ret = p;
-	return 0;
-fail:
-	pods_free(&p);
+	free(reader_of(ls));
+	liststream_free(ls);
 	return r;
+}
+
+void pods_reader_free(struct liststream *ls)
+{
+	if (!ls)
+		return;
+	free(reader_of(ls));
+	liststream_free(ls);
+}
+
+void pods_sort(struct pods *p)
+{
+	if (p->n)
+		qsort(p->v, p->n, sizeof(*p->v), entry_cmp);
 }
 
 int pods_parse(const char *buf, size_t len, const char *origin, struct pods *ret,
 	       struct cni_err *err)
 {
-	struct k8s_objects objs = { 0 };
-	int r = k8s_objects_parse(buf, len, origin, &objs, err);
+	struct pods p = { 0 };
+	struct liststream *ls = NULL;
+	int r;
 
-	return r < 0 ? r : pods_build(&objs, origin, ret, err);
+	if (pods_reader_new(origin, &p, &ls) < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	r = liststream_feed(ls, buf, len, err);
+	if (r < 0)
+		pods_reader_free(ls);
+	else
+		r = pods_reader_end(ls, origin, err);
+	if (r < 0) {
+		pods_free(&p);
+		return r;
+	}
+	pods_sort(&p);
+	*ret = p;
+	return 0;
 }
 
 int pods_read(const char *path, struct pods *ret, struct cni_err *err)
 {
-	struct k8s_objects objs = { 0 };
-	int r = k8s_objects_read(path, &objs, err);
+	const bool std = strcmp(path, "-") == 0;
+	const char *origin = std ? "stdin" : path;
+	_cleanup_close_ int own = -1;
+	_cleanup_free_ char *buf = malloc(READ_CHUNK);
+	struct liststream *ls = NULL;
+	struct pods p = { 0 };
+	struct stat st;
+	int fd = STDIN_FILENO, r = 0;
 
-	return r < 0 ? r : pods_build(&objs, strcmp(path, "-") == 0 ? "stdin" : path, ret, err);
+	if (!buf)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (!std) {
+		/* Looked at before reading: a FIFO or a device could block or never end. */
+		own = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (own < 0 || fstat(own, &st) < 0)
+			return cni_err_set(err, CNI_ERR_IO, -errno, "cannot read %s: %s", path,
+					   strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return cni_err_set(err, CNI_ERR_IO, -EINVAL, "cannot read %s: not a regular file",
+					   path);
+		fd = own;
+	}
+	if (pods_reader_new(origin, &p, &ls) < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	for (;;) {
+		ssize_t n = read(fd, buf, READ_CHUNK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = cni_err_set(err, CNI_ERR_IO, -errno, "cannot read %s: %s", origin,
+					strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		r = liststream_feed(ls, buf, (size_t)n, err);
+		if (r < 0)
+			break;
+	}
+	if (r < 0)
+		pods_reader_free(ls);
+	else
+		r = pods_reader_end(ls, origin, err);
+	if (r < 0) {
+		pods_free(&p);
+		return r;
+	}
+	pods_sort(&p);
+	*ret = p;
+	return 0;
 }
 
 void pods_free(struct pods *p)
 {
 	if (!p)
 		return;
-	k8s_objects_free(&p->objs);
+	while (p->strings) {
+		struct pods_strings *next = p->strings->next;
+
+		free(p->strings);
+		p->strings = next;
+	}
 	free(p->v);
 	*p = (struct pods){ 0 };
+}
+
+size_t pods_on_node(const struct pods *p, const char *node)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		n += strcmp(p->v[i].node, node) == 0;
+	return n;
 }
 
 enum pods_verdict pods_lookup(const struct pods *p, const char *ns, const char *name,
 			      const char *uid, const char **ret_uid)
 {
 	struct pods_entry key = { .ns = ns, .name = name };
-	const struct pods_entry *e = bsearch(&key, p->v, p->n, sizeof(*p->v), entry_cmp);
+	const struct pods_entry *e = p->n ? bsearch(&key, p->v, p->n, sizeof(*p->v), entry_cmp) : NULL;
 	const struct pods_entry *first, *end = p->v + p->n;
 
 	if (!e)

@@ -43,6 +43,8 @@ struct nvipam_layer {
 	bool force_pool_name;
 	bool has_lock_timeout;
 	int64_t lock_timeout_ms;
+	bool has_cooldown;
+	int64_t cooldown_s;
 };
 
 /* Go's encoding leaves "" indistinguishable from absent; the reference overlays on it. */
@@ -85,6 +87,10 @@ static int layer_read(struct json_object *obj, const char *origin, struct nvipam
 	if (r < 0)
 		return cni_err_prefix(err, r, "%s", origin);
 	l.has_lock_timeout = r > 0;
+	r = cjson_get_int(obj, "releasedIPCooldownSeconds", 0, NVIPAM_COOLDOWN_MAX_S, &l.cooldown_s, err);
+	if (r < 0)
+		return cni_err_prefix(err, r, "%s", origin);
+	l.has_cooldown = r > 0;
 	*ret = l;
 	return 0;
 }
@@ -465,11 +471,11 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	 * what is held. Every command refuses it, DEL too: it cannot reach a store it
 	 * would have to trust the config to find.
 	 */
-	if (in.store_file || in.pool_file)
+	if (in.store_file || in.pool_file || in.has_cooldown)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "ipam: %s is the node's setting, not a network config's: set it "
 				   "in nv-ipam.conf of the config directory", in.store_file ?
-				   "storeFile" : "poolFile");
+				   "storeFile" : in.pool_file ? "poolFile" : "releasedIPCooldownSeconds");
 
 	/* nv-ipam.conf is found through confDir, so only stdin can move it. */
 	r = resolve_path("confDir", TRUST_CONF, in.conf_dir, NULL, NULL, NVIPAM_DEFAULT_CONF_DIR,
@@ -508,6 +514,7 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	c->lock_timeout_ms = (unsigned int)(in.has_lock_timeout ? in.lock_timeout_ms :
 					    file.has_lock_timeout ? file.lock_timeout_ms :
 					    NVIPAM_DEFAULT_LOCK_TIMEOUT_MS);
+	c->released_ip_cooldown_s = file.has_cooldown ? (unsigned int)file.cooldown_s : 0;
 
 	if (scope == NVIPAM_CONFIG_STORE) {
 		*ret = *c;

@@ -16,6 +16,8 @@ struct cni_err;
 /* How long the store's locks are waited for (a plain number: --help prints it). */
 #define NVIPAM_DEFAULT_LOCK_TIMEOUT_MS 10000
 #define NVIPAM_MAX_POOLS 2
+/* The longest released-address cooldown nv-ipam.conf may set: a day. */
+#define NVIPAM_COOLDOWN_MAX_S 86400
 
 struct nvipam_config {
 	char pool_names[NVIPAM_MAX_POOLS][NVIPAM_POOL_KEY_MAX]; /* names as given */
@@ -28,6 +30,7 @@ struct nvipam_config {
 	bool log_file_node;    /* set by nv-ipam.conf, the node's file, not the network config */
 	char log_level[16];
 	unsigned int lock_timeout_ms;
+	unsigned int released_ip_cooldown_s; /* nv-ipam.conf's releasedIPCooldownSeconds, 0: none */
 	/* Requests, after the reference's priorities and conflict checks. */
 	struct ip_addr static_ips[8];
 	size_t n_static_ips;

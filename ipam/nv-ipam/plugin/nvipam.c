@@ -62,8 +62,11 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 				     ctx->env.command, err);
 	if (r < 0)
 		return r;
+	for (size_t i = 0; i < s->conf.n_pools; i++)
+		keys[i] = s->conf.pool_keys[i];
 	if (kind == SESSION_POOLS) {
-		r = nvipam_pools_load(s->conf.pool_file, true, &s->pools, err);
+		r = nvipam_pools_load_some(s->conf.pool_file, true, keys, s->conf.n_pools, &s->pools,
+					   err);
 		if (r < 0)
 			return r;
 	}
@@ -72,8 +75,6 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 	if (kind == SESSION_WHOLE)
 		return nvipam_store_open(s->conf.store_file, true, s->conf.lock_timeout_ms, &s->store,
 					 err);
-	for (size_t i = 0; i < s->conf.n_pools; i++)
-		keys[i] = s->conf.pool_keys[i];
 	/* Only this network's pools are locked: the other rails' ADDs go on meanwhile. */
 	return nvipam_store_open_pools(s->conf.store_file, true, s->conf.lock_timeout_ms, keys,
 				       s->conf.n_pools, &s->store, err);
@@ -118,6 +119,39 @@ static int assign_static(const struct session *s, const struct nvipam_pool **poo
 	return 0;
 }
 
+/*
+ * Round robin with a cooldown: the addresses released less than releasedIPCooldownSeconds
+ * ago count as held, unless nothing else is free (then round robin picks as without).
+ * Return: 0 with *@ret, -ENOSPC when the cooling addresses are all that is free, or as
+ * nvipam_allocate().
+ */
+static int allocate_cooled(struct session *s, const struct nvipam_pool *pool,
+			   const struct nvipam_pool_usage *usage, const struct nvipam_request *req,
+			   struct ip_addr *ret, struct cni_err *err)
+{
+	_cleanup_free_ struct ip_addr *cooling = NULL, *all = NULL;
+	struct nvipam_pool_usage u = *usage;
+	struct cni_err ignored = { 0 };
+	size_t n = 0;
+	int r;
+
+	r = nvipam_store_cooling(&s->store, pool->key, s->conf.released_ip_cooldown_s, &cooling, &n);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	if (!n)
+		return -ENOSPC;
+	all = malloc((usage->n_reserved + n) * sizeof(*all));
+	if (!all)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	memcpy(all, usage->reserved, usage->n_reserved * sizeof(*all));
+	memcpy(all + usage->n_reserved, cooling, n * sizeof(*all));
+	u.reserved = all;
+	u.n_reserved += n;
+	u.sorted = false;
+	r = nvipam_allocate(pool, &u, req, ret, &ignored);
+	return r == -ENOSPC ? r : r < 0 ? cni_err_set(err, ignored.code, r, "%s", ignored.msg) : 0;
+}
+
 static int allocate_one(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
 			const struct nvipam_request *req, struct ip_addr *ret, struct cni_err *err)
 {
@@ -132,7 +166,11 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	usage.reserved = held;
 	usage.sorted = true;
-	r = nvipam_allocate(pool, &usage, req, ret, err);
+	r = -ENOSPC;
+	if (req->kind == NVIPAM_REQ_NEXT && s->conf.released_ip_cooldown_s)
+		r = allocate_cooled(s, pool, &usage, req, ret, err);
+	if (r == -ENOSPC)
+		r = nvipam_allocate(pool, &usage, req, ret, err);
 	if (r < 0)
 		return r;
 	a = (struct nvipam_alloc){
@@ -161,6 +199,44 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 }
 
 /*
+ * A pod has one sandbox at a time: what its previous sandbox holds in the pool (a runtime
+ * that lost it without a DEL; a crash between teardown steps) is this one's, or the pod's
+ * address would stay held until the pod is deleted, and a static IP would be refused for
+ * good. Released here, in the same commit (every earlier sandbox's, should a store hold
+ * more than one); a round-robin request takes back the latest one's address (when the
+ * subnet still holds it), any other request is allocated as asked.
+ */
+static void take_over(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
+		      struct nvipam_request *req)
+{
+	struct nvipam_alloc *prev;
+	struct ip_addr ip = { 0 };
+	char buf[IP_PREFIX_STRLEN];
+	time_t latest = 0;
+	bool found = false;
+
+	while ((prev = nvipam_store_find_pod(&s->store, pool->key, s->conf.pod_uid,
+					     ctx->env.ifname, ctx->env.container_id))) {
+		/* Its strings stay valid until the store is closed. */
+		const char *old = prev->container_id;
+
+		if (!found || prev->created >= latest) {
+			ip = prev->ip;
+			latest = prev->created;
+		}
+		found = true;
+		log_info("ADD %s/%s: pod %s/%s (uid %s) had %s in pool %s under container %s, a "
+			 "sandbox replaced without a DEL: taken over", ctx->env.container_id,
+			 ctx->env.ifname, s->conf.pod_namespace, s->conf.pod_name, s->conf.pod_uid,
+			 ip_addr_format(&prev->ip, buf, sizeof(buf)), pool->key, old);
+		if (nvipam_store_remove(&s->store, pool->key, old, ctx->env.ifname) == 0)
+			break;
+	}
+	if (found && req->kind == NVIPAM_REQ_NEXT && ip_prefix_contains(&pool->subnet, &ip))
+		*req = (struct nvipam_request){ .kind = NVIPAM_REQ_STATIC, .ip = ip };
+}
+
+/*
  * A commit that failed may have left its lines in the logs, where every other process
  * reads them (a sync that failed after the write, a directory that could not be synced
  * after a log was replaced): released as DEL would, so that an ADD that failed holds
@@ -172,7 +248,7 @@ static void add_undo(const struct session *s, const struct cni_ctx *ctx)
 	size_t n = 0;
 
 	if (nvipam_store_release(s->conf.store_file, true, s->conf.lock_timeout_ms,
-				 ctx->env.container_id, ctx->env.ifname, &n, &e) < 0)
+				 ctx->env.container_id, ctx->env.ifname, 0, &n, &e) < 0)
 		log_error("ADD %s/%s: releasing what the failed commit wrote failed: %s",
 			  ctx->env.container_id, ctx->env.ifname, e.msg);
 	else if (n)
@@ -215,6 +291,7 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 			ips[i] = have->ip;
 			continue;
 		}
+		take_over(&s, ctx, pools[i], &reqs[i]);
 		r = allocate_one(&s, ctx, pools[i], &reqs[i], &ips[i], err);
 		if (r < 0)
 			goto out;
@@ -253,7 +330,8 @@ static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r >= 0)
 		/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
 		r = nvipam_store_release(s.conf.store_file, true, s.conf.lock_timeout_ms,
-					 ctx->env.container_id, ctx->env.ifname, &n, err);
+					 ctx->env.container_id, ctx->env.ifname,
+					 s.conf.released_ip_cooldown_s, &n, err);
 	/* A store it cannot reach (the node's settings refuse its path) is an error: the
 	 * runtime retries a failed DEL, and an address released by no one is held forever. */
 	if (r >= 0) {
@@ -388,6 +466,8 @@ out:
 const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
+	.ipam = true,
+	.about_state = NVIPAM_STORE_FORMATS,
 	.add = nvipam_add,
 	.del = nvipam_del,
 	.check = nvipam_check,

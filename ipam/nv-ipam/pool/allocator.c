@@ -174,6 +174,26 @@ static bool view_find_free(const struct view *v, ipmath_u128 lo, ipmath_u128 hi,
 	return true;
 }
 
+/*
+ * Whether nothing in the range can ever be handed out round-robin: every address is
+ * excluded or the gateway. The reference controller never gives a node such a block, but a
+ * status written before the exclusions changed can (until the controller moves the node).
+ */
+static bool view_all_excluded(const struct view *v)
+{
+	ipmath_u128 x = v->start;
+
+	for (;;) {
+		ipmath_u128 last = x; /* the gateway alone, unless an exclusion runs further */
+
+		if (!view_excluded(v, x, &last) && !(v->has_gateway && x == v->gateway))
+			return false;
+		if (last >= v->end)
+			return true;
+		x = last + 1;
+	}
+}
+
 static int pick_next(const struct view *v, const struct nvipam_pool_usage *usage,
 		     ipmath_u128 *ret, struct cni_err *err)
 {
@@ -192,11 +212,23 @@ static int pick_next(const struct view *v, const struct nvipam_pool_usage *usage
 			view_find_free(v, v->start, last, ret);
 	else
 		found = view_find_free(v, v->start, v->end, ret);
-	if (!found)
+	if (found)
+		return 0;
+	if (view_all_excluded(v)) {
+		char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
+
 		return cni_err_set(err, NVIPAM_ERR_EXHAUSTED, -ENOSPC,
-				   "no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
-				   pool_type_name(p->type));
-	return 0;
+				   "no free addresses in the pool \"%s\", poolType \"%s\": every "
+				   "address of this node's range %s-%s is excluded or the gateway "
+				   "(the controller gives such a node another block; until the "
+				   "pool's status changes only static IPs are handed out)",
+				   p->name, pool_type_name(p->type),
+				   ip_addr_format(&p->range.start, a, sizeof(a)),
+				   ip_addr_format(&p->range.end, b, sizeof(b)));
+	}
+	return cni_err_set(err, NVIPAM_ERR_EXHAUSTED, -ENOSPC,
+			   "no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
+			   pool_type_name(p->type));
 }
 
 static int conflict(const struct nvipam_pool *p, struct cni_err *err)

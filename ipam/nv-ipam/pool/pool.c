@@ -565,8 +565,19 @@ out:
 	return r;
 }
 
-int nvipam_pools_parse(const char *json, size_t len, const char *origin,
-		       struct nvipam_pools *ret, struct cni_err *err)
+/* Whether pool @key is among @keys (all are when @keys is NULL). */
+static bool wanted(const char *key, const char *const *keys, size_t n_keys)
+{
+	if (!keys)
+		return true;
+	for (size_t i = 0; i < n_keys; i++)
+		if (strcmp(keys[i], key) == 0)
+			return true;
+	return false;
+}
+
+static int parse_some(const char *json, size_t len, const char *origin, const char *const *keys,
+		      size_t n_keys, struct nvipam_pools *ret, struct cni_err *err)
 {
 	_cleanup_(json_object_putp) struct json_object *root = NULL;
 	struct nvipam_pools pools = { 0 };
@@ -600,6 +611,8 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 		struct loader l = { .origin = origin, .key = json_object_iter_peek_name(&it),
 				    .index = pools.n, .err = err };
 
+		if (!wanted(l.key, keys, n_keys))
+			continue;
 		/* Counted first so a half-read pool is released with the others. */
 		r = parse_pool(&l, json_object_iter_peek_value(&it), &pools.pools[pools.n++]);
 		if (r < 0) {
@@ -611,8 +624,14 @@ int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 	return 0;
 }
 
-int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
-		      struct cni_err *err)
+int nvipam_pools_parse(const char *json, size_t len, const char *origin,
+		       struct nvipam_pools *ret, struct cni_err *err)
+{
+	return parse_some(json, len, origin, NULL, 0, ret, err);
+}
+
+int nvipam_pools_load_some(const char *path, bool confined, const char *const *keys,
+			   size_t n_keys, struct nvipam_pools *ret, struct cni_err *err)
 {
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
@@ -637,7 +656,13 @@ int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, r, "failed to read node pool file %s: %s", path,
 				   strerror(-r));
-	return nvipam_pools_parse(buf, len, path, ret, err);
+	return parse_some(buf, len, path, keys, n_keys, ret, err);
+}
+
+int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
+		      struct cni_err *err)
+{
+	return nvipam_pools_load_some(path, confined, NULL, 0, ret, err);
 }
 
 const struct nvipam_pool *nvipam_pools_find(const struct nvipam_pools *pools, const char *key)

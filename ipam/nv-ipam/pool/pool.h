@@ -56,6 +56,22 @@ int nvipam_pools_load(const char *path, bool confined, struct nvipam_pools *ret,
 		      struct cni_err *err);
 
 /**
+ * nvipam_pools_load_some() - nvipam_pools_load() of some pools only: the file's other
+ *                            entries are not read, so a bad one fails no ADD of another
+ *                            pool's network
+ * @path: JSON file
+ * @confined: as nvipam_pools_load()
+ * @keys: the pool keys wanted
+ * @n_keys: their number
+ * @ret: those of them the file has, written only on success
+ * @err: as nvipam_pools_load(), for the wanted entries
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_pools_load_some(const char *path, bool confined, const char *const *keys,
+			   size_t n_keys, struct nvipam_pools *ret, struct cni_err *err);
+
+/**
  * nvipam_pools_parse() - nvipam_pools_load() on text (for tests and the operator tool)
  * @json: file contents
  * @len: length

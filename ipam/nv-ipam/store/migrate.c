@@ -287,48 +287,55 @@ static void go_put_str_member(struct text_buf *b, const char *name, struct json_
 	text_buf_put_json_str(b, v ? json_object_get_string(v) : "", TEXT_JSON_GO);
 }
 
-static int cmp_str(const void *x, const void *y)
+/* A map's member: Go's map keys are exact (no case folding), and each is looked at once. */
+struct member {
+	const char *name;
+	struct json_object *value;
+};
+
+static int cmp_member(const void *x, const void *y)
 {
-	return strcmp(*(const char *const *)x, *(const char *const *)y);
+	return strcmp(((const struct member *)x)->name, ((const struct member *)y)->name);
 }
 
-/* The keys of @obj sorted as Go sorts map keys (bytewise); NULL only when out of memory. */
-static const char **sorted_keys(struct json_object *obj, size_t *ret_n)
+/* The members of @obj sorted as Go sorts map keys (bytewise); NULL only when out of memory. */
+static struct member *sorted_members(struct json_object *obj, size_t *ret_n)
 {
 	size_t n = (size_t)json_object_object_length(obj), i = 0;
-	const char **v = malloc((n ? n : 1) * sizeof(*v));
+	struct member *v = malloc((n ? n : 1) * sizeof(*v));
 
 	if (!v)
 		return NULL;
 	for (struct json_object_iterator it = json_object_iter_begin(obj),
 					 end = json_object_iter_end(obj);
 	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
-		v[i++] = json_object_iter_peek_name(&it);
-	qsort(v, n, sizeof(*v), cmp_str);
+		v[i++] = (struct member){ json_object_iter_peek_name(&it),
+					  json_object_iter_peek_value(&it) };
+	qsort(v, n, sizeof(*v), cmp_member);
 	*ret_n = n;
 	return v;
 }
 
 static int go_marshal_entries(struct json_object *entries, struct text_buf *b)
 {
-	_cleanup_free_ const char **keys = NULL;
+	_cleanup_free_ struct member *m = NULL;
 	size_t n;
 
 	if (!entries) {
 		text_buf_puts(b, "null");
 		return 0;
 	}
-	keys = sorted_keys(entries, &n);
-	if (!keys)
+	m = sorted_members(entries, &n);
+	if (!m)
 		return -ENOMEM;
 	text_buf_putc(b, '{');
 	for (size_t k = 0; k < n; k++) {
-		struct json_object *e = cjson_get(entries, keys[k]);
+		struct json_object *e = m[k].value;
 		struct json_object *md = cjson_get(e, "metadata");
 
 		if (k)
 			text_buf_putc(b, ',');
-		text_buf_put_json_str(b, keys[k], TEXT_JSON_GO);
+		text_buf_put_json_str(b, m[k].name, TEXT_JSON_GO);
 		text_buf_puts(b, ":{");
 		go_put_str_member(b, "container_id", e, "container_id", true);
 		go_put_str_member(b, "interface_name", e, "interface_name", false);
@@ -354,7 +361,7 @@ static int go_marshal_entries(struct json_object *entries, struct text_buf *b)
  */
 static int go_marshal_reference(struct json_object *root, int64_t version, struct text_buf *b)
 {
-	_cleanup_free_ const char **pkeys = NULL;
+	_cleanup_free_ struct member *pm = NULL;
 	struct json_object *pools = cjson_get(root, "pools");
 	char num[32];
 	size_t np;
@@ -367,16 +374,16 @@ static int go_marshal_reference(struct json_object *root, int64_t version, struc
 		text_buf_puts(b, "null}");
 		return 0;
 	}
-	pkeys = sorted_keys(pools, &np);
-	if (!pkeys)
+	pm = sorted_members(pools, &np);
+	if (!pm)
 		return -ENOMEM;
 	text_buf_putc(b, '{');
 	for (size_t i = 0; i < np; i++) {
-		struct json_object *pool = cjson_get(pools, pkeys[i]);
+		struct json_object *pool = pm[i].value;
 
 		if (i)
 			text_buf_putc(b, ',');
-		text_buf_put_json_str(b, pkeys[i], TEXT_JSON_GO);
+		text_buf_put_json_str(b, pm[i].name, TEXT_JSON_GO);
 		text_buf_puts(b, ":{");
 		go_put_str_member(b, "name", pool, "name", true);
 		text_buf_puts(b, ",\"entries\":");
@@ -534,6 +541,7 @@ static int reference_read(struct json_object *root, int64_t version, struct stor
 	if (sum != (uint32_t)checksum)
 		return corrupt(why, -EINVAL, "checksum mismatch (recorded %" PRId64 ", computed %" PRIu32 ")",
 			       checksum, sum);
+	l->checksum = sum;
 	return 0;
 }
 

@@ -32,6 +32,7 @@ struct store_legacy {
 	size_t n_allocs;
 	struct store_legacy_pool *pools;
 	size_t n_pools;
+	uint32_t checksum; /* the reference daemon's file: its checksum */
 };
 
 /**

@@ -30,9 +30,11 @@
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/handover.h"
 #include "ipam/nv-ipam/store/load.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/released.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 static int64_t now_us(void)
@@ -78,6 +80,11 @@ static int file_read(struct nvipam_store *s, enum store_file_kind *ret_kind,
 		return cni_err_set(err, CNI_ERR_IO, r, "store file %s has an %s", s->path, why.msg);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: %s", s->path, why.msg);
+	/* Every command but its owner's: the reference daemon may hold the store. */
+	if (!s->owner && (r = store_handover_gate(s, *ret_kind, err)) < 0) {
+		store_migrate_free(ret);
+		return r;
+	}
 	return 0;
 }
 
@@ -214,6 +221,11 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	r = file_read(s, &kind, &legacy, err);
 	if (r < 0)
 		return r;
+	if (kind == STORE_FILE_REFERENCE && s->resume_sum && legacy.checksum == s->resume_sum) {
+		/* What its owner handed over, unchanged: the pool logs say the same, and more. */
+		store_migrate_free(&legacy);
+		kind = STORE_FILE_NONE;
+	}
 	if (kind == STORE_FILE_V1 || kind == STORE_FILE_REFERENCE) {
 		r = load_legacy(s, &legacy, allow_dups, err);
 		store_migrate_free(&legacy);
@@ -258,7 +270,7 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 }
 
 static int open_whole(const char *path, bool confined, unsigned int timeout_ms, bool allow_dups,
-		      struct nvipam_store *ret, struct cni_err *err)
+		      bool owner, struct nvipam_store *ret, struct cni_err *err)
 {
 	struct nvipam_store s;
 	int r;
@@ -268,6 +280,10 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 		r = store_disk_open_dir(&s, confined, err);
 	if (r >= 0)
 		r = store_disk_lock_node(&s, true, err);
+	if (r >= 0 && owner) {
+		s.owner = true;
+		(void)store_handover_marker(&s, &s.resume_sum);
+	}
 	if (r >= 0)
 		r = load_whole(&s, allow_dups, err);
 	if (r >= 0)
@@ -283,13 +299,19 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 int nvipam_store_open(const char *path, bool confined, unsigned int timeout_ms,
 		      struct nvipam_store *ret, struct cni_err *err)
 {
-	return open_whole(path, confined, timeout_ms, false, ret, err);
+	return open_whole(path, confined, timeout_ms, false, false, ret, err);
 }
 
 int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
 			      struct cni_err *err)
 {
-	return open_whole(path, false, timeout_ms, true, ret, err);
+	return open_whole(path, false, timeout_ms, true, false, ret, err);
+}
+
+int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
+		     struct cni_err *err)
+{
+	return open_whole(path, false, timeout_ms, false, true, ret, err);
 }
 
 /*
@@ -386,9 +408,43 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
 	return 0;
 }
 
+static bool is_attachment(const struct nvipam_alloc *a, const char *container_id, const char *ifname)
+{
+	return strcmp(a->container_id, container_id) == 0 && strcmp(a->ifname, ifname) == 0;
+}
+
+/* The addresses an attachment holds in an open pool, into @ips (at most @max). */
+struct base_ips {
+	const struct store_pool_disk *d;
+	struct ip_addr *ips;
+	size_t n, max;
+};
+
+static void base_ip(size_t i, void *ctx)
+{
+	struct base_ips *b = ctx;
+
+	if (!b->d->base_gone[i] && b->n < b->max)
+		b->ips[b->n++] = b->d->base.ips[i];
+}
+
+static size_t attachment_ips(const struct nvipam_store *s, const struct nvipam_store_pool *p,
+			     const char *container_id, const char *ifname, struct ip_addr *ips,
+			     size_t max)
+{
+	struct base_ips b = { .d = p->disk, .ips = ips, .max = max };
+
+	for (size_t i = 0; i < s->n_allocs && b.n < max; i++)
+		if (s->allocs[i].pool == p->key && is_attachment(&s->allocs[i], container_id, ifname))
+			ips[b.n++] = s->allocs[i].ip;
+	if (p->disk->has_base)
+		store_snap_find_attachment(&p->disk->base, container_id, ifname, base_ip, &b);
+	return b.n;
+}
+
 int nvipam_store_release(const char *path, bool confined, unsigned int timeout_ms,
-			 const char *container_id, const char *ifname, size_t *ret_n,
-			 struct cni_err *err)
+			 const char *container_id, const char *ifname, unsigned int cooldown_s,
+			 size_t *ret_n, struct cni_err *err)
 {
 	struct nvipam_store s;
 	char **stems = NULL;
@@ -422,9 +478,16 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 		}
 		r = pool_open(&s, 0, err);
 		if (r >= 0 && s.pools[0].key) {
+			struct ip_addr ips[8];
+			size_t n_ips = cooldown_s ? attachment_ips(&s, &s.pools[0], container_id,
+								   ifname, ips, 8) : 0;
+
 			released += nvipam_store_remove(&s, s.pools[0].key, container_id, ifname);
 			r = s.dirty ? store_commit_write(&s, true, err) : 0;
 			s.dirty = false;
+			/* Noted under the pool's lock: the next ADD of the pool reads it there. */
+			if (r >= 0)
+				store_released_note(&s, s.pools[0].disk, ips, n_ips, cooldown_s);
 			/* As nvipam_store_commit_close(): the pool's lock goes before the wait for the disk. */
 			if (s.pools[0].disk->lock_fd >= 0)
 				(void)flock(s.pools[0].disk->lock_fd, LOCK_UN);
@@ -500,6 +563,8 @@ void nvipam_store_close(struct nvipam_store *s)
 		store_model_reset(s);
 		if (s->lock_fd >= 0)
 			(void)close(s->lock_fd); /* releases the flock */
+		if (s->file_lock_fd >= 0)
+			(void)close(s->file_lock_fd);
 		if (s->pool_dir_fd >= 0)
 			(void)close(s->pool_dir_fd);
 		if (s->dir_fd >= 0)
@@ -510,11 +575,6 @@ void nvipam_store_close(struct nvipam_store *s)
 }
 
 /* ---- the model ---- */
-
-static bool is_attachment(const struct nvipam_alloc *a, const char *container_id, const char *ifname)
-{
-	return strcmp(a->container_id, container_id) == 0 && strcmp(a->ifname, ifname) == 0;
-}
 
 /* The first record of a pool's snapshot an attachment has, still there. */
 struct base_match {
@@ -549,6 +609,38 @@ struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
 	if (m.first >= 0 && store_model_pull(s, p, (size_t)m.first, &a) < 0)
 		return NULL;
 	return a;
+}
+
+struct nvipam_alloc *nvipam_store_find_pod(struct nvipam_store *s, const char *pool,
+					   const char *pod_uid, const char *ifname,
+					   const char *container_id)
+{
+	struct nvipam_store_pool *p = store_model_pool(s, pool);
+	struct nvipam_alloc *a = NULL;
+
+	if (!p || !*pod_uid)
+		return NULL;
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		const struct nvipam_alloc *m = &s->allocs[i];
+
+		if (m->pool == p->key && strcmp(m->pod_uid, pod_uid) == 0 &&
+		    strcmp(m->ifname, ifname) == 0 && strcmp(m->container_id, container_id) != 0)
+			return &s->allocs[i];
+	}
+	if (!p->disk->has_base)
+		return NULL;
+	/* No table by pod in a snapshot: a scan, strings compared in place (no copy). */
+	for (size_t i = 0; i < p->disk->base.n_records; i++) {
+		struct nvipam_alloc r;
+
+		if (p->disk->base_gone[i] || store_snap_record(&p->disk->base, i, p->key, &r) < 0)
+			continue;
+		if (strcmp(r.pod_uid, pod_uid) != 0 || strcmp(r.ifname, ifname) != 0 ||
+		    strcmp(r.container_id, container_id) == 0)
+			continue;
+		return store_model_pull(s, p, i, &a) < 0 ? NULL : a;
+	}
+	return NULL;
 }
 
 int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool round_robin)
@@ -746,6 +838,18 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 	*ret_has_last = p && p->has_last;
 	*ret_last = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 };
 	return 0;
+}
+
+int nvipam_store_cooling(const struct nvipam_store *s, const char *pool, unsigned int cooldown_s,
+			 struct ip_addr **ret, size_t *ret_n)
+{
+	const struct nvipam_store_pool *p = store_model_pool(s, pool);
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!p || !cooldown_s)
+		return 0;
+	return store_released_since(s, p->disk, time(NULL) - (time_t)cooldown_s, ret, ret_n);
 }
 
 bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool)

@@ -8,6 +8,11 @@
 
 #include "common/util/ipaddr.h"
 
+/* What --version says of the store formats: ipam-node installs nv-ipam only over a store it reads. */
+#define NVIPAM_STORE_FORMATS                                                                      \
+	"store formats: reads 1 and 2 (writes 2) and the reference nv-ipam node daemon's 1 "     \
+	"(migrated; written back by nv-ipam-tool handover)"
+
 struct cni_err;
 struct store_pool_disk;
 struct store_strings;
@@ -72,11 +77,14 @@ struct nvipam_store {
 	size_t n_dropped;
 	char **headerless;             /* stems of logs without a header, read as empty (whole opens) */
 	size_t n_headerless;
+	int file_lock_fd;              /* the reference daemon's flock on a reference store file */
+	bool owner;                    /* ipam-node or the tool taking or handing over the store */
+	uint32_t resume_sum;           /* owner: the checksum handed over (0: none) */
 	bool dirty;
 };
 
 /* A store that was never opened: nvipam_store_close() on it does nothing. */
-#define NVIPAM_STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1 }
+#define NVIPAM_STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1, .file_lock_fd = -1 }
 
 /**
  * nvipam_store_open() - lock the whole store of the node and load every pool
@@ -144,6 +152,8 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
  * @timeout_ms: how long to wait for all the locks together
  * @container_id: container ID
  * @ifname: interface name
+ * @cooldown_s: the node's released-address cooldown: when not 0, the addresses released
+ *              are noted with the time, for nvipam_store_cooling()
  * @ret_n: the number of allocations released
  * @err: as nvipam_store_open(), and code 5 when a change cannot be written
  *
@@ -154,8 +164,8 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
  * Return: 0 on success, negative errno on failure.
  */
 int nvipam_store_release(const char *path, bool confined, unsigned int timeout_ms,
-			 const char *container_id, const char *ifname, size_t *ret_n,
-			 struct cni_err *err);
+			 const char *container_id, const char *ifname, unsigned int cooldown_s,
+			 size_t *ret_n, struct cni_err *err);
 
 /**
  * nvipam_store_commit() - write the changes: one line per change appended to each
@@ -205,6 +215,23 @@ void nvipam_store_close(struct nvipam_store *s);
  */
 struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
 				       const char *container_id, const char *ifname);
+
+/**
+ * nvipam_store_find_pod() - an allocation of the same pod and interface in a pool under
+ *                           another container ID: the pod's previous sandbox's
+ * @s: store
+ * @pool: pool key
+ * @pod_uid: the pod's UID (an empty one finds nothing)
+ * @ifname: interface name
+ * @container_id: the container ID that is not it (the new sandbox's)
+ *
+ * A pod has one sandbox at a time: what its previous one holds is its to take over.
+ *
+ * Return: the allocation, NULL when none.
+ */
+struct nvipam_alloc *nvipam_store_find_pod(struct nvipam_store *s, const char *pool,
+					   const char *pod_uid, const char *ifname,
+					   const char *container_id);
 
 /**
  * nvipam_store_add() - record an allocation and the pool's last reserved IP
@@ -257,6 +284,19 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last);
 
 /**
+ * nvipam_store_cooling() - the addresses of a pool released less than a cooldown ago
+ * @s: store, the pool open (its lock held)
+ * @pool: pool key
+ * @cooldown_s: the cooldown (0: none, nothing returned)
+ * @ret: malloc'ed array (NULL when empty), written on success
+ * @ret_n: its length
+ *
+ * Return: 0, -ENOMEM.
+ */
+int nvipam_store_cooling(const struct nvipam_store *s, const char *pool, unsigned int cooldown_s,
+			 struct ip_addr **ret, size_t *ret_n);
+
+/**
  * nvipam_store_headerless() - the pool logs a whole open found without their header line
  * @s: store opened whole
  * @ret_n: their number
@@ -281,3 +321,51 @@ const char *const *nvipam_store_headerless(const struct nvipam_store *s, size_t 
  * allocation, the store was opened for some pools only, or memory ran out.
  */
 bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool);
+
+/* What nvipam_store_adopt() found. */
+enum nvipam_store_adoption {
+	NVIPAM_STORE_OURS,     /* the store was ours already (or there was none) */
+	NVIPAM_STORE_RESUMED,  /* handed over, and unchanged since: our logs are the truth again */
+	NVIPAM_STORE_MIGRATED, /* the reference daemon's store (changed since a handover, or
+				* never ours), migrated into pool logs */
+};
+
+/**
+ * nvipam_store_adopt() - take the store over on a node where the reference nv-ipam node
+ *                        daemon may have run: what ipam-node does when it starts
+ * @path: store file (the operator's)
+ * @timeout_ms: how long to wait for the node lock
+ * @ret: what was found
+ * @ret_n: the allocations the store holds
+ * @err: code 11 when the reference daemon answers on its socket; as nvipam_store_open()
+ *       otherwise (code 5 with -EPROTONOSUPPORT for a store format this build cannot read)
+ *
+ * The caller holds the daemon's flock on @path (as the daemon takes it), so the daemon
+ * cannot start meanwhile. Under the exclusive node lock, a reference store file is
+ * migrated unless it is what nvipam_store_handover() wrote (its checksum is the
+ * marker's), in which case the store file points at the pool logs again; the marker
+ * goes last.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_adopt(const char *path, unsigned int timeout_ms, enum nvipam_store_adoption *ret,
+		       size_t *ret_n, struct cni_err *err);
+
+/**
+ * nvipam_store_handover() - write the store in the reference daemon's format, for it to
+ *                           start on: what ipam-node does when it stops
+ * @path: store file (the operator's)
+ * @timeout_ms: how long to wait for the node lock
+ * @ret_n: the allocations written
+ * @ret_sum: the file's checksum
+ * @err: as nvipam_store_open(); code 5 when a file cannot be written
+ *
+ * Under the exclusive node lock (ADDs and DELs under way finish first), the marker
+ * "<path>.handed-over" is written, then the store file, each whole by rename: from the
+ * marker on, nv-ipam answers code 11 until nvipam_store_adopt() removes it. The pool
+ * logs stay, for nvipam_store_adopt() to resume from when the daemon changed nothing.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret_n,
+			  uint32_t *ret_sum, struct cni_err *err);

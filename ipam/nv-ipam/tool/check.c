@@ -166,6 +166,42 @@ static int check_attachments(const struct nvipam_store *st, struct tally *t)
 	return 0;
 }
 
+static int by_pod_interface(const void *a, const void *b)
+{
+	const struct nvipam_alloc *x = *(const struct nvipam_alloc *const *)a;
+	const struct nvipam_alloc *y = *(const struct nvipam_alloc *const *)b;
+	int c = strcmp(x->pool, y->pool);
+
+	c = c ? c : strcmp(x->pod_uid, y->pod_uid);
+	c = c ? c : strcmp(x->ifname, y->ifname);
+	return c ? c : (x->created > y->created) - (x->created < y->created);
+}
+
+/*
+ * A pod has one sandbox at a time: two containers of one pod UID holding addresses for
+ * one interface in one pool means a sandbox replaced without a DEL (a build before the
+ * takeover, or the reference daemon's store). The older is reported: the pod's next ADD
+ * takes it over, or release frees it.
+ */
+static int check_sandboxes(const struct nvipam_store *st, struct tally *t)
+{
+	_cleanup_free_ const struct nvipam_alloc **v = sorted(st, by_pod_interface);
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 1; i < st->n_allocs; i++) {
+		const struct nvipam_alloc *x = v[i - 1], *y = v[i];
+
+		if (!*x->pod_uid || strcmp(x->pool, y->pool) || strcmp(x->pod_uid, y->pod_uid) ||
+		    strcmp(x->ifname, y->ifname) || strcmp(x->container_id, y->container_id) == 0)
+			continue;
+		report(t, false, x, "a replaced sandbox of pod UID %s: container %s holds the "
+		       "interface's address now (release this one, or the pod's next ADD takes it "
+		       "over)", x->pod_uid, y->container_id);
+	}
+	return 0;
+}
+
 static void check_ranges(const struct nvipam_store *st, const struct nvipam_pools *pools,
 			 struct tally *t)
 {
@@ -305,6 +341,8 @@ int check_main(int argc, char **argv)
 	r = check_addresses(&st, &t);
 	if (r >= 0)
 		r = check_attachments(&st, &t);
+	if (r >= 0)
+		r = check_sandboxes(&st, &t);
 	if (r >= 0)
 		check_ranges(&st, &pools, &t);
 	if (r >= 0 && a.pods)

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include "common/util/cleanup.h"
+#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/carve_cmd.h"
 #include "ipam/nv-ipam/tool/check.h"
 #include "ipam/nv-ipam/tool/cli.h"
 #include "ipam/nv-ipam/tool/gc.h"
+#include "ipam/nv-ipam/tool/handover.h"
 #include "ipam/nv-ipam/tool/nodepools.h"
 #include "ipam/nv-ipam/tool/release.h"
 #include "ipam/nv-ipam/tool/show.h"
@@ -25,6 +27,8 @@ static const struct subcommand subcommands[] = {
 	{ "release", release_main, "release allocations by container ID or by pod" },
 	{ "check", check_main, "check the store against the node pool file (and a pod listing)" },
 	{ "gc", gc_main, "release the allocations whose pod is gone (from a pod listing)" },
+	{ "handover", handover_main, "write the store for the reference nv-ipam daemon (rollback)" },
+	{ "adopt", adopt_main, "take the store back, or over from the reference daemon" },
 };
 
 static void usage(FILE *out)
@@ -49,7 +53,7 @@ int main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("nv-ipam-tool %s\n", PROJECT_VERSION);
+		printf("nv-ipam-tool %s\n%s\n", PROJECT_VERSION, NVIPAM_STORE_FORMATS);
 		return CLI_EXIT_OK;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)

@@ -23,6 +23,7 @@
 
 static const char nodepools_help[] =
 	"Usage: nv-ipam-tool node-pools --node NAME [--input FILE] [--output FILE | --stdout]\n"
+	"                               [--allow-empty]\n"
 	"\n"
 	"Write NAME's node pool file from IPPool/CIDRPool objects with the status the\n"
 	"nv-ipam controller wrote (kubectl get ippools,cidrpools -o json). The file is\n"
@@ -33,54 +34,33 @@ static const char nodepools_help[] =
 	"  --input FILE    pool objects ('-', the default, reads stdin)\n"
 	"  --output FILE   the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ")\n"
 	"  --stdout        print the file instead of writing it\n"
+	"  --allow-empty   write (or print) a file of no pool when no pool gives NAME\n"
+	"                  a block; without it that is an error (a mistyped node name\n"
+	"                  would otherwise empty the node's file)\n"
 	"  -h, --help      this text\n";
 
-static const char *entry_summary(struct json_object *e, char *buf, size_t len)
+/* Each pool left out, on stderr. */
+static void print_notes(const char *text)
 {
-	struct json_object *p = k8s_object_member(e, "prefix", NULL);
+	for (const char *p = text; p && *p;) {
+		size_t n = strcspn(p, "\n");
 
-	if (p)
-		snprintf(buf, len, "%s", json_object_get_string(p));
-	else
-		snprintf(buf, len, "%s-%s", json_object_get_string(k8s_object_member(e, "startIP", NULL)),
-			 json_object_get_string(k8s_object_member(e, "endIP", NULL)));
-	return buf;
+		fprintf(stderr, "nv-ipam-tool: %.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
 }
 
-/* One line per pool added, removed or changed between the old and the new file. */
-static void report_changes(const char *old_text, size_t old_len, const char *new_text)
+/* How many pools a rendered node pool file holds. */
+static size_t nodepools_count(const char *text)
 {
-	_cleanup_(json_object_putp) struct json_object *old = NULL, *cur = NULL;
-	struct json_object *op, *np;
-	struct cni_err e = { 0 };
-	char a[128], b[128];
+	struct json_object *root = json_tokener_parse(text), *pools;
+	size_t n = 0;
 
-	if (old_text && cjson_parse(old_text, old_len, "old pool file", &old, &e) < 0)
-		old = NULL;
-	if (cjson_parse(new_text, strlen(new_text), "new pool file", &cur, &e) < 0)
-		return;
-	op = k8s_object_member(old, "pools", NULL);
-	np = k8s_object_member(cur, "pools", NULL);
-	if (!json_object_is_type(np, json_type_object))
-		return;
-	for (struct json_object_iterator it = json_object_iter_begin(np), end = json_object_iter_end(np);
-	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-		const char *key = json_object_iter_peek_name(&it);
-		struct json_object *val = json_object_iter_peek_value(&it);
-		struct json_object *was = k8s_object_member(op, key, NULL);
-
-		if (!was)
-			printf("pool %s: added (%s)\n", key, entry_summary(val, a, sizeof(a)));
-		else if (!json_object_equal(was, val))
-			printf("pool %s: changed (%s -> %s)\n", key, entry_summary(was, a, sizeof(a)),
-			       entry_summary(val, b, sizeof(b)));
-	}
-	if (!json_object_is_type(op, json_type_object))
-		return;
-	for (struct json_object_iterator it = json_object_iter_begin(op), end = json_object_iter_end(op);
-	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
-		if (!k8s_object_member(np, json_object_iter_peek_name(&it), NULL))
-			printf("pool %s: removed\n", json_object_iter_peek_name(&it));
+	if (root && json_object_object_get_ex(root, "pools", &pools) &&
+	    json_object_is_type(pools, json_type_object))
+		n = (size_t)json_object_object_length(pools);
+	json_object_put(root);
+	return n;
 }
 
 struct nodepools_args {
@@ -88,6 +68,7 @@ struct nodepools_args {
 	const char *input;
 	const char *output;
 	bool to_stdout;
+	bool allow_empty;
 };
 
 static int nodepools_option(int opt, const char *arg, void *ctx)
@@ -102,6 +83,8 @@ static int nodepools_option(int opt, const char *arg, void *ctx)
 		a->output = arg;
 	else if (opt == 's')
 		a->to_stdout = true;
+	else if (opt == 'e')
+		a->allow_empty = true;
 	else
 		return cli_usage_error("node-pools", "invalid option");
 	return 0;
@@ -114,12 +97,14 @@ int nodepools_main(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stdout", no_argument, NULL, 's' },
+		{ "allow-empty", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct nodepools_args a = { .node = getenv("NODE_NAME"), .input = "-",
 				    .output = NVIPAM_DEFAULT_POOL_FILE };
-	_cleanup_free_ char *text = NULL, *old = NULL;
+	_cleanup_free_ char *text = NULL, *old = NULL, *notes_text = NULL;
+	size_t notes_len = 0;
 	const char *node, *input, *output;
 	struct k8s_objects objs = { 0 };
 	struct cni_err err = { 0 };
@@ -137,11 +122,24 @@ int nodepools_main(int argc, char **argv)
 		return cli_usage_error("node-pools", "--node (or $NODE_NAME) is required");
 
 	r = k8s_objects_read(input, &objs, &err);
-	if (r >= 0)
-		r = nodefile_render(&objs, node, &text, &err);
+	if (r >= 0) {
+		FILE *notes = open_memstream(&notes_text, &notes_len);
+
+		r = notes ? nodefile_render(&objs, node, &text, notes, &err)
+			  : cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		if (notes && fclose(notes) == 0)
+			print_notes(notes_text);
+	}
 	k8s_objects_free(&objs);
 	if (r < 0)
 		return cli_fail(&err);
+	if (!a.allow_empty && nodepools_count(text) == 0) {
+		cni_err_set(&err, CNI_ERR_INVALID_CONFIG, -ENOENT,
+			    "no pool gives node \"%s\" a block (a mistyped name, or a node the controller "
+			    "has not reached yet): nothing written (--allow-empty writes a file of no pool)",
+			    node);
+		return cli_fail(&err);
+	}
 	if (a.to_stdout) {
 		fputs(text, stdout);
 		return CLI_EXIT_OK;
@@ -165,6 +163,6 @@ int nodepools_main(int argc, char **argv)
 		return cli_fail(&err);
 	}
 	printf("%s %s\n", output, r < 0 ? "created" : "updated");
-	report_changes(r < 0 ? NULL : old, old_len, text);
+	nodefile_changes(r < 0 ? NULL : old, old_len, text, stdout);
 	return CLI_EXIT_OK;
 }

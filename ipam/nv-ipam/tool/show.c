@@ -302,6 +302,11 @@ int show_main(int argc, char **argv)
 	if (cli_store_open(&files, &st, &err) < 0)
 		goto out;
 	r = collect(&st, &pools, a.only, &v, &n);
+	if (r >= 0 && a.only && n == 0) {
+		cni_err_set(&err, CNI_ERR_INVALID_CONFIG, -ENOENT,
+			    "no pool \"%s\" in %s or in the store %s", a.only, pool_file, store_path);
+		goto out;
+	}
 	if (r >= 0)
 		r = free_counts(&st, v, n);
 	if (r >= 0 && a.json)

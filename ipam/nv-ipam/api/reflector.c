@@ -1,0 +1,589 @@
+/*
+ * One collection of the API mirrored in memory: list, then watch from the list's version
+ *
+ * What client-go's reflector does, for one thread: the list (in pages, streamed item by
+ * item) replaces the objects at once, then a watch from the list's resourceVersion applies
+ * changes as they come, bookmarks keeping the version fresh. A watch that times out starts
+ * again from the last version; one whose version is gone (410, as an HTTP status or an
+ * ERROR event) lists again, since events were lost. The objects are kept under a lock so
+ * that any thread may take a snapshot.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common/cni/error.h"
+#include "common/util/cleanup.h"
+#include "ipam/nv-ipam/api/client.h"
+#include "ipam/nv-ipam/api/reflector.h"
+#include "ipam/nv-ipam/api/watch.h"
+#include "ipam/nv-ipam/k8s/liststream.h"
+
+#define BACKOFF_FIRST_MS 500u
+#define BACKOFF_MAX_MS 16000u
+#define LIST_TIMEOUT_MS 60000L
+/* A watch that sends nothing for this long past its timeout is dead (no FIN came). */
+#define WATCH_IDLE_MARGIN_S 60L
+#define KEY_MAX 600
+
+struct entry {
+	char *key; /* "namespace/name" */
+	struct json_object *obj;
+};
+
+struct objset {
+	struct entry *v; /* sorted by key */
+	size_t n;
+	size_t cap;
+};
+
+struct api_reflector {
+	struct api_reflector_config cfg;
+	int stop_fd;
+	pthread_mutex_t lock;
+	struct objset objs;              /* under lock */
+	struct api_reflector_stats stats; /* under lock */
+	char *rv;                        /* the last version seen: only the run's thread */
+	unsigned int backoff_ms;
+	unsigned int seed;
+};
+
+static void objset_free(struct objset *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].key);
+		json_object_put(s->v[i].obj);
+	}
+	free(s->v);
+	*s = (struct objset){ 0 };
+}
+
+/* The index of @key, or where it would go (*@ret_found false). */
+static size_t objset_find(const struct objset *s, const char *key, bool *ret_found)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->v[mid].key, key);
+
+		if (c == 0) {
+			*ret_found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_found = false;
+	return lo;
+}
+
+/* Takes a reference of @obj. */
+static int objset_put(struct objset *s, const char *key, struct json_object *obj)
+{
+	bool found;
+	size_t i = objset_find(s, key, &found);
+	char *k;
+
+	if (found) {
+		json_object_put(s->v[i].obj);
+		s->v[i].obj = json_object_get(obj);
+		return 0;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct entry *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	k = strdup(key);
+	if (!k)
+		return -ENOMEM;
+	memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
+	s->v[i] = (struct entry){ .key = k, .obj = json_object_get(obj) };
+	s->n++;
+	return 0;
+}
+
+/* What the owner keeps of @obj: a new reference in *@ret. */
+static int trimmed(const struct api_reflector *r, struct json_object *obj, struct json_object **ret)
+{
+	if (!r->cfg.trim) {
+		*ret = json_object_get(obj);
+		return 0;
+	}
+	return r->cfg.trim(r->cfg.ctx, obj, ret);
+}
+
+static void objset_del(struct objset *s, const char *key)
+{
+	bool found;
+	size_t i = objset_find(s, key, &found);
+
+	if (!found)
+		return;
+	free(s->v[i].key);
+	json_object_put(s->v[i].obj);
+	memmove(&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof(*s->v));
+	s->n--;
+}
+
+int api_reflector_new(const struct api_reflector_config *cfg, int stop_fd,
+		      struct api_reflector **ret)
+{
+	struct api_reflector *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	if (pthread_mutex_init(&r->lock, NULL) != 0) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->cfg = *cfg;
+	r->stop_fd = stop_fd;
+	r->backoff_ms = BACKOFF_FIRST_MS;
+	r->seed = (unsigned int)time(NULL) ^ (unsigned int)getpid() ^ (unsigned int)(uintptr_t)r;
+	*ret = r;
+	return 0;
+}
+
+void api_reflector_free(struct api_reflector *r)
+{
+	if (!r)
+		return;
+	objset_free(&r->objs);
+	pthread_mutex_destroy(&r->lock);
+	free(r->rv);
+	free(r);
+}
+
+void api_objects_free(struct json_object **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		json_object_put(v[i]);
+	free(v);
+}
+
+int api_reflector_snapshot(struct api_reflector *r, struct json_object ***ret, size_t *ret_n)
+{
+	struct json_object **v;
+
+	size_t n = 0;
+
+	/*
+	 * Copies: json-c's reference counts are not atomic, so an object must never be
+	 * shared between threads; the caller may also change its copies.
+	 */
+	pthread_mutex_lock(&r->lock);
+	v = calloc(r->objs.n + 1, sizeof(*v));
+	for (; v && n < r->objs.n; n++)
+		if (json_object_deep_copy(r->objs.v[n].obj, &v[n], NULL) < 0)
+			break;
+	pthread_mutex_unlock(&r->lock);
+	if (!v || n < r->objs.n) {
+		api_objects_free(v, n);
+		return -ENOMEM;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+void api_reflector_stats(struct api_reflector *r, struct api_reflector_stats *ret)
+{
+	pthread_mutex_lock(&r->lock);
+	*ret = r->stats;
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void note(struct api_reflector *r, enum api_reflector_note what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void note(struct api_reflector *r, enum api_reflector_note what, const char *fmt, ...)
+{
+	char msg[1536];
+	va_list ap;
+
+	if (!r->cfg.note)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->cfg.note(r->cfg.ctx, what, msg);
+}
+
+/* Waits @ms or until told to stop; true when told to stop. */
+static bool pause_ms(struct api_reflector *r, unsigned int ms)
+{
+	struct pollfd p = { .fd = r->stop_fd, .events = POLLIN };
+
+	if (r->stop_fd < 0) {
+		struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		return false;
+	}
+	return poll(&p, 1, (int)ms) > 0;
+}
+
+static bool backoff(struct api_reflector *r)
+{
+	unsigned int ms = r->backoff_ms;
+
+	r->backoff_ms = ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : ms * 2;
+	return pause_ms(r, ms);
+}
+
+static void set_rv(struct api_reflector *r, const char *rv)
+{
+	char *copy = strdup(rv);
+
+	/* Out of memory: the old version stays, and a later 410 lists again. */
+	if (copy) {
+		free(r->rv);
+		r->rv = copy;
+	}
+}
+
+/* ---- list ---- */
+
+struct list_ctx {
+	const struct api_reflector *r;
+	struct objset *fresh;
+	struct liststream *ls;
+	struct cni_err *err;
+	int feed_error;
+};
+
+static int list_item(void *ctx, struct json_object *item, size_t index, struct cni_err *err)
+{
+	struct list_ctx *l = ctx;
+	char key[KEY_MAX];
+	struct json_object *kept;
+	int rc;
+
+	if (api_object_key(item, key, sizeof(key)) < 0)
+		return cni_err_set(err, CNI_ERR_DECODE, -EBADMSG, "item %zu has no metadata.name", index);
+	rc = trimmed(l->r, item, &kept);
+	if (rc == 0) {
+		rc = objset_put(l->fresh, key, kept);
+		json_object_put(kept);
+	}
+	if (rc < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	return 0;
+}
+
+static int list_data(void *ctx, const char *data, size_t len)
+{
+	struct list_ctx *l = ctx;
+
+	return liststream_feed(l->ls, data, len, l->err);
+}
+
+static char *join_path(const struct api_reflector *r, const char *params)
+{
+	char *p;
+
+	if (asprintf(&p, "%s?%s%s%s", r->cfg.path, params, r->cfg.query ? "&" : "",
+		     r->cfg.query ? r->cfg.query : "") < 0)
+		return NULL;
+	return p;
+}
+
+/* One page; *@ret_cont is its continue token ("" at the end). 1: not served. */
+static int list_page(struct api_reflector *r, struct api_client *c, const char *cont,
+		     struct objset *fresh, char **ret_rv, char **ret_cont, struct cni_err *err)
+{
+	_cleanup_free_ char *params = NULL, *path = NULL, *esc = NULL;
+	struct list_ctx l = { .r = r, .fresh = fresh, .err = err };
+	struct api_response resp = { 0 };
+	struct api_request req = { .timeout_ms = LIST_TIMEOUT_MS, .on_data = list_data, .ctx = &l };
+	int rc;
+
+	if (cont && *cont && !(esc = api_escape(cont)))
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (asprintf(&params, "limit=%ld%s%s", r->cfg.page_size > 0 ? r->cfg.page_size : 500L,
+		     esc ? "&continue=" : "", esc ? esc : "") < 0) {
+		params = NULL;
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
+	path = join_path(r, params);
+	if (!path || liststream_new("list", list_item, &l, &l.ls) < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	req.path = path;
+	rc = api_call(c, &req, &resp, err);
+	if (rc >= 0 && resp.http >= 200 && resp.http < 300) {
+		rc = liststream_end(l.ls, err);
+		if (rc >= 0) {
+			*ret_rv = strdup(liststream_string(l.ls, "metadata.resourceVersion"));
+			*ret_cont = strdup(liststream_string(l.ls, "metadata.continue"));
+			if (!*ret_rv || !*ret_cont) {
+				free(*ret_rv);
+				free(*ret_cont);
+				rc = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+			}
+		}
+	} else if (rc >= 0) {
+		struct api_status st;
+
+		api_status_from(resp.http, resp.body, resp.len, &st);
+		rc = resp.http == 404 ? 1
+		   : cni_err_set(err, CNI_ERR_IO, api_status_errno(resp.http), "%ld %s%s%s", st.http,
+				 st.reason, st.message[0] ? ": " : "", st.message);
+	}
+	api_response_free(&resp);
+	liststream_free(l.ls);
+	return rc;
+}
+
+/* 0: listed, 1: not served, negative: failed (noted). */
+static int do_list(struct api_reflector *r, struct api_client *c)
+{
+	struct objset fresh = { 0 }, old;
+	_cleanup_free_ char *rv = NULL, *cont = NULL;
+	struct cni_err err = { 0 };
+	bool restarted = false;
+	int rc;
+
+	for (;;) {
+		char *page_rv = NULL, *next = NULL;
+
+		rc = list_page(r, c, cont, &fresh, &page_rv, &next, &err);
+		if (rc == -ESTALE && cont && !restarted) {
+			/* The continue token expired between pages: the list starts over, once. */
+			objset_free(&fresh);
+			free(cont);
+			cont = NULL;
+			restarted = true;
+			err = (struct cni_err){ 0 };
+			continue;
+		}
+		if (rc != 0)
+			break;
+		free(rv);
+		rv = page_rv;
+		free(cont);
+		cont = next;
+		if (!*cont)
+			break;
+	}
+	if (rc < 0) {
+		objset_free(&fresh);
+		if (rc != -ECANCELED)
+			note(r, API_NOTE_LIST_FAILED, "listing %s: %s", r->cfg.resource, err.msg);
+		return rc;
+	}
+	pthread_mutex_lock(&r->lock);
+	old = r->objs;
+	r->objs = fresh;
+	r->stats.synced = true;
+	r->stats.absent = rc == 1;
+	r->stats.lists += rc == 0;
+	r->stats.last_list = time(NULL);
+	pthread_mutex_unlock(&r->lock);
+	objset_free(&old);
+	free(r->rv);
+	r->rv = rc == 0 ? TAKE_PTR(rv) : NULL;
+	if (rc == 1)
+		note(r, API_NOTE_ABSENT, "%s are not served (is the CRD installed?): taken as none",
+		     r->cfg.resource);
+	else
+		note(r, API_NOTE_LISTED, "listed %zu %s at resourceVersion %s", r->objs.n,
+		     r->cfg.resource, r->rv);
+	if (r->cfg.changed)
+		r->cfg.changed(r->cfg.ctx);
+	return rc;
+}
+
+/* ---- watch ---- */
+
+struct watch_ctx {
+	struct api_reflector *r;
+	struct api_lines lines;
+	bool changed;
+	char why[1024]; /* for an error the stream gave */
+};
+
+static int watch_line(void *ctx, const char *line, size_t len)
+{
+	struct watch_ctx *w = ctx;
+	struct api_reflector *r = w->r;
+	struct api_event ev = { 0 };
+	struct cni_err err = { 0 };
+	struct json_object *kept;
+	char key[KEY_MAX];
+	int rc = 0;
+
+	if (api_event_parse(line, len, &ev, &err) < 0) {
+		snprintf(w->why, sizeof(w->why), "%s", err.msg);
+		return -EBADMSG;
+	}
+	switch (ev.type) {
+	case API_EVENT_ERROR: {
+		struct api_status st;
+		const char *text = json_object_to_json_string_ext(ev.object, JSON_C_TO_STRING_PLAIN);
+
+		api_status_from(ev.code, text, text ? strlen(text) : 0, &st);
+		snprintf(w->why, sizeof(w->why), "%ld %s%s%s", st.http, st.reason,
+			 st.message[0] ? ": " : "", st.message);
+		rc = ev.code == 410 ? -ESTALE : -EPROTO;
+		break;
+	}
+	case API_EVENT_BOOKMARK:
+		set_rv(r, ev.resource_version);
+		break;
+	case API_EVENT_ADDED:
+	case API_EVENT_MODIFIED:
+	case API_EVENT_DELETED:
+		if (snprintf(key, sizeof(key), "%s/%s", ev.namespace, ev.name) >= (int)sizeof(key)) {
+			snprintf(w->why, sizeof(w->why), "an object's name is too long");
+			rc = -EBADMSG;
+			break;
+		}
+		kept = NULL;
+		if (ev.type != API_EVENT_DELETED)
+			rc = trimmed(r, ev.object, &kept);
+		pthread_mutex_lock(&r->lock);
+		if (ev.type == API_EVENT_DELETED)
+			objset_del(&r->objs, key);
+		else if (rc == 0)
+			rc = objset_put(&r->objs, key, kept);
+		r->stats.events++;
+		pthread_mutex_unlock(&r->lock);
+		json_object_put(kept);
+		if (rc < 0) {
+			snprintf(w->why, sizeof(w->why), "out of memory");
+			break;
+		}
+		set_rv(r, ev.resource_version);
+		w->changed = true;
+		break;
+	}
+	api_event_clear(&ev);
+	return rc;
+}
+
+static int watch_data(void *ctx, const char *data, size_t len)
+{
+	struct watch_ctx *w = ctx;
+	int rc = api_lines_feed(&w->lines, data, len, watch_line, w);
+
+	/* A batch that arrived together is one change for the owner. */
+	if (w->changed && w->r->cfg.changed) {
+		w->changed = false;
+		w->r->cfg.changed(w->r->cfg.ctx);
+	}
+	if (rc == -E2BIG)
+		snprintf(w->why, sizeof(w->why), "an event longer than %u bytes", API_EVENT_MAX_BYTES);
+	return rc;
+}
+
+/* 0: ended at its timeout; -ESTALE: list again; -ECANCELED: stop; else failed (noted). */
+static int do_watch(struct api_reflector *r, struct api_client *c)
+{
+	long timeout = r->cfg.watch_timeout_s > 0 ? r->cfg.watch_timeout_s
+						   : 300 + (long)(rand_r(&r->seed) % 300);
+	_cleanup_free_ char *params = NULL, *path = NULL, *rv = api_escape(r->rv ? r->rv : "");
+	struct watch_ctx w = { .r = r, .lines = { .max = API_EVENT_MAX_BYTES } };
+	struct api_request req = { .idle_timeout_s = timeout + WATCH_IDLE_MARGIN_S,
+				   .on_data = watch_data, .ctx = &w };
+	struct api_response resp = { 0 };
+	struct cni_err err = { 0 };
+	int rc;
+
+	if (!rv || asprintf(&params, "watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld",
+			    rv, timeout) < 0 || !(path = join_path(r, params))) {
+		note(r, API_NOTE_WATCH_FAILED, "watching %s: out of memory", r->cfg.resource);
+		return -ENOMEM;
+	}
+	req.path = path;
+	rc = api_call(c, &req, &resp, &err);
+	if (rc >= 0 && resp.http >= 200 && resp.http < 300 && api_lines_pending(&w.lines)) {
+		snprintf(w.why, sizeof(w.why), "the stream ended in the middle of an event");
+		rc = -ECONNRESET;
+	} else if (rc >= 0 && (resp.http < 200 || resp.http >= 300)) {
+		struct api_status st;
+
+		api_status_from(resp.http, resp.body, resp.len, &st);
+		snprintf(w.why, sizeof(w.why), "%ld %s%s%s", st.http, st.reason, st.message[0] ? ": " : "",
+			 st.message);
+		rc = resp.http == 410 ? -ESTALE : resp.http == 404 ? -ENOENT : api_status_errno(resp.http);
+	} else if (rc < 0 && !w.why[0]) {
+		snprintf(w.why, sizeof(w.why), "%s", err.msg);
+	}
+	api_response_free(&resp);
+	api_lines_free(&w.lines);
+	if (rc == -ECANCELED || rc == 0)
+		return rc;
+	if (rc == -ESTALE || rc == -EBADMSG) {
+		pthread_mutex_lock(&r->lock);
+		r->stats.expired += rc == -ESTALE;
+		pthread_mutex_unlock(&r->lock);
+		note(r, rc == -ESTALE ? API_NOTE_EXPIRED : API_NOTE_BAD_EVENT,
+		     "watching %s from resourceVersion %s: %s: listing again", r->cfg.resource,
+		     r->rv ? r->rv : "", w.why);
+		return -ESTALE;
+	}
+	pthread_mutex_lock(&r->lock);
+	r->stats.restarts++;
+	pthread_mutex_unlock(&r->lock);
+	note(r, API_NOTE_WATCH_FAILED, "watching %s: %s", r->cfg.resource, w.why);
+	/* The collection went away (its CRD was deleted): a list says so. */
+	return rc == -ENOENT ? -ESTALE : rc;
+}
+
+void api_reflector_run(struct api_reflector *r, struct api_client *c)
+{
+	bool need_list = true;
+
+	for (;;) {
+		int rc;
+
+		if (pause_ms(r, 0))
+			return;
+		if (need_list) {
+			rc = do_list(r, c);
+			if (rc == -ECANCELED)
+				return;
+			if (rc < 0) {
+				if (backoff(r))
+					return;
+				continue;
+			}
+			r->backoff_ms = BACKOFF_FIRST_MS;
+			if (rc == 1) {
+				if (pause_ms(r, (unsigned int)(r->cfg.absent_retry_s > 0 ? r->cfg.absent_retry_s
+											 : 30) * 1000u))
+					return;
+				continue;
+			}
+			need_list = false;
+		}
+		rc = do_watch(r, c);
+		if (rc == -ECANCELED)
+			return;
+		if (rc == -ESTALE) {
+			need_list = true;
+		} else if (rc < 0) {
+			if (backoff(r))
+				return;
+		} else {
+			r->backoff_ms = BACKOFF_FIRST_MS;
+		}
+	}
+}

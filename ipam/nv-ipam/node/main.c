@@ -1,0 +1,458 @@
+/*
+ * ipam-node: nv-ipam's node program, run by the Network Operator's nv-ipam-node DaemonSet
+ *
+ * At start, in order (any failure ends it with status 1, as the reference's does): the
+ * flags; the store lock; the store adopted (taken back after a handover, or migrated from
+ * the reference daemon's); nv-ipam and nv-ipam-tool installed into --cni-bin-dir (not
+ * over a store of a format this build cannot read: that is logged, and the rest runs);
+ * nv-ipam.conf written; the API connection; the probe and metrics servers. Then three
+ * threads work until SIGTERM or SIGINT: one reflector per pool kind (each change rewrites
+ * the node pool file), and the cleaner. The main thread waits for the signal (and retries
+ * a pool file sync that failed), tells every thread to stop through one eventfd that all
+ * their waits watch, hands the store over in the reference daemon's format (so that
+ * going back to it keeps every address) and exits. Every file is replaced by rename and
+ * the store by its own crash-safe commits: a stop at any instant leaves nothing
+ * half-written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cni/error.h"
+#include "common/util/cleanup.h"
+#include "common/util/log.h"
+#include "ipam/nv-ipam/api/client.h"
+#include "ipam/nv-ipam/api/conn.h"
+#include "ipam/nv-ipam/api/reflector.h"
+#include "ipam/nv-ipam/node/conf.h"
+#include "ipam/nv-ipam/node/flags.h"
+#include "ipam/nv-ipam/node/install.h"
+#include "ipam/nv-ipam/node/klog.h"
+#include "ipam/nv-ipam/node/metrics.h"
+#include "ipam/nv-ipam/node/node.h"
+#include "ipam/nv-ipam/serve/http.h"
+#include "ipam/nv-ipam/store/store.h"
+
+/* How long the threads get to end after a stop is asked for. */
+#define STOP_BUDGET_MS 1700L
+
+/* How long adopting and handing over wait for the store's node lock (ADDs under way). */
+#define STORE_LOCK_WAIT_MS 5000u
+
+enum { T_IPPOOLS, T_CIDRPOOLS, T_CLEANER, N_THREADS };
+
+struct worker {
+	struct node *n;
+	int what;
+	struct api_client *client;
+	pthread_t thread;
+	bool started;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	if (w->what == T_CLEANER)
+		node_cleaner_run(w->n, w->client);
+	else
+		api_reflector_run(w->n->refl[w->what], w->client);
+	return NULL;
+}
+
+int node_store_lock(struct node *n, char *msg, size_t len)
+{
+	const char *path = n->flags->store_file;
+	struct stat now;
+	int fd;
+
+	if (n->store_lock_fd >= 0 && stat(path, &now) == 0 && now.st_dev == n->store_locked.st_dev &&
+	    now.st_ino == n->store_locked.st_ino)
+		return 0;
+	/* Missing, or replaced by rename since: the lock goes to the file there now. */
+	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(msg, len, "cannot open %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &now) < 0) {
+		int e = errno;
+
+		close(fd);
+		snprintf(msg, len, e == EWOULDBLOCK ? "store lock is held by a different process: %s"
+						     : "cannot lock %s", path);
+		return -e;
+	}
+	if (n->store_lock_fd >= 0)
+		close(n->store_lock_fd);
+	n->store_lock_fd = fd;
+	n->store_locked = now;
+	return 0;
+}
+
+static struct node node;
+
+static void healthz(void *ctx, struct serve_reply *r)
+{
+	(void)ctx;
+	r->body = strdup("ok");
+	r->len = r->body ? 2 : 0;
+}
+
+static void readyz(void *ctx, struct serve_reply *r)
+{
+	struct node *n = ctx;
+	bool ready = node_pools_ready(n);
+
+	/* Not ready until the pools are listed and the file written (RBAC refused, say). */
+	r->status = ready ? 200 : 500;
+	r->body = strdup(ready ? "ok" : "the node pool file is not synced yet: see the log");
+	r->len = r->body ? strlen(r->body) : 0;
+}
+
+static void metrics(void *ctx, struct serve_reply *r)
+{
+	struct node *n = ctx;
+
+	if (metrics_render(&n->metrics, &r->body, &r->len) < 0) {
+		r->status = 500;
+		r->body = NULL;
+		return;
+	}
+	r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+static const struct serve_route probe_routes[] = {
+	{ "/healthz", healthz, &node },
+	{ "/readyz", readyz, &node },
+};
+static const struct serve_route metrics_routes[] = {
+	{ "/metrics", metrics, &node },
+};
+static const struct serve_route all_routes[] = {
+	{ "/healthz", healthz, &node },
+	{ "/readyz", readyz, &node },
+	{ "/metrics", metrics, &node },
+};
+
+static void install_log(const char *line)
+{
+	klog_info(0, "shim CNI binary", "detail", line, NULL);
+}
+
+static int check_flags(const struct node_flags *f, FILE *err)
+{
+	struct stat st;
+	char *dir, *slash;
+	enum log_level level;
+	int r;
+
+	if (!f->node_name || !*f->node_name) {
+		fprintf(err, "ipam-node: invalid config: node-name is required parameter\n");
+		return -EINVAL;
+	}
+	if (strcmp(f->logging_format, "text") != 0 && strcmp(f->logging_format, "json") != 0) {
+		fprintf(err, "ipam-node: invalid config: logging-format \"%s\": text or json\n",
+			f->logging_format);
+		return -EINVAL;
+	}
+	if (log_level_parse(f->cni_log_level, &level) < 0 && strcmp(f->cni_log_level, "panic") != 0) {
+		fprintf(err, "ipam-node: invalid config: cni-log-level \"%s\": verbose, debug, info, "
+			"warning, error or panic\n", f->cni_log_level);
+		return -EINVAL;
+	}
+	if (!*f->store_file || f->store_file[0] != '/') {
+		fprintf(err, "ipam-node: invalid config: store-file must be an absolute path\n");
+		return -EINVAL;
+	}
+	dir = strdup(f->store_file);
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	*(slash == dir ? slash + 1 : slash) = '\0';
+	r = stat(dir, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (r < 0) {
+		fprintf(err, "ipam-node: invalid config: store-file is invalid: %s: %s\n", dir,
+			strerror(-r));
+		free(dir);
+		return -EINVAL;
+	}
+	free(dir);
+	if (f->stale_check_interval_ms > 0 && f->stale_check_interval_ms < 1000) {
+		fprintf(err, "ipam-node: invalid config: stale-ip-check-interval below 1s\n");
+		return -EINVAL;
+	}
+	if (f->stale_check_count > 1000) {
+		fprintf(err, "ipam-node: invalid config: stale-ip-check-count-before-release above 1000\n");
+		return -EINVAL;
+	}
+	if (f->released_ip_cooldown_ms > 86400000L) {
+		fprintf(err, "ipam-node: invalid config: released-ip-cooldown above 24h\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The store made ours, under the daemon's lock (so the reference daemon cannot start):
+ * 0 or the exit status. A store this build cannot read is left alone and so is the
+ * nv-ipam binary (an older one must not replace a newer): logged, and the rest runs.
+ */
+static int adopt_store(struct node *n)
+{
+	static const char *const said[] = {
+		[NVIPAM_STORE_OURS] = "store is ours",
+		[NVIPAM_STORE_RESUMED] = "store taken back as handed over",
+		[NVIPAM_STORE_MIGRATED] = "store migrated from the reference nv-ipam node daemon's",
+	};
+	const char *path = n->flags->store_file;
+	enum nvipam_store_adoption how;
+	struct cni_err err = { 0 };
+	char count[32], msg[512];
+	size_t total;
+	int r;
+
+	r = nvipam_store_adopt(path, STORE_LOCK_WAIT_MS, &how, &total, &err);
+	if (r == -EPROTONOSUPPORT) {
+		klog_error(err.msg, "store format not readable by this build: nv-ipam not installed, "
+			   "the store left as it is", "store", path, "formats", NVIPAM_STORE_FORMATS, NULL);
+		return 0;
+	}
+	if (r < 0) {
+		klog_error(err.msg, "failed to adopt store", "store", path, NULL);
+		return 1;
+	}
+	n->store_adopted = true;
+	snprintf(count, sizeof(count), "%zu", total);
+	klog_info(0, said[how], "store", path, "allocations", count, NULL);
+	/* A rewritten store file is a new inode: the lock moves to it. */
+	r = node_store_lock(n, msg, sizeof(msg));
+	if (r < 0) {
+		klog_error(msg, "failed to lock store", NULL);
+		return 1;
+	}
+	return 0;
+}
+
+/* At stop: the store in the reference daemon's format, for a rollback to find. */
+static void handover_store(const struct node *n)
+{
+	const char *path = n->flags->store_file;
+	struct cni_err err = { 0 };
+	char count[32], sum[16];
+	uint32_t checksum;
+	size_t total;
+
+	if (!n->store_adopted || !n->flags->store_handover)
+		return;
+	if (nvipam_store_handover(path, STORE_LOCK_WAIT_MS, &total, &checksum, &err) < 0) {
+		klog_error(err.msg, "failed to hand the store over", "store", path, NULL);
+		return;
+	}
+	snprintf(count, sizeof(count), "%zu", total);
+	snprintf(sum, sizeof(sum), "%u", checksum);
+	klog_info(0, "store handed over in the reference daemon's format: nv-ipam waits for "
+		  "ipam-node to start again", "store", path, "allocations", count, "checksum", sum, NULL);
+}
+
+/* The start-up steps before any thread; 0 or the exit status. */
+static int prepare(struct node *n)
+{
+	const struct node_flags *f = n->flags;
+	_cleanup_free_ char *conf = NULL;
+	struct cni_err err = { 0 };
+	char msg[512];
+	int r;
+
+	for (int i = 0; i < f->n_ignored; i++)
+		klog_info(0, "flag taken and ignored: nv-ipam has no daemon", "flag", f->ignored[i], NULL);
+	r = node_store_lock(n, msg, sizeof(msg));
+	if (r < 0) {
+		klog_error(msg, "failed to lock store", NULL);
+		return 1;
+	}
+	r = adopt_store(n);
+	if (r)
+		return r;
+	if (!f->cni_skip_binary_copy && n->store_adopted) {
+		r = node_install(f->cni_bin_dir, f->cni_nv_ipam_bin_file, install_log, &err);
+		if (r == -ECANCELED) {
+			klog_info(0, "stopped before the install", "detail", err.msg, NULL);
+			return -1;
+		}
+		if (r < 0) {
+			klog_error(err.msg, "failed at nv-ipam copy", NULL);
+			return 1;
+		}
+	}
+	if (!f->cni_skip_config_creation) {
+		if (node_conf_text(f, n->pool_file, &conf) < 0) {
+			klog_error("out of memory", "failed to write configuration for shim CNI", NULL);
+			return 1;
+		}
+		r = node_conf_write(f->cni_conf_dir, conf, &err);
+		if (r < 0) {
+			klog_error(err.msg, "failed to write configuration for shim CNI", NULL);
+			return 1;
+		}
+		klog_info(0, r ? "config for shim CNI written" : "config for shim CNI unchanged",
+			  "dir", f->cni_conf_dir, "config", conf, NULL);
+	}
+	if (api_conn_load(f->kubeconfig, &n->conn, &err) < 0) {
+		klog_error(err.msg, "failed to read config for k8s client", NULL);
+		return 1;
+	}
+	klog_info(0, "API server", "server", n->conn.server, "from", n->conn.origin, NULL);
+	return 0;
+}
+
+static void stop_threads(struct worker *w, int stop_fd)
+{
+	struct timespec deadline;
+
+	(void)!write(stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += (STOP_BUDGET_MS % 1000) * 1000000L;
+	deadline.tv_sec += STOP_BUDGET_MS / 1000 + deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	for (int i = 0; i < N_THREADS; i++) {
+		if (!w[i].started)
+			continue;
+		if (pthread_timedjoin_np(w[i].thread, NULL, &deadline) != 0) {
+			/* Everything it writes is replaced by rename: ending now is safe. */
+			klog_error("a thread did not end in time", "IPAM node daemon stopped", NULL);
+			_exit(0);
+		}
+		w[i].started = false;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct node_flags f;
+	struct worker w[N_THREADS] = { 0 };
+	struct serve *probes = NULL, *metrics_srv = NULL;
+	struct cni_err err = { 0 };
+	sigset_t sigs;
+	int rc = 1, sig;
+
+	if (node_flags_parse(argc, (const char *const *)argv, &f, stderr) < 0) {
+		fprintf(stderr, "Run 'ipam-node --help' for usage.\n");
+		return 1;
+	}
+	if (f.help) {
+		node_flags_usage(stdout);
+		return 0;
+	}
+	if (f.version) {
+		printf("ipam-node %s (cni-rdma-plugins)\n", PROJECT_VERSION);
+		return 0;
+	}
+	if (check_flags(&f, stderr) < 0)
+		return 1;
+	klog_setup(strcmp(f.logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, (int)f.v, -1);
+
+	/* Every thread inherits this mask: the signals reach only the main thread's wait. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	node = (struct node){ .flags = &f, .store_lock_fd = -1 };
+	node.stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (node.stop_fd < 0 || metrics_init(&node.metrics) < 0 ||
+	    pthread_mutex_init(&node.sync_lock, NULL) != 0 ||
+	    asprintf(&node.pool_file, "%s/" NODE_POOL_FILE, f.cni_conf_dir) < 0 ||
+	    asprintf(&node.user_agent, "ipam-node/%s (cni-rdma-plugins) node/%s", PROJECT_VERSION,
+		     f.node_name) < 0) {
+		fprintf(stderr, "ipam-node: out of memory\n");
+		return 1;
+	}
+	{
+		char interval[32], count[32];
+
+		snprintf(interval, sizeof(interval), "%ldms", f.stale_check_interval_ms);
+		snprintf(count, sizeof(count), "%ld", f.stale_check_count);
+		klog_info(0, "start IPAM node daemon", "version", PROJECT_VERSION, "node", f.node_name,
+			  "IPPools Namespace", f.ippools_namespace, "store", f.store_file, "poolFile",
+			  node.pool_file, "staleIPCheckInterval", interval, "countBeforeRelease", count,
+			  NULL);
+	}
+	rc = prepare(&node);
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
+	}
+	rc = 1;
+	if (api_init() < 0 || node_pools_start(&node) < 0) {
+		klog_error("out of memory", "cannot start", NULL);
+		goto out;
+	}
+	if (strcmp(f.metrics_bind_address, f.health_probe_bind_address) == 0) {
+		if (serve_start(f.health_probe_bind_address, all_routes, 3, &probes, &err) < 0)
+			goto serve_failed;
+	} else if (serve_start(f.health_probe_bind_address, probe_routes, 2, &probes, &err) < 0 ||
+		   serve_start(f.metrics_bind_address, metrics_routes, 1, &metrics_srv, &err) < 0) {
+		goto serve_failed;
+	}
+	klog_info(0, "serving", "probes", f.health_probe_bind_address, "metrics",
+		  f.metrics_bind_address, NULL);
+	for (int i = 0; i < N_THREADS; i++) {
+		w[i] = (struct worker){ .n = &node, .what = i };
+		if (i == T_CLEANER && f.stale_check_interval_ms == 0)
+			continue;
+		if (api_client_new(&node.conn, node.user_agent, node.stop_fd, &w[i].client) < 0 ||
+		    pthread_create(&w[i].thread, NULL, work, &w[i]) != 0) {
+			klog_error("cannot start a thread", "cannot start", NULL);
+			stop_threads(w, node.stop_fd);
+			goto out;
+		}
+		w[i].started = true;
+	}
+
+	for (;;) {
+		struct timespec tick = { .tv_sec = 1 };
+
+		sig = sigtimedwait(&sigs, NULL, &tick);
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (__atomic_load_n(&node.sync_failed, __ATOMIC_RELAXED))
+			node_pools_sync(&node);
+	}
+	klog_info(0, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+	stop_threads(w, node.stop_fd);
+	rc = 0;
+	klog_info(0, "IPAM node daemon stopped", NULL);
+	goto out;
+serve_failed:
+	klog_error(err.msg, "unable to start the probe and metrics servers", NULL);
+out:
+	/* However it ends, once the store was ours: not running, the store is the reference's. */
+	handover_store(&node);
+	serve_stop(probes);
+	serve_stop(metrics_srv);
+	for (int i = 0; i < N_THREADS; i++)
+		api_client_free(w[i].client);
+	node_pools_stop(&node);
+	api_conn_free(&node.conn);
+	api_cleanup();
+	metrics_free(&node.metrics);
+	free(node.pool_file);
+	free(node.user_agent);
+	if (node.store_lock_fd >= 0)
+		close(node.store_lock_fd);
+	if (node.stop_fd >= 0)
+		close(node.stop_fd);
+	return rc;
+}

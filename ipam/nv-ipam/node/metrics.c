@@ -1,0 +1,288 @@
+/* ipam-node's numbers, kept for /metrics and written in Prometheus' text format */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util/cleanup.h"
+#include "common/util/text.h"
+#include "ipam/nv-ipam/gc/run.h"
+#include "ipam/nv-ipam/node/metrics.h"
+#include "ipam/nv-ipam/pool/ipmath.h"
+#include "ipam/nv-ipam/pool/pool.h"
+
+int metrics_init(struct metrics *m)
+{
+	*m = (struct metrics){ .started = time(NULL) };
+	return pthread_mutex_init(&m->lock, NULL) == 0 ? 0 : -ENOMEM;
+}
+
+void metrics_free(struct metrics *m)
+{
+	for (size_t i = 0; i < m->n_pools; i++)
+		free(m->pools[i].key);
+	free(m->pools);
+	pthread_mutex_destroy(&m->lock);
+}
+
+unsigned long long metrics_pool_size(const struct nvipam_pools *pools, const char *key)
+{
+	const struct nvipam_pool *p = nvipam_pools_find(pools, key);
+	ipmath_u128 lo, hi, n, gw;
+	bool gw_excluded = false;
+
+	if (!p)
+		return 0;
+	lo = ipmath_from_addr(&p->range.start);
+	hi = ipmath_from_addr(&p->range.end);
+	n = hi - lo + 1;
+	gw = p->has_gateway ? ipmath_from_addr(&p->gateway) : 0;
+	/* Exclusions are merged and sorted by the loader: no address is counted twice. */
+	for (size_t i = 0; i < p->n_exclusions; i++) {
+		ipmath_u128 a = ipmath_from_addr(&p->exclusions[i].start);
+		ipmath_u128 b = ipmath_from_addr(&p->exclusions[i].end);
+
+		if (a < lo)
+			a = lo;
+		if (b > hi)
+			b = hi;
+		if (a <= b)
+			n -= b - a + 1;
+		gw_excluded |= p->has_gateway && gw >= a && gw <= b;
+	}
+	if (p->has_gateway && gw >= lo && gw <= hi && !gw_excluded)
+		n--;
+	return n > (ipmath_u128)~0ULL ? ~0ULL : (unsigned long long)n;
+}
+
+/* The pool of @key, added (zeroed) when missing; called with the lock held. */
+static struct metrics_pool *pool_get(struct metrics *m, const char *key)
+{
+	size_t i = 0;
+	struct metrics_pool *v;
+	char *k;
+
+	while (i < m->n_pools && strcmp(m->pools[i].key, key) < 0)
+		i++;
+	if (i < m->n_pools && strcmp(m->pools[i].key, key) == 0)
+		return &m->pools[i];
+	v = realloc(m->pools, (m->n_pools + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	m->pools = v;
+	k = strdup(key);
+	if (!k)
+		return NULL;
+	memmove(&v[i + 1], &v[i], (m->n_pools - i) * sizeof(*v));
+	v[i] = (struct metrics_pool){ .key = k };
+	m->n_pools++;
+	return &v[i];
+}
+
+/* Pools neither in the file nor holding anything leave the metrics. */
+static void pools_prune(struct metrics *m)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->n_pools; i++) {
+		if (!m->pools[i].in_file && !m->pools[i].allocated) {
+			free(m->pools[i].key);
+			continue;
+		}
+		m->pools[k++] = m->pools[i];
+	}
+	m->n_pools = k;
+}
+
+int metrics_set_pools(struct metrics *m, const struct nvipam_pools *pools)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < m->n_pools; i++)
+		m->pools[i].in_file = false;
+	for (size_t i = 0; i < pools->n; i++) {
+		struct metrics_pool *p = pool_get(m, pools->pools[i].key);
+
+		if (!p) {
+			r = -ENOMEM;
+			break;
+		}
+		p->in_file = true;
+		p->size = metrics_pool_size(pools, pools->pools[i].key);
+	}
+	pools_prune(m);
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+int metrics_set_usage(struct metrics *m, const struct gc_result *res)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < m->n_pools; i++)
+		m->pools[i].allocated = m->pools[i].stale = 0;
+	for (size_t i = 0; i < res->n_pools; i++) {
+		const struct gc_pool_count *c = &res->pools[i];
+		struct metrics_pool *p = pool_get(m, c->pool);
+
+		if (!p) {
+			r = -ENOMEM;
+			break;
+		}
+		p->allocated = c->allocated;
+		p->stale = c->missed;
+		p->released += c->released;
+	}
+	pools_prune(m);
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+/* The process's CPU seconds and resident bytes, from /proc/self/stat. */
+static void process_stats(double *ret_cpu, double *ret_rss)
+{
+	char buf[1024], *p;
+	unsigned long utime = 0, stime = 0;
+	long rss = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n;
+
+	*ret_cpu = *ret_rss = 0;
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* Fields after the command's closing parenthesis: utime is the 12th, rss the 22nd. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d "
+			 "%*d %*d %*u %*u %ld", &utime, &stime, &rss) != 3)
+		return;
+	*ret_cpu = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+	*ret_rss = (double)rss * (double)sysconf(_SC_PAGESIZE);
+}
+
+static void family(struct text_buf *b, const char *name, const char *type, const char *help)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	text_buf_puts(b, line);
+}
+
+/* A label value: backslash, quote and newline escaped, as the format wants. */
+static void label(struct text_buf *b, const char *key, const char *val)
+{
+	text_buf_puts(b, key);
+	text_buf_puts(b, "=\"");
+	for (const char *p = val; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			text_buf_putc(b, '\\');
+		if (*p == '\n')
+			text_buf_puts(b, "\\n");
+		else
+			text_buf_putc(b, *p);
+	}
+	text_buf_putc(b, '"');
+}
+
+static void sample_u(struct text_buf *b, const char *name, const struct metrics_pool *p,
+		     unsigned long long v)
+{
+	char num[32];
+	bool cidr = strncmp(p->key, "cidrpool/", 9) == 0;
+
+	text_buf_puts(b, name);
+	text_buf_putc(b, '{');
+	label(b, "pool", cidr ? p->key + 9 : p->key);
+	text_buf_putc(b, ',');
+	label(b, "type", cidr ? "cidrpool" : "ippool");
+	snprintf(num, sizeof(num), "} %llu\n", v);
+	text_buf_puts(b, num);
+}
+
+static void plain(struct text_buf *b, const char *name, const char *labels, double v)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "%s%s %.10g\n", name, labels, v);
+	text_buf_puts(b, line);
+}
+
+int metrics_render(struct metrics *m, char **ret, size_t *ret_len)
+{
+	static const char *const kinds[METRICS_KINDS] = { "ippools", "cidrpools" };
+	struct text_buf b = { 0 };
+	double cpu, rss;
+	char labels[64];
+
+	process_stats(&cpu, &rss);
+	pthread_mutex_lock(&m->lock);
+	family(&b, "nv_ipam_node_pool_size", "gauge",
+	       "Addresses this node hands out from the pool: its block less exclusions and the gateway.");
+	for (size_t i = 0; i < m->n_pools; i++)
+		sample_u(&b, "nv_ipam_node_pool_size", &m->pools[i], m->pools[i].size);
+	family(&b, "nv_ipam_node_pool_allocated", "gauge",
+	       "Addresses of the pool held in this node's store, as of the last clean pass.");
+	for (size_t i = 0; i < m->n_pools; i++)
+		sample_u(&b, "nv_ipam_node_pool_allocated", &m->pools[i], m->pools[i].allocated);
+	family(&b, "nv_ipam_node_pool_free", "gauge",
+	       "Size less allocated (an address given outside the block counts against it too).");
+	for (size_t i = 0; i < m->n_pools; i++)
+		sample_u(&b, "nv_ipam_node_pool_free", &m->pools[i],
+			 m->pools[i].size > m->pools[i].allocated ? m->pools[i].size - m->pools[i].allocated : 0);
+	family(&b, "nv_ipam_node_pool_stale", "gauge",
+	       "Addresses held by a pod that is gone from the API, not yet released.");
+	for (size_t i = 0; i < m->n_pools; i++)
+		sample_u(&b, "nv_ipam_node_pool_stale", &m->pools[i], m->pools[i].stale);
+	family(&b, "nv_ipam_node_cleaner_released_total", "counter",
+	       "Addresses the cleaner released because their pod was gone.");
+	for (size_t i = 0; i < m->n_pools; i++)
+		sample_u(&b, "nv_ipam_node_cleaner_released_total", &m->pools[i], m->pools[i].released);
+	family(&b, "nv_ipam_node_cleaner_runs_total", "counter", "Clean passes, by result.");
+	plain(&b, "nv_ipam_node_cleaner_runs_total", "{result=\"ok\"}", (double)m->clean_runs);
+	plain(&b, "nv_ipam_node_cleaner_runs_total", "{result=\"failed\"}", (double)m->clean_failures);
+	family(&b, "nv_ipam_node_cleaner_last_run_timestamp_seconds", "gauge",
+	       "When a clean pass last completed (0: never).");
+	plain(&b, "nv_ipam_node_cleaner_last_run_timestamp_seconds", "", (double)m->last_clean);
+	family(&b, "nv_ipam_node_pool_sync_writes_total", "counter", "Rewrites of the node pool file.");
+	plain(&b, "nv_ipam_node_pool_sync_writes_total", "", (double)m->syncs);
+	family(&b, "nv_ipam_node_pool_sync_errors_total", "counter",
+	       "Syncs that could not write the node pool file.");
+	plain(&b, "nv_ipam_node_pool_sync_errors_total", "", (double)m->sync_errors);
+	family(&b, "nv_ipam_node_pool_sync_last_timestamp_seconds", "gauge",
+	       "When the node pool file last matched the API's pools (0: never).");
+	plain(&b, "nv_ipam_node_pool_sync_last_timestamp_seconds", "", (double)m->last_sync);
+	family(&b, "nv_ipam_node_watch_restarts_total", "counter",
+	       "Watches of the pools that broke off or could not start.");
+	for (int k = 0; k < METRICS_KINDS; k++) {
+		snprintf(labels, sizeof(labels), "{resource=\"%s\"}", kinds[k]);
+		plain(&b, "nv_ipam_node_watch_restarts_total", labels, (double)m->watch_restarts[k]);
+	}
+	family(&b, "nv_ipam_node_watch_relists_total", "counter",
+	       "Lists of the pools forced by a watch whose version was gone (410).");
+	for (int k = 0; k < METRICS_KINDS; k++) {
+		snprintf(labels, sizeof(labels), "{resource=\"%s\"}", kinds[k]);
+		plain(&b, "nv_ipam_node_watch_relists_total", labels, (double)m->relists[k]);
+	}
+	family(&b, "nv_ipam_node_ready", "gauge", "1 once the first node pool file sync is written.");
+	plain(&b, "nv_ipam_node_ready", "", m->ready ? 1 : 0);
+	family(&b, "process_cpu_seconds_total", "counter", "User and system CPU time spent in seconds.");
+	plain(&b, "process_cpu_seconds_total", "", cpu);
+	family(&b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	plain(&b, "process_resident_memory_bytes", "", rss);
+	family(&b, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+	plain(&b, "process_start_time_seconds", "", (double)m->started);
+	pthread_mutex_unlock(&m->lock);
+	text_buf_putc(&b, '\0');
+	if (b.oom) {
+		text_buf_free(&b);
+		return -ENOMEM;
+	}
+	*ret = b.data;
+	*ret_len = b.len - 1;
+	return 0;
+}

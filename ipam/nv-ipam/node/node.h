@@ -1,0 +1,83 @@
+/* What ipam-node's parts share (private to node/): the flags, the connection, the numbers */
+#pragma once
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "ipam/nv-ipam/api/conn.h"
+#include "ipam/nv-ipam/node/metrics.h"
+
+struct api_reflector;
+struct node_flags;
+
+struct node {
+	const struct node_flags *flags;
+	char *pool_file;             /* <cni-conf-dir>/node-pools.json */
+	char *user_agent;
+	int stop_fd;                 /* readable once the process is to stop */
+	struct api_conn conn;        /* shared by every thread's client */
+	struct metrics metrics;
+	/* the pools: one reflector per kind (ippools, cidrpools), each on its thread */
+	struct api_reflector *refl[METRICS_KINDS];
+	pthread_mutex_t sync_lock;   /* one sync of the pool file at a time */
+	bool sync_failed;            /* the last sync could not write: the main loop tries again */
+	char **notes;                /* the refusals logged, so that each is logged once */
+	size_t n_notes;
+	/* the store lock, as the reference daemon takes it: a flock on --store-file */
+	int store_lock_fd;
+	struct stat store_locked;
+	bool store_adopted;          /* the store is ours: nv-ipam installed, handed over at stop */
+};
+
+/**
+ * node_pools_start() - the reflectors of the pools of --ippools-namespace
+ * @n: node
+ *
+ * Return: 0 on success, -ENOMEM.
+ */
+int node_pools_start(struct node *n);
+
+/**
+ * node_pools_sync() - write the node pool file from the pools now, when both kinds are
+ *                     listed and the bytes change; each change and each new refusal logged
+ * @n: node (any thread)
+ */
+void node_pools_sync(struct node *n);
+
+/**
+ * node_pools_ready() - whether the first sync is written
+ * @n: node
+ *
+ * Return: true once it is.
+ */
+bool node_pools_ready(struct node *n);
+
+/**
+ * node_pools_stop() - release the reflectors (their threads have ended)
+ * @n: node
+ */
+void node_pools_stop(struct node *n);
+
+/**
+ * node_cleaner_run() - the cleaner's loop: once the pools are synced, a pass every
+ *                      --stale-ip-check-interval until @n->stop_fd is readable
+ * @n: node
+ * @c: this thread's client (a struct api_client *)
+ */
+void node_cleaner_run(struct node *n, void *c);
+
+/**
+ * node_store_lock() - take (or check) the store lock: a non-blocking flock on --store-file,
+ *                     created when missing, as the reference node daemon takes it
+ * @n: node
+ * @ret_msg: why it failed
+ * @len: its size
+ *
+ * nv-ipam writes the store file by rename when it first makes one: the lock is then on the
+ * old inode, and is taken again on the new one.
+ *
+ * Return: 0 when held, -EWOULDBLOCK when another process holds it, other negative errno.
+ */
+int node_store_lock(struct node *n, char *ret_msg, size_t len);

@@ -1,0 +1,426 @@
+/*
+ * A small HTTP server (libmicrohttpd) answering by path: probes, metrics, an admission webhook
+ *
+ * Over TLS the certificate and key come from files that a Secret volume replaces when the
+ * certificate is renewed: a reload hands the listening socket to a server with the new pair.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "common/cni/error.h"
+#include "common/util/file.h"
+#include "common/util/text.h"
+#include "ipam/nv-ipam/serve/http.h"
+
+/* Probes, a scraper and an API server, not a web site: a few connections, none kept long. */
+#define CONNECTION_LIMIT 16
+#define CONNECTION_TIMEOUT_S 10
+/* A certificate chain or a key is a few KiB. */
+#define PEM_MAX_BYTES (1u << 20)
+/* What an old server gets to finish after a reload (a webhook answers in milliseconds). */
+#define RELOAD_GRACE_MS 200
+
+/* One running daemon, with the PEM text it was started with (kept while it runs). */
+struct instance {
+	struct MHD_Daemon *daemon;
+	char *cert_pem;
+	char *key_pem;
+	struct stat cert_st, key_st; /* the files as read */
+};
+
+struct serve {
+	struct instance cur;
+	const struct serve_route *routes;
+	size_t n_routes;
+	const struct serve_post_route *posts;
+	size_t n_posts;
+	int port;
+	bool tls;
+	char *cert_file;
+	char *key_file;
+	struct stat refused_cert, refused_key; /* the last pair refused: told once */
+};
+
+/* A request under way: its body, as it arrives. */
+struct request {
+	struct text_buf body;
+	bool too_big;
+};
+
+static bool parse_port(const char *s, in_port_t *ret)
+{
+	char *end;
+	long v;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 5)
+		return false;
+	v = strtol(s, &end, 10);
+	if (v > 65535)
+		return false;
+	*ret = htons((in_port_t)v);
+	return true;
+}
+
+int serve_parse_address(const char *addr, struct sockaddr_storage *ret, socklen_t *ret_len)
+{
+	const char *colon = strrchr(addr, ':');
+	char host[64];
+	in_port_t port;
+	size_t hlen;
+
+	memset(ret, 0, sizeof(*ret));
+	if (strcmp(addr, "0") == 0) {
+		*ret_len = 0;
+		return 0;
+	}
+	if (!colon || !parse_port(colon + 1, &port))
+		return -EINVAL;
+	hlen = (size_t)(colon - addr);
+	if (hlen >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, addr, hlen);
+	host[hlen] = '\0';
+	if (hlen >= 2 && host[0] == '[' && host[hlen - 1] == ']') {
+		memmove(host, host + 1, hlen - 2);
+		host[hlen - 2] = '\0';
+	} else if (strchr(host, ':')) {
+		return -EINVAL; /* an IPv6 address needs its brackets */
+	}
+	if (!*host || strchr(host, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ret;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = port;
+		if (*host && inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			return -EINVAL;
+		if (!*host)
+			s6->sin6_addr = in6addr_any;
+		*ret_len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ret;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = port;
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			return -EINVAL;
+		*ret_len = sizeof(*s4);
+	}
+	return 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char *type, char *body,
+			     size_t len)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result r;
+
+	resp = MHD_create_response_from_buffer(len, body ? body : (char *)"",
+					       body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				      type ? type : "text/plain; charset=utf-8");
+	r = MHD_queue_response(conn, (unsigned int)status, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+static const struct serve_route *route_of(const struct serve *s, const char *url)
+{
+	for (size_t i = 0; i < s->n_routes; i++)
+		if (strcmp(url, s->routes[i].path) == 0)
+			return &s->routes[i];
+	return NULL;
+}
+
+static const struct serve_post_route *post_route_of(const struct serve *s, const char *url)
+{
+	for (size_t i = 0; i < s->n_posts; i++)
+		if (strcmp(url, s->posts[i].path) == 0)
+			return &s->posts[i];
+	return NULL;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	struct serve *s = cls;
+	const struct serve_route *route = route_of(s, url);
+	const struct serve_post_route *post = post_route_of(s, url);
+	struct serve_reply r = { .status = 200 };
+	struct request *req = *req_cls;
+
+	(void)version;
+	/* The first call only announces the request: the body (if any) and the answer follow. */
+	if (!req) {
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		*req_cls = req;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t max = post ? post->max_body : 0;
+
+		if (!req->too_big && req->body.len + *upload_data_size <= max)
+			text_buf_add(&req->body, upload_data, *upload_data_size);
+		else
+			req->too_big = true;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!route && !post)
+		return reply(conn, 404, NULL, strdup("not found\n"), 10);
+	if (strcmp(method, "POST") == 0 && post) {
+		if (req->too_big)
+			return reply(conn, 413, NULL, strdup("request body too large\n"), 23);
+		text_buf_putc(&req->body, '\0');
+		if (req->body.oom)
+			return reply(conn, 500, NULL, strdup("out of memory\n"), 14);
+		post->post(post->ctx, req->body.data, req->body.len - 1, &r);
+	} else if ((strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) && route) {
+		route->handle(route->ctx, &r);
+	} else {
+		return reply(conn, 405, NULL, strdup("method not allowed\n"), 19);
+	}
+	return reply(conn, r.status, r.content_type, r.body, r.body ? r.len : 0);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct request *req = *req_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (req) {
+		text_buf_free(&req->body);
+		free(req);
+		*req_cls = NULL;
+	}
+}
+
+/*
+ * A daemon on @sa, or on @listen_fd when it is not -1 (a reload), TLS with @in's PEM text
+ * when it has some; NO_LISTEN only tries the pair.
+ */
+static struct MHD_Daemon *daemon_start(struct serve *s, const struct sockaddr_storage *sa,
+				       int listen_fd, const struct instance *in, bool no_listen)
+{
+	/* ITC: a stop wakes the server's thread at once instead of at its next timeout. */
+	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC;
+	struct MHD_OptionItem opts[8];
+	size_t n = 0;
+
+	if (sa && sa->ss_family == AF_INET6) {
+		flags |= MHD_USE_IPv6;
+		/* ":PORT" listens on IPv4 too, as Go's listener does. */
+		if (IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr))
+			flags |= MHD_USE_DUAL_STACK;
+	}
+	if (no_listen)
+		flags |= MHD_USE_NO_LISTEN_SOCKET;
+	if (in->cert_pem) {
+		flags |= MHD_USE_TLS;
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, in->key_pem };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, in->cert_pem };
+	}
+	if (!no_listen && listen_fd >= 0)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL };
+	else if (!no_listen)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)sa };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+				MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+}
+
+static void instance_stop(struct instance *in)
+{
+	if (in->daemon)
+		MHD_stop_daemon(in->daemon);
+	free(in->cert_pem);
+	free(in->key_pem);
+	*in = (struct instance){ 0 };
+}
+
+/* The PEM pair read into @ret; code 5 naming the file that cannot be read. */
+static int read_pair(const struct serve *s, struct instance *ret, struct cni_err *err)
+{
+	struct instance in = { 0 };
+	size_t len;
+	int r;
+
+	r = file_read(s->cert_file, PEM_MAX_BYTES, &in.cert_pem, &len);
+	if (r == 0 && stat(s->cert_file, &in.cert_st) < 0)
+		r = -errno;
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot read the certificate %s: %s", s->cert_file,
+				   strerror(-r));
+	r = file_read(s->key_file, PEM_MAX_BYTES, &in.key_pem, &len);
+	if (r == 0 && stat(s->key_file, &in.key_st) < 0)
+		r = -errno;
+	if (r < 0) {
+		instance_stop(&in);
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot read the key %s: %s", s->key_file,
+				   strerror(-r));
+	}
+	*ret = in;
+	return 0;
+}
+
+static int start(const char *addr, const struct serve_route *routes, size_t n,
+		 const struct serve_post_route *posts, size_t n_posts, const char *cert_file,
+		 const char *key_file, struct serve **ret, struct cni_err *err)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+	struct serve *s;
+	const union MHD_DaemonInfo *info;
+
+	*ret = NULL;
+	if (serve_parse_address(addr, &sa, &len) < 0)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "bind address \"%.64s\" is not [HOST]:PORT or 0", addr);
+	if (len == 0)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	s->routes = routes;
+	s->n_routes = n;
+	s->posts = posts;
+	s->n_posts = n_posts;
+	if (cert_file) {
+		s->tls = true;
+		s->cert_file = strdup(cert_file);
+		s->key_file = strdup(key_file);
+		if (!s->cert_file || !s->key_file) {
+			serve_stop(s);
+			return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		}
+		int r = read_pair(s, &s->cur, err);
+
+		if (r < 0) {
+			serve_stop(s);
+			return r;
+		}
+		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+			serve_stop(s);
+			return cni_err_set(err, CNI_ERR_IO, -ENOTSUP, "libmicrohttpd was built without TLS");
+		}
+	}
+	s->cur.daemon = daemon_start(s, &sa, -1, &s->cur, false);
+	if (!s->cur.daemon) {
+		serve_stop(s);
+		return cni_err_set(err, CNI_ERR_IO, -EADDRINUSE,
+				   cert_file ? "cannot listen on %s (the address in use, or not this host's), or "
+					       "TLS refuses the certificate and key"
+					     : "cannot listen on %s (the address in use, or not this host's)", addr);
+	}
+	info = MHD_get_daemon_info(s->cur.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info ? info->port : 0;
+	*ret = s;
+	return 0;
+}
+
+int serve_start(const char *addr, const struct serve_route *routes, size_t n, struct serve **ret,
+		struct cni_err *err)
+{
+	return start(addr, routes, n, NULL, 0, NULL, NULL, ret, err);
+}
+
+int serve_start_tls(const char *addr, const struct serve_post_route *routes, size_t n,
+		    const char *cert_file, const char *key_file, struct serve **ret,
+		    struct cni_err *err)
+{
+	return start(addr, NULL, 0, routes, n, cert_file, key_file, ret, err);
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+int serve_reload_tls(struct serve *s, struct cni_err *err)
+{
+	struct instance next = { 0 }, old;
+	struct MHD_Daemon *probe;
+	struct stat cst, kst;
+	int fd;
+
+	if (!s || !s->tls)
+		return 0;
+	if (stat(s->cert_file, &cst) == 0 && stat(s->key_file, &kst) == 0 &&
+	    ((same_file(&cst, &s->cur.cert_st) && same_file(&kst, &s->cur.key_st)) ||
+	     (same_file(&cst, &s->refused_cert) && same_file(&kst, &s->refused_key))))
+		return 0;
+	if (read_pair(s, &next, err) < 0)
+		return -EIO;
+	/* Tried without a socket first: a pair TLS refuses leaves the old one serving. */
+	probe = daemon_start(s, NULL, -1, &next, true);
+	if (!probe) {
+		s->refused_cert = next.cert_st;
+		s->refused_key = next.key_st;
+		instance_stop(&next);
+		return cni_err_set(err, CNI_ERR_IO, -EINVAL, "TLS refuses the certificate %s with the key %s",
+				   s->cert_file, s->key_file);
+	}
+	MHD_stop_daemon(probe);
+	fd = MHD_quiesce_daemon(s->cur.daemon);
+	if (fd < 0) {
+		instance_stop(&next);
+		return cni_err_set(err, CNI_ERR_IO, -EIO, "cannot take the listening socket over");
+	}
+	next.daemon = daemon_start(s, NULL, fd, &next, false);
+	if (!next.daemon) {
+		struct MHD_Daemon *again = daemon_start(s, NULL, fd, &s->cur, false);
+
+		instance_stop(&next);
+		/* The old pair on the socket again (it passed once); should that fail too, close it. */
+		if (again) {
+			MHD_stop_daemon(s->cur.daemon);
+			s->cur.daemon = again;
+		} else {
+			close(fd);
+		}
+		return cni_err_set(err, CNI_ERR_IO, -EIO, "cannot serve the new certificate%s",
+				   again ? "" : ", nor the old one: not listening");
+	}
+	old = s->cur;
+	s->cur = next;
+	nanosleep(&(struct timespec){ .tv_nsec = RELOAD_GRACE_MS * 1000000L }, NULL);
+	instance_stop(&old);
+	return 1;
+}
+
+int serve_port(const struct serve *s)
+{
+	return s->port;
+}
+
+void serve_stop(struct serve *s)
+{
+	if (!s)
+		return;
+	instance_stop(&s->cur);
+	free(s->cert_file);
+	free(s->key_file);
+	free(s);
+}

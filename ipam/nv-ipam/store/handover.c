@@ -1,0 +1,402 @@
+/* The store's boundary with the reference nv-ipam node daemon: who may allocate, handing over, taking back */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cni/error.h"
+#include "common/util/cleanup.h"
+#include "common/util/file.h"
+#include "common/util/rfc3339.h"
+#include "common/util/text.h"
+#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/commit.h"
+#include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/handover.h"
+
+#define MARKER_MAX_BYTES 4096
+
+static void marker_name(const struct nvipam_store *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s" STORE_HANDOVER_SUFFIX, s->name);
+}
+
+bool store_handover_marker(const struct nvipam_store *s, uint32_t *ret_sum)
+{
+	_cleanup_free_ char *data = NULL;
+	char name[NAME_MAX + 1];
+	unsigned long long v;
+	const char *line;
+	size_t len;
+	int r;
+
+	*ret_sum = 0;
+	marker_name(s, name, sizeof(name));
+	r = file_read_at(s->dir_fd, name, MARKER_MAX_BYTES, &data, &len);
+	if (r == -ENOENT)
+		return false;
+	/* One that cannot be read still says the daemon may have the store: no checksum. */
+	if (r < 0)
+		return true;
+	line = strstr(data, "\nchecksum ");
+	if (line && sscanf(line, "\nchecksum %llu", &v) == 1 && v <= UINT32_MAX)
+		*ret_sum = (uint32_t)v;
+	return true;
+}
+
+/* The store's directory as a path, for messages: @path up to its last "/". */
+static int dir_len(const struct nvipam_store *s)
+{
+	const char *slash = strrchr(s->path, '/');
+
+	return slash ? (int)(slash - s->path) : 1;
+}
+
+int store_handover_daemon(const struct nvipam_store *s, struct cni_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -errno, "cannot make a socket: %s",
+				   strerror(errno));
+	/* Through the directory already opened: no path game between the check and the connect. */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/" STORE_HANDOVER_DAEMON_SOCKET,
+		 s->dir_fd);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN ||
+	    errno == EINPROGRESS)
+		return cni_err_set(err, CNI_ERR_TRY_AGAIN, -EBUSY,
+				   "the reference nv-ipam node daemon answers on %.*s/"
+				   STORE_HANDOVER_DAEMON_SOCKET ": nv-ipam takes its store %s over "
+				   "once it has stopped", dir_len(s), s->path, s->path);
+	/* Refused (a socket left by a daemon that is gone), missing, or not a socket. */
+	return 0;
+}
+
+/* The daemon's lock: a flock on the store file, kept by @s until close. */
+static int lock_file(struct nvipam_store *s, struct cni_err *err)
+{
+	_cleanup_close_ int fd = openat(s->dir_fd, s->name,
+					O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat now, held;
+
+	if (fd < 0)
+		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot open store file %s: %s", s->path,
+				   strerror(errno));
+	if (fstat(fd, &now) < 0)
+		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot read store file %s: %s", s->path,
+				   strerror(errno));
+	/* Read again after the node lock changed hands: the same file is locked already. */
+	if (s->file_lock_fd >= 0 && fstat(s->file_lock_fd, &held) == 0 && held.st_dev == now.st_dev &&
+	    held.st_ino == now.st_ino)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			return cni_err_set(err, CNI_ERR_TRY_AGAIN, -EBUSY,
+					   "another process holds the lock on the reference store file "
+					   "%s (the reference nv-ipam node daemon, or ipam-node about to "
+					   "take the store over): try again", s->path);
+		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot lock store file %s: %s", s->path,
+				   strerror(errno));
+	}
+	if (s->file_lock_fd >= 0)
+		(void)close(s->file_lock_fd);
+	s->file_lock_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int store_handover_gate(struct nvipam_store *s, enum store_file_kind kind, struct cni_err *err)
+{
+	uint32_t sum;
+	int r;
+
+	if (store_handover_marker(s, &sum))
+		return cni_err_set(err, CNI_ERR_TRY_AGAIN, -EBUSY,
+				   "store %s was handed over to the reference nv-ipam node daemon "
+				   "when ipam-node stopped (%s" STORE_HANDOVER_SUFFIX " is there): "
+				   "ipam-node takes it back when it starts", s->path, s->path);
+	if (kind != STORE_FILE_REFERENCE)
+		return 0;
+	/* Only under the exclusive node lock: nv-ipam processes sharing it would lock each other out. */
+	r = s->whole ? lock_file(s, err) : 0;
+	return r < 0 ? r : store_handover_daemon(s, err);
+}
+
+/* ---- the reference daemon's store file ---- */
+
+struct entry {
+	const struct nvipam_alloc *a;
+	char *key; /* "<containerID>_<ifName>" */
+};
+
+static int cmp_entry(const void *x, const void *y)
+{
+	const struct entry *a = x, *b = y;
+	int c = strcmp(a->a->pool, b->a->pool);
+
+	return c ? c : strcmp(a->key, b->key);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static void put_member(struct text_buf *b, const char *name, const char *value, bool first)
+{
+	if (!first)
+		text_buf_putc(b, ',');
+	text_buf_put_json_str(b, name, TEXT_JSON_GO);
+	text_buf_putc(b, ':');
+	text_buf_put_json_str(b, value, TEXT_JSON_GO);
+}
+
+static void put_entry(struct text_buf *b, const struct entry *e)
+{
+	const struct nvipam_alloc *a = e->a;
+	char ip[IP_PREFIX_STRLEN], created[RFC3339_STRLEN];
+
+	text_buf_put_json_str(b, e->key, TEXT_JSON_GO);
+	text_buf_putc(b, ':');
+	text_buf_putc(b, '{');
+	put_member(b, "container_id", a->container_id, true);
+	put_member(b, "interface_name", a->ifname, false);
+	put_member(b, "ip_address", ip_addr_format(&a->ip, ip, sizeof(ip)), false);
+	text_buf_puts(b, ",\"metadata\":{");
+	put_member(b, "create_time", rfc3339_format(a->created, created), true);
+	put_member(b, "pod_uuid", a->pod_uid, false);
+	put_member(b, "pod_name", a->pod_name, false);
+	put_member(b, "pod_namespace", a->pod_namespace, false);
+	put_member(b, "device_id", a->device_id, false);
+	/* The pool's range then: the daemon only records it (the CRs are its truth). */
+	put_member(b, "pool_config_snapshot", "", false);
+	text_buf_puts(b, "}}");
+}
+
+/*
+ * Entries keyed as the daemon keys them, sorted as Go sorts map keys. The daemon holds
+ * one address per attachment and pool; a second one an older store gave keeps its
+ * address under a key no DEL names (its pod's going frees it, through the cleaner).
+ */
+static int entries_sorted(const struct nvipam_store *s, struct entry **ret)
+{
+	struct entry *v = calloc(s->n_allocs ? s->n_allocs : 1, sizeof(*v));
+	char ip[IP_PREFIX_STRLEN];
+	bool renamed = false;
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < s->n_allocs; i++) {
+		v[i].a = &s->allocs[i];
+		if (asprintf(&v[i].key, "%s_%s", s->allocs[i].container_id, s->allocs[i].ifname) < 0)
+			v[i].key = NULL, r = -ENOMEM;
+	}
+	if (r >= 0)
+		qsort(v, s->n_allocs, sizeof(*v), cmp_entry);
+	for (size_t i = 1; r >= 0 && i < s->n_allocs; i++) {
+		char *key;
+
+		if (cmp_entry(&v[i - 1], &v[i]) != 0)
+			continue;
+		if (asprintf(&key, "%s_%s", v[i].key, ip_addr_format(&v[i].a->ip, ip, sizeof(ip))) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		free(v[i].key);
+		v[i].key = key;
+		renamed = true;
+	}
+	if (r >= 0 && renamed)
+		qsort(v, s->n_allocs, sizeof(*v), cmp_entry);
+	if (r < 0) {
+		for (size_t i = 0; i < s->n_allocs; i++)
+			free(v[i].key);
+		free(v);
+		return r;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Every pool key, of the records and of the allocations, sorted and once each. */
+static int pool_keys(const struct nvipam_store *s, const char ***ret, size_t *ret_n)
+{
+	const char **v = malloc((s->n_pools + s->n_allocs + 1) * sizeof(*v));
+	size_t n = 0, k = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_pools; i++)
+		v[n++] = s->pools[i].key;
+	for (size_t i = 0; i < s->n_allocs; i++)
+		v[n++] = s->allocs[i].pool;
+	qsort(v, n, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || strcmp(v[k - 1], v[i]) != 0)
+			v[k++] = v[i];
+	*ret = v;
+	*ret_n = k;
+	return 0;
+}
+
+int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint32_t *ret_sum)
+{
+	static const char head[] = "{\"version\":1,\"checksum\":";
+	_cleanup_free_ const char **keys = NULL;
+	struct text_buf body = { 0 };
+	struct entry *e = NULL;
+	size_t n_keys, j = 0;
+	char num[16];
+	uint32_t sum;
+	int r;
+
+	r = pool_keys(s, &keys, &n_keys);
+	if (r >= 0)
+		r = entries_sorted(s, &e);
+	if (r < 0)
+		return r;
+	text_buf_puts(&body, ",\"pools\":{");
+	for (size_t i = 0; i < n_keys; i++) {
+		const struct nvipam_store_pool *p = NULL;
+		char last[IP_PREFIX_STRLEN] = "";
+		bool first = true;
+
+		for (size_t k = 0; k < s->n_pools && !p; k++)
+			if (strcmp(s->pools[k].key, keys[i]) == 0)
+				p = &s->pools[k];
+		if (p && p->has_last)
+			ip_addr_format(&p->last_reserved, last, sizeof(last));
+		if (i)
+			text_buf_putc(&body, ',');
+		text_buf_put_json_str(&body, keys[i], TEXT_JSON_GO);
+		text_buf_puts(&body, ":{");
+		put_member(&body, "name", keys[i], true);
+		text_buf_puts(&body, ",\"entries\":{");
+		for (; j < s->n_allocs && strcmp(e[j].a->pool, keys[i]) == 0; j++) {
+			if (!first)
+				text_buf_putc(&body, ',');
+			put_entry(&body, &e[j]);
+			first = false;
+		}
+		text_buf_putc(&body, '}');
+		put_member(&body, "last_pool_config", "", false);
+		put_member(&body, "last_reserved_ip", last, false);
+		text_buf_putc(&body, '}');
+	}
+	text_buf_puts(&body, "}}");
+	for (size_t i = 0; i < s->n_allocs; i++)
+		free(e[i].key);
+	free(e);
+	if (body.oom) {
+		text_buf_free(&body);
+		return -ENOMEM;
+	}
+	/* The daemon's checksum: of the same document with "checksum":0. */
+	sum = text_hash32(head, sizeof(head) - 1, TEXT_HASH32_INIT);
+	sum = text_hash32("0", 1, sum);
+	sum = text_hash32(body.data, body.len, sum);
+	snprintf(num, sizeof(num), "%" PRIu32, sum);
+	text_buf_puts(b, head);
+	text_buf_puts(b, num);
+	text_buf_add(b, body.data, body.len);
+	text_buf_free(&body);
+	*ret_sum = sum;
+	return b->oom ? -ENOMEM : 0;
+}
+
+/* ---- taking the store over and handing it back ---- */
+
+int nvipam_store_adopt(const char *path, unsigned int timeout_ms, enum nvipam_store_adoption *ret,
+		       size_t *ret_n, struct cni_err *err)
+{
+	struct nvipam_store s;
+	char name[NAME_MAX + 1];
+	uint32_t sum;
+	bool marked;
+	int r;
+
+	r = store_open_owner(path, timeout_ms, &s, err);
+	if (r < 0)
+		return r;
+	marked = store_handover_marker(&s, &sum);
+	r = store_handover_daemon(&s, err);
+	if (r >= 0 && s.migrate) {
+		*ret = NVIPAM_STORE_MIGRATED;
+		r = nvipam_store_commit(&s, err);
+	} else if (r >= 0) {
+		*ret = marked ? NVIPAM_STORE_RESUMED : NVIPAM_STORE_OURS;
+		if (marked && !s.has_manifest)
+			r = store_commit_file(&s, err);
+	}
+	/* The marker goes last: until then, a kill leaves it and the next start does this again. */
+	if (r >= 0 && marked) {
+		marker_name(&s, name, sizeof(name));
+		if (unlinkat(s.dir_fd, name, 0) < 0 && errno != ENOENT)
+			r = cni_err_set(err, CNI_ERR_IO, -errno, "cannot remove %s" STORE_HANDOVER_SUFFIX
+					": %s", s.path, strerror(errno));
+		else if (fsync(s.dir_fd) < 0)
+			r = cni_err_set(err, CNI_ERR_IO, -errno, "cannot sync the directory of %s: %s",
+					s.path, strerror(errno));
+	}
+	if (r >= 0)
+		*ret_n = s.n_allocs;
+	nvipam_store_close(&s);
+	return r;
+}
+
+int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret_n,
+			  uint32_t *ret_sum, struct cni_err *err)
+{
+	struct text_buf doc = { 0 }, mark = { 0 };
+	char name[NAME_MAX + 1], now[RFC3339_STRLEN], num[16];
+	struct nvipam_store s;
+	const char *step = "";
+	uint32_t sum = 0;
+	int r;
+
+	r = store_open_owner(path, timeout_ms, &s, err);
+	if (r < 0)
+		return r;
+	r = store_handover_daemon(&s, err);
+	if (r >= 0 && store_handover_render(&s, &doc, &sum) < 0)
+		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (r >= 0) {
+		snprintf(num, sizeof(num), "%" PRIu32, sum);
+		text_buf_puts(&mark, "nv-ipam handed this store over to the reference nv-ipam node "
+				     "daemon; ipam-node takes it back when it starts\nchecksum ");
+		text_buf_puts(&mark, num);
+		text_buf_puts(&mark, "\nat ");
+		text_buf_puts(&mark, rfc3339_format(time(NULL), now));
+		text_buf_putc(&mark, '\n');
+		if (mark.oom)
+			r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
+	/* The marker first: from it on nothing allocates, whatever the store file says. */
+	if (r >= 0) {
+		marker_name(&s, name, sizeof(name));
+		r = file_write_atomic_at(s.dir_fd, name, mark.data, mark.len, 0600, &step);
+		if (r < 0)
+			cni_err_set(err, CNI_ERR_IO, r, "cannot write %s" STORE_HANDOVER_SUFFIX ": %s: %s",
+				    s.path, step, strerror(-r));
+	}
+	if (r >= 0)
+		r = store_disk_write_file(&s, doc.data, doc.len, err);
+	if (r >= 0) {
+		*ret_n = s.n_allocs;
+		*ret_sum = sum;
+	}
+	text_buf_free(&doc);
+	text_buf_free(&mark);
+	nvipam_store_close(&s);
+	return r;
+}

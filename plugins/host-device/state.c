@@ -1,0 +1,199 @@
+/* host-device: the state ADD found on a device, kept on the node until DEL gives it back */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cni/env.h"
+#include "common/net/link.h"
+#include "common/util/cleanup.h"
+#include "common/util/file.h"
+#include "common/util/log.h"
+#include "common/util/text.h"
+#include "plugins/host-device/state.h"
+
+/*
+ * The file, in lines: the header, the attachment (16 hex digits), "up 0|1",
+ * "mtu N", "alias " and the alias as text_escape() writes it (no newline
+ * can be in it). Anything else is not a state of ours.
+ */
+#define STATE_HEADER "cni-rdma-plugins host-device state 1"
+#define STATE_MAX_BYTES 4096
+
+static const char *state_dir = HOSTDEV_STATE_DIR;
+
+void hostdev_state_set_dir(const char *dir)
+{
+	state_dir = dir ? dir : HOSTDEV_STATE_DIR;
+}
+
+uint64_t hostdev_state_attachment(const char *container_id, const char *ifname)
+{
+	uint64_t h = text_hash64(container_id, strlen(container_id) + 1, TEXT_HASH64_INIT);
+
+	return text_hash64(ifname, strlen(ifname), h);
+}
+
+/*
+ * The directory, made when @create; no symbolic link on the way from "/",
+ * and only root may change what it holds: a state file sets a device's MTU,
+ * alias and up state.
+ */
+static int dir_open(bool create, int *ret_fd)
+{
+	_cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	int r;
+
+	if (root < 0)
+		return -errno;
+	r = file_dir_open_beneath(root, state_dir + 1, create ? 0700 : 0, &fd);
+	if (r >= 0)
+		r = file_dir_check_private(fd);
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int hostdev_state_save(const char *orig, const struct hostdev_state *s)
+{
+	_cleanup_close_ int dir = -1;
+	char alias[4 * sizeof(s->alias)], text[sizeof(alias) + 128];
+	const char *step;
+	int n, r;
+
+	if (cni_env_ifname_invalid(orig))
+		return -EINVAL;
+	text_escape(s->alias, strnlen(s->alias, sizeof(s->alias)), alias, sizeof(alias));
+	n = snprintf(text, sizeof(text), STATE_HEADER "\n%016" PRIx64 "\nup %d\nmtu %u\nalias %s\n",
+		     s->attachment, s->up, s->mtu, alias);
+	if (n < 0 || (size_t)n >= sizeof(text))
+		return -ENAMETOOLONG;
+	r = dir_open(true, &dir);
+	if (r < 0)
+		return r;
+	return file_write_atomic_at(dir, orig, text, (size_t)n, 0600, &step);
+}
+
+/* The rest of a line that starts with @key, cut at its newline; NULL when it does not. */
+static char *line_after(char **p, const char *key)
+{
+	size_t k = strlen(key);
+	char *v, *nl;
+
+	if (strncmp(*p, key, k) != 0 || !(nl = strchr(*p + k, '\n')))
+		return NULL;
+	v = *p + k;
+	*nl = '\0';
+	*p = nl + 1;
+	return v;
+}
+
+static int parse(char *p, struct hostdev_state *ret)
+{
+	struct hostdev_state s = { 0 };
+	char *v, *end;
+	size_t len;
+
+	if (!(v = line_after(&p, STATE_HEADER)) || *v || !(v = line_after(&p, "")) ||
+	    strlen(v) != 16)
+		return -EINVAL;
+	s.attachment = strtoull(v, &end, 16);
+	if (*end)
+		return -EINVAL;
+	if (!(v = line_after(&p, "up ")) || (strcmp(v, "0") != 0 && strcmp(v, "1") != 0))
+		return -EINVAL;
+	s.up = v[0] == '1';
+	if (!(v = line_after(&p, "mtu ")) || !*v || strspn(v, "0123456789") != strlen(v) ||
+	    strlen(v) > 7)
+		return -EINVAL;
+	s.mtu = (unsigned int)strtoul(v, NULL, 10);
+	if (!(v = line_after(&p, "alias ")) || *p)
+		return -EINVAL;
+	if (text_unescape(v, strlen(v), &len) < 0 || len >= sizeof(s.alias))
+		return -EINVAL;
+	memcpy(s.alias, v, len);
+	*ret = s;
+	return 0;
+}
+
+int hostdev_state_load(const char *orig, struct hostdev_state *ret)
+{
+	_cleanup_close_ int dir = -1;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r;
+
+	if (cni_env_ifname_invalid(orig))
+		return -EINVAL;
+	r = dir_open(false, &dir);
+	if (r < 0)
+		return r;
+	r = file_read_at(dir, orig, STATE_MAX_BYTES, &text, &len);
+	if (r < 0)
+		return r == -EFBIG ? -EINVAL : r;
+	if (strlen(text) != len)
+		return -EINVAL;
+	return parse(text, ret);
+}
+
+int hostdev_state_remove(const char *orig)
+{
+	_cleanup_close_ int dir = -1;
+	int r;
+
+	if (cni_env_ifname_invalid(orig))
+		return -EINVAL;
+	r = dir_open(false, &dir);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return unlinkat(dir, orig, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+void hostdev_state_restore(const char *orig, uint64_t attachment)
+{
+	struct hostdev_state s;
+	struct net_link link;
+	int r;
+
+	r = hostdev_state_load(orig, &s);
+	if (r == -ENOENT || (r == 0 && s.attachment != attachment))
+		return;
+	if (r < 0) {
+		log_warning("DEL: cannot read the state ADD kept of %s: %s; it stays down", orig,
+			    strerror(-r));
+		return;
+	}
+	r = net_link_get_by_name(NULL, orig, &link);
+	if (r == -ENODEV) {
+		/*
+		 * Not back (yet): the kernel hands a physical device back from a
+		 * destroyed netns in its own time, and the ADD of it that follows
+		 * (or a later DEL) uses the state. A virtual device is gone with the
+		 * netns; its state stays until the name is ADDed again or the node
+		 * reboots.
+		 */
+		log_debug("DEL: %s is not in the host; its state is kept", orig);
+		return;
+	}
+	if (r >= 0 && strcmp(link.alias, s.alias) != 0)
+		r = net_link_set_alias(NULL, link.ifindex, s.alias);
+	if (r >= 0 && s.mtu && link.mtu != s.mtu)
+		r = net_link_set_mtu(NULL, link.ifindex, s.mtu);
+	if (r >= 0 && s.up && !(link.flags & IFF_UP))
+		r = net_link_set_up(NULL, link.ifindex, true);
+	if (r < 0) {
+		log_warning("DEL: cannot give %s its alias, MTU %u and %s state back: %s", orig,
+			    s.mtu, s.up ? "up" : "down", strerror(-r));
+		return;
+	}
+	log_debug("DEL: %s is back with the alias, MTU and up state ADD found", orig);
+	r = hostdev_state_remove(orig);
+	if (r < 0)
+		log_warning("DEL: cannot remove the state kept of %s: %s", orig, strerror(-r));
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The kernel matrix: the netns suites (common/net, ipoib, macvlan,
+# host-device; the hostile suite is left to the host run) under Debian's
+# user-mode Linux kernels, 5.10 (bullseye) and 6.1 (bookworm), both at once,
+# each as one UML guest booted on the host's root (read-only, hostfs) that
+# runs the plugins of BUILD_DIR.
+#
+#   run.sh BUILD_DIR [REFERENCE_CNI_DIR]
+#
+# Environment:
+#   UML_CACHE    where the packages are kept between runs
+#                (default /var/cache/cni-rdma-plugins/uml)
+#   UML_KERNELS  Debian releases whose kernel runs (default "bullseye bookworm")
+#   UML_SUITES   comma-separated (default common-net,ipoib,macvlan,host-device)
+#   UML_SUITES_<release>
+#                the suites of that kernel only, in place of UML_SUITES
+#                (run-all.sh splits the suites between the kernels)
+#   UML_TIMEOUT  seconds a guest may take before it is stopped and its
+#                unfinished suites fail (default 1800)
+#   UML_VERSIONS the CNI versions of the macvlan and host-device suites' full
+#                ADD/CHECK/DEL rounds (default 1.1.0: the kernel sees the same
+#                requests at every version, the host run covers all seven)
+#   UML_OUT      results: <release>/{guest,console,<suite>}.log, summary.txt,
+#                results ("<release> <suite> PASS|FAIL" lines)
+#                (default BUILD_DIR/kernel-matrix)
+#
+# Exits 0 when every suite passed on every kernel; 1 when any check failed,
+# a suite did not finish, or a kernel could not be fetched or booted; 77 only
+# when the host cannot create a network namespace (as the netns suite does).
+# Needs root, as the netns suite.
+set -uo pipefail
+
+[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [REFERENCE_CNI_DIR]" >&2; exit 2; }
+build=$(realpath "$1")
+ref=${2:-/usr/lib/cni}
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+cache=${UML_CACHE:-/var/cache/cni-rdma-plugins/uml}
+kernels=${UML_KERNELS:-bullseye bookworm}
+suites=${UML_SUITES:-common-net,ipoib,macvlan,host-device}
+limit=${UML_TIMEOUT:-1800}
+versions=${UML_VERSIONS:-1.1.0}
+out=${UML_OUT:-$build/kernel-matrix}
+
+probe=umlprobe-$$
+if ! ip netns add "$probe" 2>/dev/null; then
+	echo "SKIP: network namespaces cannot be created here"
+	exit 77
+fi
+ip netns del "$probe"
+
+fail() { echo "FAIL: $*"; exit 1; }
+bins=("$build/plugins/macvlan/macvlan" "$build/plugins/ipoib/ipoib"
+	"$build/plugins/host-device/host-device" "$build/tests/netns/test-net")
+for b in "${bins[@]}"; do
+	[ -x "$b" ] || fail "$b is not built (a build with -Dnetns_tests=enabled)"
+done
+for p in host-local static; do
+	[ -x "$ref/$p" ] || fail "$ref/$p not found (containernetworking-plugins)"
+done
+command -v modprobe >/dev/null || fail "modprobe not found (kmod): the guests load their modules with it"
+# The guest learns its paths from the kernel command line, split at blanks.
+for p in "$src" "$out" "$cache" "$ref"; do
+	[[ "$p" != *[[:space:]]* ]] || fail "a path with blanks cannot reach the guest: $p"
+done
+
+rm -rf "$out"
+mkdir -p "$out"
+# The guests run copies: a rebuild or an edit during the run cannot change
+# what they test.
+mkdir -p "$out/bin" "$out/src/tests/netns" "$out/src/tests/kernel"
+cp "${bins[@]}" "$out/bin/"
+cp "$here/guest-init.sh" "$out/src/tests/kernel/"
+cp "$src"/tests/netns/*.sh "$out/src/tests/netns/"
+cp "$src/tests/node-settings.sh" "$out/src/tests/"
+cp -r "$src/conf-examples" "$out/src/"
+
+declare -A root ksuites
+for k in $kernels; do
+	v=UML_SUITES_$k
+	ksuites[$k]=${!v:-$suites}
+	root[$k]=$(bash "$here/fetch.sh" "$k" "$cache") || fail "cannot fetch the user-mode Linux kernel of $k"
+done
+
+# boot RELEASE: one guest; its results land in $out/RELEASE.
+boot() {
+	local k=$1 r=${root[$1]} dir=$out/$1 mods
+	mods=$(find "${root[$k]}/usr/lib/uml/modules" -mindepth 1 -maxdepth 1 -type d | head -1)
+	mkdir -p "$dir/uml"
+	# UML keeps its pid file and control socket in uml_dir. The host CPU
+	# time it took is kept beside the wall time: on a busy machine the CPU
+	# time tells how long it would take on an idle one.
+	local TIMEFORMAT='%R %U %S'
+	{ time timeout -k 30 "$limit" "$r/usr/bin/linux.uml" mem=1G umid="cni-$k-$$" \
+		uml_dir="$dir/uml" root=/dev/root rootfstype=hostfs rootflags=/ ro quiet \
+		con=null con0=null,fd:1 init="$out/src/tests/kernel/guest-init.sh" \
+		uml_src="$out/src" uml_bin="$out/bin" uml_ref="$ref" uml_out="$dir" uml_mods="$mods" \
+		uml_suites="${ksuites[$k]}" uml_timeout="$limit" uml_versions="${versions// /,}" \
+		</dev/null >"$dir/console.log" 2>&1; echo $? >"$dir/uml.rc"; } 2>"$dir/time"
+}
+
+start=$SECONDS
+for k in $kernels; do
+	mkdir -p "$out/$k"
+	boot "$k" &
+done
+wait
+elapsed=$((SECONDS - start))
+
+# The results: a line per kernel and suite; a suite that left no exit status
+# or no count of its checks failed.
+status=0 total_pass=0 total_fail=0
+{
+	echo "CNI versions of the full rounds: $versions"
+	for k in $kernels; do
+		dir=$out/$k
+		echo "$k: suites ${ksuites[$k]}"
+		read -r wall user sys <"$dir/time" || true
+		echo "$k: the guest ran ${wall:-?}s and took ${user:-?}s user + ${sys:-?}s system CPU of the host"
+		release=$(sed -n 's/^guest: \([^,]*\),.*/\1/p' "$dir/guest.log" 2>/dev/null)
+		if [ -z "$release" ]; then
+			echo "$k: the guest did not start (uml exit $(cat "$dir/uml.rc")); console:"
+			tail -20 "$dir/console.log" | sed 's/^/  /'
+			echo "$k boot FAIL" >>"$out/results"
+			status=1
+			continue
+		fi
+		IFS=, read -r -a list <<<"${ksuites[$k]}"
+		for s in "${list[@]}"; do
+			rc=$(cat "$dir/$s.rc" 2>/dev/null)
+			counts=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$dir/$s.log" 2>/dev/null | tail -1)
+			p=${counts%% passed*}
+			f=${counts#*, }
+			f=${f%% failed}
+			secs=$(cat "$dir/$s.seconds" 2>/dev/null || echo "?")
+			if [ -z "$rc" ]; then
+				echo "$k ($release) $s: did not finish within ${limit}s (uml exit $(cat "$dir/uml.rc"))"
+				echo "$k $s FAIL" >>"$out/results"
+				status=1
+				total_fail=$((total_fail + 1))
+				continue
+			fi
+			if [ -z "$counts" ]; then
+				echo "$k ($release) $s: exit $rc without a count of its checks"
+				echo "$k $s FAIL" >>"$out/results"
+				status=1
+				total_fail=$((total_fail + 1))
+				continue
+			fi
+			total_pass=$((total_pass + p))
+			total_fail=$((total_fail + f))
+			if [ "$rc" != 0 ] || [ "$f" != 0 ]; then
+				status=1
+				echo "$k ($release) $s: FAILED, exit $rc, $p passed, $f failed in ${secs}s:"
+				grep -A8 '^not ok' "$dir/$s.log" | head -60 | sed 's/^/  /'
+				echo "$k $s FAIL" >>"$out/results"
+			else
+				echo "$k ($release) $s: $p passed, $f failed in ${secs}s"
+				echo "$k $s PASS" >>"$out/results"
+			fi
+		done
+	done
+	echo "kernel matrix: $total_pass passed, $total_fail failed in ${elapsed}s"
+} >"$out/summary.txt"
+cat "$out/summary.txt"
+exit $status

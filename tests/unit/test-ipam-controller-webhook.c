@@ -1,0 +1,401 @@
+/*
+ * Unit tests: the validating webhook's AdmissionReview answers, a table of requests allowed
+ * and denied as the reference's rules say; a denial names the field. Each pool of the table
+ * is also carved: carve refuses exactly the specs the webhook denies, but for the rows
+ * marked, whose selectors match no node either way (the status is [] all the same).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "common/cni/error.h"
+#include "ipam/nv-ipam/controller/admission.h"
+#include "ipam/nv-ipam/k8s/carve.h"
+
+#define IP ADMISSION_PATH_IPPOOL
+#define CP ADMISSION_PATH_CIDRPOOL
+
+struct row {
+	const char *path;
+	const char *name;
+	const char *spec;     /* the spec's members */
+	bool allowed;
+	const char *want[3];  /* pieces of the denial's message, in order */
+	bool carve_differs;   /* the controller judges this spec otherwise (see the row) */
+};
+
+#define OK(p, spec) { p, "pool1", spec, true, { NULL }, false }
+#define NO(p, spec, ...) { p, "pool1", spec, false, { __VA_ARGS__ }, false }
+
+static const struct row rows[] = {
+	/* ---- IPPool ---- */
+	OK(IP, "\"subnet\":\"192.168.0.0/16\",\"perNodeBlockSize\":24,\"gateway\":\"192.168.0.1\""),
+	OK(IP, "\"subnet\":\"fd52:2eb5:44::/48\",\"perNodeBlockSize\":100,\"gateway\":\"fd52:2eb5:44::1\""),
+	OK(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":254"),
+	OK(IP, "\"subnet\":\"10.0.0.0/31\",\"perNodeBlockSize\":2"),
+	OK(IP, "\"subnet\":\"10.0.0.7/32\",\"perNodeBlockSize\":1"),
+	OK(IP, "\"subnet\":\"10.0.0.5/24\",\"perNodeBlockSize\":4"), /* host bits are fine for an IPPool */
+	OK(IP, "\"subnet\":\"192.168.0.0/16\",\"perNodeBlockSize\":128,\"gateway\":\"192.168.0.1\","
+	       "\"exclusions\":[{\"startIP\":\"192.168.0.200\",\"endIP\":\"192.168.0.200\"}],"
+	       "\"perNodeExclusions\":[{\"startIndex\":0,\"endIndex\":9}]"),
+	OK(IP, "\"subnet\":\"192.168.0.0/16\",\"perNodeBlockSize\":24,\"gateway\":\"192.168.0.1\","
+	       "\"defaultGateway\":true,\"routes\":[{\"dst\":\"5.5.0.0/24\"}]"),
+	OK(IP, "\"subnet\":\"10.0.0.0/16\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":"
+	       "[{\"matchExpressions\":[{\"key\":\"node-role.kubernetes.io/worker\",\"operator\":\"Exists\"}]},"
+	       "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"node-1\"]}]}]}"),
+	NO(IP, "\"subnet\":\"10.0.0.0/33\",\"perNodeBlockSize\":4",
+	   "spec.subnet: Invalid value: \"10.0.0.0/33\": is not a valid CIDR"),
+	NO(IP, "\"perNodeBlockSize\":4", "spec.subnet: Invalid value: \"\""),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\"", "spec.perNodeBlockSize: Invalid value: 0: must be at least 1"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":-3", "spec.perNodeBlockSize: Invalid value: -3"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":255",
+	   "spec.perNodeBlockSize: Invalid value: 255: is larger than the number of usable addresses"),
+	NO(IP, "\"subnet\":\"10.0.0.0/31\",\"perNodeBlockSize\":3", "spec.perNodeBlockSize: Invalid value: 3"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":\"4\"",
+	   "spec.perNodeBlockSize: Invalid value: \"4\": must be an integer"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"gateway\":\"10.0.1.1\"",
+	   "spec.gateway: Invalid value: \"10.0.1.1\": is not part of the subnet"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"gateway\":\"10.0.0.x\"",
+	   "spec.gateway: Invalid value: \"10.0.0.x\": is not a valid IP address"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"exclusions\":"
+	       "[{\"startIP\":\"10.0.0.10\",\"endIP\":\"10.0.1.5\"}]",
+	   "spec.exclusions[0].endIP: Invalid value: \"10.0.1.5\": is not part of the 10.0.0.0/24 subnet"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"exclusions\":"
+	       "[{\"startIP\":\"10.0.0.1\",\"endIP\":\"10.0.0.2\"},{\"startIP\":\"10.0.0.9\",\"endIP\":\"10.0.0.5\"}]",
+	   "spec.exclusions[1]: Invalid value: {\"startIP\":\"10.0.0.9\",\"endIP\":\"10.0.0.5\"}: "
+	   "endIP should be equal or greater than startIP"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"exclusions\":[{\"endIP\":\"10.0.0.5\"}]",
+	   "spec.exclusions[0].startIP: Invalid value: \"\": is not a valid IP address"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"perNodeExclusions\":"
+	       "[{\"startIndex\":2,\"endIndex\":4}]",
+	   "spec.perNodeExclusions[0].endIndex: Invalid value: 4: index is outside of the per-node block range (max: 3)"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"perNodeExclusions\":"
+	       "[{\"startIndex\":2,\"endIndex\":1}]",
+	   "spec.perNodeExclusions[0]: Invalid value: {\"startIndex\":2,\"endIndex\":1}: endIndex must be greater"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"perNodeExclusions\":"
+	       "[{\"startIndex\":-1,\"endIndex\":1}]",
+	   "spec.perNodeExclusions[0].startIndex: Invalid value: -1: must be non-negative"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"defaultGateway\":true",
+	   "spec.defaultGateway: Invalid value: true: cannot be true if spec.gateway is not set"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"routes\":[{\"dst\":\"5.5.0.0/24\"}]",
+	   "spec.routes: Invalid value: [{\"dst\":\"5.5.0.0/24\"}]: cannot be set if spec.gateway is not set"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"gateway\":\"10.0.0.1\","
+	       "\"routes\":[{\"dst\":\"fd00::/64\"}]",
+	   "spec.routes[0].dst: Invalid value: \"fd00::/64\": is not of the pool's address family"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"gateway\":\"10.0.0.1\","
+	       "\"routes\":[{\"dst\":\"5.5.5.0\"}]",
+	   "spec.routes[0].dst: Invalid value: \"5.5.5.0\": is not a valid CIDR"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"gateway\":\"10.0.0.1\","
+	       "\"defaultGateway\":true,\"routes\":[{\"dst\":\"0.0.0.0/0\"}]",
+	   "spec.routes[0].dst: Invalid value: \"0.0.0.0/0\": a default route is not allowed"),
+	/*
+	 * carve takes an empty term list and a label key that is no label name (neither ever
+	 * matches a node, so the status is [] all the same); the controller decides InvalidSpec
+	 * with these rules, not carve's.
+	 */
+	{ IP, "pool1", "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":[]}",
+	  false, { "spec.nodeSelectorTerms: Required value: must have at least one node selector term" }, true },
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":"
+	       "[{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"In\"}]}]}",
+	   "spec.nodeSelectorTerms[0].matchExpressions[0].values: Required value"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":"
+	       "[{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}]}",
+	   "spec.nodeSelectorTerms[0].matchExpressions[0].values: Forbidden"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":"
+	       "[{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Near\",\"values\":[\"x\"]}]}]}",
+	   "spec.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: \"Near\": not a valid selector operator"),
+	{ IP, "pool1", "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":"
+	  "[{\"matchExpressions\":[{\"key\":\"-bad-\",\"operator\":\"Exists\"}]}]}", false,
+	  { "spec.nodeSelectorTerms[0].matchExpressions[0].key: Invalid value: \"-bad-\": name part must consist" }, true },
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":"
+	       "[{\"matchFields\":[{\"key\":\"metadata.labels\",\"operator\":\"In\",\"values\":[\"x\"]}]}]}",
+	   "spec.nodeSelectorTerms[0].matchFields[0].key: Invalid value: \"metadata.labels\": not a valid field selector key"),
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":"
+	       "[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]}]}",
+	   "spec.nodeSelectorTerms[0].matchFields[0].values: Required value: must be exactly one value"),
+	/* Several errors at once: all of them, in spec order, within brackets. */
+	NO(IP, "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":0,\"gateway\":\"10.9.0.1\"",
+	   "[spec.perNodeBlockSize: Invalid value: 0: must be at least 1, ",
+	   "spec.gateway: Invalid value: \"10.9.0.1\": is not part of the subnet]"),
+	{ IP, "pool_1!", "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4", false,
+	  { "metadata.name: Invalid value: \"pool_1!\": invalid IP pool name" }, false },
+	/*
+	 * Gt with a value that is no integer: the reference accepts the selector (its matching
+	 * fails, node by node, so no node matches); the controller's carve refuses the spec.
+	 * Either way no node gets a block.
+	 */
+	{ IP, "pool1", "\"subnet\":\"10.0.0.0/24\",\"perNodeBlockSize\":4,\"nodeSelector\":{\"nodeSelectorTerms\":"
+	  "[{\"matchExpressions\":[{\"key\":\"rank\",\"operator\":\"Gt\",\"values\":[\"high\"]}]}]}", true,
+	  { NULL }, true },
+
+	/* ---- CIDRPool ---- */
+	OK(CP, "\"cidr\":\"192.168.0.0/16\",\"gatewayIndex\":1,\"perNodeNetworkPrefix\":24"),
+	OK(CP, "\"cidr\":\"192.168.100.0/24\",\"perNodeNetworkPrefix\":31"),
+	OK(CP, "\"cidr\":\"10.0.0.0/31\",\"perNodeNetworkPrefix\":32,\"gatewayIndex\":0"),
+	OK(CP, "\"cidr\":\"fd00::/48\",\"perNodeNetworkPrefix\":64,\"gatewayIndex\":1,\"defaultGateway\":true,"
+	       "\"routes\":[{\"dst\":\"fd01::/64\"}]"),
+	OK(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":254"),
+	OK(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1,\"staticAllocations\":"
+	       "[{\"nodeName\":\"node-2\",\"prefix\":\"10.0.5.0/24\",\"gateway\":\"10.0.5.9\"},{\"prefix\":\"10.0.7.0/24\"}]"),
+	NO(CP, "\"cidr\":\"10.0.0.1/16\",\"perNodeNetworkPrefix\":24",
+	   "spec.cidr: Invalid value: \"10.0.0.1/16\": network prefix has host bits set"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":8",
+	   "spec.perNodeNetworkPrefix: Invalid value: 8: must be between"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":33",
+	   "spec.perNodeNetworkPrefix: Invalid value: 33"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\"", "spec.perNodeNetworkPrefix: Invalid value: 0"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":-1",
+	   "spec.gatewayIndex: Invalid value: -1: must not be negative"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":0",
+	   "spec.gatewayIndex: Invalid value: 0: gateway index is outside of the node prefix"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":255",
+	   "spec.gatewayIndex: Invalid value: 255: gateway index is outside of the node prefix"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"perNodeExclusions\":"
+	       "[{\"startIndex\":0,\"endIndex\":256}]",
+	   "spec.perNodeExclusions[0].endIndex: Invalid value: 256: index is outside of the per-node subnet range (max: 255)"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"exclusions\":"
+	       "[{\"startIP\":\"10.1.0.0\",\"endIP\":\"10.0.0.5\"}]",
+	   "spec.exclusions[0].startIP: Invalid value: \"10.1.0.0\": is not part of the 10.0.0.0/16 subnet",
+	   "spec.exclusions[0]: Invalid value:"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"staticAllocations\":"
+	       "[{\"nodeName\":\"a\",\"prefix\":\"10.0.1.0/25\"}]",
+	   "spec.staticAllocations[0].prefix: Invalid value: \"10.0.1.0/25\": prefix size doesn't match spec.perNodeNetworkPrefix"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"staticAllocations\":"
+	       "[{\"nodeName\":\"a\",\"prefix\":\"10.1.1.0/24\"}]",
+	   "spec.staticAllocations[0].prefix: Invalid value: \"10.1.1.0/24\": prefix is not part of the pool cidr"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"staticAllocations\":"
+	       "[{\"nodeName\":\"a\",\"prefix\":\"10.0.1.1/24\"}]",
+	   "spec.staticAllocations[0].prefix: Invalid value: \"10.0.1.1/24\": network prefix has host bits set"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"staticAllocations\":"
+	       "[{\"nodeName\":\"a\",\"prefix\":\"10.0.1.0/24\",\"gateway\":\"10.0.2.1\"}]",
+	   "spec.staticAllocations[0].gateway: Invalid value: \"10.0.2.1\": is outside of the node prefix"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"staticAllocations\":"
+	       "[{\"nodeName\":\"a\",\"prefix\":\"10.0.1.0/24\"},{\"nodeName\":\"a\",\"prefix\":\"10.0.2.0/24\"}]",
+	   "spec.staticAllocations: Invalid value: [", "contains multiple entries for node a"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"staticAllocations\":"
+	       "[{\"nodeName\":\"a\",\"prefix\":\"10.0.1.0/24\"},{\"prefix\":\"10.0.1.0/24\"}]",
+	   "contains multiple entries for prefix 10.0.1.0/24"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"defaultGateway\":true",
+	   "spec.defaultGateway: Invalid value: true: cannot be true if spec.gatewayIndex is not set"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"routes\":[{\"dst\":\"10.9.0.0/16\"}]",
+	   "spec.routes: Invalid value: [{\"dst\":\"10.9.0.0/16\"}]: cannot be set if spec.gatewayIndex is not set"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1,\"defaultGateway\":true,"
+	       "\"routes\":[{\"dst\":\"0.0.0.0/0\"}]",
+	   "spec.routes[0].dst: Invalid value: \"0.0.0.0/0\": a default route is not allowed"),
+	NO(CP, "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24,\"nodeSelector\":{}",
+	   "spec.nodeSelectorTerms: Required value"),
+	NO(CP, "\"cidr\":\"fd00::/64\",\"perNodeNetworkPrefix\":120,\"gatewayIndex\":1,\"routes\":[{\"dst\":\"10.0.0.0/8\"}]",
+	   "spec.routes[0].dst: Invalid value: \"10.0.0.0/8\": is not of the pool's address family"),
+	{ CP, "cidr pool", "\"cidr\":\"10.0.0.0/16\",\"perNodeNetworkPrefix\":24", false,
+	  { "metadata.name: Invalid value: \"cidr pool\": invalid CIDR pool name" }, false },
+};
+
+static char *review_for(const struct row *r, const char *op, const char *uid)
+{
+	const char *kind = strcmp(r->path, CP) == 0 ? "CIDRPool" : "IPPool";
+	char *s;
+
+	assert_true(asprintf(&s,
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+		"\"uid\":\"%s\",\"kind\":{\"group\":\"nv-ipam.nvidia.com\",\"version\":\"v1alpha1\",\"kind\":\"%s\"},"
+		"\"resource\":{\"group\":\"nv-ipam.nvidia.com\",\"version\":\"v1alpha1\",\"resource\":\"%ss\"},"
+		"\"name\":\"%s\",\"namespace\":\"nvidia-network-operator\",\"operation\":\"%s\","
+		"\"object\":{\"apiVersion\":\"nv-ipam.nvidia.com/v1alpha1\",\"kind\":\"%s\",\"metadata\":"
+		"{\"name\":\"%s\",\"namespace\":\"nvidia-network-operator\"},\"spec\":{%s}}}}",
+		uid, kind, strcmp(kind, "IPPool") == 0 ? "ippool" : "cidrpool", r->name, op, kind, r->name,
+		r->spec) > 0);
+	return s;
+}
+
+/* The answer parsed: response.uid, response.allowed, response.status. */
+static void answer_fields(const struct admission_answer *a, const char **uid, bool *allowed,
+			  int *code, const char **message, struct json_object **root)
+{
+	struct json_object *resp, *v, *st;
+
+	*root = json_tokener_parse(a->body);
+	assert_non_null(*root);
+	assert_true(json_object_object_get_ex(*root, "response", &resp));
+	assert_true(json_object_object_get_ex(resp, "uid", &v));
+	*uid = json_object_get_string(v);
+	assert_true(json_object_object_get_ex(resp, "allowed", &v));
+	*allowed = json_object_get_boolean(v);
+	assert_true(json_object_object_get_ex(resp, "status", &st));
+	assert_true(json_object_object_get_ex(st, "code", &v));
+	*code = json_object_get_int(v);
+	*message = json_object_object_get_ex(st, "message", &v) ? json_object_get_string(v) : NULL;
+}
+
+/* Whether carve_pool() refuses the row's pool (an InvalidSpec). */
+static bool carve_refuses(const struct row *r)
+{
+	const char *kind = strcmp(r->path, CP) == 0 ? "CIDRPool" : "IPPool";
+	struct carve_node node = { .name = "node-1" };
+	struct carve_result res = { 0 };
+	struct cni_err err = { 0 };
+	struct json_object *pool;
+	char *text;
+	bool invalid;
+
+	assert_true(asprintf(&text, "{\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\"},\"spec\":{%s}}",
+			     kind, r->name, r->spec) > 0);
+	pool = json_tokener_parse(text);
+	assert_non_null(pool);
+	assert_int_equal(carve_pool(pool, &node, 1, &res, &err), 0);
+	invalid = res.invalid;
+	carve_result_free(&res);
+	json_object_put(pool);
+	free(text);
+	return invalid;
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		const char *ops[] = { "CREATE", "UPDATE" };
+
+		for (size_t o = 0; o < 2; o++) {
+			struct admission_answer a = { 0 };
+			struct json_object *root;
+			const char *uid, *msg;
+			bool allowed;
+			int code;
+			char *review = review_for(r, ops[o], "c0ffee-17");
+			const char *at;
+
+			assert_int_equal(admission_review(r->path, review, strlen(review), &a), 0);
+			assert_int_equal(a.http, 200);
+			answer_fields(&a, &uid, &allowed, &code, &msg, &root);
+			assert_string_equal(uid, "c0ffee-17");
+			if (allowed != r->allowed)
+				fail_msg("row %zu (%s): %s, want %s; message: %s", i, r->spec,
+					 allowed ? "allowed" : "denied", r->allowed ? "allowed" : "denied",
+					 msg ? msg : "(none)");
+			assert_int_equal(code, r->allowed ? 200 : 403);
+			at = msg;
+			for (size_t w = 0; w < 3 && r->want[w]; w++) {
+				const char *hit = at ? strstr(at, r->want[w]) : NULL;
+
+				if (!hit)
+					fail_msg("row %zu: message\n  %s\nlacks (after what came before)\n  %s", i,
+						 msg ? msg : "(none)", r->want[w]);
+				at = hit + strlen(r->want[w]);
+			}
+			assert_true(r->allowed == (a.message == NULL));
+			json_object_put(root);
+			admission_answer_free(&a);
+			free(review);
+		}
+		if (!r->carve_differs && carve_refuses(r) == r->allowed)
+			fail_msg("row %zu (%s): the webhook %s it, carve %s it", i, r->spec,
+				 r->allowed ? "allows" : "denies", r->allowed ? "refuses" : "accepts");
+		if (r->carve_differs)
+			assert_true(carve_refuses(r) == r->allowed);
+	}
+}
+
+/* DELETE is allowed whatever the object; v1beta1 reviews are answered in v1beta1. */
+static void test_delete_and_versions(void **state)
+{
+	const char *bad = "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
+			  "\"request\":{\"uid\":\"u1\",\"operation\":\"DELETE\",\"oldObject\":{\"spec\":{}}}}";
+	struct admission_answer a = { 0 };
+	struct json_object *root, *v;
+	const char *uid, *msg;
+	bool allowed;
+	int code;
+
+	(void)state;
+	assert_int_equal(admission_review(IP, bad, strlen(bad), &a), 0);
+	answer_fields(&a, &uid, &allowed, &code, &msg, &root);
+	assert_true(allowed);
+	assert_string_equal(uid, "u1");
+	assert_true(json_object_object_get_ex(root, "apiVersion", &v));
+	assert_string_equal(json_object_get_string(v), "admission.k8s.io/v1beta1");
+	json_object_put(root);
+	admission_answer_free(&a);
+}
+
+/* What is no review: 400 with the reason; a kind the path does not take; an unknown path. */
+static void test_not_a_review(void **state)
+{
+	const char *bodies[] = {
+		"not json",
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}",
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+	};
+	const char *wrong_kind = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+				 "\"request\":{\"uid\":\"u2\",\"kind\":{\"kind\":\"CIDRPool\"},\"operation\":\"CREATE\","
+				 "\"object\":{\"metadata\":{\"name\":\"p\"},\"spec\":{}}}}";
+	struct admission_answer a = { 0 };
+	struct json_object *root;
+	const char *uid, *msg;
+	bool allowed;
+	int code;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(admission_review(IP, bodies[i], strlen(bodies[i]), &a), 0);
+		assert_int_equal(a.http, 400);
+		answer_fields(&a, &uid, &allowed, &code, &msg, &root);
+		assert_false(allowed);
+		assert_int_equal(code, 400);
+		assert_non_null(msg);
+		json_object_put(root);
+		admission_answer_free(&a);
+	}
+	assert_int_equal(admission_review(IP, wrong_kind, strlen(wrong_kind), &a), 0);
+	answer_fields(&a, &uid, &allowed, &code, &msg, &root);
+	assert_false(allowed);
+	assert_int_equal(code, 400);
+	assert_string_equal(uid, "u2");
+	assert_non_null(strstr(msg, "no IPPool object"));
+	json_object_put(root);
+	admission_answer_free(&a);
+	assert_int_equal(admission_review("/validate-something-else", "{}", 2, &a), -ENOENT);
+}
+
+/* A hostile name and value stay inside the JSON message, escaped. */
+static void test_hostile_strings(void **state)
+{
+	const char *review = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+			     "{\"uid\":\"u3\",\"operation\":\"CREATE\",\"object\":{\"metadata\":{\"name\":\"p\"},"
+			     "\"spec\":{\"subnet\":\"a\\n\\\"b\\u0001\",\"perNodeBlockSize\":1}}}}";
+	struct admission_answer a = { 0 };
+	struct json_object *root;
+	const char *uid, *msg;
+	bool allowed;
+	int code;
+
+	(void)state;
+	assert_int_equal(admission_review(IP, review, strlen(review), &a), 0);
+	answer_fields(&a, &uid, &allowed, &code, &msg, &root);
+	assert_false(allowed);
+	assert_non_null(strstr(msg, "spec.subnet: Invalid value: \"a\\n\\\"b\\u0001\""));
+	assert_null(strchr(msg, '\n'));
+	json_object_put(root);
+	admission_answer_free(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_delete_and_versions),
+		cmocka_unit_test(test_not_a_review),
+		cmocka_unit_test(test_hostile_strings),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

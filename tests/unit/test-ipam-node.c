@@ -1,0 +1,359 @@
+/*
+ * Unit tests: ipam-node's pure parts: its flags as the DaemonSet passes them, Go durations,
+ * klog text and JSON lines (API strings escaped), nv-ipam.conf, pool sizes and the
+ * Prometheus text, bind addresses
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "common/cni/error.h"
+#include "ipam/nv-ipam/gc/run.h"
+#include "ipam/nv-ipam/node/conf.h"
+#include "ipam/nv-ipam/node/flags.h"
+#include "ipam/nv-ipam/node/klog.h"
+#include "ipam/nv-ipam/node/metrics.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/serve/http.h"
+
+static int parse(const char *const *argv, struct node_flags *ret, char *errbuf, size_t len)
+{
+	int argc = 0;
+	FILE *err = fmemopen(errbuf, len, "w");
+	int r;
+
+	while (argv[argc])
+		argc++;
+	r = node_flags_parse(argc, argv, ret, err);
+	fclose(err);
+	return r;
+}
+
+/* The Network Operator's nv-ipam-node DaemonSet, as rendered (26.4). */
+static void test_flags_daemonset(void **state)
+{
+	const char *argv[] = { "/ipam-node", "--node-name=node-1", "--v=1", "--logging-format=json",
+			 "--bind-address=unix:///var/lib/cni/nv-ipam/daemon.sock",
+			 "--store-file=/var/lib/cni/nv-ipam/store",
+			 "--cni-daemon-socket=unix:///var/lib/cni/nv-ipam/daemon.sock",
+			 "--cni-daemon-call-timeout=5", "--cni-bin-dir=/opt/cni/bin",
+			 "--cni-conf-dir=/etc/cni/net.d/nv-ipam.d",
+			 "--cni-log-file=/var/log/nv-ipam-cni.log", "--cni-log-level=info",
+			 "--ippools-namespace=nvidia-network-operator", NULL };
+	struct node_flags f;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_string_equal(f.node_name, "node-1");
+	assert_int_equal(f.v, 1);
+	assert_string_equal(f.logging_format, "json");
+	assert_string_equal(f.store_file, "/var/lib/cni/nv-ipam/store");
+	assert_string_equal(f.cni_conf_dir, "/etc/cni/net.d/nv-ipam.d");
+	assert_string_equal(f.ippools_namespace, "nvidia-network-operator");
+	/* The defaults the DaemonSet leaves as they are. */
+	assert_string_equal(f.cni_nv_ipam_bin_file, "/nv-ipam");
+	assert_string_equal(f.metrics_bind_address, ":8080");
+	assert_string_equal(f.health_probe_bind_address, ":8081");
+	assert_int_equal(f.stale_check_interval_ms, 60000);
+	assert_int_equal(f.stale_check_count, 3);
+	assert_false(f.cni_force_pool_name);
+	/* The daemon's socket means nothing without a daemon: taken, and said. */
+	assert_int_equal(f.n_ignored, 1);
+	assert_string_equal(f.ignored[0], "bind-address");
+}
+
+static void test_flags_spellings(void **state)
+{
+	const char *argv[] = { "ipam-node", "--node-name", "n", "-v", "3", "--cni-force-pool-name",
+			 "--cni-skip-nv-ipam-binary-copy=false", "--stale-ip-check-interval", "1m30s",
+			 "--feature-gates=A=true", "--log-json-split-stream", NULL };
+	struct node_flags f;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_string_equal(f.node_name, "n");
+	assert_int_equal(f.v, 3);
+	assert_true(f.cni_force_pool_name);
+	assert_false(f.cni_skip_binary_copy);
+	assert_int_equal(f.stale_check_interval_ms, 90000);
+	assert_int_equal(f.n_ignored, 2);
+}
+
+static void flags_fail(const char *const *argv, const char *part)
+{
+	struct node_flags f;
+	char err[256] = "";
+
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, part))
+		fail_msg("\"%s\" does not contain \"%s\"", err, part);
+}
+
+static void test_flags_errors(void **state)
+{
+	(void)state;
+	flags_fail((const char *[]){ "x", "--nope=1", NULL }, "unknown flag: --nope");
+	flags_fail((const char *[]){ "x", "--v=high", NULL }, "invalid argument \"high\" for \"--v\" flag");
+	flags_fail((const char *[]){ "x", "--cni-force-pool-name=yes", NULL }, "invalid argument \"yes\"");
+	flags_fail((const char *[]){ "x", "--node-name", NULL }, "flag needs an argument: --node-name");
+	flags_fail((const char *[]){ "x", "positional", NULL }, "takes no arguments");
+	flags_fail((const char *[]){ "x", "-x", NULL }, "unknown shorthand flag");
+	flags_fail((const char *[]){ "x", "--stale-ip-check-interval=5", NULL }, "invalid argument \"5\"");
+	flags_fail((const char *[]){ "x", "--cni-daemon-call-timeout=-1", NULL }, "invalid argument");
+}
+
+static void test_durations(void **state)
+{
+	long ms = -1;
+
+	(void)state;
+	assert_int_equal(node_flags_duration_ms("0", &ms), 0);
+	assert_int_equal(ms, 0);
+	assert_int_equal(node_flags_duration_ms("1m", &ms), 0);
+	assert_int_equal(ms, 60000);
+	assert_int_equal(node_flags_duration_ms("1h2m3.5s", &ms), 0);
+	assert_int_equal(ms, 3723500);
+	assert_int_equal(node_flags_duration_ms("250ms", &ms), 0);
+	assert_int_equal(ms, 250);
+	assert_int_equal(node_flags_duration_ms("1.5h", &ms), 0);
+	assert_int_equal(ms, 5400000);
+	assert_int_equal(node_flags_duration_ms("", &ms), -EINVAL);
+	assert_int_equal(node_flags_duration_ms("10", &ms), -EINVAL);
+	assert_int_equal(node_flags_duration_ms("-1s", &ms), -EINVAL);
+	assert_int_equal(node_flags_duration_ms("1d", &ms), -EINVAL);
+	assert_int_equal(node_flags_duration_ms("9000h", &ms), -EINVAL);
+}
+
+/* What klog writes to a pipe, as one string. */
+static void klog_capture(enum klog_format fmt, int v, void (*emit)(void), char *buf, size_t len)
+{
+	int fds[2];
+	ssize_t n;
+
+	assert_int_equal(pipe(fds), 0);
+	klog_setup(fmt, v, fds[1]);
+	emit();
+	close(fds[1]);
+	n = read(fds[0], buf, len - 1);
+	close(fds[0]);
+	buf[n > 0 ? n : 0] = '\0';
+	klog_setup(KLOG_TEXT, 0, -1);
+}
+
+static void emit_lines(void)
+{
+	klog_info(0, "pool \"x\"\nchanged", "pool", "a\x1b[31m\"b", NULL);
+	klog_info(2, "too verbose", NULL);
+	klog_error("boom\n", "failed", "key", "v", NULL);
+}
+
+static void test_klog_json(void **state)
+{
+	char buf[2048], *line2;
+	struct json_object *a, *b;
+
+	(void)state;
+	klog_capture(KLOG_JSON, 1, emit_lines, buf, sizeof(buf));
+	line2 = strchr(buf, '\n');
+	assert_non_null(line2);
+	*line2++ = '\0';
+	/* Two lines: the -v 2 one is dropped; each a JSON object, strings intact. */
+	a = json_tokener_parse(buf);
+	b = json_tokener_parse(line2);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(json_object_get_string(json_object_object_get(a, "msg")), "pool \"x\"\nchanged");
+	assert_string_equal(json_object_get_string(json_object_object_get(a, "pool")), "a\x1b[31m\"b");
+	assert_int_equal(json_object_get_int(json_object_object_get(a, "v")), 0);
+	assert_true(json_object_is_type(json_object_object_get(a, "ts"), json_type_double));
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(a, "caller")), "test-ipam-node.c:"));
+	assert_string_equal(json_object_get_string(json_object_object_get(b, "err")), "boom\n");
+	assert_null(json_object_object_get(b, "v"));
+	assert_ptr_equal(strchr(line2, '\n'), line2 + strlen(line2) - 1);
+	json_object_put(a);
+	json_object_put(b);
+}
+
+static void test_klog_text(void **state)
+{
+	char buf[2048];
+
+	(void)state;
+	klog_capture(KLOG_TEXT, 0, emit_lines, buf, sizeof(buf));
+	/* One line each: I... and E..., the API's strings unable to forge a line or a key. */
+	assert_int_equal(buf[0], 'I');
+	assert_non_null(strstr(buf, "test-ipam-node.c:"));
+	assert_non_null(strstr(buf, "] \"pool \\\"x\\\"\\nchanged\" pool=\"a\\x1b[31m\\\"b\"\n"));
+	assert_non_null(strstr(buf, "\nE"));
+	assert_non_null(strstr(buf, "] \"failed\" err=\"boom\\n\" key=\"v\"\n"));
+	assert_null(strstr(buf, "too verbose"));
+}
+
+static void test_conf(void **state)
+{
+	const char *argv[] = { "x", "--node-name=n", "--cni-log-file=/var/log/a\"b.log", "--cni-force-pool-name",
+			 NULL };
+	struct node_flags f;
+	struct json_object *o;
+	char err[64];
+	char *text = NULL;
+
+	(void)state;
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_int_equal(node_conf_text(&f, "/etc/cni/net.d/nv-ipam.d/node-pools.json", &text), 0);
+	o = json_tokener_parse(text);
+	assert_non_null(o);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"daemonSocket\":\"unix:\\/\\/\\/var\\/lib\\/cni\\/nv-ipam\\/daemon.sock\","
+			    "\"daemonCallTimeoutSeconds\":5,\"logFile\":\"\\/var\\/log\\/a\\\"b.log\","
+			    "\"logLevel\":\"info\",\"forcePoolName\":true,"
+			    "\"storeFile\":\"\\/var\\/lib\\/cni\\/nv-ipam\\/store\","
+			    "\"poolFile\":\"\\/etc\\/cni\\/net.d\\/nv-ipam.d\\/node-pools.json\"}");
+	json_object_put(o);
+	free(text);
+}
+
+/* --released-ip-cooldown: nv-ipam.conf's releasedIPCooldownSeconds, rounded up; 0 writes nothing. */
+static void test_conf_cooldown(void **state)
+{
+	static const struct {
+		const char *flag;
+		int64_t seconds; /* -1: not written */
+	} cases[] = { { "--released-ip-cooldown=30s", 30 }, { "--released-ip-cooldown=1500ms", 2 },
+		      { "--released-ip-cooldown=0", -1 }, { "--v=0", -1 } };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = { "x", "--node-name=n", cases[i].flag, NULL };
+		struct json_object *o, *v = NULL;
+		struct node_flags f;
+		char err[64];
+		char *text = NULL;
+
+		assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+		assert_int_equal(node_conf_text(&f, "/p.json", &text), 0);
+		o = json_tokener_parse(text);
+		assert_non_null(o);
+		if (cases[i].seconds < 0)
+			assert_false(json_object_object_get_ex(o, "releasedIPCooldownSeconds", &v));
+		else
+			assert_true(json_object_object_get_ex(o, "releasedIPCooldownSeconds", &v) &&
+				    json_object_get_int64(v) == cases[i].seconds);
+		json_object_put(o);
+		free(text);
+	}
+}
+
+static const char pool_file[] =
+	"{\"pools\":{"
+	"\"p1\":{\"subnet\":\"10.0.0.0/24\",\"startIP\":\"10.0.0.1\",\"endIP\":\"10.0.0.16\","
+	"\"gateway\":\"10.0.0.1\",\"exclusions\":[{\"startIP\":\"10.0.0.10\",\"endIP\":\"10.0.0.12\"}]},"
+	"\"p2\":{\"subnet\":\"10.1.0.0/24\",\"startIP\":\"10.1.0.17\",\"endIP\":\"10.1.0.32\",\"gateway\":\"10.1.0.1\"},"
+	"\"cidrpool/c1\":{\"cidr\":\"10.2.0.0/16\",\"prefix\":\"10.2.3.0/24\",\"gateway\":\"10.2.3.1\"}}}";
+
+static void test_pool_sizes(void **state)
+{
+	struct nvipam_pools pools = { 0 };
+	struct cni_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(nvipam_pools_parse(pool_file, strlen(pool_file), "f", &pools, &err), 0);
+	/* 16 less 3 excluded less the gateway inside the block. */
+	assert_int_equal(metrics_pool_size(&pools, "p1"), 12);
+	/* The gateway outside the block costs nothing. */
+	assert_int_equal(metrics_pool_size(&pools, "p2"), 16);
+	/* A /24 prefix: .1 to .254, less the gateway. */
+	assert_int_equal(metrics_pool_size(&pools, "cidrpool/c1"), 253);
+	assert_int_equal(metrics_pool_size(&pools, "nope"), 0);
+	nvipam_pools_free(&pools);
+}
+
+static void test_metrics_text(void **state)
+{
+	struct nvipam_pools pools = { 0 };
+	struct cni_err err = { 0 };
+	struct metrics m;
+	char c1[] = "cidrpool/c1", old[] = "old";
+	struct gc_pool_count counts[] = {
+		{ .pool = c1, .allocated = 3, .missed = 1, .released = 2 },
+		{ .pool = old, .allocated = 1 },
+	};
+	struct gc_result res = { .pools = counts, .n_pools = 2 };
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(metrics_init(&m), 0);
+	assert_int_equal(nvipam_pools_parse(pool_file, strlen(pool_file), "f", &pools, &err), 0);
+	assert_int_equal(metrics_set_pools(&m, &pools), 0);
+	assert_int_equal(metrics_set_usage(&m, &res), 0);
+	assert_int_equal(metrics_set_usage(&m, &res), 0);
+	assert_int_equal(metrics_render(&m, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	assert_non_null(strstr(text, "# TYPE nv_ipam_node_pool_size gauge\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_size{pool=\"c1\",type=\"cidrpool\"} 253\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_allocated{pool=\"c1\",type=\"cidrpool\"} 3\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_free{pool=\"c1\",type=\"cidrpool\"} 250\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_stale{pool=\"c1\",type=\"cidrpool\"} 1\n"));
+	/* A counter adds up the passes. */
+	assert_non_null(strstr(text, "nv_ipam_node_cleaner_released_total{pool=\"c1\",type=\"cidrpool\"} 4\n"));
+	/* A pool gone from the file still holding an address stays in view. */
+	assert_non_null(strstr(text, "nv_ipam_node_pool_allocated{pool=\"old\",type=\"ippool\"} 1\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_size{pool=\"old\",type=\"ippool\"} 0\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_ready 0\n"));
+	assert_non_null(strstr(text, "process_resident_memory_bytes "));
+	free(text);
+	nvipam_pools_free(&pools);
+	metrics_free(&m);
+}
+
+static void test_bind_addresses(void **state)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+
+	(void)state;
+	assert_int_equal(serve_parse_address(":8081", &sa, &len), 0);
+	assert_int_equal(sa.ss_family, AF_INET6);
+	assert_int_equal(serve_parse_address("127.0.0.1:0", &sa, &len), 0);
+	assert_int_equal(sa.ss_family, AF_INET);
+	assert_int_equal(serve_parse_address("[::1]:9", &sa, &len), 0);
+	assert_int_equal(sa.ss_family, AF_INET6);
+	assert_int_equal(serve_parse_address("0", &sa, &len), 0);
+	assert_int_equal(len, 0);
+	assert_int_equal(serve_parse_address("8080", &sa, &len), -EINVAL);
+	assert_int_equal(serve_parse_address("::1:80", &sa, &len), -EINVAL);
+	assert_int_equal(serve_parse_address("host:80", &sa, &len), -EINVAL);
+	assert_int_equal(serve_parse_address(":65536", &sa, &len), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flags_daemonset),
+		cmocka_unit_test(test_flags_spellings),
+		cmocka_unit_test(test_flags_errors),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_klog_json),
+		cmocka_unit_test(test_klog_text),
+		cmocka_unit_test(test_conf),
+		cmocka_unit_test(test_conf_cooldown),
+		cmocka_unit_test(test_pool_sizes),
+		cmocka_unit_test(test_metrics_text),
+		cmocka_unit_test(test_bind_addresses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

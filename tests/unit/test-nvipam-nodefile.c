@@ -1,0 +1,205 @@
+/*
+ * Unit tests: the node pool file written from the pools' status (k8s/nodefile.c), and the
+ * status entries it refuses as the reference node daemon does (its CIDRPool reconciler
+ * validates the pool and the node's allocation, CIDRPoolAllocation.Validate(), and drops the
+ * pool when either fails; its IPPool's spec is validated by the controller, which empties
+ * the status of an invalid one). One test per refusal, each with the accepted case beside it.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "common/cni/error.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/k8s/nodefile.h"
+
+#define CIDR_SPEC(extra)                                                                           \
+	"\"spec\":{\"cidr\":\"10.8.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1" extra "}"
+
+/* The file host-a gets from @json, and the notes about pools left out. */
+static void render(const char *json, char **ret_text, char **ret_notes)
+{
+	struct k8s_objects objs = { 0 };
+	struct cni_err err = { 0 };
+	size_t len = 0;
+	FILE *notes = open_memstream(ret_notes, &len);
+
+	assert_non_null(notes);
+	if (k8s_objects_parse(json, strlen(json), "pools", &objs, &err) < 0)
+		fail_msg("k8s_objects_parse: %s", err.msg);
+	if (nodefile_render(&objs, "host-a", ret_text, notes, &err) < 0)
+		fail_msg("nodefile_render: %s", err.msg);
+	assert_int_equal(fclose(notes), 0);
+	k8s_objects_free(&objs);
+}
+
+static bool has_pool(const char *text, const char *key)
+{
+	struct json_object *o = json_tokener_parse(text), *pools = NULL;
+	bool has = json_object_object_get_ex(o, "pools", &pools) &&
+		   json_object_object_get_ex(pools, key, NULL);
+
+	json_object_put(o);
+	return has;
+}
+
+/* @ok is taken; @refused is left out with a note holding @why. */
+static void taken_and_refused(const char *ok, const char *refused, const char *key, const char *why)
+{
+	char *text = NULL, *notes = NULL;
+
+	render(ok, &text, &notes);
+	if (!has_pool(text, key))
+		fail_msg("the accepted entry is not in the file:\n%s\nnotes: %s", text, notes);
+	assert_string_equal(notes, "");
+	free(text);
+	free(notes);
+	render(refused, &text, &notes);
+	if (has_pool(text, key))
+		fail_msg("the refused entry is in the file:\n%s", text);
+	if (!strstr(notes, why))
+		fail_msg("notes \"%s\" do not say \"%s\"", notes, why);
+	free(text);
+	free(notes);
+}
+
+#define CIDR_POOL(spec, allocs)                                                                    \
+	"{\"kind\":\"CIDRPool\",\"metadata\":{\"name\":\"c1\"}," spec                              \
+	",\"status\":{\"allocations\":[" allocs "]}}"
+
+/* Reference: "doesn't match computed gateway 10.8.1.1". A pod was handed 10.8.1.9 as gateway. */
+static void test_cidr_gateway_not_the_index(void **state)
+{
+	(void)state;
+	taken_and_refused(
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"}"),
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.9\"}"),
+		"cidrpool/c1", "gateway 10.8.1.9 doesn't match the gateway 10.8.1.1 of gatewayIndex");
+}
+
+/* Reference: a missing gateway doesn't match the computed one either. */
+static void test_cidr_gateway_missing(void **state)
+{
+	(void)state;
+	taken_and_refused(
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"}"),
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\"}"),
+		"cidrpool/c1", "gateway (none) doesn't match the gateway 10.8.1.1");
+	/* Without gatewayIndex the reference expects none ("gateway expected to be empty"). */
+	taken_and_refused(
+		CIDR_POOL("\"spec\":{\"cidr\":\"10.8.0.0/16\",\"perNodeNetworkPrefix\":24}",
+			  "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\"}"),
+		CIDR_POOL("\"spec\":{\"cidr\":\"10.8.0.0/16\",\"perNodeNetworkPrefix\":24}",
+			  "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"}"),
+		"cidrpool/c1", "gateway 10.8.1.1 given, but the pool has no gatewayIndex");
+}
+
+/* Reference: "prefix size doesn't match spec.perNodeNetworkPrefix". */
+static void test_cidr_wrong_prefix_size(void **state)
+{
+	(void)state;
+	taken_and_refused(
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.4.0/24\",\"gateway\":\"10.8.4.1\"}"),
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.4.0/23\",\"gateway\":\"10.8.4.1\"}"),
+		"cidrpool/c1", "its prefix is not a /24 inside the pool's cidr");
+}
+
+/*
+ * Reference: "conflicting allocation found in the pool": no other entry may share the prefix
+ * (nor the gateway, nor the node). Two nodes were handed addresses from one prefix.
+ */
+static void test_cidr_prefix_given_twice(void **state)
+{
+	(void)state;
+	taken_and_refused(
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
+					 "{\"nodeName\":\"host-b\",\"prefix\":\"10.8.2.0/24\",\"gateway\":\"10.8.2.1\"}"),
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
+					 "{\"nodeName\":\"host-b\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"}"),
+		"cidrpool/c1", "its prefix is also given to node host-b");
+	taken_and_refused(
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"}"),
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
+					 "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.3.0/24\",\"gateway\":\"10.8.3.1\"}"),
+		"cidrpool/c1", "the node has two allocations");
+}
+
+/*
+ * Reference: "is statically allocated for different node" (a staticAllocations entry of
+ * another node, or one without a node, which only reserves the prefix).
+ */
+static void test_cidr_prefix_reserved(void **state)
+{
+	(void)state;
+	taken_and_refused(
+		CIDR_POOL(CIDR_SPEC(",\"staticAllocations\":[{\"nodeName\":\"host-b\",\"prefix\":\"10.8.9.0/24\"}]"),
+			  "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"}"),
+		CIDR_POOL(CIDR_SPEC(",\"staticAllocations\":[{\"nodeName\":\"host-b\",\"prefix\":\"10.8.9.0/24\"}]"),
+			  "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.9.0/24\",\"gateway\":\"10.8.9.1\"}"),
+		"cidrpool/c1", "prefix 10.8.9.0/24 is statically allocated for different node: host-b");
+	taken_and_refused(
+		CIDR_POOL(CIDR_SPEC(",\"staticAllocations\":[{\"prefix\":\"10.8.9.0/24\"}]"),
+			  "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"}"),
+		CIDR_POOL(CIDR_SPEC(",\"staticAllocations\":[{\"prefix\":\"10.8.9.0/24\"}]"),
+			  "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.9.0/24\",\"gateway\":\"10.8.9.1\"}"),
+		"cidrpool/c1", "statically allocated without a node (reserved)");
+	/* The node's own static allocation must be the prefix it got ("doesn't match prefix"). */
+	taken_and_refused(
+		CIDR_POOL(CIDR_SPEC(",\"staticAllocations\":[{\"nodeName\":\"host-a\",\"prefix\":\"10.8.9.0/24\",\"gateway\":\"10.8.9.7\"}]"),
+			  "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.9.0/24\",\"gateway\":\"10.8.9.7\"}"),
+		CIDR_POOL(CIDR_SPEC(",\"staticAllocations\":[{\"nodeName\":\"host-a\",\"prefix\":\"10.8.9.0/24\",\"gateway\":\"10.8.9.7\"}]"),
+			  "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"}"),
+		"cidrpool/c1", "doesn't match prefix 10.8.9.0/24 from the node's static allocation");
+}
+
+#define IP_POOL(gateway)                                                                           \
+	"{\"kind\":\"IPPool\",\"metadata\":{\"name\":\"p1\"},\"spec\":{\"subnet\":\"192.168.0.0/24\","     \
+	"\"perNodeBlockSize\":16,\"gateway\":\"" gateway "\"},\"status\":{\"allocations\":["         \
+	"{\"nodeName\":\"host-a\",\"startIP\":\"192.168.0.1\",\"endIP\":\"192.168.0.16\"}]}}"
+
+/* Reference: IPPool.Validate(), "is not part of the subnet" (the controller empties the status). */
+static void test_ippool_gateway_outside_subnet(void **state)
+{
+	(void)state;
+	taken_and_refused(IP_POOL("192.168.0.1"), IP_POOL("192.168.1.1"), "p1",
+			  "invalid spec: \"gateway\" 192.168.1.1 is outside the pool's network");
+}
+
+/* A refused pool goes alone: the others stay, and the file still loads. */
+static void test_refusal_keeps_the_rest(void **state)
+{
+	char *text = NULL, *notes = NULL;
+
+	(void)state;
+	render("[" IP_POOL("192.168.0.1") ","
+	       CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.9\"}") "]",
+	       &text, &notes);
+	assert_true(has_pool(text, "p1"));
+	assert_false(has_pool(text, "cidrpool/c1"));
+	assert_non_null(strstr(notes, "skipping pool \"cidrpool/c1\": gateway 10.8.1.9"));
+	free(text);
+	free(notes);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cidr_gateway_not_the_index),
+		cmocka_unit_test(test_cidr_gateway_missing),
+		cmocka_unit_test(test_cidr_wrong_prefix_size),
+		cmocka_unit_test(test_cidr_prefix_given_twice),
+		cmocka_unit_test(test_cidr_prefix_reserved),
+		cmocka_unit_test(test_ippool_gateway_outside_subnet),
+		cmocka_unit_test(test_refusal_keeps_the_rest),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
