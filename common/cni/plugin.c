@@ -209,8 +209,9 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *
 		return r;
 	/* conf keeps pointers into input for IPAM delegation. */
 	ctx->conf.raw = input;
-	if ((r = cni_plugin_setup_logging(p->name, ctx->conf.log_file, false, ctx->conf.log_level,
-					  ctx->env.command, err)) < 0 ||
+	if ((!p->ipam &&
+	     (r = cni_plugin_setup_logging(p->name, ctx->conf.log_file, false, ctx->conf.log_level,
+					   ctx->env.command, err)) < 0) ||
 	    (r = check_command_version(ctx, err)) < 0)
 		goto out;
 	if (ctx->env.command == CNI_CMD_ADD || ctx->env.command == CNI_CMD_DEL ||

@@ -24,7 +24,12 @@ struct cni_ctx {
 struct cni_plugin {
 	const char *name;        /* binary name, e.g. "macvlan" */
 	const char *summary;     /* one line for --help and the about line, "name: ..." */
-	bool ipam;               /* an IPAM plugin: run by an interface plugin, never in the pod's netns */
+	/*
+	 * An IPAM plugin: run by an interface plugin, never in the pod's netns. It sets up
+	 * logging from its own keys (in the "ipam" section; the top-level logFile is the
+	 * interface plugin's): the dispatch leaves logging at stderr, level info, until then.
+	 */
+	bool ipam;
 	const char *about_state; /* --version: the state formats it reads and writes, NULL for none */
 	int (*add)(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err);
 	int (*del)(const struct cni_ctx *ctx, struct cni_err *err);

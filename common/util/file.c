@@ -461,30 +461,53 @@ static const char *temp_suffix(const char *entry)
 	return at;
 }
 
-void file_sweep_temps_at(int dirfd, const char *name)
+DIR *file_dir_stream(int dirfd)
 {
-	size_t name_len = name ? strlen(name) : 0;
-	struct dirent *e;
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	DIR *dir;
-	int fd;
 
-	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
-		return;
+		return NULL;
 	dir = fdopendir(fd);
 	if (!dir) {
+		int e = errno;
+
 		close(fd);
-		return;
+		errno = e;
+		return NULL;
 	}
-	/* readdir() of a descriptor that was read before starts where that left off. */
+	/* A duplicate shares the offset: a descriptor read before starts where that left off. */
 	rewinddir(dir);
+	return dir;
+}
+
+/* The temporary files of @names (every file's when @names is NULL) removed, in one pass. */
+static void sweep_temps(int dirfd, const char *const *names, size_t n)
+{
+	DIR *dir = file_dir_stream(dirfd);
+	struct dirent *e;
+
+	if (!dir)
+		return;
 	while ((e = readdir(dir))) {
 		const char *suffix = temp_suffix(e->d_name);
+		size_t len = suffix ? (size_t)(suffix - e->d_name) : 0;
+		bool ours = suffix && !names;
 
-		if (!suffix || (name && ((size_t)(suffix - e->d_name) != name_len ||
-					 strncmp(e->d_name, name, name_len) != 0)))
-			continue;
-		(void)unlinkat(dirfd, e->d_name, 0);
+		for (size_t i = 0; suffix && names && i < n && !ours; i++)
+			ours = strlen(names[i]) == len && strncmp(e->d_name, names[i], len) == 0;
+		if (ours)
+			(void)unlinkat(dirfd, e->d_name, 0);
 	}
 	closedir(dir);
+}
+
+void file_sweep_temps_at(int dirfd, const char *name)
+{
+	sweep_temps(dirfd, name ? &name : NULL, 1);
+}
+
+void file_sweep_temps_of(int dirfd, const char *const *names, size_t n)
+{
+	sweep_temps(dirfd, names, n);
 }

@@ -1,6 +1,7 @@
 /* Files: bounded reads of whole files and descriptors, atomic replacement */
 #pragma once
 
+#include <dirent.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -157,6 +158,14 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 int file_pwrite_all(int fd, const void *data, size_t len, off_t off);
 
 /**
+ * file_dir_stream() - a readdir() stream of a directory, from its first entry
+ * @dirfd: the directory (left as it was: the stream reads a duplicate)
+ *
+ * Return: the stream, to closedir(); NULL with errno set on failure.
+ */
+DIR *file_dir_stream(int dirfd);
+
+/**
  * file_sweep_temps_at() - remove the temporary files killed writers left behind with
  *                         file_write_atomic_at(): every "<name>.tmp.<digits>" in a
  *                         directory
@@ -168,3 +177,14 @@ int file_pwrite_all(int fd, const void *data, size_t len, off_t off);
  * writer's temporary file would go too.
  */
 void file_sweep_temps_at(int dirfd, const char *name);
+
+/**
+ * file_sweep_temps_of() - file_sweep_temps_at() of several names, in one pass over the
+ *                         directory
+ * @dirfd: the directory
+ * @names: the files' names in it
+ * @n: their number (at least 1)
+ *
+ * Only for a caller that holds whatever lock serialises the writers of all of @names.
+ */
+void file_sweep_temps_of(int dirfd, const char *const *names, size_t n);

@@ -91,6 +91,14 @@ bool ip_addr_equal(const struct ip_addr *a, const struct ip_addr *b)
 	return a->family == b->family && memcmp(a->bytes, b->bytes, ip_addr_size(a)) == 0;
 }
 
+int ip_addr_cmp(const struct ip_addr *a, const struct ip_addr *b)
+{
+	/* AF_INET is below AF_INET6. */
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	return memcmp(a->bytes, b->bytes, ip_addr_size(a));
+}
+
 struct ip_prefix ip_prefix_network(const struct ip_prefix *p)
 {
 	struct ip_prefix n = *p;

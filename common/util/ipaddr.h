@@ -74,6 +74,15 @@ size_t ip_addr_size(const struct ip_addr *a);
 bool ip_addr_equal(const struct ip_addr *a, const struct ip_addr *b);
 
 /**
+ * ip_addr_cmp() - the order of addresses: IPv4 before IPv6, then by value
+ * @a: first
+ * @b: second
+ *
+ * Return: negative, 0 (ip_addr_equal()) or positive.
+ */
+int ip_addr_cmp(const struct ip_addr *a, const struct ip_addr *b);
+
+/**
  * ip_prefix_network() - the prefix with its host bits cleared
  * @p: prefix
  *

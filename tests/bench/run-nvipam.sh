@@ -6,11 +6,12 @@
 # ROUNDS times (the load of a shared machine drifts between sizes): the ratios are
 # the medians of the rounds' figures, each round's shown beside them.
 #
-# Usage: run-nvipam.sh [NV_IPAM [BENCH [MULTIRAIL [NOOP]]]]
-#   NV_IPAM    default build/ipam/nv-ipam/nv-ipam
-#   BENCH      default build/tests/bench/bench
-#   MULTIRAIL  default build/tests/bench/multirail (runs the burst)
-#   NOOP       default build/tests/bench/bench-noop: the exec floor, run in the sweep
+# Usage: run-nvipam.sh [NV_IPAM [BENCH [MULTIRAIL [NOOP [BENCH_STORE]]]]]
+#   NV_IPAM      default build/ipam/nv-ipam/nv-ipam
+#   BENCH        default build/tests/bench/bench
+#   MULTIRAIL    default build/tests/bench/multirail (runs the burst)
+#   NOOP         default build/tests/bench/bench-noop: the exec floor, run in the sweep
+#   BENCH_STORE  default build/tests/bench/bench-store (writes nv-ipam's stores)
 # Environment: ITERATIONS (default 100), SIZES (default "0 100 1000 10000"; empty: no
 #   sweep), BURST (default 200; 0: no burst), ROUNDS (default 3), HOST_LOCAL (default
 #   /usr/lib/cni/host-local).
@@ -21,6 +22,7 @@ ours=$(realpath "${1:-$top/build/ipam/nv-ipam/nv-ipam}")
 bench=$(realpath "${2:-$top/build/tests/bench/bench}")
 burster=$(realpath "${3:-$top/build/tests/bench/multirail}")
 noop=$(realpath "${4:-$top/build/tests/bench/bench-noop}")
+store_fill=$(realpath "${5:-$top/build/tests/bench/bench-store}")
 hl=${HOST_LOCAL:-/usr/lib/cni/host-local}
 iterations=${ITERATIONS:-100}
 sizes=${SIZES-0 100 1000 10000}
@@ -42,27 +44,20 @@ cat >"$tmp/pools.json" <<JSON
                      "endIP": "10.98.253.232", "gateway": "10.98.0.1"}}}
 JSON
 
-# N live allocations, 10.98.x.y from .2 on, in each plugin's own store format.
+# N live allocations, 10.98.x.y from .2 on, in each plugin's own store: nv-ipam's written
+# by bench-store through the store itself, host-local's files by hand.
 populate() {
 	local n=$1 dir=$2
 	mkdir -p "$dir/hl/bench"
+	[ "$n" -eq 0 ] || "$store_fill" --fill "$dir/store" bench 10.98.0.2 "$n"
 	awk -v n="$n" -v dir="$dir" 'BEGIN {
-		printf "{\"version\":1,\"pools\":{\"bench\":{\"lastReservedIP\":\"%s\"}},\"allocations\":[", n ? "" : "10.98.0.1" > dir "/store"
 		for (i = 0; i < n; i++) {
 			a = i + 2; ip = sprintf("10.98.%d.%d", int(a / 256), a % 256)
-			printf "%s{\"pool\":\"bench\",\"ip\":\"%s\",\"containerID\":\"live%d\",\"ifname\":\"net1\",\"network\":\"bench\",\"podNamespace\":\"\",\"podName\":\"\",\"podUID\":\"\",\"deviceID\":\"\",\"created\":\"2026-01-01T00:00:00Z\"}", i ? "," : "", ip, i >> (dir "/store")
 			printf "live%d\r\nnet1", i > (dir "/hl/bench/" ip); close(dir "/hl/bench/" ip)
 			last = ip
 		}
-		printf "]}" >> (dir "/store")
 		if (n) printf "%s", last > (dir "/hl/bench/last_reserved_ip.0")
 	}'
-	# An empty lastReservedIP is not an address: fix it up when there is one.
-	if [ "$n" -gt 0 ]; then
-		sed -i "s/\"lastReservedIP\":\"\"/\"lastReservedIP\":\"$(cat "$dir/hl/bench/last_reserved_ip.0")\"/" "$dir/store"
-	else
-		printf '{"version":1,"pools":{},"allocations":[]}' >"$dir/store"
-	fi
 }
 
 # config DIR: the network config (one for both plugins: each reads its own keys); DIR's

@@ -83,7 +83,7 @@ static void load(const char *conf, size_t len)
 			continue;
 		}
 		for (int scope = 0; scope < 2; scope++) {
-			struct nvipam_config c;
+			struct nvipam_config *c = NULL;
 
 			err = (struct cni_err){ 0 };
 			if (nvipam_config_load(&ctx, scope ? NVIPAM_CONFIG_STORE : NVIPAM_CONFIG_FULL, &c,
@@ -92,9 +92,10 @@ static void load(const char *conf, size_t len)
 					abort();
 				continue;
 			}
-			if (scope == 0 && (c.n_pools < 1 || c.n_pools > NVIPAM_MAX_POOLS || !c.store_file[0] ||
-					   !c.pool_file[0] || !c.pool_keys[0][0]))
+			if (scope == 0 && (c->n_pools < 1 || c->n_pools > NVIPAM_MAX_POOLS || !c->store_file[0] ||
+					   !c->pool_file[0] || !c->pool_keys[0][0]))
 				abort();
+			free(c);
 		}
 		cni_conf_free(&ctx.conf);
 		cni_args_free(&ctx.args);

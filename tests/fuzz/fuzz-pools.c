@@ -44,8 +44,13 @@ static void allocate(const struct nvipam_pool *p)
 			fail("round robin gave an address outside the range", p->key);
 		if (p->has_gateway && ip_addr_equal(&got, &p->gateway))
 			fail("round robin gave the gateway", p->key);
+		/* Held addresses reach the allocator in order, as the store gives them. */
 		if (u.n_reserved < 2)
 			held[u.n_reserved++] = got;
+		if (u.n_reserved == 2 && ip_addr_cmp(&held[0], &held[1]) > 0) {
+			held[1] = held[0];
+			held[0] = got;
+		}
 		u.has_last = true;
 		u.last_reserved = got;
 	}

@@ -1,7 +1,7 @@
 /*
- * libFuzzer target: every reader of the nv-ipam store: the store file (version 2, our
- * single-file version 1, the reference daemon's), the pool log's lines, the pool
- * snapshot; and the round trip of a log line made of the input's strings
+ * libFuzzer target: every reader of the nv-ipam store: the store file (version 2, the
+ * reference daemon's), the pool log's lines, the pool snapshot; and the round trip of a log
+ * line made of the input's strings
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,9 +14,9 @@
 #include "common/cni/error.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/format.h"
 #include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,15 +40,16 @@ static void store_file(const uint8_t *data, size_t size)
 	if (r < 0)
 		return;
 	for (size_t i = 0; i < l.n_allocs; i++)
-		if (!l.allocs[i].pool || !*l.allocs[i].pool || !l.allocs[i].container_id ||
-		    !l.allocs[i].ifname || !ip_addr_size(&l.allocs[i].ip))
+		if (!l.allocs[i].a.pool || !*l.allocs[i].a.pool || !l.allocs[i].a.container_id ||
+		    !l.allocs[i].a.ifname || !ip_addr_size(&l.allocs[i].a.ip))
 			fail("an older store's allocation without pool, IDs or address");
 	store_migrate_free(&l);
 }
 
 static void pool_log(const uint8_t *data, size_t size)
 {
-	char *copy = malloc(size + 1), why[256];
+	char *copy = malloc(size + 1);
+	struct cni_err why = { 0 };
 	struct store_reader rd;
 	struct store_line l;
 	const char *key;
@@ -59,8 +60,8 @@ static void pool_log(const uint8_t *data, size_t size)
 		abort();
 	memcpy(copy, data, size);
 	copy[size] = '\0';
-	r = store_format_read_header(&rd, copy, size, &key, &id, why, sizeof(why));
-	while (r >= 0 && key && (r = store_format_next(&rd, &l, why, sizeof(why))) > 0) {
+	r = store_format_read_header(&rd, copy, size, &key, &id, &why);
+	while (r >= 0 && key && (r = store_format_next(&rd, &l, &why)) > 0) {
 		if (rd.pos > size)
 			fail("reader went past the end");
 		if (l.type == 'A' && (!l.alloc.container_id || !l.alloc.ifname || !l.alloc.pod_name ||
@@ -89,13 +90,11 @@ static void snapshot(const uint8_t *data, size_t size)
 		size_t seen = 0;
 
 		for (size_t i = 0; i < snap.n_records && i < 4096; i++) {
-			struct nvipam_alloc a;
+			struct store_alloc r;
 
-			if (store_snap_record(&snap, i, pool, &a) == 0) {
-				(void)store_snap_find_ip(&snap, &a.ip);
-				store_snap_find_attachment(&snap, a.container_id, a.ifname, count, &seen);
-			}
-			(void)store_snap_txn(&snap, i);
+			store_snap_record(&snap, i, pool, &r);
+			(void)store_snap_find_ip(&snap, &r.a.ip);
+			store_snap_find_attachment(&snap, r.a.container_id, r.a.ifname, count, &seen);
 		}
 		store_snap_find_attachment(&snap, "c", "e", count, &seen);
 	}
@@ -105,8 +104,9 @@ static void snapshot(const uint8_t *data, size_t size)
 /* Up to seven strings cut from the input at its NUL bytes, then an address and a time. */
 static void line_round_trip(const uint8_t *data, size_t size)
 {
-	char *strs = malloc(size + 1), *p = strs, *end, *buf, why[256];
-	char *f[7] = { (char *)"", (char *)"", (char *)"", (char *)"", (char *)"", (char *)"", (char *)"" };
+	char *strs = malloc(size + 1), *p = strs, *end, *buf;
+	struct cni_err why = { 0 };
+	const char *f[7] = { "", "", "", "", "", "", "" };
 	struct text_buf b = { 0 };
 	struct store_reader rd;
 	struct store_line l = { .type = 'A', .partner = "" }, back;
@@ -146,11 +146,11 @@ static void line_round_trip(const uint8_t *data, size_t size)
 		return;
 	}
 	buf = b.data;
-	if (store_format_read_header(&rd, buf, b.len, &key, &id, why, sizeof(why)) < 0 || !key ||
+	if (store_format_read_header(&rd, buf, b.len, &key, &id, &why) < 0 || !key ||
 	    strcmp(key, "pool") != 0 || id != 42)
 		fail("header not read back");
-	if (store_format_next(&rd, &back, why, sizeof(why)) != 1) {
-		fprintf(stderr, "%s\n", why);
+	if (store_format_next(&rd, &back, &why) != 1) {
+		fprintf(stderr, "%s\n", why.msg);
 		fail("a line written is not read back");
 	}
 	if (strcmp(back.alloc.container_id, f[0]) || strcmp(back.alloc.ifname, f[1]) ||
@@ -163,7 +163,7 @@ static void line_round_trip(const uint8_t *data, size_t size)
 		fail("the address changed on the way");
 	if (back.alloc.created != (created < 0 ? 0 : created > RFC3339_MAX ? RFC3339_MAX : created))
 		fail("the time changed on the way");
-	if (back.flags != STORE_ADD_ROUND_ROBIN || store_format_next(&rd, &back, why, sizeof(why)) != 0)
+	if (back.flags != STORE_ADD_ROUND_ROBIN || store_format_next(&rd, &back, &why) != 0)
 		fail("more came back than was written");
 	text_buf_free(&b);
 	free(strs);

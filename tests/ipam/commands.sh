@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # nv-ipam commands beyond the reference: repeated ADD, DEL of nothing, CHECK
-# against prevResult, GC per network, STATUS, the store lock and a corrupt
-# store, and dual stack all or nothing.
+# against prevResult, GC per network, STATUS, logging once, a bad entry for another pool,
+# the store lock and a corrupt store, and dual stack all or nothing.
 . "$(dirname "$0")/lib.sh"
 
 # A small second pool (3 usable addresses) and an IPv6 pool.
@@ -99,6 +99,27 @@ out=$(CNI_COMMAND=ADD CNI_CONTAINERID=own CNI_NETNS=/proc/self/ns/net CNI_IFNAME
 check "CNI_NETNS equal to the plugin's own netns is code 8" "[ \"\$(code \"\$out\")\" = 8 ]"
 check "and the store is unchanged" "[ \"\$(store_digest)\" = \"\$before\" ]"
 
+# nv-ipam logs where its ipam section says, once: never to the interface plugin's
+# top-level logFile, which the network config it is given also holds.
+c='{"cniVersion":"1.0.0","name":"netlog","logFile":"'$work'/iface.log","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'$work'","logFile":"'$work'/ipam.log"}}'
+CNI_COMMAND=ADD CNI_CONTAINERID=clog CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 \
+	CNI_PATH=/nonexistent "$NVIPAM" <<<"$c" >/dev/null 2>&1
+check "nv-ipam logs to its own logFile" "grep -q 'ADD clog/net1: ' \"$work/ipam.log\""
+check "and never opens the interface plugin's" "[ ! -e \"$work/iface.log\" ]"
+run DEL clog netlog pool1 >/dev/null
+
+# A bad entry for another pool of the node's pool file fails only that pool's ADDs.
+cp "$work/pools.json" "$work/pools.good"
+jq '.pools.broken = {"subnet": "10.79.0.0/24", "startIP": "10.79.1.1", "endIP": "10.79.0.9"}' \
+	"$work/pools.good" >"$work/pools.json"
+out=$(run ADD c9 net7 pool1)
+check "an ADD in pool1 succeeds beside another pool's bad entry" "[ \"\$(code \"\$out\")\" = 0 ] && jq -e '.ips[0].address' <<<\"\$out\" >/dev/null"
+check "STATUS of pool1 too" "run STATUS '' net7 pool1 >/dev/null"
+out=$(run ADD c10 net8 broken || true)
+check "an ADD in the bad pool is code 7 naming it" "[ \"\$(code \"\$out\")\" = 7 ] && jq -r .msg <<<\"\$out\" | grep -q 'pool \"broken\"'"
+run DEL c9 net7 pool1 >/dev/null
+mv "$work/pools.good" "$work/pools.json"
+
 # A corrupt store is reported with its path and left as it is.
 printf '{"version":1,"pools":{},"allocations":[{"pool":' >"$work/store"
 before=$(store_digest)
@@ -106,5 +127,5 @@ out=$(run ADD c6 net1 pool1 || true)
 check "corrupt store is code 5 naming the file" "[ \"\$(code \"\$out\")\" = 5 ] && grep -q \"$work/store\" <<<\"\$out\""
 check "corrupt store left untouched" "[ \"\$(store_digest)\" = \"\$before\" ]"
 
-echo "$((28 - fails)) passed, $fails failed"
+echo "$((33 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -6,6 +6,9 @@ set -euo pipefail
 # for its processes by command line must not match another worktree's.
 NVIPAM=$(realpath "${1:?usage: $0 NV-IPAM NV-IPAM-TOOL}")
 NVIPAM_TOOL=$(realpath "${2:?usage: $0 NV-IPAM NV-IPAM-TOOL}")
+# STORE_SUMS (meson sets it): tests/store-sums, the checksums of a store's files, for the
+# stores the tests write by hand.
+STORE_SUMS=${STORE_SUMS:-$(dirname "$NVIPAM")/../../tests/store-sums}
 work=$(mktemp -d /tmp/nvipam-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../node-settings.sh"
@@ -59,9 +62,8 @@ count_missing() {
 	echo "$missing"
 }
 
-# The store in the shape of the single-file store of version 1 ({"pools": {KEY:
-# {"lastReservedIP"}}, "allocations": [{pool, ip, containerID, ifname, network, ...}]}),
-# read under its lock by nv-ipam-tool: the store file only says where the pool logs are.
+# The store as JSON ({"pools": {KEY: {"lastReservedIP"}}, "allocations": [{pool, ip,
+# containerID, ifname, network, ...}]}), read under its lock by nv-ipam-tool.
 # store_json [STORE]: another store than the test's.
 store_json() {
 	"$NVIPAM_TOOL" show --store "${1:-$work/store}" --pool-file "$work/no-pool-file" --json |
@@ -70,12 +72,61 @@ store_json() {
 			allocations: [.pools[] | .pool as $p | .allocations[] | . + {pool: $p}]}'
 }
 
-# Hand edits go through a store file of version 1 (the single-file layout, migrated on
-# first use): store_v1 JQ-FILTER writes the store as one, edited by the filter.
-store_v1() {
-	store_json | jq "{version: 1, pools, allocations: [.allocations[] |
-		{pool, ip, containerID, ifname, network, podNamespace, podName, podUID, deviceID, created}]} | $1" \
-		>"$work/store.new" && mv "$work/store.new" "$work/store"
+# The jq definition of a pool log's file name stem: the key, every byte but letters,
+# digits, "_", "-" and a "." past the first written %XX ("cidrpool/p" is cidrpool%2Fp).
+JQ_STEM='def stem: explode | to_entries | map(.key as $i | .value as $c |
+	if ($c >= 97 and $c <= 122) or ($c >= 65 and $c <= 90) or ($c >= 48 and $c <= 57) or
+	   $c == 95 or $c == 45 or ($c == 46 and $i > 0) then [$c] | implode
+	else "%" + ("0123456789ABCDEF" | .[($c / 16 | floor):($c / 16 | floor) + 1] + .[$c % 16:$c % 16 + 1])
+	end) | join("");'
+
+# Hand edits, for stores the plugin never writes (an address held twice, an interface with
+# two addresses): store_edit JQ-FILTER writes the store anew as pool logs holding what
+# store_json gives, edited by the filter; the snapshots go. Strings must need no escape.
+store_edit() {
+	local json stem
+	json=$(store_json | jq "$1")
+	rm -rf "$work/store.d" "$work/store.edit"
+	mkdir -m 0700 "$work/store.d" "$work/store.edit"
+	jq -r "$JQ_STEM"'
+		(.pools | keys[]) as $k | [$k | stem, "nv-ipam-pool-log", "1", $k, "1111111111111111"] | join("\t")' \
+		<<<"$json" | while IFS=$'\t' read -r stem line; do echo "$line" >"$work/store.edit/$stem"; done
+	jq -r "$JQ_STEM"'
+		(.allocations[] | [(.pool | stem), "A", "", "", "", .ip, .containerID, .ifname, .network,
+			.podNamespace, .podName, .podUID, .deviceID, .created]),
+		(.pools | to_entries[] | select(.value.lastReservedIP) | [(.key | stem), "L", .value.lastReservedIP])
+		| join("\t")' <<<"$json" |
+		while IFS=$'\t' read -r stem line; do echo "$line" >>"$work/store.edit/$stem"; done
+	for f in "$work/store.edit/"*; do
+		[ -e "$f" ] || continue
+		stem=${f##*/}
+		"$STORE_SUMS" lines <"$f" >"$work/store.d/$stem.log"
+	done
+	chmod 0600 "$work/store.d/"*.log 2>/dev/null || true
+	printf '{"version":2,"pools":"store.d"}\n' >"$work/store"
+	rm -rf "$work/store.edit"
+}
+
+# reference_store FILE: the reference nv-ipam node daemon's store of the document on stdin
+# ({version, pools: {KEY: {name, entries: {ID: {container_id, interface_name, ip_address,
+# metadata: {create_time, pod_uuid, pod_name, pod_namespace, device_id}}}, last_reserved_ip}}})
+# written to FILE with the checksum the daemon gives it: FNV-1a-32 of the document as Go
+# marshals it with "checksum":0 (members in the daemon's order, map keys sorted).
+reference_store() {
+	local go sum
+	go=$(jq -c 'def m: to_entries | sort_by(.key) | from_entries;
+		{version, checksum: 0, pools: (.pools | map_values({name: (.name // ""),
+			entries: ((.entries // {}) | map_values({container_id: (.container_id // ""),
+				interface_name: (.interface_name // ""), ip_address: (.ip_address // ""),
+				metadata: {create_time: (.metadata.create_time // ""),
+					pod_uuid: (.metadata.pod_uuid // ""), pod_name: (.metadata.pod_name // ""),
+					pod_namespace: (.metadata.pod_namespace // ""),
+					device_id: (.metadata.device_id // ""),
+					pool_config_snapshot: (.metadata.pool_config_snapshot // "")}}) | m),
+			last_pool_config: (.last_pool_config // ""),
+			last_reserved_ip: (.last_reserved_ip // "")}) | m)}')
+	sum=$(printf '%s' "$go" | "$STORE_SUMS" fnv32)
+	printf '%s\n' "${go/\"checksum\":0,/\"checksum\":$sum,}" >"$1"
 }
 
 # A digest of every file of the store (the store file, the pool logs and snapshots).

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# nv-ipam on the stores it replaces, as separate processes: our single-file store of
-# version 1 and the reference nv-ipam node daemon's are migrated by the first ADD (of
-# sixteen at once: one migrates, all succeed), their allocations kept (a repeated ADD
-# gets its address, DEL releases it, round robin goes on from the last pick); a corrupt
-# older store is refused (code 5) and left as it is.
+# nv-ipam on the store it replaces, as separate processes: the reference nv-ipam node
+# daemon's is migrated by the first ADD (of sixteen at once: one migrates, all succeed),
+# its allocations kept (a repeated ADD gets its address, DEL releases it, round robin goes
+# on from the last pick); a corrupt older store is refused (code 5) and left as it is.
 . "$(dirname "$0")/lib.sh"
 FIX=$(cd "$(dirname "$0")/../unit/golden" && pwd)
 
@@ -22,12 +21,13 @@ run() {
 addr() { jq -r '.ips[0].address' <<<"$1"; }
 held() { store_json | jq -r '[.allocations[] | .containerID + "=" + .ip] | sort | join(" ")'; }
 
-# Ours, version 1: two pools, the last pick of pool1 in the middle of its block.
-cat >"$work/store" <<'JSON'
-{"version":1,"pools":{"pool1":{"lastReservedIP":"192.168.0.5"},"cidrpool/pc":{}},"allocations":[
-{"pool":"pool1","ip":"192.168.0.2","containerID":"old1","ifname":"net1","network":"net","podNamespace":"ns","podName":"p1","podUID":"","deviceID":"","created":"2026-01-01T00:00:00Z"},
-{"pool":"pool1","ip":"192.168.0.6","containerID":"old2","ifname":"net1","network":"net","podNamespace":"ns","podName":"p2","podUID":"","deviceID":"","created":"2026-01-01T00:00:00Z"},
-{"pool":"cidrpool/pc","ip":"10.88.1.2","containerID":"old3","ifname":"net1","network":"net","podNamespace":"ns","podName":"p3","podUID":"","deviceID":"","created":"2026-01-01T00:00:00Z"}]}
+# The daemon's: two pools, the last pick of pool1 in the middle of its block.
+reference_store "$work/store" <<'JSON'
+{"version":1,"pools":{"pool1":{"name":"pool1","last_reserved_ip":"192.168.0.5","entries":{
+"old1_net1":{"container_id":"old1","interface_name":"net1","ip_address":"192.168.0.2","metadata":{"pod_namespace":"ns","pod_name":"p1","create_time":"2026-01-01T00:00:00Z"}},
+"old2_net1":{"container_id":"old2","interface_name":"net1","ip_address":"192.168.0.6","metadata":{"pod_namespace":"ns","pod_name":"p2","create_time":"2026-01-01T00:00:00Z"}}}},
+"cidrpool/pc":{"name":"pc","entries":{
+"old3_net1":{"container_id":"old3","interface_name":"net1","ip_address":"10.88.1.2","metadata":{"pod_namespace":"ns","pod_name":"p3","create_time":"2026-01-01T00:00:00Z"}}}}}}
 JSON
 for i in $(seq 16); do
 	( out=$(run ADD new$i pool1) && echo "new$i $(addr "$out")" >"$work/new.$i" ) &
@@ -47,7 +47,7 @@ run DEL old1 pool1 >/dev/null
 check "DEL releases an old allocation" "! held | grep -q old1"
 check "the pool logs are the node's alone" "[ \"\$(stat -c %a \"$work/store.d\")\" = 700 ] && [ \"\$(stat -c %a \"$work/store.d/\"*.log | sort -u)\" = 600 ]"
 
-# The reference node daemon's store.
+# The daemon's store as it writes it (its own formatting).
 rm -rf "$work/store" "$work/store.d"
 cp "$FIX/nvipam-store-reference.json" "$work/store"
 out=$(run ADD fresh pool1)
@@ -60,10 +60,10 @@ check "DEL releases the daemon's allocation" "! held | grep -q a1b2c3"
 
 # A corrupt older store: refused, left as it is.
 rm -rf "$work/store" "$work/store.d"
-printf '{"version":1,"allocations":[{"pool":"pool1","ip":"192.168.0.2"' >"$work/store"
+printf '{"version":1,"checksum":5,"pools":{"pool1":{"name":"pool1","entries":{' >"$work/store"
 before=$(sha256sum <"$work/store")
 out=$(run ADD x pool1 || true)
-check "a corrupt version-1 store is code 5 naming the file" "[ \"\$(jq -r .code <<<\"\$out\")\" = 5 ] && grep -q \"$work/store is corrupt\" <<<\"\$out\""
+check "a corrupt older store is code 5 naming the file" "[ \"\$(jq -r .code <<<\"\$out\")\" = 5 ] && grep -q \"$work/store is corrupt\" <<<\"\$out\""
 check "and is left as it is, nothing written beside it" "[ \"\$(sha256sum <\"$work/store\")\" = \"\$before\" ] && [ ! -e \"$work/store.d\" ]"
 
 echo "$((15 - fails)) passed, $fails failed"

@@ -47,13 +47,14 @@ other=$(pod_ip t3 7c1d1f0e-0000-4000-8000-00000000000b 10.77.2.50)
 check "another pod asking for it is still refused (code 111)" '[ "$other" = 111 ]'
 nvipam DEL t2 >/dev/null 2>&1
 
-# A store from before (an older store migrated) holding two earlier sandboxes of the pod:
-# check names the older, and the pod's next ADD takes the latest one's address, both gone.
+# A store from before (the reference daemon's, migrated) holding two earlier sandboxes of
+# the pod: check names the older, and the pod's next ADD takes the latest one's address,
+# both gone.
 rm -rf "$work/store" "$work/store.d"
-cat >"$work/store" <<JSON
-{"version":1,"pools":{"pool1":{}},"allocations":[
-{"pool":"pool1","ip":"10.77.1.10","containerID":"o1","ifname":"net1","network":"net1","podNamespace":"default","podName":"p","podUID":"$uid","deviceID":"","created":"2026-11-01T00:00:00Z"},
-{"pool":"pool1","ip":"10.77.1.20","containerID":"o2","ifname":"net1","network":"net1","podNamespace":"default","podName":"p","podUID":"$uid","deviceID":"","created":"2026-11-02T00:00:00Z"}]}
+reference_store "$work/store" <<JSON
+{"version":1,"pools":{"pool1":{"name":"pool1","entries":{
+"o1_net1":{"container_id":"o1","interface_name":"net1","ip_address":"10.77.1.10","metadata":{"pod_namespace":"default","pod_name":"p","pod_uuid":"$uid","create_time":"2026-11-01T00:00:00Z"}},
+"o2_net1":{"container_id":"o2","interface_name":"net1","ip_address":"10.77.1.20","metadata":{"pod_namespace":"default","pod_name":"p","pod_uuid":"$uid","create_time":"2026-11-02T00:00:00Z"}}}}}}
 JSON
 out=$("$NVIPAM_TOOL" check --store "$work/store" --pool-file "$work/pools.json" || true)
 check "check names the older sandbox's address as replaced" \

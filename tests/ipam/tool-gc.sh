@@ -215,12 +215,12 @@ check "an array of pods is a listing too" "jq '.items' \"$work/all.json\" | G --
 
 # A damaged store (hand-edited): c1's interface also holds an address recorded for a pod
 # that is gone. Releasing goes by interface, as DEL: the listed pod's address keeps both.
-store_v1 '.allocations += [.allocations[] | select(.containerID == "c1") | .ip = "10.77.0.200" | .podName = "ghost"]'
+store_edit '.allocations += [.allocations[] | select(.containerID == "c1") | .ip = "10.77.0.200" | .podName = "ghost"]'
 out=$(pods default/a/u1 | G --pods - --listed-at "$t3" --misses 1)
 check "damaged store: the due address is kept with the reason" \
 	"grep -qx 'kept 10.77.0.200 in pool pool1: container c1 interface net1 pod default/ghost: not in the pod list (miss 1 of 1): its interface holds another address in the pool whose pod is listed (a damaged store: see nv-ipam-tool check)' <<<\"\$out\" && grep -q ', 0 released, 1 kept (damaged store)$' <<<\"\$out\""
 check "damaged store: both addresses of the interface stay" "[ \"\$(store_json | jq '[.allocations[] | select(.containerID == \"c1\")] | length')\" = 2 ]"
-store_v1 '.allocations |= map(select(.podName != "ghost"))'
+store_edit '.allocations |= map(select(.podName != "ghost"))'
 
 # check --pods: what gc would release, as warnings (exit 0, 1 with --strict).
 nvipam_pod ADD c11 default/gone u11 >/dev/null

@@ -103,7 +103,7 @@ check "--strict fails on warnings" "! T check --pool-file \"$work/pools2.json\" 
 
 # An address held twice (a hand-edited store): nv-ipam refuses the store, check names
 # both holders, release repairs it.
-store_v1 '.allocations += [.allocations[0] | .containerID = "dup1"]'
+store_edit '.allocations += [.allocations[0] | .containerID = "dup1"]'
 out=$(CNI_COMMAND=ADD CNI_CONTAINERID=c7 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 CNI_IFNAME=net1 CNI_PATH=/nonexistent \
 	"$NVIPAM" <<<'{"cniVersion":"1.0.0","name":"n","ipam":{"type":"nv-ipam","poolName":"pool1","confDir":"'$work'"}}' 2>/dev/null || true)
 check "nv-ipam refuses a store with an address held twice" "jq -r .msg <<<\"\$out\" | grep -q 'held twice'"
@@ -122,7 +122,7 @@ CNI_COMMAND=ADD CNI_CONTAINERID=c8 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRID
 	CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod-g" "$NVIPAM" <<<"$c" >/dev/null 2>&1
 check "the gateway and a static IP held: check passes" \
 	"[ \"\$(held)\" = 'c1/net1=10.77.0.2 c5/net1=10.77.9.9 c8/net1=10.77.0.1' ] && T check --pool-file \"$work/pools.json\" >/dev/null"
-store_v1 '.allocations += [.allocations[] | select(.containerID == "c1") | .ip = "10.77.0.9" | .podName = "pod-x"]'
+store_edit '.allocations += [.allocations[] | select(.containerID == "c1") | .ip = "10.77.0.9" | .podName = "pod-x"]'
 T check --pool-file "$work/pools.json" >"$work/out" && rc=0 || rc=$?
 check "check: an interface with two addresses in a pool is an error" \
 	"[ $rc = 1 ] && grep -q '^error: pool pool1: 10.77.0.9 (container c1 interface net1 pod default/pod-x): the interface holds another address in the pool, 10.77.0.2 (DEL releases both)$' \"$work/out\" && grep -q '^4 allocations, 1 errors, 1 warnings$' \"$work/out\""

@@ -54,6 +54,3 @@ check "and its DEL released it" eval '[ -z "$(kkeep_held)" ]'
 kc delete network-attachment-definitions kmacvlan -n default >/dev/null
 kc delete ippools --all -n "$NS" >/dev/null
 ip link del "$master" 2>/dev/null
-# The DaemonSet's nv-ipam.conf sends nv-ipam's log to /var/log/nv-ipam-cni.log, which is
-# the machine's (the kit's node shares it): removed when the suite made it.
-[ "$nvlog_existed" = 1 ] || rm -f /var/log/nv-ipam-cni.log

@@ -12,7 +12,6 @@ ds_image=localhost/nv-ipam:$ds_tag
 nodefs=$DIR/node
 master=kdm$((RANDOM % 10000))
 ds_started=$SECONDS
-nvlog_existed=$([ -e /var/log/nv-ipam-cni.log ] && echo 1 || echo 0)
 
 # The image, built offline and imported into the node's containerd.
 if TAG=$ds_tag IMAGE=localhost/nv-ipam ninja -C "$build" image-nv-ipam >"$work/ds-image.log" 2>&1 &&

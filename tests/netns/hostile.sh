@@ -33,7 +33,8 @@
 # allowed directories. Needs root (and strace for 7 and 8); exits 77 only when
 # network namespaces cannot be created. HOSTILE_SECTIONS (default
 # "1 2 3 4 5 6 7 8") picks sections, for slow runs under valgrind.
-# NVIPAM_TOOL (default: tool/nv-ipam-tool beside NV-IPAM) reads the store.
+# NVIPAM_TOOL (default: tool/nv-ipam-tool beside NV-IPAM) reads the store; STORE_SUMS
+# (default: tests/store-sums of the build) checksums the older store written by hand.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,7 +50,8 @@ HOSTDEV=$(realpath "$3")
 NVIPAM=$(realpath "$4")
 REF=${5:-/usr/lib/cni}
 TOOL=$(realpath "${NVIPAM_TOOL:-$(dirname "$NVIPAM")/tool/nv-ipam-tool}")
-for p in "$MACVLAN" "$IPOIB" "$HOSTDEV" "$NVIPAM" "$REF/macvlan" "$TOOL"; do
+SUMS=$(realpath "${STORE_SUMS:-$(dirname "$NVIPAM")/../../tests/store-sums}")
+for p in "$MACVLAN" "$IPOIB" "$HOSTDEV" "$NVIPAM" "$REF/macvlan" "$TOOL" "$SUMS"; do
 	[ -x "$p" ] || { echo "FAIL: $p is not executable"; exit 1; }
 done
 command -v strace >/dev/null || { echo "FAIL: strace not found"; exit 1; }
@@ -534,19 +536,24 @@ if section 8; then
 	t_eq "[logFile names a new file] the mark once, then both runs' lines" "1 yes" \
 		"$(grep -cxF "$LOG_MARK" "$A/made.log") $([ "$(grep -c 'ADD\|DEL\|macvlan' "$A/made.log")" -ge 2 ] && echo yes)"
 
-	# A damaged older store: the error names the file and the place, not what it holds.
+	# A damaged older store (the reference daemon's): the error names the file and the
+	# place, not what it holds.
 	mkdir -m 0700 "$A/v1bad"
-	printf '{"version":1,"allocations":[{"pool":"p","ip":"SECRET-7f3a","containerID":"c","ifname":"e"}]}' >"$A/v1bad/store"
+	printf '{"version":1,"checksum":1,"pools":{"p":{"name":"p","entries":{"c_e":{"container_id":"c","interface_name":"e","ip_address":"SECRET-7f3a"}}}}}' >"$A/v1bad/store"
 	conf=$(node_store v1bad "$A/v1bad/store")
 	use nv-ipam
 	t_cni ADD "$conf"
-	t_err "[a damaged older store] ADD fails" 5 "allocations[0]"
+	t_err "[a damaged older store] ADD fails" 5 "entries member 0"
 	t_eq "[a damaged older store] its content is not in the error" "" "$(grep -o 'SECRET[^"]*' <<<"$T_OUT$T_ERR")"
 
-	# An older store's record too long for a log line: kept, and the other pools work.
+	# An older store's record too long for a log line: kept, and the other pools work. The
+	# daemon's file as Go writes it, with its checksum (FNV-1a-32 with "checksum":0).
 	mkdir -m 0700 "$A/v1big"
-	printf '{"version":1,"allocations":[{"pool":"q","ip":"10.124.0.5","containerID":"c1","ifname":"net1","network":"%s"}]}' \
-		"$(head -c 614400 /dev/zero | tr '\0' x)" >"$A/v1big/store"
+	printf '{"version":1,"checksum":0,"pools":{"q":{"name":"q","entries":{"c1_net1":{"container_id":"c1","interface_name":"net1","ip_address":"10.124.0.5","metadata":{"create_time":"","pod_uuid":"","pod_name":"%s","pod_namespace":"","device_id":"","pool_config_snapshot":""}}},"last_pool_config":"","last_reserved_ip":""}}}' \
+		"$(head -c 614400 /dev/zero | tr '\0' x)" >"$A/v1big/store.go"
+	sum=$("$SUMS" fnv32 <"$A/v1big/store.go")
+	sed "s/\"checksum\":0,/\"checksum\":$sum,/" "$A/v1big/store.go" >"$A/v1big/store"
+	rm -f "$A/v1big/store.go"
 	conf=$(node_store v1big "$A/v1big/store")
 	t_cni ADD "$conf"
 	t_ok "[an older store with an oversized record] ADD in another pool"

@@ -151,20 +151,20 @@ void assert_ip(const struct ip_addr *a, const char *want)
 struct nvipam_alloc mk(const char *pool, const char *addr, const char *cid, const char *ifname)
 {
 	return (struct nvipam_alloc){
-		.pool = (char *)pool,
+		.pool = pool,
 		.ip = ip(addr),
-		.container_id = (char *)cid,
-		.ifname = (char *)ifname,
-		.network = (char *)"net-a",
-		.pod_namespace = (char *)"default",
-		.pod_name = (char *)"pod",
-		.pod_uid = (char *)"uid",
-		.device_id = (char *)"",
+		.container_id = cid,
+		.ifname = ifname,
+		.network = "net-a",
+		.pod_namespace = "default",
+		.pod_name = "pod",
+		.pod_uid = "uid",
+		.device_id = "",
 		.created = T_REF,
 	};
 }
 
-void open_ok(const char *path, struct nvipam_store *s)
+void open_ok(const char *path, struct nvipam_store **s)
 {
 	struct cni_err err = { 0 };
 	int r = nvipam_store_open(path, true, 1000, s, &err);
@@ -173,7 +173,7 @@ void open_ok(const char *path, struct nvipam_store *s)
 		fail_msg("open %s: %d %s", path, err.code, err.msg);
 }
 
-void open_pools_ok(const char *path, const char *const *keys, struct nvipam_store *s)
+void open_pools_ok(const char *path, const char *const *keys, struct nvipam_store **s)
 {
 	struct cni_err err = { 0 };
 	size_t n = 0;
@@ -193,7 +193,16 @@ void commit_ok(struct nvipam_store *s)
 
 	if (r < 0)
 		fail_msg("commit: %d %s", err.code, err.msg);
-	assert_false(s->dirty);
+	assert_false(nvipam_store_dirty(s));
+}
+
+const struct nvipam_store_pool_info *pool_at(const struct nvipam_store *s, size_t i)
+{
+	static struct nvipam_store_pool_info info;
+
+	if (!nvipam_store_pool_at(s, i, &info))
+		fail_msg("the store has no pool record %zu", i);
+	return &info;
 }
 
 void add_ok(struct nvipam_store *s, const char *pool, const char *addr, const char *cid,
@@ -206,7 +215,7 @@ void add_ok(struct nvipam_store *s, const char *pool, const char *addr, const ch
 
 void expect_open_fails(const char *path, int code, const char *part)
 {
-	struct nvipam_store s = NVIPAM_STORE_INIT;
+	struct nvipam_store *s = NULL;
 	struct cni_err err = { 0 };
 	int r;
 
@@ -217,8 +226,7 @@ void expect_open_fails(const char *path, int code, const char *part)
 		fail_msg("want code %d with \"%s\" and the path, got %d \"%s\"", code, part, err.code,
 			 err.msg);
 	/* Not written on failure. */
-	assert_int_equal(s.lock_fd, -1);
-	assert_null(s.path);
+	assert_null(s);
 }
 
 double ms_since(const struct timespec *t0)

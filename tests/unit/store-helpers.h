@@ -126,17 +126,26 @@ struct nvipam_alloc mk(const char *pool, const char *addr, const char *cid, cons
 /**
  * open_ok() - open the whole store as nv-ipam does (confined), or fail the test
  * @path: store file
- * @s: store
+ * @s: the open store
  */
-void open_ok(const char *path, struct nvipam_store *s);
+void open_ok(const char *path, struct nvipam_store **s);
 
 /**
  * open_pools_ok() - open some pools as nv-ipam's ADD does, or fail the test
  * @path: store file
  * @keys: pool keys, NULL-terminated
- * @s: store
+ * @s: the open store
  */
-void open_pools_ok(const char *path, const char *const *keys, struct nvipam_store *s);
+void open_pools_ok(const char *path, const char *const *keys, struct nvipam_store **s);
+
+/**
+ * pool_at() - a pool record of the store, or fail the test
+ * @s: store
+ * @i: its index
+ *
+ * Return: the record (until the next call).
+ */
+const struct nvipam_store_pool_info *pool_at(const struct nvipam_store *s, size_t i);
 
 /**
  * commit_ok() - commit, or fail the test

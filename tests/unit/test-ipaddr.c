@@ -61,12 +61,33 @@ static void test_network_contains(void **state)
 	assert_false(ip_addr_equal(&in, &out));
 }
 
+/* IPv4 before IPv6, then by value: the order the allocator searches held addresses in. */
+static void test_order(void **state)
+{
+	static const char *const sorted[] = { "0.0.0.0", "10.0.0.2", "10.0.0.10", "10.0.1.1",
+					      "255.255.255.255", "::", "::1", "fd00::2", "fd00::10" };
+	struct ip_addr a, b;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sorted) / sizeof(sorted[0]); i++) {
+		assert_int_equal(ip_addr_parse(sorted[i], &a), 0);
+		assert_int_equal(ip_addr_cmp(&a, &a), 0);
+		for (size_t k = i + 1; k < sizeof(sorted) / sizeof(sorted[0]); k++) {
+			assert_int_equal(ip_addr_parse(sorted[k], &b), 0);
+			assert_true(ip_addr_cmp(&a, &b) < 0);
+			assert_true(ip_addr_cmp(&b, &a) > 0);
+			assert_false(ip_addr_equal(&a, &b));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_format),
 		cmocka_unit_test(test_parse_rejects),
 		cmocka_unit_test(test_network_contains),
+		cmocka_unit_test(test_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

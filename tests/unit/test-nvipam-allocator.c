@@ -20,7 +20,8 @@
 
 #define ONE(key, body) "{\"pools\":{\"" key "\":{" body "}}}"
 
-/* An in-memory store of one pool: held addresses and the last round-robin pick. */
+/* An in-memory store of one pool: held addresses (in order, as the store gives them) and the
+ * last round-robin pick. */
 struct fake_store {
 	struct ip_addr *held;
 	size_t n;
@@ -40,12 +41,17 @@ static struct ip_addr ip(const char *s)
 
 static void hold(struct fake_store *s, struct ip_addr a)
 {
+	size_t i = s->n;
+
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 16;
 		s->held = realloc(s->held, s->cap * sizeof(*s->held));
 		assert_non_null(s->held);
 	}
-	s->held[s->n++] = a;
+	for (; i > 0 && ip_addr_cmp(&s->held[i - 1], &a) > 0; i--)
+		s->held[i] = s->held[i - 1];
+	s->held[i] = a;
+	s->n++;
 }
 
 static void release(struct fake_store *s, const char *addr)
@@ -54,7 +60,8 @@ static void release(struct fake_store *s, const char *addr)
 
 	for (size_t i = 0; i < s->n; i++) {
 		if (ip_addr_equal(&s->held[i], &a)) {
-			s->held[i] = s->held[--s->n];
+			memmove(&s->held[i], &s->held[i + 1], (s->n - i - 1) * sizeof(*s->held));
+			s->n--;
 			return;
 		}
 	}
@@ -139,7 +146,7 @@ static void expect_exhausted(const struct nvipam_pool *p, struct fake_store *s)
 
 	snprintf(msg, sizeof(msg), "no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
 		 p->type == NVIPAM_POOL_CIDRPOOL ? "cidrpool" : "ippool");
-	expect_err(p, s, &req, -ENOSPC, NVIPAM_ERR_EXHAUSTED, msg);
+	expect_err(p, s, &req, -ENOSPC, CNI_ERR_NO_FREE_ADDRESS, msg);
 }
 
 static unsigned long free_count(const struct nvipam_pool *p, const struct fake_store *s)
@@ -274,7 +281,7 @@ static void test_round_robin_table(void **state)
 		if (cases[i].want && (r < 0 || strcmp(got, cases[i].want) != 0))
 			fail_msg("case %zu: expected %s, got %s (%s)", i, cases[i].want,
 				 r < 0 ? "error" : got, err.msg);
-		if (!cases[i].want && (r != -ENOSPC || err.code != NVIPAM_ERR_EXHAUSTED))
+		if (!cases[i].want && (r != -ENOSPC || err.code != CNI_ERR_NO_FREE_ADDRESS))
 			fail_msg("case %zu: expected exhaustion, got %d %s", i, r, r < 0 ? err.msg : got);
 		store_free(&s);
 		nvipam_pools_free(&pools);
@@ -412,10 +419,10 @@ static void test_fully_excluded_block(void **state)
 		     "{\"startIP\":\"192.168.1.2\",\"endIP\":\"192.168.1.4\"}],"
 		     "\"perNodeExclusions\":[{\"startIndex\":4,\"endIndex\":5}]"), &pools);
 	assert_int_equal(free_count(p, &s), 0);
-	expect_err(p, &s, &next, -ENOSPC, NVIPAM_ERR_EXHAUSTED, why);
+	expect_err(p, &s, &next, -ENOSPC, CNI_ERR_NO_FREE_ADDRESS, why);
 	req.ip = ip("192.168.1.3");
 	expect_ok(p, &s, &req, "192.168.1.3");
-	expect_err(p, &s, &next, -ENOSPC, NVIPAM_ERR_EXHAUSTED, why);
+	expect_err(p, &s, &next, -ENOSPC, CNI_ERR_NO_FREE_ADDRESS, why);
 	store_free(&s);
 	nvipam_pools_free(&pools);
 
@@ -458,7 +465,7 @@ static void test_static(void **state)
 	expect_next(p, &s, "192.168.0.11");
 
 	req.ip = ip("192.168.0.200");
-	expect_err(p, &s, &req, -EEXIST, NVIPAM_ERR_CONFLICT,
+	expect_err(p, &s, &req, -EEXIST, CNI_ERR_ADDRESS_TAKEN,
 		   "requested IP is already reserved in the pool \"pool1\", poolType \"ippool\"");
 	req.ip = ip("10.0.0.1");
 	expect_err(p, &s, &req, -EINVAL, CNI_ERR_INVALID_CONFIG,
@@ -481,7 +488,7 @@ static void test_static(void **state)
 		   "requested IP 192.168.2.5 is outside the subnet 192.168.1.0/24 of the pool "
 		   "\"c\", poolType \"cidrpool\"");
 	req.ip = ip("192.168.1.255");
-	expect_err(p, &s, &req, -EEXIST, NVIPAM_ERR_CONFLICT,
+	expect_err(p, &s, &req, -EEXIST, CNI_ERR_ADDRESS_TAKEN,
 		   "requested IP is already reserved in the pool \"c\", poolType \"cidrpool\"");
 	store_free(&s);
 	nvipam_pools_free(&pools);
@@ -516,7 +523,7 @@ static void test_index(void **state)
 	expect_err(p, &s, &req, -EINVAL, CNI_ERR_INVALID_CONFIG,
 		   "requested IP index \"18446744073709551615\" is outside of the given chunk");
 	req.index = 1;
-	expect_err(p, &s, &req, -EEXIST, NVIPAM_ERR_CONFLICT,
+	expect_err(p, &s, &req, -EEXIST, CNI_ERR_ADDRESS_TAKEN,
 		   "requested IP is already reserved in the pool \"pool1\", poolType \"ippool\"");
 	/* Index picks do not move round-robin. */
 	assert_false(s.has_last);
@@ -587,7 +594,7 @@ static void test_gateway_request(void **state)
 		     "\"endIP\":\"192.168.0.48\",\"gateway\":\"192.168.0.1\""), &pools);
 	expect_ok(p, &s, &req, "192.168.0.1");
 	assert_false(s.has_last);
-	expect_err(p, &s, &req, -EEXIST, NVIPAM_ERR_CONFLICT,
+	expect_err(p, &s, &req, -EEXIST, CNI_ERR_ADDRESS_TAKEN,
 		   "requested IP is already reserved in the pool \"pool1\", poolType \"ippool\"");
 	store_free(&s);
 	nvipam_pools_free(&pools);

@@ -22,6 +22,7 @@
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/trust.h"
+#include "common/util/cleanup.h"
 #include "ipam/nv-ipam/plugin/config.h"
 
 /* Strings in the context live until the next load. */
@@ -131,7 +132,7 @@ static const char *net(const char *ipam, const char *top)
 	return net_in(empty_dir, ipam, top);
 }
 
-static int load(const char *json, const char *cni_args, struct nvipam_config *c,
+static int load(const char *json, const char *cni_args, struct nvipam_config **c,
 		struct cni_err *err)
 {
 	int r;
@@ -146,28 +147,28 @@ static int load(const char *json, const char *cni_args, struct nvipam_config *c,
 	return nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, c, err);
 }
 
-static void load_ok(const char *json, const char *cni_args, struct nvipam_config *c)
+static void load_ok(const char *json, const char *cni_args, struct nvipam_config **c)
 {
 	struct cni_err err = { 0 };
 
+	free(*c);
+	*c = NULL;
 	if (load(json, cni_args, c, &err) < 0)
 		fail_msg("load failed: code %d: %s\nconfig: %s", err.code, err.msg, json);
 }
 
 static void expect_refused(const char *json, const char *args, int code, const char *msg_part)
 {
-	struct nvipam_config c;
+	struct nvipam_config untouched, *c = &untouched;
 	struct cni_err err = { 0 };
 
-	memset(&c, 0xa5, sizeof(c));
 	assert_true(load(json, args, &c, &err) < 0);
 	if (err.code != code)
 		fail_msg("code %d, expected %d: %s", err.code, code, err.msg);
 	if (!strstr(err.msg, msg_part))
 		fail_msg("message \"%s\" lacks \"%s\"", err.msg, msg_part);
 	/* Written only on success. */
-	assert_int_equal(((unsigned char *)&c)[0], 0xa5);
-	assert_int_equal(((unsigned char *)&c)[sizeof(c) - 1], 0xa5);
+	assert_ptr_equal(c, &untouched);
 }
 
 static void assert_ip(const struct ip_addr *a, const char *want)
@@ -179,32 +180,31 @@ static void assert_ip(const struct ip_addr *a, const char *want)
 
 static void test_defaults(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
-	memset(&c, 0xa5, sizeof(c));
 	load_ok(net("", ""), "", &c);
-	assert_int_equal(c.n_pools, 1);
-	assert_string_equal(c.pool_names[0], "net1");
-	assert_string_equal(c.pool_keys[0], "net1");
-	assert_int_equal(c.pool_type, NVIPAM_POOL_IPPOOL);
-	assert_string_equal(c.pool_file, NVIPAM_DEFAULT_POOL_FILE);
-	assert_string_equal(c.store_file, NVIPAM_DEFAULT_STORE_FILE);
-	assert_string_equal(c.log_file, "");
-	assert_string_equal(c.log_level, "info");
-	assert_int_equal(c.lock_timeout_ms, 10000);
-	assert_int_equal(c.n_static_ips, 0);
-	assert_false(c.allocate_default_gateway);
-	assert_false(c.has_index);
-	assert_string_equal(c.pod_namespace, "");
-	assert_string_equal(c.pod_name, "");
-	assert_string_equal(c.pod_uid, "");
-	assert_string_equal(c.device_id, "");
+	assert_int_equal(c->n_pools, 1);
+	assert_string_equal(c->pool_names[0], "net1");
+	assert_string_equal(c->pool_keys[0], "net1");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_IPPOOL);
+	assert_string_equal(c->pool_file, NVIPAM_DEFAULT_POOL_FILE);
+	assert_string_equal(c->store_file, NVIPAM_DEFAULT_STORE_FILE);
+	assert_string_equal(c->log_file, "");
+	assert_string_equal(c->log_level, "info");
+	assert_int_equal(c->lock_timeout_ms, 10000);
+	assert_int_equal(c->n_static_ips, 0);
+	assert_false(c->allocate_default_gateway);
+	assert_false(c->has_index);
+	assert_string_equal(c->pod_namespace, "");
+	assert_string_equal(c->pod_name, "");
+	assert_string_equal(c->pod_uid, "");
+	assert_string_equal(c->device_id, "");
 }
 
 static void test_every_stdin_field(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	load_ok(net("\"poolName\":\"pool-a,pool_b.6\",\"poolType\":\"cidrpool\","
@@ -213,15 +213,15 @@ static void test_every_stdin_field(void **state)
 		    "\"daemonCallTimeoutSeconds\":3",
 		    ""),
 		"", &c);
-	assert_int_equal(c.n_pools, 2);
-	assert_string_equal(c.pool_names[0], "pool-a");
-	assert_string_equal(c.pool_names[1], "pool_b.6");
-	assert_string_equal(c.pool_keys[0], "cidrpool/pool-a");
-	assert_string_equal(c.pool_keys[1], "cidrpool/pool_b.6");
-	assert_int_equal(c.pool_type, NVIPAM_POOL_CIDRPOOL);
-	assert_string_equal(c.log_file, "/run/nv.log");
-	assert_string_equal(c.log_level, "debug");
-	assert_int_equal(c.lock_timeout_ms, 250);
+	assert_int_equal(c->n_pools, 2);
+	assert_string_equal(c->pool_names[0], "pool-a");
+	assert_string_equal(c->pool_names[1], "pool_b.6");
+	assert_string_equal(c->pool_keys[0], "cidrpool/pool-a");
+	assert_string_equal(c->pool_keys[1], "cidrpool/pool_b.6");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_CIDRPOOL);
+	assert_string_equal(c->log_file, "/run/nv.log");
+	assert_string_equal(c->log_level, "debug");
+	assert_int_equal(c->lock_timeout_ms, 250);
 }
 
 /* Where state lives is the node's: a network config naming it is refused by every command. */
@@ -234,7 +234,7 @@ static void test_state_paths_are_the_nodes(void **state)
 		"\"storeFile\":\"/var/lib/cni/nv-ipam/store.d/p.lock\"",
 	};
 	const char *dir = conf_dir_with("node-paths", "{\"storeFile\":\"/file/store\"}");
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
@@ -245,12 +245,14 @@ static void test_state_paths_are_the_nodes(void **state)
 		release_loaded();
 		assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
 		assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+		free(c);
+		c = NULL;
 		assert_true(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err) < 0);
 		assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
 	}
 	/* Empty counts as unset, as for every key: the node's path stays. */
 	load_ok(net_in(dir, "\"storeFile\":\"\",\"poolFile\":\"\"", ""), "", &c);
-	assert_string_equal(c.store_file, "/file/store");
+	assert_string_equal(c->store_file, "/file/store");
 }
 
 static void test_field_types(void **state)
@@ -309,13 +311,13 @@ static void test_missing_ipam(void **state)
 
 static void test_lock_timeout(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	load_ok(net("\"lockTimeoutMs\":1", ""), "", &c);
-	assert_int_equal(c.lock_timeout_ms, 1);
+	assert_int_equal(c->lock_timeout_ms, 1);
 	load_ok(net("\"lockTimeoutMs\":600000", ""), "", &c);
-	assert_int_equal(c.lock_timeout_ms, 600000);
+	assert_int_equal(c->lock_timeout_ms, 600000);
 	expect_refused(net("\"lockTimeoutMs\":0", ""), "", CNI_ERR_INVALID_CONFIG, "lockTimeoutMs");
 	expect_refused(net("\"lockTimeoutMs\":600001", ""), "", CNI_ERR_INVALID_CONFIG,
 		       "lockTimeoutMs");
@@ -324,14 +326,14 @@ static void test_lock_timeout(void **state)
 
 static void test_log_level(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	/* The reference leaves unknown levels to its logger: they are carried, not refused. */
 	load_ok(net("\"logLevel\":\"panic\"", ""), "", &c);
-	assert_string_equal(c.log_level, "panic");
+	assert_string_equal(c->log_level, "panic");
 	load_ok(net("\"logLevel\":\"\"", ""), "", &c);
-	assert_string_equal(c.log_level, "info");
+	assert_string_equal(c->log_level, "info");
 	expect_refused(net("\"logLevel\":\"averyveryverylonglevel\"", ""), "",
 		       CNI_ERR_INVALID_CONFIG, "logLevel");
 }
@@ -352,28 +354,28 @@ static const char file_all[] = "{\n"
 
 static void test_precedence_file_over_default(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	const char *dir = conf_dir_with("layered", file_all);
 
 	(void)state;
 	load_ok(net_in(dir, "", ""), "", &c);
-	assert_int_equal(c.n_pools, 1);
-	assert_string_equal(c.pool_names[0], "filepool");
-	assert_string_equal(c.pool_keys[0], "cidrpool/filepool");
-	assert_int_equal(c.pool_type, NVIPAM_POOL_CIDRPOOL);
-	assert_string_equal(c.log_file, "/file/nv.log");
-	assert_string_equal(c.log_level, "warning");
-	assert_string_equal(c.pool_file, "/file/pools.json");
-	assert_string_equal(c.store_file, "/file/store");
-	assert_int_equal(c.lock_timeout_ms, 2000);
+	assert_int_equal(c->n_pools, 1);
+	assert_string_equal(c->pool_names[0], "filepool");
+	assert_string_equal(c->pool_keys[0], "cidrpool/filepool");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_CIDRPOOL);
+	assert_string_equal(c->log_file, "/file/nv.log");
+	assert_string_equal(c->log_level, "warning");
+	assert_string_equal(c->pool_file, "/file/pools.json");
+	assert_string_equal(c->store_file, "/file/store");
+	assert_int_equal(c->lock_timeout_ms, 2000);
 
 	/* Empty strings on stdin count as unset, as Go's omitempty overlay sees them. */
 	load_ok(net_in(dir, "\"poolName\":\"\",\"poolType\":\"\",\"logFile\":\"\"", ""),
 		"", &c);
-	assert_string_equal(c.pool_names[0], "filepool");
-	assert_int_equal(c.pool_type, NVIPAM_POOL_CIDRPOOL);
-	assert_string_equal(c.log_file, "/file/nv.log");
-	assert_string_equal(c.pool_file, "/file/pools.json");
+	assert_string_equal(c->pool_names[0], "filepool");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_CIDRPOOL);
+	assert_string_equal(c->log_file, "/file/nv.log");
+	assert_string_equal(c->pool_file, "/file/pools.json");
 
 	/* A trailing slash on confDir finds the same file. */
 	{
@@ -381,7 +383,7 @@ static void test_precedence_file_over_default(void **state)
 
 		snprintf(slashed, sizeof(slashed), "%s/", dir);
 		load_ok(net_in(slashed, "", ""), "", &c);
-		assert_string_equal(c.pool_file, "/file/pools.json");
+		assert_string_equal(c->pool_file, "/file/pools.json");
 		/* ... and names it without a doubled slash. */
 		dir = conf_dir_with("slashed", "{");
 		snprintf(slashed, sizeof(slashed), "%s//", dir);
@@ -392,7 +394,7 @@ static void test_precedence_file_over_default(void **state)
 
 static void test_precedence_stdin_over_file(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	const char *dir = conf_dir_with("layered", file_all);
 
 	(void)state;
@@ -401,31 +403,31 @@ static void test_precedence_stdin_over_file(void **state)
 		       "\"logLevel\":\"error\",\"lockTimeoutMs\":3000",
 		       ""),
 		"", &c);
-	assert_string_equal(c.pool_names[0], "stdinpool");
-	assert_string_equal(c.pool_keys[0], "stdinpool");
-	assert_int_equal(c.pool_type, NVIPAM_POOL_IPPOOL);
-	assert_string_equal(c.log_file, "/in/nv.log");
-	assert_string_equal(c.log_level, "error");
+	assert_string_equal(c->pool_names[0], "stdinpool");
+	assert_string_equal(c->pool_keys[0], "stdinpool");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_IPPOOL);
+	assert_string_equal(c->log_file, "/in/nv.log");
+	assert_string_equal(c->log_level, "error");
 	/* The node's paths: a network config cannot override them. */
-	assert_string_equal(c.pool_file, "/file/pools.json");
-	assert_string_equal(c.store_file, "/file/store");
-	assert_int_equal(c.lock_timeout_ms, 3000);
+	assert_string_equal(c->pool_file, "/file/pools.json");
+	assert_string_equal(c->store_file, "/file/store");
+	assert_int_equal(c->lock_timeout_ms, 3000);
 }
 
 static void test_precedence_partial_file(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	const char *dir = conf_dir_with("partial", "{\"storeFile\":\"/file/store\"}");
 
 	(void)state;
 	load_ok(net_in(dir, "\"logLevel\":\"debug\"", ""), "", &c);
-	assert_string_equal(c.store_file, "/file/store");
-	assert_string_equal(c.pool_file, NVIPAM_DEFAULT_POOL_FILE);
-	assert_string_equal(c.pool_names[0], "net1");
-	assert_int_equal(c.pool_type, NVIPAM_POOL_IPPOOL);
-	assert_string_equal(c.log_level, "debug");
-	assert_string_equal(c.log_file, "");
-	assert_int_equal(c.lock_timeout_ms, 10000);
+	assert_string_equal(c->store_file, "/file/store");
+	assert_string_equal(c->pool_file, NVIPAM_DEFAULT_POOL_FILE);
+	assert_string_equal(c->pool_names[0], "net1");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_IPPOOL);
+	assert_string_equal(c->log_level, "debug");
+	assert_string_equal(c->log_file, "");
+	assert_int_equal(c->lock_timeout_ms, 10000);
 
 	/* As written by the reference's ipam-node, verbatim: daemon keys are accepted. */
 	dir = conf_dir_with("node-written", "{\n"
@@ -436,22 +438,22 @@ static void test_precedence_partial_file(void **state)
 					    "  \"forcePoolName\": false\n"
 					    "}");
 	load_ok(net_in(dir, "", ""), "", &c);
-	assert_string_equal(c.log_file, "/var/log/nv-ipam-cni.log");
-	assert_string_equal(c.pool_names[0], "net1");
+	assert_string_equal(c->log_file, "/var/log/nv-ipam-cni.log");
+	assert_string_equal(c->pool_names[0], "net1");
 }
 
 static void test_force_pool_name_from_file(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	const char *dir = conf_dir_with("forced", "{\"forcePoolName\":true}");
 
 	(void)state;
 	expect_refused(net_in(dir, "", ""), "", CNI_ERR_INVALID_CONFIG, "no pool provided");
 	/* stdin false beats the file's true. */
 	load_ok(net_in(dir, "\"forcePoolName\":false", ""), "", &c);
-	assert_string_equal(c.pool_names[0], "net1");
+	assert_string_equal(c->pool_names[0], "net1");
 	load_ok(net_in(dir, "\"poolName\":\"given\"", ""), "", &c);
-	assert_string_equal(c.pool_names[0], "given");
+	assert_string_equal(c->pool_names[0], "given");
 }
 
 static void test_conf_file_errors(void **state)
@@ -487,12 +489,12 @@ static void test_conf_file_errors(void **state)
 	expect_refused(net_in(dir, "", ""), "", CNI_ERR_INVALID_CONFIG, "larger than");
 	/* ... while the same padding under the bound parses. */
 	{
-		struct nvipam_config c;
+		_cleanup_free_ struct nvipam_config *c = NULL;
 
 		memcpy(big + 60000, "{}", 3);
 		dir = conf_dir_with("broken", big);
 		load_ok(net_in(dir, "", ""), "", &c);
-		assert_string_equal(c.pool_file, NVIPAM_DEFAULT_POOL_FILE);
+		assert_string_equal(c->pool_file, NVIPAM_DEFAULT_POOL_FILE);
 	}
 
 	/* A directory in place of the file. */
@@ -508,13 +510,13 @@ static void test_conf_file_errors(void **state)
 
 static void test_missing_conf_dir(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	char dir[PATH_MAX + 16];
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/does-not-exist", tmp_root);
 	load_ok(net_in(dir, "", ""), "", &c);
-	assert_string_equal(c.store_file, NVIPAM_DEFAULT_STORE_FILE);
+	assert_string_equal(c->store_file, NVIPAM_DEFAULT_STORE_FILE);
 }
 
 static void test_paths(void **state)
@@ -535,7 +537,7 @@ static void test_paths(void **state)
 		{ "\"storeFile\":\"/etc/cron.d/store\"", "storeFile \"/etc/cron.d/store\" is outside" },
 		{ "\"storeFile\":\"/runaway/store\"", "is outside" },
 	};
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	char file[4200];
 	const char *dir;
 
@@ -554,10 +556,10 @@ static void test_paths(void **state)
 	/* ".." only as a whole component escapes. */
 	dir = conf_dir_with("odd-paths", "{\"poolFile\":\"/a/..b/c..\",\"storeFile\":\"/a/.../s\"}");
 	load_ok(net_in(dir, "\"logFile\":\"/l/./x\"", ""), "", &c);
-	assert_string_equal(c.pool_file, "/a/..b/c..");
-	assert_string_equal(c.store_file, "/a/.../s");
+	assert_string_equal(c->pool_file, "/a/..b/c..");
+	assert_string_equal(c->store_file, "/a/.../s");
 	/* logFile is checked where it is opened (a refused one must not stop a DEL). */
-	assert_string_equal(c.log_file, "/l/./x");
+	assert_string_equal(c->log_file, "/l/./x");
 
 	snprintf(file, sizeof(file), "{\"poolFile\":\"/%04000d\"}", 0);
 	dir = conf_dir_with("long-path", file);
@@ -567,7 +569,7 @@ static void test_paths(void **state)
 /* DEL and GC need only the store: what only an ADD reads cannot stop them. */
 static void test_store_scope(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	struct cni_err err = { 0 };
 	const char *json;
 
@@ -578,8 +580,10 @@ static void test_store_scope(void **state)
 	release_loaded();
 	assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
 	assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+	free(c);
+	c = NULL;
 	assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), 0);
-	assert_string_equal(c.store_file, "/run/s");
+	assert_string_equal(c->store_file, "/run/s");
 	expect_refused(json, "", CNI_ERR_INVALID_CONFIG, "invalid pool name");
 
 	/* A store path the node's settings refuse fails DEL and GC as it fails ADD: the
@@ -592,6 +596,8 @@ static void test_store_scope(void **state)
 		err = (struct cni_err){ 0 };
 		assert_int_equal(cni_conf_parse(json, strlen(json), &loaded.conf, &err), 0);
 		assert_int_equal(cni_args_parse("", &loaded.args, &err), 0);
+		free(c);
+		c = NULL;
 		assert_int_equal(nvipam_config_load(&loaded, NVIPAM_CONFIG_STORE, &c, &err), -EINVAL);
 		assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
 	}
@@ -599,17 +605,17 @@ static void test_store_scope(void **state)
 
 static void test_pool_names(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	char ipam[400];
 
 	(void)state;
 	load_ok(net("\"poolName\":\"p1\"", ""), "", &c);
-	assert_int_equal(c.n_pools, 1);
-	assert_string_equal(c.pool_names[0], "p1");
+	assert_int_equal(c->n_pools, 1);
+	assert_string_equal(c->pool_names[0], "p1");
 	load_ok(net("\"poolName\":\"p1,p2\"", ""), "", &c);
-	assert_int_equal(c.n_pools, 2);
-	assert_string_equal(c.pool_keys[0], "p1");
-	assert_string_equal(c.pool_keys[1], "p2");
+	assert_int_equal(c->n_pools, 2);
+	assert_string_equal(c->pool_keys[0], "p1");
+	assert_string_equal(c->pool_keys[1], "p2");
 
 	expect_refused(net("\"poolName\":\"a,b,c\"", ""), "", CNI_ERR_INVALID_CONFIG,
 		       "pool field can't contain more then two entries");
@@ -637,30 +643,30 @@ static void test_pool_names(void **state)
 	/* A Kubernetes name is at most 253 characters. */
 	snprintf(ipam, sizeof(ipam), "\"poolName\":\"%0253d\"", 0);
 	load_ok(net(ipam, ""), "", &c);
-	assert_int_equal(strlen(c.pool_names[0]), 253);
+	assert_int_equal(strlen(c->pool_names[0]), 253);
 	snprintf(ipam, sizeof(ipam), "\"poolName\":\"%0253d\",\"poolType\":\"cidrpool\"", 0);
 	load_ok(net(ipam, ""), "", &c);
-	assert_int_equal(strlen(c.pool_keys[0]), 253 + strlen("cidrpool/"));
+	assert_int_equal(strlen(c->pool_keys[0]), 253 + strlen("cidrpool/"));
 	snprintf(ipam, sizeof(ipam), "\"poolName\":\"%0254d\"", 0);
 	expect_refused(net(ipam, ""), "", CNI_ERR_INVALID_CONFIG, "longer than 253");
 }
 
 static void test_pool_names_from_args(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	load_ok(net("\"poolName\":\"p\"", "\"args\":{\"cni\":{\"poolNames\":[\"x\",\"y\"]}}"), "", &c);
-	assert_int_equal(c.n_pools, 2);
-	assert_string_equal(c.pool_names[0], "x");
-	assert_string_equal(c.pool_names[1], "y");
+	assert_int_equal(c->n_pools, 2);
+	assert_string_equal(c->pool_names[0], "x");
+	assert_string_equal(c->pool_names[1], "y");
 	/* Case-insensitive keys, as Go matches them. */
 	load_ok(net("", "\"args\":{\"cni\":{\"poolnames\":[\"lower\"]}}"), "", &c);
-	assert_string_equal(c.pool_names[0], "lower");
+	assert_string_equal(c->pool_names[0], "lower");
 	/* An empty list leaves poolName in charge. */
 	load_ok(net("\"poolName\":\"p\"", "\"args\":{\"cni\":{\"poolNames\":[]}}"), "", &c);
-	assert_int_equal(c.n_pools, 1);
-	assert_string_equal(c.pool_names[0], "p");
+	assert_int_equal(c->n_pools, 1);
+	assert_string_equal(c->pool_names[0], "p");
 
 	expect_refused(net("", "\"args\":{\"cni\":{\"poolNames\":[\"a\",\"b\",\"c\"]}}"), "",
 		       CNI_ERR_INVALID_CONFIG, "pool field can't contain more then two entries");
@@ -672,7 +678,7 @@ static void test_pool_names_from_args(void **state)
 
 static void test_force_pool_name(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	expect_refused(net("\"forcePoolName\":true", ""), "", CNI_ERR_INVALID_CONFIG,
@@ -680,27 +686,27 @@ static void test_force_pool_name(void **state)
 	expect_refused(net("\"forcePoolName\":true,\"poolName\":\"\"", ""), "",
 		       CNI_ERR_INVALID_CONFIG, "no pool provided");
 	load_ok(net("\"forcePoolName\":true,\"poolName\":\"given\"", ""), "", &c);
-	assert_string_equal(c.pool_names[0], "given");
+	assert_string_equal(c->pool_names[0], "given");
 	load_ok(net("\"forcePoolName\":true", "\"args\":{\"cni\":{\"poolNames\":[\"fromargs\"]}}"), "",
 		&c);
-	assert_string_equal(c.pool_names[0], "fromargs");
+	assert_string_equal(c->pool_names[0], "fromargs");
 	load_ok(net("\"forcePoolName\":false", ""), "", &c);
-	assert_string_equal(c.pool_names[0], "net1");
+	assert_string_equal(c->pool_names[0], "net1");
 }
 
 static void test_pool_type(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	load_ok(net("\"poolName\":\"a,b\",\"poolType\":\"CIDRPool\"", ""), "", &c);
-	assert_int_equal(c.pool_type, NVIPAM_POOL_CIDRPOOL);
-	assert_string_equal(c.pool_keys[0], "cidrpool/a");
-	assert_string_equal(c.pool_keys[1], "cidrpool/b");
-	assert_string_equal(c.pool_names[1], "b");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_CIDRPOOL);
+	assert_string_equal(c->pool_keys[0], "cidrpool/a");
+	assert_string_equal(c->pool_keys[1], "cidrpool/b");
+	assert_string_equal(c->pool_names[1], "b");
 	load_ok(net("\"poolType\":\"IPPOOL\"", ""), "", &c);
-	assert_int_equal(c.pool_type, NVIPAM_POOL_IPPOOL);
-	assert_string_equal(c.pool_keys[0], "net1");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_IPPOOL);
+	assert_string_equal(c->pool_keys[0], "net1");
 
 	expect_refused(net("\"poolType\":\"foobar\"", ""), "", CNI_ERR_INVALID_CONFIG,
 		       "unsupported poolType foobar, supported values: ippool, cidrpool");
@@ -711,10 +717,10 @@ static void test_pool_type(void **state)
 
 	/* args.cni.poolType overrides; an empty one does not. */
 	load_ok(net("\"poolType\":\"ippool\"", "\"args\":{\"cni\":{\"poolType\":\"CidrPool\"}}"), "", &c);
-	assert_int_equal(c.pool_type, NVIPAM_POOL_CIDRPOOL);
-	assert_string_equal(c.pool_keys[0], "cidrpool/net1");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_CIDRPOOL);
+	assert_string_equal(c->pool_keys[0], "cidrpool/net1");
 	load_ok(net("\"poolType\":\"cidrpool\"", "\"args\":{\"cni\":{\"poolType\":\"\"}}"), "", &c);
-	assert_int_equal(c.pool_type, NVIPAM_POOL_CIDRPOOL);
+	assert_int_equal(c->pool_type, NVIPAM_POOL_CIDRPOOL);
 	expect_refused(net("\"poolType\":\"ippool\"", "\"args\":{\"cni\":{\"poolType\":\"foobar\"}}"),
 		       "", CNI_ERR_INVALID_CONFIG, "unsupported poolType foobar");
 }
@@ -723,53 +729,53 @@ static void test_static_ip_priority(void **state)
 {
 	static const char all3[] = "\"runtimeConfig\":{\"ips\":[\"10.0.0.1/24\"]},"
 				   "\"args\":{\"cni\":{\"ips\":[\"10.0.0.2\"]}}";
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	load_ok(net("", all3), "IP=10.0.0.3", &c);
-	assert_int_equal(c.n_static_ips, 1);
-	assert_ip(&c.static_ips[0], "10.0.0.1");
+	assert_int_equal(c->n_static_ips, 1);
+	assert_ip(&c->static_ips[0], "10.0.0.1");
 
 	load_ok(net("", "\"args\":{\"cni\":{\"ips\":[\"10.0.0.2\",\"fd00::2/64\"]}}"), "IP=10.0.0.3",
 		&c);
-	assert_int_equal(c.n_static_ips, 2);
-	assert_ip(&c.static_ips[0], "10.0.0.2");
-	assert_ip(&c.static_ips[1], "fd00::2");
+	assert_int_equal(c->n_static_ips, 2);
+	assert_ip(&c->static_ips[0], "10.0.0.2");
+	assert_ip(&c->static_ips[1], "fd00::2");
 
 	load_ok(net("", ""), "IgnoreUnknown=1;IP=10.0.0.3/16", &c);
-	assert_int_equal(c.n_static_ips, 1);
-	assert_ip(&c.static_ips[0], "10.0.0.3");
+	assert_int_equal(c->n_static_ips, 1);
+	assert_ip(&c->static_ips[0], "10.0.0.3");
 
 	/* Empty lists fall through to the next source. */
 	load_ok(net("", "\"runtimeConfig\":{\"ips\":[]},\"args\":{\"cni\":{\"ips\":[]}}"), "IP=10.0.0.3",
 		&c);
-	assert_int_equal(c.n_static_ips, 1);
-	assert_ip(&c.static_ips[0], "10.0.0.3");
+	assert_int_equal(c->n_static_ips, 1);
+	assert_ip(&c->static_ips[0], "10.0.0.3");
 	load_ok(net("", "\"runtimeConfig\":{\"ips\":[]},\"args\":{\"cni\":{\"ips\":[\"10.0.0.2\"]}}"),
 		"", &c);
-	assert_int_equal(c.n_static_ips, 1);
-	assert_ip(&c.static_ips[0], "10.0.0.2");
+	assert_int_equal(c->n_static_ips, 1);
+	assert_ip(&c->static_ips[0], "10.0.0.2");
 
 	/* Multus passes several as a comma-separated list. */
 	load_ok(net("", ""), "IP=10.0.0.3,fd00::3/64", &c);
-	assert_int_equal(c.n_static_ips, 2);
-	assert_ip(&c.static_ips[0], "10.0.0.3");
-	assert_ip(&c.static_ips[1], "fd00::3");
+	assert_int_equal(c->n_static_ips, 2);
+	assert_ip(&c->static_ips[0], "10.0.0.3");
+	assert_ip(&c->static_ips[1], "fd00::3");
 
 	/* An empty IP= is no request. */
 	load_ok(net("", ""), "IP=", &c);
-	assert_int_equal(c.n_static_ips, 0);
+	assert_int_equal(c->n_static_ips, 0);
 
 	/* Go prints an IPv4-mapped address as IPv4; so does this. */
 	load_ok(net("", "\"runtimeConfig\":{\"ips\":[\"::ffff:10.1.2.3\"]}"), "", &c);
-	assert_int_equal(c.static_ips[0].family, AF_INET);
-	assert_ip(&c.static_ips[0], "10.1.2.3");
+	assert_int_equal(c->static_ips[0].family, AF_INET);
+	assert_ip(&c->static_ips[0], "10.1.2.3");
 
 	/* A lower-priority source is not looked at once a higher one has addresses. */
 	load_ok(net("", "\"runtimeConfig\":{\"ips\":[\"10.0.0.1\"]},"
 			"\"args\":{\"cni\":{\"ips\":[\"bogus\"]}}"),
 		"IP=bogus", &c);
-	assert_int_equal(c.n_static_ips, 1);
+	assert_int_equal(c->n_static_ips, 1);
 }
 
 static void test_static_ip_invalid(void **state)
@@ -796,11 +802,11 @@ static void test_static_ip_invalid(void **state)
 		 "\"10.0.0.1\",\"10.0.0.2\",\"10.0.0.3\",\"10.0.0.4\",\"10.0.0.5\",\"10.0.0.6\","
 		 "\"10.0.0.7\",\"10.0.0.8\"");
 	{
-		struct nvipam_config c;
+		_cleanup_free_ struct nvipam_config *c = NULL;
 
 		load_ok(net("", top), "", &c);
-		assert_int_equal(c.n_static_ips, 8);
-		assert_ip(&c.static_ips[7], "10.0.0.8");
+		assert_int_equal(c->n_static_ips, 8);
+		assert_ip(&c->static_ips[7], "10.0.0.8");
 	}
 	snprintf(top, sizeof(top), "\"runtimeConfig\":{\"ips\":[%s]}",
 		 "\"10.0.0.1\",\"10.0.0.2\",\"10.0.0.3\",\"10.0.0.4\",\"10.0.0.5\",\"10.0.0.6\","
@@ -810,21 +816,21 @@ static void test_static_ip_invalid(void **state)
 
 static void test_requests(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	load_ok(net("", "\"args\":{\"cni\":{\"allocateDefaultGateway\":true}}"), "", &c);
-	assert_true(c.allocate_default_gateway);
-	assert_false(c.has_index);
+	assert_true(c->allocate_default_gateway);
+	assert_false(c->has_index);
 	load_ok(net("", "\"args\":{\"cni\":{\"allocateIPWithIndex\":0}}"), "", &c);
-	assert_true(c.has_index);
-	assert_int_equal(c.index, 0);
-	assert_false(c.allocate_default_gateway);
+	assert_true(c->has_index);
+	assert_int_equal(c->index, 0);
+	assert_false(c->allocate_default_gateway);
 	load_ok(net("", "\"args\":{\"cni\":{\"allocateIPWithIndex\":2147483647,"
 			"\"allocateDefaultGateway\":false}}"),
 		"", &c);
-	assert_true(c.has_index);
-	assert_int_equal(c.index, 2147483647);
+	assert_true(c->has_index);
+	assert_int_equal(c->index, 2147483647);
 
 	expect_refused(net("", "\"args\":{\"cni\":{\"allocateIPWithIndex\":-1}}"), "",
 		       CNI_ERR_INVALID_CONFIG, "allocateIPWithIndex can't be negative");
@@ -854,22 +860,22 @@ static void test_conflicts(void **state)
 
 static void test_args_without_cni(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 
 	(void)state;
 	load_ok(net("\"poolName\":\"p\"", "\"args\":{}"), "", &c);
-	assert_string_equal(c.pool_names[0], "p");
-	assert_int_equal(c.pool_type, NVIPAM_POOL_IPPOOL);
+	assert_string_equal(c->pool_names[0], "p");
+	assert_int_equal(c->pool_type, NVIPAM_POOL_IPPOOL);
 	load_ok(net("", "\"args\":{\"other\":{\"x\":1}}"), "", &c);
-	assert_string_equal(c.pool_names[0], "net1");
+	assert_string_equal(c->pool_names[0], "net1");
 	load_ok(net("", "\"args\":{\"cni\":{}}"), "", &c);
-	assert_string_equal(c.pool_names[0], "net1");
-	assert_false(c.allocate_default_gateway);
+	assert_string_equal(c->pool_names[0], "net1");
+	assert_false(c->allocate_default_gateway);
 }
 
 static void test_k8s_args(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	char args[600];
 
 	(void)state;
@@ -877,23 +883,23 @@ static void test_k8s_args(void **state)
 		"IgnoreUnknown=1;K8S_POD_NAMESPACE=ns1;K8S_POD_NAME=pod-1;"
 		"K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_UID=0b5e1b4c-2d7a-4c5e-9f0e-1a2b3c4d5e6f",
 		&c);
-	assert_string_equal(c.pod_namespace, "ns1");
-	assert_string_equal(c.pod_name, "pod-1");
-	assert_string_equal(c.pod_uid, "0b5e1b4c-2d7a-4c5e-9f0e-1a2b3c4d5e6f");
+	assert_string_equal(c->pod_namespace, "ns1");
+	assert_string_equal(c->pod_name, "pod-1");
+	assert_string_equal(c->pod_uid, "0b5e1b4c-2d7a-4c5e-9f0e-1a2b3c4d5e6f");
 	/* Known keys need no IgnoreUnknown. */
 	load_ok(net("", ""), "K8S_POD_NAMESPACE=ns2;K8S_POD_NAME=p2;K8S_POD_INFRA_CONTAINER_ID=x", &c);
-	assert_string_equal(c.pod_namespace, "ns2");
-	assert_string_equal(c.pod_name, "p2");
-	assert_string_equal(c.pod_uid, "");
+	assert_string_equal(c->pod_namespace, "ns2");
+	assert_string_equal(c->pod_name, "p2");
+	assert_string_equal(c->pod_uid, "");
 
 	/* Not required: cnitool and podman send none. */
 	load_ok(net("", ""), "", &c);
-	assert_string_equal(c.pod_name, "");
-	assert_string_equal(c.pod_namespace, "");
+	assert_string_equal(c->pod_name, "");
+	assert_string_equal(c->pod_namespace, "");
 
 	expect_refused(net("", ""), "K8S_POD_NAME=p;FOO=bar", CNI_ERR_INVALID_ENV, "FOO");
 	load_ok(net("", ""), "K8S_POD_NAME=p;FOO=bar;IgnoreUnknown=true", &c);
-	assert_string_equal(c.pod_name, "p");
+	assert_string_equal(c->pod_name, "p");
 
 	snprintf(args, sizeof(args), "K8S_POD_NAME=%0300d", 0);
 	expect_refused(net("", ""), args, CNI_ERR_INVALID_ENV, "K8S_POD_NAME is longer than");
@@ -901,19 +907,19 @@ static void test_k8s_args(void **state)
 
 static void test_device_id(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	char top[400];
 
 	(void)state;
 	load_ok(net("", "\"deviceID\":\"0000:3b:00.2\""), "", &c);
-	assert_string_equal(c.device_id, "0000:3b:00.2");
+	assert_string_equal(c->device_id, "0000:3b:00.2");
 	load_ok(net("", "\"runtimeConfig\":{\"deviceID\":\"0000:3b:00.3\"}"), "", &c);
-	assert_string_equal(c.device_id, "0000:3b:00.3");
+	assert_string_equal(c->device_id, "0000:3b:00.3");
 	load_ok(net("", "\"deviceID\":\"0000:3b:00.2\",\"runtimeConfig\":{\"deviceID\":\"0000:3b:00.3\"}"),
 		"", &c);
-	assert_string_equal(c.device_id, "0000:3b:00.2");
+	assert_string_equal(c->device_id, "0000:3b:00.2");
 	load_ok(net("", "\"deviceID\":\"\",\"runtimeConfig\":{\"deviceID\":\"0000:3b:00.3\"}"), "", &c);
-	assert_string_equal(c.device_id, "0000:3b:00.3");
+	assert_string_equal(c->device_id, "0000:3b:00.3");
 	snprintf(top, sizeof(top), "\"deviceID\":\"%0300d\"", 0);
 	expect_refused(net("", top), "", CNI_ERR_INVALID_CONFIG, "deviceID is longer than");
 }
@@ -922,7 +928,7 @@ static void test_device_id(void **state)
 static int default_conf_dir_child(void)
 {
 	static const char *const dirs[] = { "/etc/cni", "/etc/cni/net.d", "/etc/cni/net.d/nv-ipam.d" };
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	struct cni_err err = { 0 };
 	char map[64];
 	FILE *f;
@@ -958,7 +964,7 @@ static int default_conf_dir_child(void)
 
 	/* An empty default confDir: built-in defaults. */
 	if (nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, &c, &err) < 0 ||
-	    strcmp(c.pool_file, NVIPAM_DEFAULT_POOL_FILE) != 0)
+	    strcmp(c->pool_file, NVIPAM_DEFAULT_POOL_FILE) != 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		if (mkdir(dirs[i], 0755) < 0)
@@ -969,16 +975,18 @@ static int default_conf_dir_child(void)
 	fputs("{\"poolFile\":\"/from/default/dir\",\"poolName\":\"dflt\"}", f);
 	if (fclose(f) != 0)
 		return 1;
+	free(c);
+	c = NULL;
 	if (nvipam_config_load(&loaded, NVIPAM_CONFIG_FULL, &c, &err) < 0)
 		return 1;
-	if (strcmp(c.pool_file, "/from/default/dir") != 0 || strcmp(c.pool_names[0], "dflt") != 0)
+	if (strcmp(c->pool_file, "/from/default/dir") != 0 || strcmp(c->pool_names[0], "dflt") != 0)
 		return 1;
 	return 0;
 }
 
 static void test_default_conf_dir(void **state)
 {
-	struct nvipam_config c;
+	_cleanup_free_ struct nvipam_config *c = NULL;
 	int status = 0;
 	pid_t pid;
 

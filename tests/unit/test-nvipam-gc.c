@@ -215,10 +215,9 @@ static void test_escape(void **state)
 
 static struct nvipam_alloc mk(const char *pool, const char *addr, const char *cid, time_t created)
 {
-	struct nvipam_alloc a = { .pool = (char *)pool, .container_id = (char *)cid,
-				  .ifname = (char *)"net1", .pod_namespace = (char *)"n",
-				  .pod_name = (char *)"p", .pod_uid = (char *)"", .network = (char *)"",
-				  .device_id = (char *)"", .created = created };
+	struct nvipam_alloc a = { .pool = pool, .container_id = cid, .ifname = "net1",
+				  .pod_namespace = "n", .pod_name = "p", .pod_uid = "", .network = "",
+				  .device_id = "", .created = created };
 
 	assert_int_equal(ip_addr_parse(addr, &a.ip), 0);
 	return a;
@@ -376,7 +375,8 @@ static void test_misses_files(void **state)
 static void test_store_drop_pool(void **state)
 {
 	char dir[] = "/tmp/nvipam-gc-test-XXXXXX", path[128], cmd[160];
-	struct nvipam_store s = { .lock_fd = -1, .dir_fd = -1 };
+	struct nvipam_store *s = NULL;
+	struct nvipam_store_pool_info p;
 	struct nvipam_alloc a = mk("pool1", "10.0.0.2", "c1", 1700000000);
 	struct nvipam_alloc b = mk("pool2", "10.0.1.2", "c1", 1700000000);
 	struct nvipam_alloc c = mk("pool3", "10.0.2.2", "c1", 1700000000);
@@ -386,31 +386,35 @@ static void test_store_drop_pool(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/store", dir);
 	assert_int_equal(nvipam_store_open(path, false, 1000, &s, &err), 0);
-	assert_int_equal(nvipam_store_add(&s, &a, true), 0);
-	assert_int_equal(nvipam_store_add(&s, &b, true), 0);
-	assert_int_equal(nvipam_store_add(&s, &c, true), 0);
-	assert_int_equal(nvipam_store_commit(&s, &err), 0);
-	assert_int_equal(s.n_pools, 3);
+	assert_int_equal(nvipam_store_add(s, &a, true), 0);
+	assert_int_equal(nvipam_store_add(s, &b, true), 0);
+	assert_int_equal(nvipam_store_add(s, &c, true), 0);
+	assert_int_equal(nvipam_store_commit(s, &err), 0);
+	assert_int_equal(nvipam_store_pool_count(s), 3);
 	/* In use, or unknown: kept, nothing to write. */
-	assert_false(nvipam_store_drop_pool(&s, "pool2"));
-	assert_false(nvipam_store_drop_pool(&s, "nope"));
-	assert_false(s.dirty);
-	assert_int_equal(nvipam_store_remove(&s, "pool2", "c1", "net1"), 1);
-	assert_int_equal(nvipam_store_commit(&s, &err), 0);
+	assert_false(nvipam_store_drop_pool(s, "pool2"));
+	assert_false(nvipam_store_drop_pool(s, "nope"));
+	assert_false(nvipam_store_dirty(s));
+	assert_int_equal(nvipam_store_remove(s, "pool2", "c1", "net1"), 1);
+	assert_int_equal(nvipam_store_commit(s, &err), 0);
 	/* The key may be the record's own string. */
-	assert_true(nvipam_store_drop_pool(&s, s.pools[1].key));
-	assert_true(s.dirty);
-	assert_int_equal(s.n_pools, 2);
-	assert_string_equal(s.pools[0].key, "pool1");
-	assert_string_equal(s.pools[1].key, "pool3");
-	assert_int_equal(nvipam_store_commit(&s, &err), 0);
-	nvipam_store_close(&s);
+	assert_true(nvipam_store_pool_at(s, 1, &p));
+	assert_true(nvipam_store_drop_pool(s, p.key));
+	assert_true(nvipam_store_dirty(s));
+	assert_int_equal(nvipam_store_pool_count(s), 2);
+	assert_true(nvipam_store_pool_at(s, 0, &p));
+	assert_string_equal(p.key, "pool1");
+	assert_true(nvipam_store_pool_at(s, 1, &p));
+	assert_string_equal(p.key, "pool3");
+	assert_int_equal(nvipam_store_commit(s, &err), 0);
+	nvipam_store_close(s);
 	/* Gone from the file; the others keep their last reserved address. */
 	assert_int_equal(nvipam_store_open(path, false, 1000, &s, &err), 0);
-	assert_int_equal(s.n_pools, 2);
-	assert_string_equal(s.pools[1].key, "pool3");
-	assert_true(s.pools[1].has_last);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_pool_count(s), 2);
+	assert_true(nvipam_store_pool_at(s, 1, &p));
+	assert_string_equal(p.key, "pool3");
+	assert_true(p.has_last);
+	nvipam_store_close(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 }

@@ -170,7 +170,7 @@ static void test_ippool_gateway_outside_subnet(void **state)
 {
 	(void)state;
 	taken_and_refused(IP_POOL("192.168.0.1"), IP_POOL("192.168.1.1"), "p1",
-			  "invalid spec: \"gateway\" 192.168.1.1 is outside the pool's network");
+			  "invalid spec: \"gateway\" 192.168.1.1 is outside subnet 192.168.0.0/24");
 }
 
 /* A refused pool goes alone: the others stay, and the file still loads. */

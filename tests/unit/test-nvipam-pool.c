@@ -548,6 +548,33 @@ static void write_file(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* The plugin reads only its network's pools: another pool's bad entry fails no one else. */
+static void test_only_asked_pools(void **state)
+{
+	static const char json[] = "{\"pools\":{\"bad\":{\"subnet\":\"10.9.0.0/16\"},"
+				   "\"p\":{" IPPOOL_BASE "},\"cidrpool/c\":{" CIDR_BASE "}}}";
+	const char *const wanted[] = { "p", "cidrpool/c", "absent" }, *const bad[] = { "bad" };
+	struct nvipam_pools pools = { 0 };
+	struct cni_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(nvipam_pools_parse_some(json, strlen(json), ORIGIN, wanted, 3, &pools, &err), 0);
+	assert_int_equal(pools.n, 2);
+	assert_non_null(nvipam_pools_find(&pools, "p"));
+	assert_non_null(nvipam_pools_find(&pools, "cidrpool/c"));
+	assert_null(nvipam_pools_find(&pools, "bad"));
+	nvipam_pools_free(&pools);
+	/* Asked for, it is refused as ever; so is the whole file. */
+	assert_true(nvipam_pools_parse_some(json, strlen(json), ORIGIN, bad, 1, &pools, &err) < 0);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	assert_non_null(strstr(err.msg, "pool \"bad\": missing \"startIP\""));
+	err = (struct cni_err){ 0 };
+	assert_true(nvipam_pools_parse(json, strlen(json), ORIGIN, &pools, &err) < 0);
+	/* What is not a pool file at all fails every pool. */
+	err = (struct cni_err){ 0 };
+	assert_true(nvipam_pools_parse_some("{\"pools\":[]}", 12, ORIGIN, wanted, 1, &pools, &err) < 0);
+}
+
 static void test_load_file(void **state)
 {
 	char dir[] = "/tmp/test-nvipam-pool-XXXXXX";
@@ -632,6 +659,7 @@ int main(void)
 		cmocka_unit_test(test_ippool_exclusions_unclipped),
 		cmocka_unit_test(test_cidrpool_exclusions_clipped),
 		cmocka_unit_test(test_per_node_exclusions),
+		cmocka_unit_test(test_only_asked_pools),
 		cmocka_unit_test(test_load_file),
 	};
 

@@ -1,7 +1,7 @@
 /*
  * Unit tests: the nv-ipam store's files: pool logs (torn, damaged, pending two-pool ADDs),
- * snapshots (used only when they match their log), and the older single-file stores
- * migrated on first use (ours, version 1, and the reference node daemon's)
+ * snapshots (used only when they match their log), the store file, and the reference node
+ * daemon's store migrated on first use
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,14 +58,14 @@ static char *write_log(const char *pool_file, const char *const *lines, size_t n
 
 static void expect_pools_open_fails(const char *path, const char *key, int code, const char *part)
 {
-	struct nvipam_store s = NVIPAM_STORE_INIT;
+	struct nvipam_store *s = NULL;
 	struct cni_err err = { 0 };
 
 	if (nvipam_store_open_pools(path, false, 0, &key, 1, &s, &err) >= 0)
 		fail_msg("pool %s opened, expected \"%s\"", key, part);
 	if (err.code != code || !strstr(err.msg, part))
 		fail_msg("want code %d with \"%s\", got %d \"%s\"", code, part, err.code, err.msg);
-	assert_null(s.path);
+	assert_null(s);
 }
 
 /* ---- the store's own name ---- */
@@ -114,36 +114,36 @@ static void test_torn_tail(void **state)
 	const char *keys[] = { "pool1", NULL };
 	const char torn[] = "A\tr\t\t\t10.0.0.9\tkilled\tnet1\tn\t\t\t\t\t2024-06";
 	_cleanup_free_ char *text = NULL;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	size_t len;
 	FILE *f;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	/* A writer killed in the middle of its line left part of it, no newline. */
 	f = fopen(log, "a");
 	assert_non_null(f);
 	fputs(torn, f);
 	fclose(f);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	assert_ip(&s.pools[0].last_reserved, "10.0.0.1");
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	assert_ip(&pool_at(s, 0)->last_reserved, "10.0.0.1");
+	nvipam_store_close(s);
 	/* The next writer cuts it before its own line: what follows a line is a line. */
 	open_pools_ok(path, keys, &s);
-	assert_null(nvipam_store_find(&s, "pool1", "killed", "net1"));
-	add_ok(&s, "pool1", "10.0.0.2", "c2", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_null(nvipam_store_find(s, "pool1", "killed", "net1"));
+	add_ok(s, "pool1", "10.0.0.2", "c2", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	text = read_all(log, &len);
 	assert_null(strstr(text, "killed"));
 	assert_int_equal(text[len - 1], '\n');
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 2);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 2);
+	nvipam_store_close(s);
 }
 
 static void test_torn_header(void **state)
@@ -152,7 +152,7 @@ static void test_torn_header(void **state)
 	_cleanup_free_ char *dir = path_in("store.d");
 	_cleanup_free_ char *log = path_in("store.d/pool1.log");
 	const char *keys[] = { "pool1", NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	/* Killed while creating the log: a header without its newline, nothing else. */
@@ -160,16 +160,16 @@ static void test_torn_header(void **state)
 	assert_int_equal(mkdir(dir, 0700), 0);
 	write_all(log, "nv-ipam-pool-log\t1\tpo", 21);
 	open_ok(path, &s);
-	assert_int_equal(s.n_pools, 0);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_pool_count(s), 0);
+	nvipam_store_close(s);
 	open_pools_ok(path, keys, &s);
-	assert_int_equal(s.n_allocs, 0);
-	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 0);
+	add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
 }
 
 static void test_damaged_logs_untouched(void **state)
@@ -269,7 +269,7 @@ static void test_duplicate_address(void **state)
 		"A\tr\t\t\t10.0.0.1\tc2\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z",
 	};
 	_cleanup_free_ char *log = write_log("pool1.log", lines, 3);
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct cni_err err = { 0 };
 
 	(void)state;
@@ -277,13 +277,13 @@ static void test_duplicate_address(void **state)
 	expect_pools_open_fails(path, "pool1", CNI_ERR_IO, "held twice");
 	/* The tool loads it, to report it and release one holder. */
 	assert_int_equal(nvipam_store_open_inspect(path, 100, &s, &err), 0);
-	assert_int_equal(s.n_allocs, 2);
-	assert_int_equal(nvipam_store_remove(&s, "pool1", "c2", "net1"), 1);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_int_equal(nvipam_store_remove(s, "pool1", "c2", "net1"), 1);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
 }
 
 /* D releases every address of the attachment; L sets the last pick; C and X settle pending lines. */
@@ -304,19 +304,19 @@ static void test_replayed_lines(void **state)
 		"X\t0000000000000012",
 	};
 	_cleanup_free_ char *log = write_log("a.log", lines, sizeof(lines) / sizeof(lines[0]));
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	/* Pool z does not exist: the pending line of transaction 13 did not happen. */
 	open_ok(path, &s);
-	assert_null(nvipam_store_find(&s, "a", "c1", "net1"));
-	assert_non_null(nvipam_store_find(&s, "a", "c2", "net1"));
-	assert_non_null(nvipam_store_find(&s, "a", "c3", "net1"));
-	assert_null(nvipam_store_find(&s, "a", "c4", "net1"));
-	assert_null(nvipam_store_find(&s, "a", "c5", "net1"));
-	assert_int_equal(s.n_allocs, 2);
-	assert_ip(&s.pools[0].last_reserved, "10.0.0.7");
-	nvipam_store_close(&s);
+	assert_null(nvipam_store_find(s, "a", "c1", "net1"));
+	assert_non_null(nvipam_store_find(s, "a", "c2", "net1"));
+	assert_non_null(nvipam_store_find(s, "a", "c3", "net1"));
+	assert_null(nvipam_store_find(s, "a", "c4", "net1"));
+	assert_null(nvipam_store_find(s, "a", "c5", "net1"));
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_ip(&pool_at(s, 0)->last_reserved, "10.0.0.7");
+	nvipam_store_close(s);
 }
 
 /* ---- snapshots ---- */
@@ -324,7 +324,7 @@ static void test_replayed_lines(void **state)
 static void fill(const char *path, const char *pool, int from, int n)
 {
 	const char *keys[] = { pool, NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	open_pools_ok(path, keys, &s);
 	for (int i = from; i < from + n; i++) {
@@ -332,24 +332,24 @@ static void fill(const char *path, const char *pool, int from, int n)
 
 		snprintf(addr, sizeof(addr), "10.2.%d.%d", i / 250, i % 250 + 1);
 		snprintf(cid, sizeof(cid), "c%d", i);
-		add_ok(&s, pool, addr, cid, "net1", true);
+		add_ok(s, pool, addr, cid, "net1", true);
 	}
 	/* And some released, so that the log has D lines after the snapshot too. */
 	for (int i = from; i < from + n; i += 7) {
 		char cid[32];
 
 		snprintf(cid, sizeof(cid), "c%d", i);
-		assert_int_equal(nvipam_store_remove(&s, pool, cid, "net1"), 1);
+		assert_int_equal(nvipam_store_remove(s, pool, cid, "net1"), 1);
 	}
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	commit_ok(s);
+	nvipam_store_close(s);
 }
 
 /* The pool as nv-ipam sees it with some pools open, checked against what fill() made. */
 static void expect_filled(const char *path, const char *pool, int n)
 {
 	const char *keys[] = { pool, NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct ip_addr *ips;
 	struct ip_addr last;
 	bool has_last;
@@ -361,14 +361,14 @@ static void expect_filled(const char *path, const char *pool, int n)
 
 		snprintf(cid, sizeof(cid), "c%d", i);
 		if ((i % 150) % 7 == 0)
-			assert_null(nvipam_store_find(&s, pool, cid, "net1"));
+			assert_null(nvipam_store_find(s, pool, cid, "net1"));
 		else
-			assert_non_null(nvipam_store_find(&s, pool, cid, "net1"));
+			assert_non_null(nvipam_store_find(s, pool, cid, "net1"));
 	}
-	assert_int_equal(nvipam_store_usage(&s, pool, &ips, &count, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, pool, &ips, &count, &has_last, &last), 0);
 	free(ips);
 	assert_int_equal(count, (size_t)n - (size_t)(n / 150) * 22);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 }
 
 static void test_snapshots_must_match(void **state)
@@ -416,178 +416,30 @@ static void test_snapshots_must_match(void **state)
 	expect_filled(path, "p", 300);
 }
 
-/* ---- our single-file store of version 1 ---- */
+/* ---- the store file ---- */
 
-static void test_v1_migrated_by_whole_open(void **state)
-{
-	/* What the reader takes: any member order, unknown members, nulls, escapes, whitespace. */
-	static const char doc[] =
-		"\n{\n  \"allocations\" : [\n    {\"created\": \"2024-06-14T10:00:00Z\", \"ip\": \"10.0.0.1\","
-		" \"ifname\": \"net1\", \"containerID\": \"c1\", \"pool\": \"p\\u00e9\",\r\n"
-		"     \"network\": null, \"podName\": \"\\u00e9\\ud83d\\ude00\\/\\n\\\"\\\\\\t\\b\\f\\r\xc3\xa9\","
-		"     \"future\": {\"a\": [1, -1.5e+3, 0, 2E-7, true, false, null, \"x\", {}, [], {\"b\":[[]]}]}},\n"
-		"    {\"pool\": \"q\", \"ip\": \"fd00::1\", \"containerID\": \"c2\", \"ifname\": \"net1\","
-		" \"created\": \"2024-06-14T12:30:00+02:30\"}\n"
-		"  ],\n  \"extra\": [],\n"
-		"  \"pools\": {\"p\\u00e9\": {\"lastReservedIP\": \"10.0.0.1\", \"other\": 1},"
-		" \"q\": {\"lastReservedIP\": null}, \"r\": {\"lastReservedIP\": \"10.9.9.9\"}},\n"
-		"  \"version\": 1\n}\n\t ";
-	_cleanup_free_ char *path = path_in("store");
-	_cleanup_free_ char *text = NULL;
-	struct nvipam_store s;
-	struct nvipam_alloc *a;
-
-	(void)state;
-	write_all(path, doc, strlen(doc));
-	for (int pass = 0; pass < 2; pass++) {
-		open_ok(path, &s);
-		/* Converted: dirty, so that the next commit writes the pool logs. */
-		assert_int_equal(s.dirty, pass == 0);
-		assert_int_equal(s.n_allocs, 2);
-		assert_int_equal(s.n_pools, 3);
-		a = nvipam_store_find(&s, "p\xc3\xa9", "c1", "net1");
-		assert_non_null(a);
-		assert_string_equal(a->network, "");
-		assert_string_equal(a->pod_name, "\xc3\xa9\xf0\x9f\x98\x80/\n\"\\\t\b\f\r\xc3\xa9");
-		assert_string_equal(a->pod_namespace, "");
-		assert_int_equal(a->created, T_REF);
-		a = nvipam_store_find(&s, "q", "c2", "net1");
-		assert_non_null(a);
-		assert_int_equal(a->created, T_REF);
-		for (size_t i = 0; i < s.n_pools; i++) {
-			if (strcmp(s.pools[i].key, "q") == 0)
-				assert_false(s.pools[i].has_last);
-			else
-				assert_true(s.pools[i].has_last);
-		}
-		if (pass == 0) {
-			/* Before the commit the older store is as it was. */
-			text = read_all(path, NULL);
-			assert_string_equal(text, doc);
-			free(text);
-			commit_ok(&s);
-		}
-		nvipam_store_close(&s);
-	}
-	text = read_all(path, NULL);
-	assert_string_equal(text, V2);
-}
-
-static void test_v1_migrated_by_add(void **state)
-{
-	static const char doc[] =
-		"{\"version\":1,\"pools\":{\"pool1\":{\"lastReservedIP\":\"10.0.0.2\"}},\"allocations\":["
-		"{\"pool\":\"pool1\",\"ip\":\"10.0.0.2\",\"containerID\":\"c1\",\"ifname\":\"net1\"}]}\n";
-	_cleanup_free_ char *path = path_in("store");
-	_cleanup_free_ char *dir = path_in("store.d");
-	_cleanup_free_ char *stale = path_in("store.d/gone.log");
-	_cleanup_free_ char *text = NULL;
-	const char *keys[] = { "pool1", NULL };
-	struct nvipam_store s;
-
-	(void)state;
-	/* A pool log the older store does not know (a rollback, then a roll forward): dropped. */
-	assert_int_equal(mkdir(dir, 0700), 0);
-	write_all(stale, "x\n", 2);
-	write_all(path, doc, strlen(doc));
-	open_pools_ok(path, keys, &s);
-	assert_non_null(nvipam_store_find(&s, "pool1", "c1", "net1"));
-	assert_ip(&s.pools[0].last_reserved, "10.0.0.2");
-	nvipam_store_close(&s);
-	/* Migrated on first use, whether or not anything was written after. */
-	text = read_all(path, NULL);
-	assert_string_equal(text, V2);
-	assert_false(exists(stale));
-	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	assert_false(s.dirty);
-	nvipam_store_close(&s);
-}
-
-/* A record too long for a pool log line keeps its address; the other pools migrate. */
-static void test_v1_oversized_record_kept(void **state)
-{
-	_cleanup_free_ char *path = path_in("store");
-	_cleanup_free_ char *big = malloc(600 * 1024 + 1);
-	_cleanup_free_ char *doc = NULL;
-	const struct nvipam_alloc *a;
-	struct nvipam_store s;
-	const char *const q[] = { "q", NULL };
-
-	(void)state;
-	assert_non_null(big);
-	memset(big, 'x', 600 * 1024);
-	big[600 * 1024] = '\0';
-	assert_true(asprintf(&doc, "{\"version\":1,\"allocations\":["
-			     "{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c1\","
-			     "\"ifname\":\"net1\",\"network\":\"%s\"},"
-			     "{\"pool\":\"p\",\"ip\":\"10.0.0.2\",\"containerID\":\"%s\","
-			     "\"ifname\":\"net1\"},"
-			     "{\"pool\":\"q\",\"ip\":\"10.1.0.1\",\"containerID\":\"c3\","
-			     "\"ifname\":\"net1\"}]}", big, big) > 0);
-	write_all(path, doc, strlen(doc));
-	/* An ADD's open of another pool migrates the whole store and goes on. */
-	open_pools_ok(path, q, &s);
-	commit_ok(&s);
-	nvipam_store_close(&s);
-	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 3);
-	a = nvipam_store_find(&s, "p", "c1", "net1");
-	assert_non_null(a);
-	assert_string_equal(a->network, "");
-	assert_ip(&a->ip, "10.0.0.1");
-	a = nvipam_store_find(&s, "p", "oversized-10.0.0.2", "net0");
-	assert_non_null(a);
-	assert_ip(&a->ip, "10.0.0.2");
-	assert_non_null(nvipam_store_find(&s, "q", "c3", "net1"));
-	nvipam_store_close(&s);
-}
-
-static void test_v1_corrupt_untouched(void **state)
+/* A store file that is neither the manifest nor an older store: refused, left as it is. */
+static void test_store_file_corrupt_untouched(void **state)
 {
 	static const struct {
 		const char *doc;
 		const char *why;
 	} cases[] = {
-		{ "{\"version\":1,\"allocations\":[", "unexpected end of JSON input" },
-		{ "{\"version\":1,\"allocations\":[]}x", "at offset 30" },
-		{ "{\"version\":1,\"x\":[1,]}", "is corrupt: " },
-		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":"
-		  "\"a\\u0000b\",\"ifname\":\"e\"}]}", "NUL character in string" },
-		{ "{\"version\":1,\"x\":\"a\xff" "b\"}", "is corrupt: " },
-		{ "{\"version\":1,\"x\":[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]}", "is corrupt: " },
-		{ "{\"version\":1.0}", "field \"version\"" },
-		{ "{\"version\":\"1\"}", "field \"version\"" },
+		{ "{\"version\":2,\"pools\":", "unexpected end of JSON input" },
+		{ "{\"version\":2,\"pools\":\"store.d\"}x", "at offset 31" },
+		{ "{\"version\":2,\"x\":[1,]}", "is corrupt: " },
+		{ "{\"version\":2,\"x\":\"a\xff" "b\"}", "is corrupt: " },
+		{ "{\"version\":2,\"x\":[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]}", "is corrupt: " },
+		{ "{\"version\":2.0}", "field \"version\"" },
+		{ "{\"version\":\"2\"}", "field \"version\"" },
 		{ " \n", "unexpected end" },
 		{ "[]", "expected an object, got array" },
-		{ "{\"allocations\":[]}", "field \"version\" is missing" },
-		{ "{\"version\":1,\"allocations\":{}}", "allocations" },
-		{ "{\"version\":1,\"pools\":[]}", "pools" },
-		{ "{\"version\":1,\"pools\":{\"p\":{\"lastReservedIP\":\"10.0.0.300\"}}}",
-		  "pools member 0: field \"lastReservedIP\" is not an IP address" },
-		{ "{\"version\":1,\"pools\":{\"p\":1}}", "pools member 0: expected an object" },
-		{ "{\"version\":1,\"allocations\":[1]}", "allocations[0]: expected an object" },
-		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"\",\"containerID\":\"c\","
-		  "\"ifname\":\"e\"}]}", "allocations[0]: field \"ip\" is missing" },
-		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":7,\"containerID\":\"c\","
-		  "\"ifname\":\"e\"}]}", "allocations[0]" },
-		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"nope\",\"containerID\":\"c\","
-		  "\"ifname\":\"e\"}]}", "field \"ip\" is not an IP address" },
-		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"ifname\":\"e\"}]}",
-		  "allocations[0]: field \"containerID\" is missing" },
-		{ "{\"version\":1,\"allocations\":[{\"pool\":\"\",\"ip\":\"10.0.0.1\",\"containerID\":\"c\","
-		  "\"ifname\":\"e\"}]}", "field \"pool\" is missing or empty" },
-		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c\","
-		  "\"ifname\":\"e\",\"podName\":false}]}", "allocations[0]" },
-		{ "{\"version\":1,\"allocations\":[{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c\","
-		  "\"ifname\":\"e\",\"created\":\"2024-02-30T00:00:00Z\"}]}", "is not an RFC 3339 time" },
-		{ "{\"version\":1,\"allocations\":["
-		  "{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c1\",\"ifname\":\"e\"},"
-		  "{\"pool\":\"q\",\"ip\":\"10.0.0.1\",\"containerID\":\"c2\",\"ifname\":\"e\"},"
-		  "{\"pool\":\"p\",\"ip\":\"10.0.0.1\",\"containerID\":\"c3\",\"ifname\":\"e\"}]}",
-		  "IP 10.0.0.1 is held twice in pool \"p\"" },
-		{ "{\"version\":1,\"allocations\":[]}\n\0", "NUL byte" },
-		{ "{\"version\":3,\"allocations\":[]}", "has an unsupported version 3 (this plugin reads versions 1 and 2)" },
+		{ "{\"pools\":\"store.d\"}", "field \"version\" is missing" },
+		{ "{\"version\":2,\"pools\":\"store.d\"}\n\0", "NUL byte" },
+		{ "{\"version\":3,\"pools\":\"store.d\"}", "has an unsupported version 3 (this plugin reads "
+		  "version 2 and the nv-ipam node daemon's store)" },
+		/* Our first store format, written by development builds only, is not read. */
+		{ "{\"version\":1,\"pools\":{},\"allocations\":[]}", "unsupported version 1" },
 		/* "version" is looked at before anything else is trusted. */
 		{ "{\"allocations\":[{\"address\":\"10.0.0.1\"}],\"version\":7}", "unsupported version 7" },
 	};
@@ -603,69 +455,34 @@ static void test_v1_corrupt_untouched(void **state)
 		print_message("# case %zu: %s\n", i, cases[i].why);
 		expect_open_fails(path, CNI_ERR_IO, cases[i].why);
 		expect_pools_open_fails(path, "p", CNI_ERR_IO, cases[i].why);
-		/* Positions, never what the file holds: a message reaches the pod's events. */
-		{
-			struct nvipam_store st = NVIPAM_STORE_INIT;
-			struct cni_err err = { 0 };
-
-			assert_true(nvipam_store_open(path, false, 0, &st, &err) < 0);
-			assert_null(strstr(err.msg, "10.0.0.300"));
-			assert_null(strstr(err.msg, "nope"));
-		}
 		after = read_all(path, &after_len);
 		assert_int_equal(after_len, len);
 		assert_memory_equal(after, cases[i].doc, len);
 	}
 }
 
-/* ---- the reference daemon's store ---- */
-
-static void test_migration_from_reference(void **state)
+/* The manifest written by hand (other spacing, member order) is read all the same. */
+static void test_store_file_by_hand(void **state)
 {
+	static const char doc[] = "{ \"pools\": \"elsewhere\",\n  \"version\": 2 }\n";
 	_cleanup_free_ char *path = path_in("store");
-	_cleanup_free_ char *log = path_in("store.d/pool1.log");
-	_cleanup_free_ char *ref = NULL, *text = NULL;
-	struct nvipam_store s;
-	struct nvipam_alloc *a;
-	size_t len;
+	const char *keys[] = { "p", NULL };
+	struct nvipam_store *s;
 
 	(void)state;
-	ref = golden("nvipam-store-reference.json", &len);
-	write_all(path, ref, len);
-	for (int pass = 0; pass < 2; pass++) {
-		open_ok(path, &s);
-		assert_int_equal(s.dirty, pass == 0);
-		assert_int_equal(s.n_pools, 1);
-		assert_string_equal(s.pools[0].key, "pool1");
-		assert_true(s.pools[0].has_last);
-		assert_ip(&s.pools[0].last_reserved, "192.168.0.2");
-		assert_int_equal(s.n_allocs, 1);
-		a = nvipam_store_find(&s, "pool1", "a1b2c3", "net1");
-		assert_non_null(a);
-		assert_ip(&a->ip, "192.168.0.2");
-		assert_string_equal(a->network, "");
-		assert_string_equal(a->pod_namespace, "default");
-		assert_string_equal(a->pod_name, "test-pod");
-		assert_string_equal(a->pod_uid, "aaf0a0fc-9869-41ef-9214-48599f85b4fa");
-		assert_string_equal(a->device_id, "");
-		assert_int_equal(a->created, T_REF);
-		if (pass == 0) {
-			/* Before the commit the daemon's file is as it was. */
-			text = read_all(path, NULL);
-			assert_string_equal(text, ref);
-			free(text);
-			commit_ok(&s);
-		}
-		nvipam_store_close(&s);
-	}
-	text = read_all(path, NULL);
-	assert_string_equal(text, V2);
-	free(text);
-	text = read_all(log, NULL);
-	assert_non_null(strstr(text, "\t192.168.0.2\ta1b2c3\tnet1\t\tdefault\ttest-pod\t"
-				     "aaf0a0fc-9869-41ef-9214-48599f85b4fa\t\t2024-06-14T10:00:00Z\t"));
-	assert_non_null(strstr(text, "\nL\t192.168.0.2\t"));
+	write_all(path, doc, strlen(doc));
+	open_pools_ok(path, keys, &s);
+	add_ok(s, "p", "10.0.0.1", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
+	open_ok(path, &s);
+	assert_non_null(nvipam_store_find(s, "p", "c1", "net1"));
+	nvipam_store_close(s);
+	_cleanup_free_ char *text = read_all(path, NULL);
+	assert_string_equal(text, doc);
 }
+
+/* ---- the reference daemon's store ---- */
 
 /* Replace the first "checksum":<digits> of @doc with @value. */
 static char *with_checksum(const char *doc, const char *value)
@@ -679,6 +496,208 @@ static char *with_checksum(const char *doc, const char *value)
 	end = p + strspn(p, "0123456789");
 	assert_true(asprintf(&out, "%.*s%s%s", (int)(p - doc), doc, value, end) > 0);
 	return out;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * The reference daemon's file of @entries (the "entries" of pool "p", Go's marshalling
+ * of them) and pool "q" holding one entry of its own, with the daemon's checksum.
+ */
+static char *reference_doc(const char *entries)
+{
+	char *go = NULL, sum[16], *doc;
+
+	assert_true(asprintf(&go, "{\"version\":1,\"checksum\":0,\"pools\":{"
+			     "\"p\":{\"name\":\"p\",\"entries\":{%s},\"last_pool_config\":\"\","
+			     "\"last_reserved_ip\":\"10.0.0.2\"},"
+			     "\"q\":{\"name\":\"q\",\"entries\":{\"c3_net1\":{\"container_id\":\"c3\","
+			     "\"interface_name\":\"net1\",\"ip_address\":\"10.1.0.1\",\"metadata\":{"
+			     "\"create_time\":\"\",\"pod_uuid\":\"\",\"pod_name\":\"\",\"pod_namespace\":\"\","
+			     "\"device_id\":\"\",\"pool_config_snapshot\":\"\"}}},\"last_pool_config\":\"\","
+			     "\"last_reserved_ip\":\"\"}}}", entries) > 0);
+	snprintf(sum, sizeof(sum), "%" PRIu32, fnv1a(go));
+	doc = with_checksum(go, sum);
+	free(go);
+	return doc;
+}
+
+/* One entry of pool "p" as Go marshals it. */
+static char *reference_entry(const char *cid, const char *ip, const char *pod_name)
+{
+	char *e = NULL;
+
+	assert_true(asprintf(&e, "\"%s_net1\":{\"container_id\":\"%s\",\"interface_name\":\"net1\","
+			     "\"ip_address\":\"%s\",\"metadata\":{\"create_time\":\"\",\"pod_uuid\":\"\","
+			     "\"pod_name\":\"%s\",\"pod_namespace\":\"ns\",\"device_id\":\"\","
+			     "\"pool_config_snapshot\":\"\"}}", cid, cid, ip, pod_name) > 0);
+	return e;
+}
+
+static void test_reference_migrated_by_add(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *dir = path_in("store.d");
+	_cleanup_free_ char *stale = path_in("store.d/gone.log");
+	_cleanup_free_ char *e = reference_entry("c1", "10.0.0.2", "pod");
+	_cleanup_free_ char *doc = reference_doc(e);
+	_cleanup_free_ char *text = NULL;
+	const char *keys[] = { "p", NULL };
+	struct nvipam_store *s;
+
+	(void)state;
+	/* A pool log the older store does not know (a rollback, then a roll forward): dropped. */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	write_all(stale, "x\n", 2);
+	write_all(path, doc, strlen(doc));
+	open_pools_ok(path, keys, &s);
+	assert_non_null(nvipam_store_find(s, "p", "c1", "net1"));
+	assert_ip(&pool_at(s, 0)->last_reserved, "10.0.0.2");
+	nvipam_store_close(s);
+	/* Migrated on first use, whether or not anything was written after. */
+	text = read_all(path, NULL);
+	assert_string_equal(text, V2);
+	assert_false(exists(stale));
+	open_ok(path, &s);
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_false(nvipam_store_dirty(s));
+	nvipam_store_close(s);
+}
+
+/* A record too long for a pool log line keeps its address; the other pools migrate. */
+static void test_reference_oversized_record_kept(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *big = malloc(600 * 1024 + 1);
+	_cleanup_free_ char *e1 = NULL, *e2 = NULL, *entries = NULL, *doc = NULL;
+	const struct nvipam_alloc *a;
+	struct nvipam_store *s;
+	const char *const q[] = { "q", NULL };
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'x', 600 * 1024);
+	big[600 * 1024] = '\0';
+	e1 = reference_entry("c1", "10.0.0.1", big);
+	e2 = reference_entry(big, "10.0.0.2", "");
+	/* Go sorts the keys: "c1_net1" before "xxx..._net1". */
+	assert_true(asprintf(&entries, "%s,%s", e1, e2) > 0);
+	doc = reference_doc(entries);
+	write_all(path, doc, strlen(doc));
+	/* An ADD's open of another pool migrates the whole store and goes on. */
+	open_pools_ok(path, q, &s);
+	commit_ok(s);
+	nvipam_store_close(s);
+	open_ok(path, &s);
+	assert_int_equal(nvipam_store_count(s), 3);
+	a = nvipam_store_find(s, "p", "c1", "net1");
+	assert_non_null(a);
+	assert_string_equal(a->network, "");
+	assert_string_equal(a->pod_name, "");
+	assert_ip(&a->ip, "10.0.0.1");
+	a = nvipam_store_find(s, "p", "oversized-10.0.0.2", "net0");
+	assert_non_null(a);
+	assert_ip(&a->ip, "10.0.0.2");
+	assert_non_null(nvipam_store_find(s, "q", "c3", "net1"));
+	nvipam_store_close(s);
+}
+
+/* An older store is read with what it holds hidden: a message reaches the pod's events. */
+static void test_reference_corrupt_untouched(void **state)
+{
+	static const struct {
+		const char *doc;
+		const char *why;
+	} cases[] = {
+		{ "{\"version\":1,\"checksum\":5,\"pools\":[]}", "pools" },
+		{ "{\"version\":1,\"checksum\":5,\"pools\":{\"p\":1}}", "pools member 0: expected an object" },
+		{ "{\"version\":1,\"checksum\":5,\"pools\":{\"p\":{\"last_reserved_ip\":\"10.0.0.300\"}}}",
+		  "pools member 0: field \"last_reserved_ip\" is not an IP address" },
+		{ "{\"version\":1,\"checksum\":5,\"pools\":{\"p\":{\"entries\":{\"a\":1}}}}",
+		  "pools member 0: entries member 0: expected an object" },
+		{ "{\"version\":1,\"checksum\":5,\"pools\":{\"p\":{\"entries\":{\"a\":{\"ip_address\":\"nope\"}}}}}",
+		  "field \"ip_address\" is not an IP address" },
+		{ "{\"version\":1,\"checksum\":5,\"pools\":{\"p\":{\"entries\":{\"a\":{\"ip_address\":\"\"}}}}}",
+		  "entries member 0: field \"ip_address\" is missing" },
+		{ "{\"version\":1,\"checksum\":5,\"pools\":{\"p\":{\"entries\":{\"a\":{\"ip_address\":\"10.0.0.1\","
+		  "\"metadata\":{\"create_time\":\"2024-02-30T00:00:00Z\"}}}}}}", "is not an RFC 3339 time" },
+		{ "{\"version\":1,\"checksum\":5,\"pools\":{\"p\":{\"entries\":{\"a\":{\"ip_address\":\"10.0.0.1\","
+		  "\"metadata\":{\"pod_name\":false}}}}}}", "entries member 0" },
+	};
+	_cleanup_free_ char *path = path_in("store");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *after = NULL;
+		struct nvipam_store *st = NULL;
+		struct cni_err err = { 0 };
+
+		write_all(path, cases[i].doc, strlen(cases[i].doc));
+		print_message("# case %zu: %s\n", i, cases[i].why);
+		expect_open_fails(path, CNI_ERR_IO, cases[i].why);
+		expect_pools_open_fails(path, "p", CNI_ERR_IO, cases[i].why);
+		assert_true(nvipam_store_open(path, false, 0, &st, &err) < 0);
+		assert_null(strstr(err.msg, "10.0.0.300"));
+		assert_null(strstr(err.msg, "nope"));
+		after = read_all(path, NULL);
+		assert_string_equal(after, cases[i].doc);
+	}
+}
+
+static void test_migration_from_reference(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *log = path_in("store.d/pool1.log");
+	_cleanup_free_ char *ref = NULL, *text = NULL;
+	struct nvipam_store *s;
+	const struct nvipam_alloc *a;
+	size_t len;
+
+	(void)state;
+	ref = golden("nvipam-store-reference.json", &len);
+	write_all(path, ref, len);
+	for (int pass = 0; pass < 2; pass++) {
+		open_ok(path, &s);
+		assert_int_equal(nvipam_store_dirty(s), pass == 0);
+		assert_int_equal(nvipam_store_pool_count(s), 1);
+		assert_string_equal(pool_at(s, 0)->key, "pool1");
+		assert_true(pool_at(s, 0)->has_last);
+		assert_ip(&pool_at(s, 0)->last_reserved, "192.168.0.2");
+		assert_int_equal(nvipam_store_count(s), 1);
+		a = nvipam_store_find(s, "pool1", "a1b2c3", "net1");
+		assert_non_null(a);
+		assert_ip(&a->ip, "192.168.0.2");
+		assert_string_equal(a->network, "");
+		assert_string_equal(a->pod_namespace, "default");
+		assert_string_equal(a->pod_name, "test-pod");
+		assert_string_equal(a->pod_uid, "aaf0a0fc-9869-41ef-9214-48599f85b4fa");
+		assert_string_equal(a->device_id, "");
+		assert_int_equal(a->created, T_REF);
+		if (pass == 0) {
+			/* Before the commit the daemon's file is as it was. */
+			text = read_all(path, NULL);
+			assert_string_equal(text, ref);
+			free(text);
+			commit_ok(s);
+		}
+		nvipam_store_close(s);
+	}
+	text = read_all(path, NULL);
+	assert_string_equal(text, V2);
+	free(text);
+	text = read_all(log, NULL);
+	assert_non_null(strstr(text, "\t192.168.0.2\ta1b2c3\tnet1\t\tdefault\ttest-pod\t"
+				     "aaf0a0fc-9869-41ef-9214-48599f85b4fa\t\t2024-06-14T10:00:00Z\t"));
+	assert_non_null(strstr(text, "\nL\t192.168.0.2\t"));
 }
 
 static void test_reference_zero_checksum(void **state)
@@ -724,7 +743,7 @@ static void test_reference_reformatted_verifies(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *ref = golden("nvipam-store-reference.json", NULL);
 	struct json_object *pools, *pool;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	const char *text;
 
 	(void)state;
@@ -738,19 +757,8 @@ static void test_reference_reformatted_verifies(void **state)
 	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY);
 	write_all(path, text, strlen(text));
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	nvipam_store_close(&s);
-}
-
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
 }
 
 /*
@@ -779,8 +787,8 @@ static void test_migration_two_pools(void **state)
 	_cleanup_free_ char *doc = NULL, *with_released = NULL;
 	const char *keys[] = { "pool1", "cidrpool/p6", NULL };
 	char sum[16];
-	struct nvipam_store s;
-	struct nvipam_alloc *a;
+	struct nvipam_store *s;
+	const struct nvipam_alloc *a;
 	struct ip_addr *ips = NULL;
 	struct ip_addr last;
 	bool has_last;
@@ -800,30 +808,30 @@ static void test_migration_two_pools(void **state)
 	write_all(path, with_released, strlen(with_released));
 	/* Migrated by the first ADD (some pools open). */
 	open_pools_ok(path, keys, &s);
-	assert_false(s.dirty);
-	assert_int_equal(s.n_pools, 2);
+	assert_false(nvipam_store_dirty(s));
+	assert_int_equal(nvipam_store_pool_count(s), 2);
 
-	a = nvipam_store_find(&s, "cidrpool/p6", "c9", "net2");
+	a = nvipam_store_find(s, "cidrpool/p6", "c9", "net2");
 	assert_non_null(a);
 	assert_ip(&a->ip, "fd52:2eb5:44::5");
 	assert_string_equal(a->pod_name, "a<b&c");
 	assert_string_equal(a->device_id, "0000:3b:00.2");
 	assert_int_equal(a->created, T_REF);
-	a = nvipam_store_find(&s, "pool1", "a", "net1");
+	a = nvipam_store_find(s, "pool1", "a", "net1");
 	assert_non_null(a);
 	assert_int_equal(a->created, 0);
-	assert_non_null(nvipam_store_find(&s, "pool1", "b", "net1"));
+	assert_non_null(nvipam_store_find(s, "pool1", "b", "net1"));
 
-	assert_int_equal(nvipam_store_usage(&s, "cidrpool/p6", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, "cidrpool/p6", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 1);
 	assert_false(has_last);
 	free(ips);
-	assert_int_equal(nvipam_store_usage(&s, "pool1", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, "pool1", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 2);
 	assert_true(has_last);
 	assert_ip(&last, "10.0.0.3");
 	free(ips);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 
 	/* The same text with one byte of a checksummed field changed is refused. */
 	doc[strlen(doc) - 5] = '4';
@@ -844,12 +852,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_duplicate_address, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_replayed_lines, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_snapshots_must_match, helper_setup, helper_teardown),
-		cmocka_unit_test_setup_teardown(test_v1_migrated_by_whole_open, helper_setup, helper_teardown),
-		cmocka_unit_test_setup_teardown(test_v1_migrated_by_add, helper_setup, helper_teardown),
-		cmocka_unit_test_setup_teardown(test_v1_oversized_record_kept, helper_setup,
+		cmocka_unit_test_setup_teardown(test_store_file_corrupt_untouched, helper_setup,
 						helper_teardown),
-		cmocka_unit_test_setup_teardown(test_v1_corrupt_untouched, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_store_file_by_hand, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_migration_from_reference, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_reference_migrated_by_add, helper_setup,
+						helper_teardown),
+		cmocka_unit_test_setup_teardown(test_reference_oversized_record_kept, helper_setup,
+						helper_teardown),
+		cmocka_unit_test_setup_teardown(test_reference_corrupt_untouched, helper_setup,
+						helper_teardown),
 		cmocka_unit_test_setup_teardown(test_reference_zero_checksum, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_reference_checksum_mismatch, helper_setup,
 						helper_teardown),

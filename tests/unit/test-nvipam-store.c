@@ -25,6 +25,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/format.h"
 #include "tests/unit/store-helpers.h"
@@ -37,63 +38,59 @@ static void test_missing_file_and_dirs(void **state)
 	_cleanup_free_ char *lock = path_in("a/b/store.lock");
 	_cleanup_free_ char *pools = path_in("a/b/store.d");
 	_cleanup_free_ char *sub = path_in("a/b");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct stat st;
 
 	(void)state;
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 0);
-	assert_int_equal(s.n_pools, 0);
-	assert_false(s.dirty);
-	assert_true(s.lock_fd >= 0);
+	assert_int_equal(nvipam_store_count(s), 0);
+	assert_int_equal(nvipam_store_pool_count(s), 0);
+	assert_false(nvipam_store_dirty(s));
+	assert_non_null(s);
 	assert_int_equal(stat(sub, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0700);
 	assert_int_equal(stat(lock, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
 	/* Nothing changed: commit writes nothing, open created no store file. */
-	commit_ok(&s);
+	commit_ok(s);
 	assert_false(exists(path));
 	assert_false(exists(pools));
-	nvipam_store_close(&s);
-	assert_int_equal(s.lock_fd, -1);
-	assert_null(s.path);
+	nvipam_store_close(s);
 }
 
 static void test_empty_file(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
 	const char *keys[] = { "pool1", NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	write_all(path, "", 0);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 0);
-	assert_int_equal(s.n_pools, 0);
-	assert_false(s.dirty);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 0);
+	assert_int_equal(nvipam_store_pool_count(s), 0);
+	assert_false(nvipam_store_dirty(s));
+	nvipam_store_close(s);
 	/* Some pools open: the store file of version 2 is written (once, under the node lock). */
 	open_pools_ok(path, keys, &s);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	_cleanup_free_ char *text = read_all(path, NULL);
 	assert_string_equal(text, "{\"version\":2,\"pools\":\"store.d\"}\n");
 }
 
-static void test_close_zeroed_and_twice(void **state)
+static void test_close_none(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
-	struct nvipam_store s = { 0 }, init = NVIPAM_STORE_INIT;
+	struct nvipam_store *s = NULL;
 	int fd0 = fcntl(0, F_GETFD);
 
 	(void)state;
-	/* A zeroed store has lock_fd 0: closing it must not close stdin. */
-	nvipam_store_close(&s);
+	/* No store: closing it must not close stdin. */
+	nvipam_store_close(s);
 	assert_int_equal(fcntl(0, F_GETFD), fd0);
-	nvipam_store_close(&init);
 	open_ok(path, &s);
-	nvipam_store_close(&s);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	assert_int_equal(fcntl(0, F_GETFD), fd0);
 	nvipam_store_close(NULL);
 }
@@ -108,29 +105,29 @@ static void test_round_trip_all_fields(void **state)
 	_cleanup_free_ char *pools = path_in("store.d");
 	_cleanup_free_ char *text = NULL;
 	struct nvipam_alloc a = {
-		.pool = (char *)"cidrpool/p6",
+		.pool = "cidrpool/p6",
 		.ip = ip("fd52:2eb5:44::2"),
-		.container_id = (char *)"0123456789abcdef",
-		.ifname = (char *)"net1",
-		.network = (char *)"my \"net\"\\x\ttab\nnewline",
-		.pod_namespace = (char *)"kube-system",
-		.pod_name = (char *)"p\xc3\xa9-\t<&>\x01 \xff\xfe\xc2\x85",
-		.pod_uid = (char *)"aaf0a0fc-9869-41ef-9214-48599f85b4fa",
-		.device_id = (char *)"0000:3b:00.2",
+		.container_id = "0123456789abcdef",
+		.ifname = "net1",
+		.network = "my \"net\"\\x\ttab\nnewline",
+		.pod_namespace = "kube-system",
+		.pod_name = "p\xc3\xa9-\t<&>\x01 \xff\xfe\xc2\x85",
+		.pod_uid = "aaf0a0fc-9869-41ef-9214-48599f85b4fa",
+		.device_id = "0000:3b:00.2",
 		.created = T_REF + 3661,
 	};
-	struct nvipam_store s;
-	struct nvipam_alloc *g;
+	struct nvipam_store *s;
+	const struct nvipam_alloc *g;
 	struct stat st;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "pool1", "192.168.0.2", "c1", "net1", true);
-	add_ok(&s, "pool1", "192.168.0.7", "c2", "net1", false);
-	assert_int_equal(nvipam_store_add(&s, &a, false), 0);
-	assert_true(s.dirty);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "pool1", "192.168.0.2", "c1", "net1", true);
+	add_ok(s, "pool1", "192.168.0.7", "c2", "net1", false);
+	assert_int_equal(nvipam_store_add(s, &a, false), 0);
+	assert_true(nvipam_store_dirty(s));
+	commit_ok(s);
+	nvipam_store_close(s);
 
 	/* The store file points at the pool logs; everything is the node's alone. */
 	text = read_all(path, NULL);
@@ -144,17 +141,17 @@ static void test_round_trip_all_fields(void **state)
 	assert_int_equal(stat(log6, &st), 0);
 
 	open_ok(path, &s);
-	assert_false(s.dirty);
-	assert_int_equal(s.n_allocs, 3);
+	assert_false(nvipam_store_dirty(s));
+	assert_int_equal(nvipam_store_count(s), 3);
 	/* Pools in lock order: by file name ("cidrpool%2Fp6" before "pool1"). */
-	assert_int_equal(s.n_pools, 2);
-	assert_string_equal(s.pools[0].key, "cidrpool/p6");
-	assert_false(s.pools[0].has_last);
-	assert_string_equal(s.pools[1].key, "pool1");
-	assert_true(s.pools[1].has_last);
-	assert_ip(&s.pools[1].last_reserved, "192.168.0.2");
+	assert_int_equal(nvipam_store_pool_count(s), 2);
+	assert_string_equal(pool_at(s, 0)->key, "cidrpool/p6");
+	assert_false(pool_at(s, 0)->has_last);
+	assert_string_equal(pool_at(s, 1)->key, "pool1");
+	assert_true(pool_at(s, 1)->has_last);
+	assert_ip(&pool_at(s, 1)->last_reserved, "192.168.0.2");
 
-	g = nvipam_store_find(&s, "cidrpool/p6", "0123456789abcdef", "net1");
+	g = nvipam_store_find(s, "cidrpool/p6", "0123456789abcdef", "net1");
 	assert_non_null(g);
 	assert_string_equal(g->pool, a.pool);
 	assert_ip(&g->ip, "fd52:2eb5:44::2");
@@ -166,8 +163,8 @@ static void test_round_trip_all_fields(void **state)
 	assert_string_equal(g->pod_uid, a.pod_uid);
 	assert_string_equal(g->device_id, a.device_id);
 	assert_int_equal(g->created, T_REF + 3661);
-	assert_ip(&nvipam_store_find(&s, "pool1", "c2", "net1")->ip, "192.168.0.7");
-	nvipam_store_close(&s);
+	assert_ip(&nvipam_store_find(s, "pool1", "c2", "net1")->ip, "192.168.0.7");
+	nvipam_store_close(s);
 }
 
 static void test_exact_format(void **state)
@@ -179,15 +176,15 @@ static void test_exact_format(void **state)
 	_cleanup_free_ char *want_d = log_line("D\ta1b2c3\tnet1");
 	char **lines;
 	size_t n;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "pool1", "192.168.0.2", "a1b2c3", "net1", true);
-	commit_ok(&s);
-	assert_int_equal(nvipam_store_remove(&s, NULL, "a1b2c3", "net1"), 1);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "pool1", "192.168.0.2", "a1b2c3", "net1", true);
+	commit_ok(s);
+	assert_int_equal(nvipam_store_remove(s, NULL, "a1b2c3", "net1"), 1);
+	commit_ok(s);
+	nvipam_store_close(s);
 	lines = lines_of(log, &n);
 	assert_int_equal(n, 3);
 	/* The header: magic, version, pool key, the log's random id, checksum. */
@@ -202,27 +199,40 @@ static void test_exact_format(void **state)
 static void test_created_times(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct nvipam_alloc a;
 
 	(void)state;
 	open_ok(path, &s);
 	a = mk("p", "10.0.1.1", "c1", "e");
 	a.created = -5;
-	assert_int_equal(nvipam_store_add(&s, &a, false), 0);
+	assert_int_equal(nvipam_store_add(s, &a, false), 0);
 	a = mk("p", "10.0.1.2", "c2", "e");
 	a.created = (time_t)253402300799LL + 1000;
-	assert_int_equal(nvipam_store_add(&s, &a, false), 0);
+	assert_int_equal(nvipam_store_add(s, &a, false), 0);
 	a = mk("p", "10.0.1.3", "c3", "e");
 	a.created = 951782400; /* 2000-02-29 */
-	assert_int_equal(nvipam_store_add(&s, &a, false), 0);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_add(s, &a, false), 0);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(nvipam_store_find(&s, "p", "c1", "e")->created, 0);
-	assert_int_equal(nvipam_store_find(&s, "p", "c2", "e")->created, (time_t)253402300799LL);
-	assert_int_equal(nvipam_store_find(&s, "p", "c3", "e")->created, 951782400);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_find(s, "p", "c1", "e")->created, 0);
+	assert_int_equal(nvipam_store_find(s, "p", "c2", "e")->created, (time_t)253402300799LL);
+	assert_int_equal(nvipam_store_find(s, "p", "c3", "e")->created, 951782400);
+	nvipam_store_close(s);
+}
+
+/* The reference daemon's store @go (Go's marshalling, "checksum":0) with its checksum set. */
+static char *reference_checksummed(const char *go)
+{
+	const char *at = strstr(go, "\"checksum\":0,");
+	char *doc;
+
+	assert_non_null(at);
+	at += strlen("\"checksum\":");
+	assert_true(asprintf(&doc, "%.*s%" PRIu32 "%s", (int)(at - go), go,
+			     text_hash32(go, strlen(go), TEXT_HASH32_INIT), at + 1) > 0);
+	return doc;
 }
 
 /*
@@ -234,8 +244,8 @@ static void test_add_too_long(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *old_path = path_in("old");
-	_cleanup_free_ char *huge = malloc(600 * 1024), *doc = NULL;
-	struct nvipam_store s;
+	_cleanup_free_ char *huge = malloc(600 * 1024), *doc = NULL, *with_sum = NULL;
+	struct nvipam_store *s;
 	struct nvipam_alloc a = mk("p", "10.0.0.1", "c", "e");
 
 	(void)state;
@@ -243,33 +253,38 @@ static void test_add_too_long(void **state)
 	huge[600 * 1024 - 1] = '\0';
 	a.network = huge;
 	open_ok(path, &s);
-	assert_int_equal(nvipam_store_add(&s, &a, true), -E2BIG);
+	assert_int_equal(nvipam_store_add(s, &a, true), -E2BIG);
 	huge[STORE_FORMAT_ADD_LINE_MAX] = '\0';
-	assert_int_equal(nvipam_store_add(&s, &a, true), -E2BIG);
-	assert_int_equal(s.n_allocs, 0);
-	assert_false(s.dirty);
+	assert_int_equal(nvipam_store_add(s, &a, true), -E2BIG);
+	assert_int_equal(nvipam_store_count(s), 0);
+	assert_false(nvipam_store_dirty(s));
 	/* A long name that fits is kept whole. */
 	huge[STORE_FORMAT_ADD_LINE_MAX - 200] = '\0';
-	assert_int_equal(nvipam_store_add(&s, &a, true), 0);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_add(s, &a, true), 0);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(strlen(nvipam_store_find(&s, "p", "c", "e")->network),
+	assert_int_equal(strlen(nvipam_store_find(s, "p", "c", "e")->network),
 			 STORE_FORMAT_ADD_LINE_MAX - 200);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 
+	/* The reference daemon's store, its pod name of 100 KiB: checksummed as the daemon does. */
 	memset(huge, 'x', 100 * 1024);
 	huge[100 * 1024] = '\0';
-	assert_true(asprintf(&doc, "{\"version\":1,\"pools\":{\"p\":{}},\"allocations\":[{\"pool\":\"p\","
-			     "\"ip\":\"10.0.0.1\",\"containerID\":\"c\",\"ifname\":\"e\",\"network\":\"%s\"}]}",
+	assert_true(asprintf(&doc, "{\"version\":1,\"checksum\":0,\"pools\":{\"p\":{\"name\":\"p\","
+			     "\"entries\":{\"c_e\":{\"container_id\":\"c\",\"interface_name\":\"e\","
+			     "\"ip_address\":\"10.0.0.1\",\"metadata\":{\"create_time\":\"\",\"pod_uuid\":\"\","
+			     "\"pod_name\":\"%s\",\"pod_namespace\":\"\",\"device_id\":\"\","
+			     "\"pool_config_snapshot\":\"\"}}},\"last_pool_config\":\"\",\"last_reserved_ip\":\"\"}}}",
 			     huge) > 0);
-	write_all(old_path, doc, strlen(doc));
+	with_sum = reference_checksummed(doc);
+	write_all(old_path, with_sum, strlen(with_sum));
 	open_ok(old_path, &s);
-	assert_int_equal(strlen(nvipam_store_find(&s, "p", "c", "e")->network), 100 * 1024);
-	nvipam_store_close(&s);
+	assert_int_equal(strlen(nvipam_store_find(s, "p", "c", "e")->pod_name), 100 * 1024);
+	nvipam_store_close(s);
 	open_ok(old_path, &s);
-	assert_int_equal(strlen(nvipam_store_find(&s, "p", "c", "e")->network), 100 * 1024);
-	nvipam_store_close(&s);
+	assert_int_equal(strlen(nvipam_store_find(s, "p", "c", "e")->pod_name), 100 * 1024);
+	nvipam_store_close(s);
 }
 
 /* ---- the model ---- */
@@ -279,102 +294,102 @@ static void test_add_refuses_duplicate_ip(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	char cid[] = "c1";
 	struct nvipam_alloc a = mk("pool1", "10.0.0.5", cid, "net1");
-	struct nvipam_alloc nulls = { .pool = (char *)"pool2", .ip = ip("10.0.0.9") };
+	struct nvipam_alloc nulls = { .pool = "pool2", .ip = ip("10.0.0.9") };
 	struct nvipam_alloc bad = mk("", "10.0.0.6", "c", "e");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	open_ok(path, &s);
-	assert_int_equal(nvipam_store_add(&s, &a, false), 0);
+	assert_int_equal(nvipam_store_add(s, &a, false), 0);
 	/* Copied, not borrowed. */
 	cid[1] = '9';
-	assert_string_equal(s.allocs[0].container_id, "c1");
-	assert_int_equal(s.n_pools, 1);
-	assert_false(s.pools[0].has_last);
+	assert_string_equal(nvipam_store_alloc_at(s, 0)->container_id, "c1");
+	assert_int_equal(nvipam_store_pool_count(s), 1);
+	assert_false(pool_at(s, 0)->has_last);
 
 	a = mk("pool1", "10.0.0.5", "other", "net1");
-	assert_int_equal(nvipam_store_add(&s, &a, true), -EEXIST);
-	assert_int_equal(s.n_allocs, 1);
+	assert_int_equal(nvipam_store_add(s, &a, true), -EEXIST);
+	assert_int_equal(nvipam_store_count(s), 1);
 	/* The same IP in another pool is another address space. */
 	a = mk("pool2", "10.0.0.5", "other", "net1");
-	assert_int_equal(nvipam_store_add(&s, &a, true), 0);
-	assert_int_equal(nvipam_store_add(&s, &a, true), -EEXIST);
-	assert_int_equal(s.n_allocs, 2);
-	assert_int_equal(s.n_pools, 2);
-	assert_string_equal(s.pools[1].key, "pool2");
-	assert_ip(&s.pools[1].last_reserved, "10.0.0.5");
+	assert_int_equal(nvipam_store_add(s, &a, true), 0);
+	assert_int_equal(nvipam_store_add(s, &a, true), -EEXIST);
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_int_equal(nvipam_store_pool_count(s), 2);
+	assert_string_equal(pool_at(s, 1)->key, "pool2");
+	assert_ip(&pool_at(s, 1)->last_reserved, "10.0.0.5");
 
-	assert_int_equal(nvipam_store_add(&s, &nulls, true), 0);
-	assert_ip(&s.pools[1].last_reserved, "10.0.0.9");
-	assert_string_equal(s.allocs[2].container_id, "");
-	assert_string_equal(s.allocs[2].network, "");
+	assert_int_equal(nvipam_store_add(s, &nulls, true), 0);
+	assert_ip(&pool_at(s, 1)->last_reserved, "10.0.0.9");
+	assert_string_equal(nvipam_store_alloc_at(s, 2)->container_id, "");
+	assert_string_equal(nvipam_store_alloc_at(s, 2)->network, "");
 
 	/* What the loader would refuse is refused here. */
-	assert_int_equal(nvipam_store_add(&s, &bad, false), -EINVAL);
+	assert_int_equal(nvipam_store_add(s, &bad, false), -EINVAL);
 	bad = mk("pool1", "10.0.0.6", "c", "e");
 	bad.ip = (struct ip_addr){ 0 };
-	assert_int_equal(nvipam_store_add(&s, &bad, false), -EINVAL);
-	assert_int_equal(s.n_allocs, 3);
+	assert_int_equal(nvipam_store_add(s, &bad, false), -EINVAL);
+	assert_int_equal(nvipam_store_count(s), 3);
 
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 3);
+	assert_int_equal(nvipam_store_count(s), 3);
 	a = mk("pool2", "10.0.0.5", "x", "y");
-	assert_int_equal(nvipam_store_add(&s, &a, false), -EEXIST);
-	assert_false(s.dirty);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_add(s, &a, false), -EEXIST);
+	assert_false(nvipam_store_dirty(s));
+	nvipam_store_close(s);
 }
 
 static void test_remove(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	size_t n;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "p4", "10.0.0.1", "c1", "net1", true);
-	add_ok(&s, "p6", "fd00::1", "c1", "net1", true);
-	add_ok(&s, "p4", "10.0.0.2", "c2", "net1", true);
-	add_ok(&s, "p4", "10.0.0.3", "c1", "net2", true);
-	add_ok(&s, "p6", "fd00::2", "c2", "net1", true);
-	commit_ok(&s);
+	add_ok(s, "p4", "10.0.0.1", "c1", "net1", true);
+	add_ok(s, "p6", "fd00::1", "c1", "net1", true);
+	add_ok(s, "p4", "10.0.0.2", "c2", "net1", true);
+	add_ok(s, "p4", "10.0.0.3", "c1", "net2", true);
+	add_ok(s, "p6", "fd00::2", "c2", "net1", true);
+	commit_ok(s);
 
-	assert_int_equal(nvipam_store_remove(&s, "p4", "nope", "net1"), 0);
-	assert_false(s.dirty);
+	assert_int_equal(nvipam_store_remove(s, "p4", "nope", "net1"), 0);
+	assert_false(nvipam_store_dirty(s));
 	/* One pool only. */
-	assert_int_equal(nvipam_store_remove(&s, "p6", "c1", "net1"), 1);
-	assert_true(s.dirty);
-	assert_int_equal(s.n_allocs, 4);
-	assert_non_null(nvipam_store_find(&s, "p4", "c1", "net1"));
-	assert_null(nvipam_store_find(&s, "p6", "c1", "net1"));
+	assert_int_equal(nvipam_store_remove(s, "p6", "c1", "net1"), 1);
+	assert_true(nvipam_store_dirty(s));
+	assert_int_equal(nvipam_store_count(s), 4);
+	assert_non_null(nvipam_store_find(s, "p4", "c1", "net1"));
+	assert_null(nvipam_store_find(s, "p6", "c1", "net1"));
 	/* All pools; the arguments point into the allocation removed, as GC passes them. */
 	{
-		struct nvipam_alloc *a = nvipam_store_find(&s, "p4", "c2", "net1");
+		const struct nvipam_alloc *a = nvipam_store_find(s, "p4", "c2", "net1");
 
 		assert_non_null(a);
-		n = nvipam_store_remove(&s, NULL, a->container_id, a->ifname);
+		n = nvipam_store_remove(s, NULL, a->container_id, a->ifname);
 	}
 	assert_int_equal(n, 2);
-	assert_int_equal(s.n_allocs, 2);
+	assert_int_equal(nvipam_store_count(s), 2);
 	/* The others keep their order. */
-	assert_string_equal(s.allocs[0].container_id, "c1");
-	assert_string_equal(s.allocs[0].ifname, "net1");
-	assert_string_equal(s.allocs[1].ifname, "net2");
+	assert_string_equal(nvipam_store_alloc_at(s, 0)->container_id, "c1");
+	assert_string_equal(nvipam_store_alloc_at(s, 0)->ifname, "net1");
+	assert_string_equal(nvipam_store_alloc_at(s, 1)->ifname, "net2");
 	/* Last reserved IPs stay, as the reference's DEL leaves them. */
-	assert_int_equal(s.n_pools, 2);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_pool_count(s), 2);
+	commit_ok(s);
+	nvipam_store_close(s);
 
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 2);
-	assert_null(nvipam_store_find(&s, "p4", "c2", "net1"));
-	assert_null(nvipam_store_find(&s, "p6", "c2", "net1"));
-	assert_non_null(nvipam_store_find(&s, "p4", "c1", "net2"));
-	assert_int_equal(s.n_pools, 2);
-	assert_ip(&s.pools[1].last_reserved, "fd00::2");
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_null(nvipam_store_find(s, "p4", "c2", "net1"));
+	assert_null(nvipam_store_find(s, "p6", "c2", "net1"));
+	assert_non_null(nvipam_store_find(s, "p4", "c1", "net2"));
+	assert_int_equal(nvipam_store_pool_count(s), 2);
+	assert_ip(&pool_at(s, 1)->last_reserved, "fd00::2");
+	nvipam_store_close(s);
 }
 
 /* gc's dropping of a pool record: files removed at commit, only from the whole store. */
@@ -384,49 +399,49 @@ static void test_drop_pool(void **state)
 	_cleanup_free_ char *dir = path_in("store.d");
 	_cleanup_free_ char *log = path_in("store.d/p6.log");
 	const char *keys[] = { "p6", NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "p4", "10.0.0.1", "c1", "net1", true);
-	add_ok(&s, "p6", "fd00::1", "c1", "net1", true);
-	commit_ok(&s);
-	assert_false(nvipam_store_drop_pool(&s, "p6"));
-	assert_int_equal(nvipam_store_remove(&s, "p6", "c1", "net1"), 1);
+	add_ok(s, "p4", "10.0.0.1", "c1", "net1", true);
+	add_ok(s, "p6", "fd00::1", "c1", "net1", true);
+	commit_ok(s);
+	assert_false(nvipam_store_drop_pool(s, "p6"));
+	assert_int_equal(nvipam_store_remove(s, "p6", "c1", "net1"), 1);
 	/* Its release is queued and goes with it: the log is removed, not appended to. */
-	assert_true(nvipam_store_drop_pool(&s, "p6"));
-	assert_int_equal(s.n_pools, 1);
+	assert_true(nvipam_store_drop_pool(s, "p6"));
+	assert_int_equal(nvipam_store_pool_count(s), 1);
 	assert_int_equal(access(log, F_OK), 0);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	/* Not committed (gc's dry run): nothing changed. */
 	open_ok(path, &s);
-	assert_int_equal(s.n_pools, 2);
-	assert_non_null(nvipam_store_find(&s, "p6", "c1", "net1"));
-	assert_int_equal(nvipam_store_remove(&s, "p6", "c1", "net1"), 1);
-	assert_true(nvipam_store_drop_pool(&s, "p6"));
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_pool_count(s), 2);
+	assert_non_null(nvipam_store_find(s, "p6", "c1", "net1"));
+	assert_int_equal(nvipam_store_remove(s, "p6", "c1", "net1"), 1);
+	assert_true(nvipam_store_drop_pool(s, "p6"));
+	commit_ok(s);
+	nvipam_store_close(s);
 	assert_int_equal(access(log, F_OK), -1);
 	assert_int_equal(count_prefixed(dir, "p6.snap"), 0);
 	open_ok(path, &s);
-	assert_int_equal(s.n_pools, 1);
-	assert_string_equal(s.pools[0].key, "p4");
-	assert_int_equal(s.n_allocs, 1);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_pool_count(s), 1);
+	assert_string_equal(pool_at(s, 0)->key, "p4");
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
 	/* Some pools open: never (a pool's files are removed only under the whole store's lock). */
 	open_pools_ok(path, keys, &s);
-	add_ok(&s, "p6", "fd00::1", "c1", "net1", true);
-	commit_ok(&s);
-	assert_int_equal(nvipam_store_remove(&s, "p6", "c1", "net1"), 1);
-	commit_ok(&s);
-	assert_false(nvipam_store_drop_pool(&s, "p6"));
-	nvipam_store_close(&s);
+	add_ok(s, "p6", "fd00::1", "c1", "net1", true);
+	commit_ok(s);
+	assert_int_equal(nvipam_store_remove(s, "p6", "c1", "net1"), 1);
+	commit_ok(s);
+	assert_false(nvipam_store_drop_pool(s, "p6"));
+	nvipam_store_close(s);
 }
 
 static void test_find_and_usage(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct ip_addr *ips = NULL;
 	struct ip_addr last;
 	bool has_last = true;
@@ -434,25 +449,25 @@ static void test_find_and_usage(void **state)
 
 	(void)state;
 	open_ok(path, &s);
-	assert_int_equal(nvipam_store_usage(&s, "p", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, "p", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 0);
 	assert_false(has_last);
 	free(ips);
 
-	add_ok(&s, "p", "10.0.0.4", "c1", "net1", false);
-	add_ok(&s, "q", "10.0.0.5", "c1", "net1", true);
-	add_ok(&s, "p", "fd00::1", "c4", "net1", false);
-	add_ok(&s, "p", "10.0.0.6", "c2", "net1", true);
-	add_ok(&s, "p", "10.0.0.2", "c3", "net1", false);
+	add_ok(s, "p", "10.0.0.4", "c1", "net1", false);
+	add_ok(s, "q", "10.0.0.5", "c1", "net1", true);
+	add_ok(s, "p", "fd00::1", "c4", "net1", false);
+	add_ok(s, "p", "10.0.0.6", "c2", "net1", true);
+	add_ok(s, "p", "10.0.0.2", "c3", "net1", false);
 
-	assert_null(nvipam_store_find(&s, "q", "c2", "net1"));
-	assert_null(nvipam_store_find(&s, "p", "c1", "net2"));
-	assert_null(nvipam_store_find(&s, "nope", "c1", "net1"));
-	assert_ip(&nvipam_store_find(&s, "q", "c1", "net1")->ip, "10.0.0.5");
-	assert_ip(&nvipam_store_find(&s, "p", "c1", "net1")->ip, "10.0.0.4");
+	assert_null(nvipam_store_find(s, "q", "c2", "net1"));
+	assert_null(nvipam_store_find(s, "p", "c1", "net2"));
+	assert_null(nvipam_store_find(s, "nope", "c1", "net1"));
+	assert_ip(&nvipam_store_find(s, "q", "c1", "net1")->ip, "10.0.0.5");
+	assert_ip(&nvipam_store_find(s, "p", "c1", "net1")->ip, "10.0.0.4");
 
 	/* In address order, IPv4 first, as allocation takes them. */
-	assert_int_equal(nvipam_store_usage(&s, "p", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, "p", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 4);
 	assert_ip(&ips[0], "10.0.0.2");
 	assert_ip(&ips[1], "10.0.0.4");
@@ -461,7 +476,7 @@ static void test_find_and_usage(void **state)
 	assert_true(has_last);
 	assert_ip(&last, "10.0.0.6");
 	free(ips);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 }
 
 /* ---- some pools open ---- */
@@ -471,34 +486,34 @@ static void test_open_pools(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	const char *keys[] = { "b", "a", "b", NULL };
 	struct nvipam_alloc a = mk("c", "10.0.0.9", "x", "e");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "a", "10.0.0.1", "c1", "net1", true);
-	add_ok(&s, "b", "10.0.1.1", "c1", "net1", true);
-	add_ok(&s, "c", "10.0.2.1", "c1", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "a", "10.0.0.1", "c1", "net1", true);
+	add_ok(s, "b", "10.0.1.1", "c1", "net1", true);
+	add_ok(s, "c", "10.0.2.1", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 
 	/* Named twice, opened once; in lock order; only these. */
 	open_pools_ok(path, keys, &s);
-	assert_int_equal(s.n_pools, 2);
-	assert_string_equal(s.pools[0].key, "a");
-	assert_string_equal(s.pools[1].key, "b");
-	assert_non_null(nvipam_store_find(&s, "a", "c1", "net1"));
-	assert_null(nvipam_store_find(&s, "c", "c1", "net1"));
+	assert_int_equal(nvipam_store_pool_count(s), 2);
+	assert_string_equal(pool_at(s, 0)->key, "a");
+	assert_string_equal(pool_at(s, 1)->key, "b");
+	assert_non_null(nvipam_store_find(s, "a", "c1", "net1"));
+	assert_null(nvipam_store_find(s, "c", "c1", "net1"));
 	/* Only the pools it holds locks of take allocations. */
-	assert_int_equal(nvipam_store_add(&s, &a, true), -EINVAL);
-	add_ok(&s, "b", "10.0.1.2", "c2", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_add(s, &a, true), -EINVAL);
+	add_ok(s, "b", "10.0.1.2", "c2", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 4);
-	assert_ip(&nvipam_store_find(&s, "b", "c2", "net1")->ip, "10.0.1.2");
-	assert_ip(&s.pools[1].last_reserved, "10.0.1.2");
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 4);
+	assert_ip(&nvipam_store_find(s, "b", "c2", "net1")->ip, "10.0.1.2");
+	assert_ip(&pool_at(s, 1)->last_reserved, "10.0.1.2");
+	nvipam_store_close(s);
 }
 
 /*
@@ -511,7 +526,7 @@ static pid_t hold_in_child(const char *path, const char *key, int ready, int go,
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct nvipam_store s;
+		struct nvipam_store *s;
 		struct cni_err err = { 0 };
 		char c = 'x';
 		int r;
@@ -532,7 +547,7 @@ static pid_t hold_in_child(const char *path, const char *key, int ready, int go,
 		} else if (read(go, &c, 1) != 1) {
 			_exit(4);
 		}
-		nvipam_store_close(&s);
+		nvipam_store_close(s);
 		_exit(0);
 	}
 	return pid;
@@ -553,7 +568,7 @@ static void test_pools_lock_independently(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	const char *b[] = { "b", NULL };
 	int ready[2], go[2];
-	struct nvipam_store s = NVIPAM_STORE_INIT;
+	struct nvipam_store *s = NULL;
 	struct cni_err err = { 0 };
 	const char *a = "a";
 	struct timespec t0;
@@ -569,12 +584,13 @@ static void test_pools_lock_independently(void **state)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	open_pools_ok(path, b, &s);
-	add_ok(&s, "b", "10.0.0.1", "c1", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "b", "10.0.0.1", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	/* Pool b did not wait for pool a. */
 	assert_true(ms_since(&t0) < 500.0);
 
+	s = NULL;
 	r = nvipam_store_open_pools(path, false, 100, &a, 1, &s, &err);
 	assert_int_equal(r, -EAGAIN);
 	assert_int_equal(err.code, CNI_ERR_TRY_AGAIN);
@@ -583,13 +599,13 @@ static void test_pools_lock_independently(void **state)
 	r = nvipam_store_open(path, false, 100, &s, &err);
 	assert_int_equal(r, -EAGAIN);
 	assert_non_null(strstr(err.msg, "is locked by another process (waited 100 ms)"));
-	assert_null(s.path);
+	assert_null(s);
 
 	assert_int_equal(write(go[1], "x", 1), 1);
 	wait_child(pid);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
 	close(ready[0]);
 	close(ready[1]);
 	close(go[0]);
@@ -601,7 +617,7 @@ static void test_whole_store_excludes_pools(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
 	int ready[2], go[2];
-	struct nvipam_store s = NVIPAM_STORE_INIT;
+	struct nvipam_store *s = NULL;
 	struct cni_err err = { 0 };
 	const char *a = "a";
 	char c;
@@ -631,7 +647,7 @@ static void test_release(void **state)
 	_cleanup_free_ char *fresh = path_in("fresh/store");
 	_cleanup_free_ char *fresh_dir = path_in("fresh");
 	struct cni_err err = { 0 };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	size_t n = 99;
 
 	(void)state;
@@ -643,13 +659,13 @@ static void test_release(void **state)
 	assert_int_equal(count_prefixed(fresh_dir, "store.d"), 0);
 
 	open_ok(path, &s);
-	add_ok(&s, "p4", "10.0.0.1", "c1", "net1", true);
-	add_ok(&s, "p6", "fd00::1", "c1", "net1", true);
-	add_ok(&s, "p4", "10.0.0.2", "c2", "net1", true);
-	add_ok(&s, "old", "10.9.0.2", "c1", "net1", true);
-	add_ok(&s, "p4", "10.0.0.3", "c1", "net2", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "p4", "10.0.0.1", "c1", "net1", true);
+	add_ok(s, "p6", "fd00::1", "c1", "net1", true);
+	add_ok(s, "p4", "10.0.0.2", "c2", "net1", true);
+	add_ok(s, "old", "10.9.0.2", "c1", "net1", true);
+	add_ok(s, "p4", "10.0.0.3", "c1", "net2", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 
 	/* Every pool, one at a time; a pool no config names any more too. */
 	assert_int_equal(nvipam_store_release(path, true, 1000, "c1", "net1", 0, &n, &err), 0);
@@ -657,10 +673,54 @@ static void test_release(void **state)
 	assert_int_equal(nvipam_store_release(path, true, 1000, "c1", "net1", 0, &n, &err), 0);
 	assert_int_equal(n, 0);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 2);
-	assert_non_null(nvipam_store_find(&s, "p4", "c2", "net1"));
-	assert_non_null(nvipam_store_find(&s, "p4", "c1", "net2"));
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_non_null(nvipam_store_find(s, "p4", "c2", "net1"));
+	assert_non_null(nvipam_store_find(s, "p4", "c1", "net2"));
+	nvipam_store_close(s);
+}
+
+/*
+ * The addresses a cooldown keeps are given in address order, whatever order their DELs
+ * came in: the allocator takes its held addresses sorted, these among them.
+ */
+static void test_cooling_in_address_order(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ struct ip_addr *ips = NULL;
+	static const char *const ids[] = { "c1", "c2", "c3" };
+	const char *key = "p4";
+	struct cni_err err = { 0 };
+	struct nvipam_store *s;
+	char buf[IP_PREFIX_STRLEN];
+	size_t n = 0;
+
+	(void)state;
+	open_ok(path, &s);
+	add_ok(s, "p4", "10.0.0.9", "c1", "net1", true);
+	add_ok(s, "p4", "10.0.0.3", "c2", "net1", true);
+	add_ok(s, "p4", "10.0.0.5", "c3", "net1", true);
+	add_ok(s, "p4", "10.0.0.4", "c4", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		assert_int_equal(nvipam_store_release(path, true, 1000, ids[i], "net1", 60, &n, &err), 0);
+		assert_int_equal(n, 1);
+	}
+	/* Without a cooldown, nothing is noted. */
+	assert_int_equal(nvipam_store_release(path, true, 1000, "c4", "net1", 0, &n, &err), 0);
+
+	assert_int_equal(nvipam_store_open_pools(path, true, 1000, &key, 1, &s, &err), 0);
+	assert_int_equal(nvipam_store_cooling(s, "p4", 60, &ips, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(ip_addr_format(&ips[0], buf, sizeof(buf)), "10.0.0.3");
+	assert_string_equal(ip_addr_format(&ips[1], buf, sizeof(buf)), "10.0.0.5");
+	assert_string_equal(ip_addr_format(&ips[2], buf, sizeof(buf)), "10.0.0.9");
+	free(ips);
+	ips = NULL;
+	assert_int_equal(nvipam_store_cooling(s, "p4", 0, &ips, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(ips);
+	nvipam_store_close(s);
 }
 
 /* ---- two pools in one ADD: all or nothing ---- */
@@ -668,7 +728,7 @@ static void test_release(void **state)
 /* @n allocations in @pool: its log grows past a few KiB. */
 static void grow_pool(const char *path, const char *pool, int n)
 {
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	open_ok(path, &s);
 	for (int i = 0; i < n; i++) {
@@ -676,10 +736,10 @@ static void grow_pool(const char *path, const char *pool, int n)
 
 		snprintf(addr, sizeof(addr), "10.1.%d.%d", i / 200, i % 200 + 1);
 		snprintf(cid, sizeof(cid), "filler%d", i);
-		add_ok(&s, pool, addr, cid, "net1", true);
+		add_ok(s, pool, addr, cid, "net1", true);
 	}
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	commit_ok(s);
+	nvipam_store_close(s);
 }
 
 /*
@@ -691,7 +751,7 @@ static void test_two_pools_snapshot(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *snap_a = path_in("store.d/a.snap");
 	const char *keys[] = { "a", "b", NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	for (int i = 0; i < 100; i++) {
@@ -701,10 +761,10 @@ static void test_two_pools_snapshot(void **state)
 		snprintf(addr6, sizeof(addr6), "fd00::%x", i + 1);
 		snprintf(cid, sizeof(cid), "c%d", i);
 		open_pools_ok(path, keys, &s);
-		add_ok(&s, "a", addr4, cid, "net1", true);
-		add_ok(&s, "b", addr6, cid, "net1", true);
-		commit_ok(&s);
-		nvipam_store_close(&s);
+		add_ok(s, "a", addr4, cid, "net1", true);
+		add_ok(s, "b", addr6, cid, "net1", true);
+		commit_ok(s);
+		nvipam_store_close(s);
 	}
 	assert_true(exists(snap_a));
 	open_pools_ok(path, keys, &s);
@@ -712,10 +772,10 @@ static void test_two_pools_snapshot(void **state)
 		char cid[32];
 
 		snprintf(cid, sizeof(cid), "c%d", i);
-		assert_non_null(nvipam_store_find(&s, "a", cid, "net1"));
-		assert_non_null(nvipam_store_find(&s, "b", cid, "net1"));
+		assert_non_null(nvipam_store_find(s, "a", cid, "net1"));
+		assert_non_null(nvipam_store_find(s, "b", cid, "net1"));
 	}
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 }
 
 static void test_two_pools_all_or_nothing(void **state)
@@ -725,7 +785,7 @@ static void test_two_pools_all_or_nothing(void **state)
 	const char *keys[] = { "a", "b", NULL };
 	struct rlimit old, small;
 	struct cni_err err = { 0 };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	char *text, *c_line;
 	int r;
 
@@ -733,10 +793,10 @@ static void test_two_pools_all_or_nothing(void **state)
 	grow_pool(path, "b", 40);
 	/* The ADD: pool a's line pending, pool b's holds the transaction, then a's confirmed. */
 	open_pools_ok(path, keys, &s);
-	add_ok(&s, "a", "10.0.0.1", "c1", "net1", true);
-	add_ok(&s, "b", "10.0.9.1", "c1", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "a", "10.0.0.1", "c1", "net1", true);
+	add_ok(s, "b", "10.0.9.1", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	text = read_all(log_a, NULL);
 	assert_non_null(strstr(text, "\nA\trp\t"));
 	assert_non_null(strstr(text, "\tb\t10.0.0.1\tc1\t"));
@@ -746,44 +806,44 @@ static void test_two_pools_all_or_nothing(void **state)
 	write_all(log_a, text, (size_t)(c_line - text) + 1);
 	free(text);
 	open_pools_ok(path, keys, &s);
-	assert_non_null(nvipam_store_find(&s, "a", "c1", "net1"));
-	assert_non_null(nvipam_store_find(&s, "b", "c1", "net1"));
-	nvipam_store_close(&s);
+	assert_non_null(nvipam_store_find(s, "a", "c1", "net1"));
+	assert_non_null(nvipam_store_find(s, "b", "c1", "net1"));
+	nvipam_store_close(s);
 
 	/* Pool b cannot be written (its log is past the file size limit): the ADD fails... */
 	open_pools_ok(path, keys, &s);
-	add_ok(&s, "a", "10.0.0.2", "c2", "net1", true);
-	add_ok(&s, "b", "10.0.9.2", "c2", "net1", true);
+	add_ok(s, "a", "10.0.0.2", "c2", "net1", true);
+	add_ok(s, "b", "10.0.9.2", "c2", "net1", true);
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
 	small = old;
 	small.rlim_cur = 2048;
 	signal(SIGXFSZ, SIG_IGN);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
-	r = nvipam_store_commit(&s, &err);
+	r = nvipam_store_commit(s, &err);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
 	assert_true(r < 0);
 	assert_non_null(strstr(err.msg, "store.d/b.log"));
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	/* ...pool a got its pending line, which counts for nothing: the old state. */
 	text = read_all(log_a, NULL);
 	assert_non_null(strstr(text, "\t10.0.0.2\tc2\t"));
 	free(text);
 	open_ok(path, &s);
-	assert_null(nvipam_store_find(&s, "a", "c2", "net1"));
-	assert_null(nvipam_store_find(&s, "b", "c2", "net1"));
-	assert_non_null(nvipam_store_find(&s, "a", "c1", "net1"));
+	assert_null(nvipam_store_find(s, "a", "c2", "net1"));
+	assert_null(nvipam_store_find(s, "b", "c2", "net1"));
+	assert_non_null(nvipam_store_find(s, "a", "c1", "net1"));
 	/* The verdict is written with the next commit: a line that settles it for good. */
-	add_ok(&s, "a", "10.0.0.3", "c3", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "a", "10.0.0.3", "c3", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	text = read_all(log_a, NULL);
 	assert_non_null(strstr(text, "\nX\t"));
 	free(text);
 	/* Its address is free again. */
 	open_ok(path, &s);
-	add_ok(&s, "a", "10.0.0.2", "c4", "net1", true);
-	nvipam_store_close(&s);
+	add_ok(s, "a", "10.0.0.2", "c4", "net1", true);
+	nvipam_store_close(s);
 }
 
 /* An ADD's commit: written, the locks let go, synced, closed. */
@@ -794,34 +854,34 @@ static void test_commit_close(void **state)
 	_cleanup_free_ char *text = NULL;
 	const char *one[] = { "a", NULL }, *two[] = { "a", "b", NULL };
 	struct cni_err err = { 0 };
-	struct nvipam_store s, t;
+	struct nvipam_store *s, *t;
 
 	(void)state;
 	open_pools_ok(path, one, &s);
-	add_ok(&s, "a", "10.0.0.1", "c1", "net1", true);
-	assert_int_equal(nvipam_store_commit_close(&s, &err), 0);
-	assert_null(s.path);
-	assert_int_equal(s.lock_fd, -1);
+	add_ok(s, "a", "10.0.0.1", "c1", "net1", true);
+	assert_int_equal(nvipam_store_commit_close(s, &err), 0);
 	/* Nothing is held: the whole store opens at once. */
 	assert_int_equal(nvipam_store_open(path, false, 0, &t, &err), 0);
-	assert_non_null(nvipam_store_find(&t, "a", "c1", "net1"));
-	nvipam_store_close(&t);
+	assert_non_null(nvipam_store_find(t, "a", "c1", "net1"));
+	nvipam_store_close(t);
 	/* Two pools: each synced before the next, the first one's line confirmed. */
 	open_pools_ok(path, two, &s);
-	add_ok(&s, "a", "10.0.0.2", "c2", "net1", true);
-	add_ok(&s, "b", "10.0.1.2", "c2", "net1", true);
-	assert_int_equal(nvipam_store_commit_close(&s, &err), 0);
+	add_ok(s, "a", "10.0.0.2", "c2", "net1", true);
+	add_ok(s, "b", "10.0.1.2", "c2", "net1", true);
+	assert_int_equal(nvipam_store_commit_close(s, &err), 0);
 	text = read_all(log_a, NULL);
 	assert_non_null(strstr(text, "\nA\trp\t"));
 	assert_non_null(strstr(text, "\nC\t"));
 	open_ok(path, &t);
-	assert_non_null(nvipam_store_find(&t, "a", "c2", "net1"));
-	assert_non_null(nvipam_store_find(&t, "b", "c2", "net1"));
-	nvipam_store_close(&t);
+	assert_non_null(nvipam_store_find(t, "a", "c2", "net1"));
+	assert_non_null(nvipam_store_find(t, "b", "c2", "net1"));
+	nvipam_store_close(t);
 	/* Nothing to write: closed all the same. */
 	open_pools_ok(path, one, &s);
-	assert_int_equal(nvipam_store_commit_close(&s, &err), 0);
-	assert_null(s.path);
+	assert_int_equal(nvipam_store_commit_close(s, &err), 0);
+	/* Nothing is held then either. */
+	assert_int_equal(nvipam_store_open(path, false, 0, &t, &err), 0);
+	nvipam_store_close(t);
 }
 
 /* ---- compaction and snapshots ---- */
@@ -842,14 +902,14 @@ static void test_compaction(void **state)
 	_cleanup_free_ char *log = path_in("store.d/p.log");
 	const char *keys[] = { "p", NULL };
 	char **before_v, **after_v;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	size_t before, after;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "p", "10.0.0.1", "keep", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "p", "10.0.0.1", "keep", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	before_v = lines_of(log, &before);
 	/* ADD and DEL of one container, over and over, each in its own session. */
 	for (int i = 0; i < 300; i++) {
@@ -857,11 +917,11 @@ static void test_compaction(void **state)
 
 		snprintf(addr, sizeof(addr), "10.0.%d.%d", 1 + i / 250, i % 250 + 1);
 		open_pools_ok(path, keys, &s);
-		add_ok(&s, "p", addr, "churn", "net1", true);
-		commit_ok(&s);
-		assert_int_equal(nvipam_store_remove(&s, "p", "churn", "net1"), 1);
-		commit_ok(&s);
-		nvipam_store_close(&s);
+		add_ok(s, "p", addr, "churn", "net1", true);
+		commit_ok(s);
+		assert_int_equal(nvipam_store_remove(s, "p", "churn", "net1"), 1);
+		commit_ok(s);
+		nvipam_store_close(s);
 	}
 	/* Dead lines beyond live ones + 512 made it compact: far fewer lines than 2 + 600. */
 	assert_true(line_count(log) < 200);
@@ -870,10 +930,10 @@ static void test_compaction(void **state)
 	assert_int_equal(strncmp(before_v[0], after_v[0], 21), 0);
 	assert_true(strcmp(before_v[0], after_v[0]) != 0);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 1);
-	assert_non_null(nvipam_store_find(&s, "p", "keep", "net1"));
-	assert_ip(&s.pools[0].last_reserved, "10.0.2.50");
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	assert_non_null(nvipam_store_find(s, "p", "keep", "net1"));
+	assert_ip(&pool_at(s, 0)->last_reserved, "10.0.2.50");
+	nvipam_store_close(s);
 	assert_int_equal(count_prefixed(helper_dir, "store.tmp"), 0);
 	lines_free(before_v, before);
 	lines_free(after_v, after);
@@ -884,7 +944,7 @@ static void test_many_allocations(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *snap = path_in("store.d/cidrpool%2Fbig-pool.snap");
 	const char *keys[] = { "cidrpool/big-pool", NULL };
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct ip_addr *ips;
 	struct ip_addr last;
 	bool has_last;
@@ -903,22 +963,22 @@ static void test_many_allocations(void **state)
 		a = mk("cidrpool/big-pool", addr, cid, "net1");
 		a.pod_name = pod;
 		a.pod_uid = uid;
-		a.pod_namespace = (char *)"tenant-namespace";
-		a.device_id = (char *)"0000:3b:00.2";
+		a.pod_namespace = "tenant-namespace";
+		a.device_id = "0000:3b:00.2";
 		a.created = T_REF + i;
-		assert_int_equal(nvipam_store_add(&s, &a, true), 0);
+		assert_int_equal(nvipam_store_add(s, &a, true), 0);
 	}
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	commit_ok(s);
+	nvipam_store_close(s);
 
 	/* Some pools open: the snapshot of the next commit is read, not the log. */
 	open_pools_ok(path, keys, &s);
-	add_ok(&s, "cidrpool/big-pool", "10.1.0.0", "one-more", "net1", true);
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	add_ok(s, "cidrpool/big-pool", "10.1.0.0", "one-more", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
 	assert_true(exists(snap));
 	open_pools_ok(path, keys, &s);
-	assert_int_equal(nvipam_store_usage(&s, "cidrpool/big-pool", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(nvipam_store_usage(s, "cidrpool/big-pool", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 10001);
 	for (size_t i = 1; i < n; i++)
 		assert_true(memcmp(ips[i - 1].bytes, ips[i].bytes, 4) < 0);
@@ -926,20 +986,20 @@ static void test_many_allocations(void **state)
 	assert_ip(&last, "10.1.0.0");
 	{
 		char cid[65];
-		struct nvipam_alloc *a;
+		const struct nvipam_alloc *a;
 
 		snprintf(cid, sizeof(cid), "%064x", 9999u * 2654435761u);
-		a = nvipam_store_find(&s, "cidrpool/big-pool", cid, "net1");
+		a = nvipam_store_find(s, "cidrpool/big-pool", cid, "net1");
 		assert_non_null(a);
 		assert_string_equal(a->pod_name, "workload-9999-7f9c8d6b5-x2x4z");
 		assert_int_equal(a->created, T_REF + 9999);
-		assert_int_equal(nvipam_store_remove(&s, NULL, cid, "net1"), 1);
+		assert_int_equal(nvipam_store_remove(s, NULL, cid, "net1"), 1);
 	}
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 10000);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 10000);
+	nvipam_store_close(s);
 }
 
 /* ---- locking ---- */
@@ -948,7 +1008,7 @@ static void test_lock_contention(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
 	int ready[2], go[2];
-	struct nvipam_store s = NVIPAM_STORE_INIT;
+	struct nvipam_store *s = NULL;
 	struct cni_err err = { 0 };
 	struct timespec t0;
 	double waited;
@@ -969,14 +1029,14 @@ static void test_lock_contention(void **state)
 	assert_int_equal(err.code, CNI_ERR_TRY_AGAIN);
 	assert_non_null(strstr(err.msg, path));
 	assert_non_null(strstr(err.msg, "is locked by another process (waited 100 ms)"));
-	assert_null(s.path);
+	assert_null(s);
 	/* It did wait, polling, for the whole timeout. */
 	assert_true(waited >= 100.0);
 
 	assert_int_equal(write(go[1], "x", 1), 1);
 	wait_child(pid);
 	open_ok(path, &s);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	close(ready[0]);
 	close(ready[1]);
 	close(go[0]);
@@ -987,7 +1047,7 @@ static void test_lock_released_while_waiting(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
 	int ready[2];
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct cni_err err = { 0 };
 	struct timespec t0;
 	double waited;
@@ -1004,7 +1064,7 @@ static void test_lock_released_while_waiting(void **state)
 	/* Taken once the child let go, well before the timeout. */
 	assert_true(waited >= 50.0);
 	assert_true(waited < 4000.0);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	wait_child(pid);
 	close(ready[0]);
 	close(ready[1]);
@@ -1018,16 +1078,16 @@ static void test_commit_write_fails(void **state)
 	_cleanup_free_ char *log = path_in("store.d/pool1.log");
 	_cleanup_free_ char *before = NULL, *after = NULL;
 	struct rlimit old, small;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	size_t len, after_len;
 	struct cni_err err = { 0 };
 	int r;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
-	commit_ok(&s);
-	add_ok(&s, "pool1", "10.0.0.2", "c2", "net1", true);
+	add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
+	commit_ok(s);
+	add_ok(s, "pool1", "10.0.0.2", "c2", "net1", true);
 	before = read_all(log, &len);
 	/* The file size limit applies to root too: the line's write fails with EFBIG. */
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
@@ -1035,14 +1095,14 @@ static void test_commit_write_fails(void **state)
 	small.rlim_cur = len + 10;
 	signal(SIGXFSZ, SIG_IGN);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
-	r = nvipam_store_commit(&s, &err);
+	r = nvipam_store_commit(s, &err);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
 	assert_true(r < 0);
 	assert_int_equal(err.code, CNI_ERR_IO);
 	assert_non_null(strstr(err.msg, log));
 	assert_non_null(strstr(err.msg, "File too large"));
-	assert_true(s.dirty);
+	assert_true(nvipam_store_dirty(s));
 
 	/* Cut back to where it was: not a byte of the line is left. */
 	after = read_all(log, &after_len);
@@ -1050,33 +1110,33 @@ static void test_commit_write_fails(void **state)
 	assert_memory_equal(after, before, len);
 
 	/* Nothing was lost: it can still be written. */
-	commit_ok(&s);
-	nvipam_store_close(&s);
+	commit_ok(s);
+	nvipam_store_close(s);
 	open_ok(path, &s);
-	assert_int_equal(s.n_allocs, 2);
-	nvipam_store_close(&s);
+	assert_int_equal(nvipam_store_count(s), 2);
+	nvipam_store_close(s);
 }
 
 static void test_commit_rename_fails(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *inside = path_in("store/keep");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct cni_err err = { 0 };
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
+	add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
 	/* Something that is not a file took the store's name: the store file cannot be written. */
 	assert_int_equal(mkdir(path, 0700), 0);
 	write_all(inside, "k", 1);
-	assert_true(nvipam_store_commit(&s, &err) < 0);
+	assert_true(nvipam_store_commit(s, &err) < 0);
 	assert_int_equal(err.code, CNI_ERR_IO);
 	assert_non_null(strstr(err.msg, "rename"));
-	assert_true(s.dirty);
+	assert_true(nvipam_store_dirty(s));
 	assert_int_equal(count_prefixed(helper_dir, "store.tmp"), 0);
 	assert_true(exists(inside));
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 }
 
 static void test_commit_directory_gone(void **state)
@@ -1086,37 +1146,37 @@ static void test_commit_directory_gone(void **state)
 	_cleanup_free_ char *path = path_in("sub/store");
 	_cleanup_free_ char *old_log = path_in("moved/store.d/pool1.log");
 	_cleanup_free_ char *after = NULL;
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct cni_err err = { 0 };
 	size_t len;
 
 	(void)state;
 	open_ok(path, &s);
-	add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
-	commit_ok(&s);
-	add_ok(&s, "pool1", "10.0.0.2", "c2", "net1", true);
+	add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
+	commit_ok(s);
+	add_ok(s, "pool1", "10.0.0.2", "c2", "net1", true);
 	/*
 	 * The directory was renamed and its name taken by a file: the commit goes
 	 * where the store was opened and locked, never through the name again.
 	 */
 	assert_int_equal(rename(sub, moved), 0);
 	write_all(sub, "x", 1);
-	commit_ok(&s);
+	commit_ok(s);
 	after = read_all(old_log, NULL);
 	assert_non_null(strstr(after, "10.0.0.2"));
 	free(after);
 	after = read_all(sub, &len);
 	assert_int_equal(len, 1);
 	/* The pool directory removed from under the open store: nothing is written elsewhere. */
-	add_ok(&s, "pool1", "10.0.0.3", "c3", "net1", true);
+	add_ok(s, "pool1", "10.0.0.3", "c3", "net1", true);
 	{
 		_cleanup_free_ char *cmd = NULL;
 
 		assert_true(asprintf(&cmd, "rm -rf '%s/store.d'", moved) > 0);
 		assert_int_equal(system(cmd), 0);
 	}
-	(void)nvipam_store_commit(&s, &err);
-	nvipam_store_close(&s);
+	(void)nvipam_store_commit(s, &err);
+	nvipam_store_close(s);
 	free(after);
 	after = read_all(sub, &len);
 	assert_int_equal(len, 1);
@@ -1129,7 +1189,7 @@ static void test_commit_directory_gone(void **state)
 /* Opening fails (@whole_too: the whole store's too, else only some pools'). */
 static void expect_refused(const char *path, bool whole_too, int code, const char *msg_part)
 {
-	struct nvipam_store s;
+	struct nvipam_store *s;
 	struct cni_err err = { 0 };
 	const char *key = "pool1";
 
@@ -1156,7 +1216,7 @@ static void test_directory_must_be_private(void **state)
 	_cleanup_free_ char *path = path_in("store");
 	_cleanup_free_ char *lock = path_in("store.lock");
 	_cleanup_free_ char *pools = path_in("store.d");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	/* Anyone who may write there would decide what root reads, writes and removes. */
@@ -1182,7 +1242,7 @@ static void test_directory_must_be_private(void **state)
 	expect_confined_open_fails(path, CNI_ERR_IO, "store.d is not safe");
 	assert_int_equal(chmod(pools, 0700), 0);
 	open_ok(path, &s);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	assert_true(exists(lock));
 }
 
@@ -1198,7 +1258,7 @@ static void test_planted_links_not_followed(void **state)
 	_cleanup_free_ char *pool_lock = path_in("store.d/pool1.lock");
 	_cleanup_free_ char *pool_log = path_in("store.d/pool1.log");
 	_cleanup_free_ char *pool_snap = path_in("store.d/pool1.snap");
-	struct nvipam_store s;
+	struct nvipam_store *s;
 
 	(void)state;
 	/* The lock: root would create (and flock) a file wherever the link points. */
@@ -1236,18 +1296,18 @@ static void test_planted_links_not_followed(void **state)
 		const char *keys[] = { "pool1", NULL };
 
 		open_pools_ok(path, keys, &s);
-		add_ok(&s, "pool1", "10.0.0.1", "c1", "net1", true);
-		commit_ok(&s);
-		nvipam_store_close(&s);
+		add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
+		commit_ok(s);
+		nvipam_store_close(s);
 		assert_int_equal(symlink(victim, pool_snap), 0);
 		open_pools_ok(path, keys, &s);
-		assert_non_null(nvipam_store_find(&s, "pool1", "c1", "net1"));
-		nvipam_store_close(&s);
+		assert_non_null(nvipam_store_find(s, "pool1", "c1", "net1"));
+		nvipam_store_close(s);
 		assert_int_equal(unlink(pool_snap), 0);
 		assert_int_equal(mkfifo(pool_snap, 0600), 0);
 		open_pools_ok(path, keys, &s);
-		assert_non_null(nvipam_store_find(&s, "pool1", "c1", "net1"));
-		nvipam_store_close(&s);
+		assert_non_null(nvipam_store_find(s, "pool1", "c1", "net1"));
+		nvipam_store_close(s);
 	}
 	/* A link on the way below the node's state directory. */
 	assert_int_equal(symlink(real, link), 0);
@@ -1258,7 +1318,7 @@ static void test_planted_links_not_followed(void **state)
 		struct cni_err err = { 0 };
 
 		assert_int_equal(nvipam_store_open_inspect(via_link, 100, &s, &err), 0);
-		nvipam_store_close(&s);
+		nvipam_store_close(s);
 	}
 }
 
@@ -1277,7 +1337,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_missing_file_and_dirs, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file, helper_setup, helper_teardown),
-		cmocka_unit_test_setup_teardown(test_close_zeroed_and_twice, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_close_none, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_all_fields, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_format, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_created_times, helper_setup, helper_teardown),
@@ -1290,6 +1350,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pools_lock_independently, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_whole_store_excludes_pools, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_release, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_cooling_in_address_order, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_two_pools_all_or_nothing, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_two_pools_snapshot, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_commit_close, helper_setup, helper_teardown),

@@ -230,12 +230,13 @@ static int drop_pools(struct nvipam_store *st, const struct nvipam_pools *pools,
 {
 	*ret_n = 0;
 	/* Backwards: dropping record i moves only the ones after it. */
-	for (size_t i = st->n_pools; i-- > 0;) {
+	for (size_t i = nvipam_store_pool_count(st); i-- > 0;) {
 		_cleanup_free_ char *key = NULL;
+		struct nvipam_store_pool_info p;
 
-		if (nvipam_pools_find(pools, st->pools[i].key))
+		if (!nvipam_store_pool_at(st, i, &p) || nvipam_pools_find(pools, p.key))
 			continue;
-		key = strdup(st->pools[i].key);
+		key = strdup(p.key);
 		if (!key)
 			return -ENOMEM;
 		if (!nvipam_store_drop_pool(st, key))
@@ -254,7 +255,7 @@ struct run {
 	const char *node;    /* this node, "" when unknown */
 	struct nvipam_pools pools;
 	bool have_pools;
-	struct nvipam_store st;
+	struct nvipam_store *st;  /* NULL: no store */
 	struct misses old;
 	bool rewrite_counts; /* the counts file did not load: replace it */
 	char *counts_path;   /* for messages */
@@ -279,7 +280,7 @@ static void run_free(struct run *r)
 	free(r->counts_name);
 	free(r->node_from_file);
 	misses_free(&r->old);
-	nvipam_store_close(&r->st);
+	nvipam_store_close(r->st);
 	nvipam_pools_free(&r->pools);
 }
 
@@ -300,7 +301,7 @@ static char *pool_file_node(const char *path)
 }
 
 /* The store as it is, or an empty one when there is none: looking creates nothing. */
-static int store_open(const struct gc_params *p, struct nvipam_store *ret, struct cni_err *err)
+static int store_open(const struct gc_params *p, struct nvipam_store **ret, struct cni_err *err)
 {
 	_cleanup_free_ char *pool_dir = NULL;
 	struct stat sb;
@@ -310,7 +311,7 @@ static int store_open(const struct gc_params *p, struct nvipam_store *ret, struc
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	}
 	if (stat(p->store, &sb) < 0 && errno == ENOENT && stat(pool_dir, &sb) < 0 && errno == ENOENT) {
-		*ret = (struct nvipam_store)NVIPAM_STORE_INIT;
+		*ret = NULL;
 		return 0;
 	}
 	return nvipam_store_open_inspect(p->store, p->lock_timeout_ms, ret, err);
@@ -332,15 +333,15 @@ static int load_inputs(struct run *r, FILE *warn, struct cni_err *err)
 	r->node = r->p->node && *r->p->node ? r->p->node
 		: r->node_from_file ? r->node_from_file : "";
 	k = store_open(r->p, &r->st, err);
-	if (k < 0 || !r->st.path)
+	if (k < 0 || !r->st)
 		return k;
-	r->counts_path = misses_path(r->st.path);
-	r->counts_name = misses_path(r->st.name);
+	r->counts_path = misses_path(nvipam_store_path(r->st));
+	r->counts_name = misses_path(nvipam_store_name(r->st));
 	if (!r->counts_path || !r->counts_name)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	/* The lock is ours: a temporary counts file is a killed gc's. */
-	file_sweep_temps_at(r->st.dir_fd, r->counts_name);
-	if (misses_load(r->st.dir_fd, r->counts_name, r->counts_path, &r->old, err) < 0) {
+	file_sweep_temps_at(nvipam_store_dir_fd(r->st), r->counts_name);
+	if (misses_load(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path, &r->old, err) < 0) {
 		/* Counts that start over only delay releases. */
 		fprintf(warn, "%s; the miss counts start over\n", err->msg);
 		*err = (struct cni_err){ 0 };
@@ -360,7 +361,7 @@ static int listing_check(const struct run *r, struct cni_err *err)
 	bool counted = false;
 	char q[K8S_QUOTE_SIZE];
 
-	for (size_t i = 0; i < r->st.n_allocs; i++)
+	for (size_t i = 0; i < nvipam_store_count(r->st); i++)
 		counted |= r->v[i].v != V_NO_POD && r->v[i].v != V_NEW;
 	if (!counted)
 		return 0;
@@ -381,7 +382,7 @@ static int listing_check(const struct run *r, struct cni_err *err)
 /* Per pool: allocations, those missed and not due, those due (@v in pool order). */
 static int count_pools(const struct run *r, struct gc_result *res)
 {
-	size_t n = r->st.n_allocs;
+	size_t n = nvipam_store_count(r->st);
 
 	res->pools = calloc(n + 1, sizeof(*res->pools));
 	if (!res->pools)
@@ -414,7 +415,8 @@ static int collect(struct run *r, struct gc_result *res, FILE *warn, struct cni_
 	const unsigned long threshold = r->p->misses;
 	struct gc_tally *t = &res->tally;
 	_cleanup_free_ char *text = NULL, *after = NULL;
-	size_t n = r->st.n_allocs, len = 0, after_len = 0, n_counts = 0, n_after = 0, dropped = 0;
+	size_t n = nvipam_store_count(r->st), len = 0, after_len = 0, n_counts = 0, n_after = 0;
+	size_t dropped = 0;
 	struct cni_err e = { 0 };
 	bool changed = false;
 	int k;
@@ -423,7 +425,7 @@ static int collect(struct run *r, struct gc_result *res, FILE *warn, struct cni_
 	if (!r->v)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		r->v[i].a = &r->st.allocs[i];
+		r->v[i].a = nvipam_store_alloc_at(r->st, i);
 		judge(&r->v[i], r->pods, &r->old, r->p->listed_at);
 	}
 	k = listing_check(r, err);
@@ -451,16 +453,17 @@ static int collect(struct run *r, struct gc_result *res, FILE *warn, struct cni_
 	}
 	/* Counts first: a kill before the store commit leaves them due, not lost. */
 	if (!r->p->dry_run && (n_counts || r->old.text || r->rewrite_counts)) {
-		k = misses_save(r->st.dir_fd, r->counts_name, r->counts_path, &r->old, text, len, err);
+		k = misses_save(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path, &r->old, text,
+				len, err);
 		if (k < 0)
 			return k;
 	}
 	/* From here the pointers in r->v go stale: the store's array changes. */
 	for (size_t i = 0; i < r->n_due; i++)
-		changed |= nvipam_store_remove(&r->st, r->due[i].pool, r->due[i].container_id,
+		changed |= nvipam_store_remove(r->st, r->due[i].pool, r->due[i].container_id,
 					       r->due[i].ifname) > 0;
 	if (r->have_pools) {
-		k = drop_pools(&r->st, &r->pools, r->out, r->p->dry_run, &dropped);
+		k = drop_pools(r->st, &r->pools, r->out, r->p->dry_run, &dropped);
 		if (k < 0)
 			return cni_err_set(err, CNI_ERR_INTERNAL, k, "out of memory");
 		changed |= dropped > 0;
@@ -468,15 +471,15 @@ static int collect(struct run *r, struct gc_result *res, FILE *warn, struct cni_
 	}
 	if (r->p->dry_run || !changed)
 		return 0;
-	k = nvipam_store_commit(&r->st, err);
+	k = nvipam_store_commit(r->st, err);
 	if (k < 0 || !r->n_due)
 		return k;
 	/*
 	 * The released allocations' counts match nothing now; dropped here to keep the file
 	 * tidy. Failing (or a kill) leaves them for the next pass to drop: the release stands.
 	 */
-	if (misses_save(r->st.dir_fd, r->counts_name, r->counts_path, &(struct misses){ 0 }, after,
-			after_len, &e) < 0)
+	if (misses_save(nvipam_store_dir_fd(r->st), r->counts_name, r->counts_path,
+			&(struct misses){ 0 }, after, after_len, &e) < 0)
 		fprintf(warn, "%s\n", e.msg);
 	return 0;
 }
@@ -484,7 +487,7 @@ static int collect(struct run *r, struct gc_result *res, FILE *warn, struct cni_
 int gc_run(const struct gc_params *p, const struct pods *pods, struct gc_result *ret,
 	   struct cni_err *err)
 {
-	struct run r = { .p = p, .pods = pods, .st = NVIPAM_STORE_INIT };
+	struct run r = { .p = p, .pods = pods };
 	struct gc_result res = { 0 };
 	char *warnings = NULL;
 	size_t warnings_len = 0;

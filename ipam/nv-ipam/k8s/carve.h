@@ -80,8 +80,7 @@ int carve_pool(struct json_object *pool, const struct carve_node *nodes, size_t 
  * @pool: an IPPool or CIDRPool object
  * @node: the node
  * @entry: the node's entry in @pool's status.allocations
- * @why: the reason, when refused
- * @len: its size
+ * @err: the reason, when refused (code 7); code 999 when out of memory
  *
  * An IPPool's block is checked by nv-ipam's pool file loader (inside the subnet, start
  * before end).
@@ -89,7 +88,7 @@ int carve_pool(struct json_object *pool, const struct carve_node *nodes, size_t 
  * Return: 0 when usable, -EINVAL when refused, -ENOMEM.
  */
 int carve_entry_check(struct json_object *pool, const char *node, struct json_object *entry,
-		      char *why, size_t len);
+		      struct cni_err *err);
 
 /**
  * carve_result_json() - status.allocations as JSON

@@ -183,7 +183,8 @@ int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret
 	for (size_t i = 0; i < objs->n_items; i++) {
 		struct json_object *it = objs->items[i], *alloc, *entry = NULL;
 		const char *kind = k8s_object_kind(it), *name = k8s_object_name(it);
-		char q[K8S_QUOTE_SIZE], why[768];
+		char q[K8S_QUOTE_SIZE];
+		struct cni_err why = { 0 };
 		int checked;
 		bool cidrpool = strcmp(kind, "CIDRPool") == 0;
 		char *key;
@@ -203,13 +204,13 @@ int nodefile_render(const struct k8s_objects *objs, const char *node, char **ret
 			continue;
 		if (asprintf(&key, "%s%s", cidrpool ? "cidrpool/" : "", name) < 0)
 			goto out;
-		checked = carve_entry_check(it, node, alloc, why, sizeof(why));
+		checked = carve_entry_check(it, node, alloc, &why);
 		if (checked == -ENOMEM) {
 			free(key);
 			goto out;
 		}
 		if (checked < 0) {
-			fprintf(notes, "skipping pool \"%s\": %s\n", k8s_quote(key, q, sizeof(q)), why);
+			fprintf(notes, "skipping pool \"%s\": %s\n", k8s_quote(key, q, sizeof(q)), why.msg);
 			free(key);
 			continue;
 		}

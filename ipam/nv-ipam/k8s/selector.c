@@ -7,7 +7,11 @@
 
 #include <json-c/json.h>
 
+#include "common/cni/error.h"
 #include "ipam/nv-ipam/k8s/selector.h"
+
+/* A selector Kubernetes would refuse: the pool's spec is invalid (code 7). */
+#define invalid(err, ...) cni_err_set((err), CNI_ERR_INVALID_CONFIG, -EINVAL, __VA_ARGS__)
 
 enum op { OP_IN, OP_NOT_IN, OP_EXISTS, OP_DOES_NOT_EXIST, OP_GT, OP_LT, OP_INVALID };
 
@@ -47,7 +51,7 @@ static bool parse_int(const char *s, long long *ret)
 	return errno == 0 && *end == '\0';
 }
 
-static int check_requirement(struct json_object *req, bool field, char *why, size_t why_len)
+static int check_requirement(struct json_object *req, bool field, struct cni_err *err)
 {
 	struct json_object *key = member(req, "key", json_type_string);
 	struct json_object *vals = NULL;
@@ -56,43 +60,43 @@ static int check_requirement(struct json_object *req, bool field, char *why, siz
 	long long x;
 
 	if (!key || !*json_object_get_string(key))
-		return snprintf(why, why_len, "a requirement has no \"key\""), -EINVAL;
+		return invalid(err, "a requirement has no \"key\"");
 	if (op == OP_INVALID)
-		return snprintf(why, why_len, "key \"%s\": invalid operator",
-				json_object_get_string(key)), -EINVAL;
+		return invalid(err, "key \"%s\": invalid operator",
+				json_object_get_string(key));
 	if (json_object_object_get_ex(req, "values", &vals) &&
 	    !json_object_is_type(vals, json_type_null)) {
 		if (!json_object_is_type(vals, json_type_array))
-			return snprintf(why, why_len, "key \"%s\": \"values\" must be an array",
-					json_object_get_string(key)), -EINVAL;
+			return invalid(err, "key \"%s\": \"values\" must be an array",
+					json_object_get_string(key));
 		n = json_object_array_length(vals);
 		for (size_t i = 0; i < n; i++)
 			if (!json_object_is_type(json_object_array_get_idx(vals, i), json_type_string))
-				return snprintf(why, why_len, "key \"%s\": values must be strings",
-						json_object_get_string(key)), -EINVAL;
+				return invalid(err, "key \"%s\": values must be strings",
+						json_object_get_string(key));
 	}
 	if (field && (strcmp(json_object_get_string(key), "metadata.name") != 0 ||
 		      (op != OP_IN && op != OP_NOT_IN) || n != 1))
-		return snprintf(why, why_len, "matchFields supports only \"metadata.name\" with In or "
-				"NotIn and one value"), -EINVAL;
+		return invalid(err, "matchFields supports only \"metadata.name\" with In or "
+				"NotIn and one value");
 	switch (op) {
 	case OP_IN:
 	case OP_NOT_IN:
 		if (n == 0)
-			return snprintf(why, why_len, "key \"%s\": In and NotIn need values",
-					json_object_get_string(key)), -EINVAL;
+			return invalid(err, "key \"%s\": In and NotIn need values",
+					json_object_get_string(key));
 		break;
 	case OP_EXISTS:
 	case OP_DOES_NOT_EXIST:
 		if (n != 0)
-			return snprintf(why, why_len, "key \"%s\": Exists and DoesNotExist take no values",
-					json_object_get_string(key)), -EINVAL;
+			return invalid(err, "key \"%s\": Exists and DoesNotExist take no values",
+					json_object_get_string(key));
 		break;
 	case OP_GT:
 	case OP_LT:
 		if (n != 1 || !parse_int(json_object_get_string(json_object_array_get_idx(vals, 0)), &x))
-			return snprintf(why, why_len, "key \"%s\": Gt and Lt need one integer value",
-					json_object_get_string(key)), -EINVAL;
+			return invalid(err, "key \"%s\": Gt and Lt need one integer value",
+					json_object_get_string(key));
 		break;
 	case OP_INVALID:
 		return -EINVAL;
@@ -100,23 +104,23 @@ static int check_requirement(struct json_object *req, bool field, char *why, siz
 	return 0;
 }
 
-int selector_validate(struct json_object *sel, char *why, size_t why_len)
+int selector_validate(struct json_object *sel, struct cni_err *err)
 {
 	struct json_object *terms;
 	size_t n;
 
 	if (!json_object_is_type(sel, json_type_object))
-		return snprintf(why, why_len, "nodeSelector must be an object"), -EINVAL;
+		return invalid(err, "nodeSelector must be an object");
 	terms = member(sel, "nodeSelectorTerms", json_type_array);
 	if (!terms)
-		return snprintf(why, why_len, "nodeSelector needs \"nodeSelectorTerms\""), -EINVAL;
+		return invalid(err, "nodeSelector needs \"nodeSelectorTerms\"");
 	n = json_object_array_length(terms);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *t = json_object_array_get_idx(terms, i);
 		static const char *const lists[] = { "matchExpressions", "matchFields" };
 
 		if (!json_object_is_type(t, json_type_object))
-			return snprintf(why, why_len, "nodeSelectorTerms[%zu] must be an object", i), -EINVAL;
+			return invalid(err, "nodeSelectorTerms[%zu] must be an object", i);
 		for (size_t l = 0; l < 2; l++) {
 			struct json_object *reqs = NULL;
 
@@ -124,11 +128,10 @@ int selector_validate(struct json_object *sel, char *why, size_t why_len)
 			    json_object_is_type(reqs, json_type_null))
 				continue;
 			if (!json_object_is_type(reqs, json_type_array))
-				return snprintf(why, why_len, "nodeSelectorTerms[%zu].%s must be an array",
-						i, lists[l]), -EINVAL;
+				return invalid(err, "nodeSelectorTerms[%zu].%s must be an array",
+						i, lists[l]);
 			for (size_t j = 0; j < json_object_array_length(reqs); j++) {
-				int r = check_requirement(json_object_array_get_idx(reqs, j), l == 1,
-							  why, why_len);
+				int r = check_requirement(json_object_array_get_idx(reqs, j), l == 1, err);
 
 				if (r < 0)
 					return r;

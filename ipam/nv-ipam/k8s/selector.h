@@ -4,17 +4,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct cni_err;
 struct json_object;
 
 /**
  * selector_validate() - check a core/v1 NodeSelector
  * @sel: the "nodeSelector" object
- * @why: reason on failure
- * @why_len: size of @why
+ * @err: code 7 with the reason, on failure
  *
  * Return: 0 when valid, -EINVAL otherwise.
  */
-int selector_validate(struct json_object *sel, char *why, size_t why_len);
+int selector_validate(struct json_object *sel, struct cni_err *err);
 
 /**
  * selector_match() - whether a node matches (terms ORed, requirements ANDed)

@@ -10,7 +10,6 @@
 
 #include "common/cni/args.h"
 #include "common/cni/conf.h"
-#include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/cni/plugin.h"
@@ -24,8 +23,6 @@
 #define NVIPAM_CONF_MAX_BYTES (64u * 1024u)
 /* Leaves room in the 4096-byte buffers for "/nv-ipam.conf", ".lock" and temp suffixes. */
 #define NVIPAM_PATH_MAX_LEN 3968
-/* A Kubernetes object name (DNS subdomain). */
-#define NVIPAM_POOL_NAME_MAX 253
 #define NVIPAM_LOCK_TIMEOUT_MAX_MS 600000
 #define NVIPAM_LOG_LEVEL_DEFAULT "info"
 
@@ -174,7 +171,7 @@ static int add_pool(struct nvipam_config *c, const char *name, size_t len, struc
 	memcpy(buf, name, len);
 	buf[len] = '\0';
 	/* Pool names become store keys and messages: the CNI name rule keeps them plain. */
-	if (!cni_env_valid_id(buf))
+	if (!nvipam_pool_name_valid(buf))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid pool name \"%s\": must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$", buf);
 	/* The same pool twice would be two addresses for one attachment, under one key. */
@@ -439,7 +436,7 @@ static int resolve_metadata(const struct cni_ctx *ctx, struct nvipam_config *c,
 DEFINE_CLEANUP_FUNC(config_freep, struct nvipam_config *, free)
 
 int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
-		       struct nvipam_config *ret, struct cni_err *err)
+		       struct nvipam_config **ret, struct cni_err *err)
 {
 	static const char *const known_args[] = {
 		"IP", "K8S_POD_NAME", "K8S_POD_NAMESPACE", "K8S_POD_UID", "K8S_POD_INFRA_CONTAINER_ID",
@@ -493,7 +490,6 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	if (file_root && (r = layer_read(file_root, conf_file, &file, err)) < 0)
 		return r;
 
-	/* Some 13 KiB: kept off the stack, and *ret stays untouched until the end. */
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
@@ -517,7 +513,7 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	c->released_ip_cooldown_s = file.has_cooldown ? (unsigned int)file.cooldown_s : 0;
 
 	if (scope == NVIPAM_CONFIG_STORE) {
-		*ret = *c;
+		*ret = TAKE_PTR(c);
 		return 0;
 	}
 	if ((r = resolve_pools(ctx, &in, &file, c, err)) < 0 ||
@@ -525,6 +521,6 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 	    (r = resolve_requests(ctx, c, err)) < 0 ||
 	    (r = resolve_metadata(ctx, c, err)) < 0)
 		return r;
-	*ret = *c;
+	*ret = TAKE_PTR(c);
 	return 0;
 }

@@ -52,7 +52,7 @@ enum nvipam_config_scope {
 /**
  * nvipam_config_load() - the effective nv-ipam config of one invocation
  * @ctx: parsed environment, network config and CNI_ARGS
- * @ret: config, written only on success
+ * @ret: malloc'ed config (some 14 KiB: kept off the stack), written only on success
  * @err: code 7 with the reference's messages ("pool field can't contain more then two
  *       entries", "unsupported poolType X, supported values: ippool, cidrpool",
  *       "no pool provided", conflicts between static IPs, gateway and index), 6 for wrong types
@@ -69,4 +69,4 @@ enum nvipam_config_scope {
  * Return: 0 on success, negative errno on failure.
  */
 int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
-		       struct nvipam_config *ret, struct cni_err *err);
+		       struct nvipam_config **ret, struct cni_err *err);

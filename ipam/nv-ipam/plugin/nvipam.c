@@ -25,15 +25,16 @@ static const char *pool_type_name(enum nvipam_pool_type t)
 
 /* Everything one invocation works with, released in one place. */
 struct session {
-	struct nvipam_config conf;
+	struct nvipam_config *conf;
 	struct nvipam_pools pools;
-	struct nvipam_store store;
+	struct nvipam_store *store;
 };
 
 static void session_close(struct session *s)
 {
-	nvipam_store_close(&s->store);
+	nvipam_store_close(s->store);
 	nvipam_pools_free(&s->pools);
+	free(s->conf);
 }
 
 /* What a command needs: ADD and STATUS the pools and theirs in the store, CHECK its pools
@@ -52,20 +53,21 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 	bool store_scope = kind == SESSION_WHOLE || kind == SESSION_NONE;
 	int r;
 
-	*s = (struct session){ .store = NVIPAM_STORE_INIT };
+	*s = (struct session){ 0 };
 	r = nvipam_config_load(ctx, store_scope ? NVIPAM_CONFIG_STORE : NVIPAM_CONFIG_FULL, &s->conf,
 			       err);
 	if (r < 0)
 		return r;
-	r = cni_plugin_setup_logging("nv-ipam", s->conf.log_file, s->conf.log_file_node,
-				     s->conf.log_level,
+	r = cni_plugin_setup_logging("nv-ipam", s->conf->log_file, s->conf->log_file_node,
+				     s->conf->log_level,
 				     ctx->env.command, err);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < s->conf.n_pools; i++)
-		keys[i] = s->conf.pool_keys[i];
+	for (size_t i = 0; i < s->conf->n_pools; i++)
+		keys[i] = s->conf->pool_keys[i];
 	if (kind == SESSION_POOLS) {
-		r = nvipam_pools_load_some(s->conf.pool_file, true, keys, s->conf.n_pools, &s->pools,
+		/* Only this network's entries: another pool's bad one is not this ADD's failure. */
+		r = nvipam_pools_load_some(s->conf->pool_file, true, keys, s->conf->n_pools, &s->pools,
 					   err);
 		if (r < 0)
 			return r;
@@ -73,21 +75,21 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 	if (kind == SESSION_NONE)
 		return 0;
 	if (kind == SESSION_WHOLE)
-		return nvipam_store_open(s->conf.store_file, true, s->conf.lock_timeout_ms, &s->store,
+		return nvipam_store_open(s->conf->store_file, true, s->conf->lock_timeout_ms, &s->store,
 					 err);
 	/* Only this network's pools are locked: the other rails' ADDs go on meanwhile. */
-	return nvipam_store_open_pools(s->conf.store_file, true, s->conf.lock_timeout_ms, keys,
-				       s->conf.n_pools, &s->store, err);
+	return nvipam_store_open_pools(s->conf->store_file, true, s->conf->lock_timeout_ms, keys,
+				       s->conf->n_pools, &s->store, err);
 }
 
 static const struct nvipam_pool *find_pool(const struct session *s, size_t i, struct cni_err *err)
 {
-	const struct nvipam_pool *p = nvipam_pools_find(&s->pools, s->conf.pool_keys[i]);
+	const struct nvipam_pool *p = nvipam_pools_find(&s->pools, s->conf->pool_keys[i]);
 
 	if (!p)
-		cni_err_set(err, NVIPAM_ERR_POOL_NOT_FOUND, -ENOENT,
+		cni_err_set(err, CNI_ERR_POOL_NOT_FOUND, -ENOENT,
 			    "configuration for pool \"%s\", poolType \"%s\" not found in %s",
-			    s->conf.pool_names[i], pool_type_name(s->conf.pool_type), s->conf.pool_file);
+			    s->conf->pool_names[i], pool_type_name(s->conf->pool_type), s->conf->pool_file);
 	return p;
 }
 
@@ -95,26 +97,26 @@ static const struct nvipam_pool *find_pool(const struct session *s, size_t i, st
 static int assign_static(const struct session *s, const struct nvipam_pool **pools,
 			 struct nvipam_request *reqs, struct cni_err *err)
 {
-	bool used[ARRAY_SIZE(s->conf.static_ips)] = { false };
+	bool used[ARRAY_SIZE(s->conf->static_ips)] = { false };
 
-	for (size_t i = 0; i < s->conf.n_pools; i++) {
-		for (size_t k = 0; k < s->conf.n_static_ips; k++) {
-			if (used[k] || !ip_prefix_contains(&pools[i]->subnet, &s->conf.static_ips[k]))
+	for (size_t i = 0; i < s->conf->n_pools; i++) {
+		for (size_t k = 0; k < s->conf->n_static_ips; k++) {
+			if (used[k] || !ip_prefix_contains(&pools[i]->subnet, &s->conf->static_ips[k]))
 				continue;
 			reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_STATIC,
-							   .ip = s->conf.static_ips[k] };
+							   .ip = s->conf->static_ips[k] };
 			used[k] = true;
 			break;
 		}
 	}
-	for (size_t k = 0; k < s->conf.n_static_ips; k++) {
+	for (size_t k = 0; k < s->conf->n_static_ips; k++) {
 		char buf[IP_PREFIX_STRLEN];
 
 		if (!used[k])
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "not all requested static IPs can be allocated from the ranges "
 					   "available on the node, ip %s has no matching Pool",
-					   ip_addr_format(&s->conf.static_ips[k], buf, sizeof(buf)));
+					   ip_addr_format(&s->conf->static_ips[k], buf, sizeof(buf)));
 	}
 	return 0;
 }
@@ -135,7 +137,7 @@ static int allocate_cooled(struct session *s, const struct nvipam_pool *pool,
 	size_t n = 0;
 	int r;
 
-	r = nvipam_store_cooling(&s->store, pool->key, s->conf.released_ip_cooldown_s, &cooling, &n);
+	r = nvipam_store_cooling(s->store, pool->key, s->conf->released_ip_cooldown_s, &cooling, &n);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	if (!n)
@@ -143,11 +145,13 @@ static int allocate_cooled(struct session *s, const struct nvipam_pool *pool,
 	all = malloc((usage->n_reserved + n) * sizeof(*all));
 	if (!all)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	memcpy(all, usage->reserved, usage->n_reserved * sizeof(*all));
-	memcpy(all + usage->n_reserved, cooling, n * sizeof(*all));
+	/* Both in address order: merged, as the allocator takes them. */
+	for (size_t i = 0, j = 0, k = 0; k < usage->n_reserved + n; k++)
+		all[k] = j >= n || (i < usage->n_reserved &&
+				    ip_addr_cmp(&usage->reserved[i], &cooling[j]) <= 0) ?
+				 usage->reserved[i++] : cooling[j++];
 	u.reserved = all;
 	u.n_reserved += n;
-	u.sorted = false;
 	r = nvipam_allocate(pool, &u, req, ret, &ignored);
 	return r == -ENOSPC ? r : r < 0 ? cni_err_set(err, ignored.code, r, "%s", ignored.msg) : 0;
 }
@@ -160,34 +164,33 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	struct nvipam_alloc a;
 	int r;
 
-	r = nvipam_store_usage(&s->store, pool->key, &held, &usage.n_reserved, &usage.has_last,
+	r = nvipam_store_usage(s->store, pool->key, &held, &usage.n_reserved, &usage.has_last,
 			       &usage.last_reserved);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	usage.reserved = held;
-	usage.sorted = true;
 	r = -ENOSPC;
-	if (req->kind == NVIPAM_REQ_NEXT && s->conf.released_ip_cooldown_s)
+	if (req->kind == NVIPAM_REQ_NEXT && s->conf->released_ip_cooldown_s)
 		r = allocate_cooled(s, pool, &usage, req, ret, err);
 	if (r == -ENOSPC)
 		r = nvipam_allocate(pool, &usage, req, ret, err);
 	if (r < 0)
 		return r;
 	a = (struct nvipam_alloc){
-		.pool = (char *)pool->key,
+		.pool = pool->key,
 		.ip = *ret,
-		.container_id = (char *)ctx->env.container_id,
-		.ifname = (char *)ctx->env.ifname,
-		.network = (char *)ctx->conf.name,
-		.pod_namespace = s->conf.pod_namespace,
-		.pod_name = s->conf.pod_name,
-		.pod_uid = s->conf.pod_uid,
-		.device_id = s->conf.device_id,
+		.container_id = ctx->env.container_id,
+		.ifname = ctx->env.ifname,
+		.network = ctx->conf.name,
+		.pod_namespace = s->conf->pod_namespace,
+		.pod_name = s->conf->pod_name,
+		.pod_uid = s->conf->pod_uid,
+		.device_id = s->conf->device_id,
 		.created = time(NULL),
 	};
-	r = nvipam_store_add(&s->store, &a, req->kind == NVIPAM_REQ_NEXT);
+	r = nvipam_store_add(s->store, &a, req->kind == NVIPAM_REQ_NEXT);
 	if (r == -EEXIST)
-		return cni_err_set(err, NVIPAM_ERR_CONFLICT, r, "IP is already reserved in the pool \"%s\"",
+		return cni_err_set(err, CNI_ERR_ADDRESS_TAKEN, r, "IP is already reserved in the pool \"%s\"",
 				   pool->name);
 	if (r == -E2BIG)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
@@ -209,13 +212,13 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 static void take_over(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
 		      struct nvipam_request *req)
 {
-	struct nvipam_alloc *prev;
+	const struct nvipam_alloc *prev;
 	struct ip_addr ip = { 0 };
 	char buf[IP_PREFIX_STRLEN];
 	time_t latest = 0;
 	bool found = false;
 
-	while ((prev = nvipam_store_find_pod(&s->store, pool->key, s->conf.pod_uid,
+	while ((prev = nvipam_store_find_pod(s->store, pool->key, s->conf->pod_uid,
 					     ctx->env.ifname, ctx->env.container_id))) {
 		/* Its strings stay valid until the store is closed. */
 		const char *old = prev->container_id;
@@ -227,9 +230,9 @@ static void take_over(struct session *s, const struct cni_ctx *ctx, const struct
 		found = true;
 		log_info("ADD %s/%s: pod %s/%s (uid %s) had %s in pool %s under container %s, a "
 			 "sandbox replaced without a DEL: taken over", ctx->env.container_id,
-			 ctx->env.ifname, s->conf.pod_namespace, s->conf.pod_name, s->conf.pod_uid,
+			 ctx->env.ifname, s->conf->pod_namespace, s->conf->pod_name, s->conf->pod_uid,
 			 ip_addr_format(&prev->ip, buf, sizeof(buf)), pool->key, old);
-		if (nvipam_store_remove(&s->store, pool->key, old, ctx->env.ifname) == 0)
+		if (nvipam_store_remove(s->store, pool->key, old, ctx->env.ifname) == 0)
 			break;
 	}
 	if (found && req->kind == NVIPAM_REQ_NEXT && ip_prefix_contains(&pool->subnet, &ip))
@@ -247,7 +250,7 @@ static void add_undo(const struct session *s, const struct cni_ctx *ctx)
 	struct cni_err e = { 0 };
 	size_t n = 0;
 
-	if (nvipam_store_release(s->conf.store_file, true, s->conf.lock_timeout_ms,
+	if (nvipam_store_release(s->conf->store_file, true, s->conf->lock_timeout_ms,
 				 ctx->env.container_id, ctx->env.ifname, 0, &n, &e) < 0)
 		log_error("ADD %s/%s: releasing what the failed commit wrote failed: %s",
 			  ctx->env.container_id, ctx->env.ifname, e.msg);
@@ -267,23 +270,23 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 	r = session_open(ctx, SESSION_POOLS, &s, err);
 	if (r < 0)
 		goto out;
-	for (size_t i = 0; i < s.conf.n_pools; i++) {
+	for (size_t i = 0; i < s.conf->n_pools; i++) {
 		pools[i] = find_pool(&s, i, err);
 		if (!pools[i]) {
 			r = -ENOENT;
 			goto out;
 		}
 		reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_NEXT };
-		if (s.conf.allocate_default_gateway)
+		if (s.conf->allocate_default_gateway)
 			reqs[i].kind = NVIPAM_REQ_GATEWAY;
-		else if (s.conf.has_index)
-			reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_INDEX, .index = s.conf.index };
+		else if (s.conf->has_index)
+			reqs[i] = (struct nvipam_request){ .kind = NVIPAM_REQ_INDEX, .index = s.conf->index };
 	}
 	r = assign_static(&s, pools, reqs, err);
 	if (r < 0)
 		goto out;
-	for (size_t i = 0; i < s.conf.n_pools; i++) {
-		const struct nvipam_alloc *have = nvipam_store_find(&s.store, pools[i]->key,
+	for (size_t i = 0; i < s.conf->n_pools; i++) {
+		const struct nvipam_alloc *have = nvipam_store_find(s.store, pools[i]->key,
 								    ctx->env.container_id, ctx->env.ifname);
 
 		/* A repeated ADD (a runtime retry) gets what the first one reserved. */
@@ -297,19 +300,19 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 			goto out;
 	}
 	/* Built before the commit: once the addresses are on disk, nothing may fail. */
-	for (size_t i = 0; i < s.conf.n_pools && r >= 0; i++)
-		r = nvipam_result_add_pool(pools[i], &ips[i], s.conf.allocate_default_gateway, ret);
+	for (size_t i = 0; i < s.conf->n_pools && r >= 0; i++)
+		r = nvipam_result_add_pool(pools[i], &ips[i], s.conf->allocate_default_gateway, ret);
 	if (r < 0) {
 		cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 		goto out;
 	}
 	/* Nothing reaches the disk before every pool has an address: all or nothing. */
-	r = nvipam_store_commit_close(&s.store, err);
+	r = nvipam_store_commit_close(TAKE_PTR(s.store), err);
 	if (r < 0) {
 		add_undo(&s, ctx);
 		goto out;
 	}
-	for (size_t i = 0; i < s.conf.n_pools; i++) {
+	for (size_t i = 0; i < s.conf->n_pools; i++) {
 		char buf[IP_PREFIX_STRLEN];
 
 		log_info("ADD %s/%s: %s from pool %s", ctx->env.container_id, ctx->env.ifname,
@@ -329,9 +332,9 @@ static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 	r = session_open(ctx, SESSION_NONE, &s, err);
 	if (r >= 0)
 		/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
-		r = nvipam_store_release(s.conf.store_file, true, s.conf.lock_timeout_ms,
+		r = nvipam_store_release(s.conf->store_file, true, s.conf->lock_timeout_ms,
 					 ctx->env.container_id, ctx->env.ifname,
-					 s.conf.released_ip_cooldown_s, &n, err);
+					 s.conf->released_ip_cooldown_s, &n, err);
 	/* A store it cannot reach (the node's settings refuse its path) is an error: the
 	 * runtime retries a failed DEL, and an address released by no one is held forever. */
 	if (r >= 0) {
@@ -355,19 +358,19 @@ static int nvipam_check(const struct cni_ctx *ctx, struct cni_err *err)
 	int r;
 
 	r = session_open(ctx, SESSION_CONFIG, &s, err);
-	for (size_t i = 0; r >= 0 && i < s.conf.n_pools; i++) {
-		const struct nvipam_alloc *a = nvipam_store_find(&s.store, s.conf.pool_keys[i],
+	for (size_t i = 0; r >= 0 && i < s.conf->n_pools; i++) {
+		const struct nvipam_alloc *a = nvipam_store_find(s.store, s.conf->pool_keys[i],
 								 ctx->env.container_id, ctx->env.ifname);
 		char buf[IP_PREFIX_STRLEN];
 
 		if (!a)
 			r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -ENOENT,
 					"no allocation for container %s, interface %s in pool \"%s\"",
-					ctx->env.container_id, ctx->env.ifname, s.conf.pool_names[i]);
+					ctx->env.container_id, ctx->env.ifname, s.conf->pool_names[i]);
 		else if (ctx->conf.prev_result && !prev_has_ip(ctx->conf.prev_result, &a->ip))
 			r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
 					"allocation %s in pool \"%s\" is not in prevResult",
-					ip_addr_format(&a->ip, buf, sizeof(buf)), s.conf.pool_names[i]);
+					ip_addr_format(&a->ip, buf, sizeof(buf)), s.conf->pool_names[i]);
 	}
 	session_close(&s);
 	return r;
@@ -398,8 +401,8 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 		return 0;
 	}
 	r = session_open(ctx, SESSION_WHOLE, &s, err);
-	for (size_t i = 0; r >= 0 && i < s.store.n_allocs;) {
-		const struct nvipam_alloc *a = &s.store.allocs[i];
+	for (size_t i = 0; r >= 0 && i < nvipam_store_count(s.store);) {
+		const struct nvipam_alloc *a = nvipam_store_alloc_at(s.store, i);
 
 		/* Other networks sharing the pool are not ours to judge. */
 		if (strcmp(a->network, ctx->conf.name) != 0 || attachment_valid(valid, n_valid, a)) {
@@ -407,14 +410,14 @@ static int nvipam_gc(const struct cni_ctx *ctx, struct cni_err *err)
 			continue;
 		}
 		log_info("GC: releasing %s/%s in pool %s", a->container_id, a->ifname, a->pool);
-		n = nvipam_store_remove(&s.store, a->pool, a->container_id, a->ifname);
+		n = nvipam_store_remove(s.store, a->pool, a->container_id, a->ifname);
 		/* Nothing removed is out of memory: the same allocation would come round again. */
 		if (!n)
 			r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		released += n;
 	}
 	if (r >= 0)
-		r = nvipam_store_commit(&s.store, err);
+		r = nvipam_store_commit(s.store, err);
 	if (r >= 0)
 		log_info("GC %s: %zu allocation(s) released", ctx->conf.name, released);
 	session_close(&s);
@@ -434,7 +437,7 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 			cni_err_code(err, CNI_ERR_STATUS_UNAVAILABLE, r);
 		goto out;
 	}
-	for (size_t i = 0; i < s.conf.n_pools; i++) {
+	for (size_t i = 0; i < s.conf->n_pools; i++) {
 		_cleanup_free_ struct ip_addr *held = NULL;
 		struct nvipam_pool_usage usage = { 0 };
 		const struct nvipam_pool *p = find_pool(&s, i, err);
@@ -443,14 +446,13 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 			r = cni_err_code(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOENT);
 			goto out;
 		}
-		r = nvipam_store_usage(&s.store, p->key, &held, &usage.n_reserved, &usage.has_last,
+		r = nvipam_store_usage(s.store, p->key, &held, &usage.n_reserved, &usage.has_last,
 				       &usage.last_reserved);
 		if (r < 0) {
 			cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, r, "out of memory");
 			goto out;
 		}
 		usage.reserved = held;
-		usage.sorted = true;
 		if (nvipam_pool_free_count(p, &usage) == 0) {
 			r = cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOSPC,
 					"no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
@@ -466,6 +468,8 @@ out:
 const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
+	/* Logging set up once, from the ipam section and nv-ipam.conf: never from the
+	 * interface plugin's logFile. */
 	.ipam = true,
 	.about_state = NVIPAM_STORE_FORMATS,
 	.add = nvipam_add,

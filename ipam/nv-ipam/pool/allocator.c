@@ -1,7 +1,6 @@
 /* Picking addresses in a pool: round-robin, static, gateway, index (no I/O) */
 #include <errno.h>
 #include <limits.h>
-#include <stdlib.h>
 
 #include "common/cni/error.h"
 #include "common/util/ipaddr.h"
@@ -21,8 +20,7 @@ struct view {
 	ipmath_u128 end;
 	bool has_gateway;
 	ipmath_u128 gateway;
-	const struct ip_addr *in_order; /* the caller's sorted addresses of the family, or */
-	ipmath_u128 *reserved;          /* a sorted copy of them */
+	const struct ip_addr *reserved; /* the held addresses of the family, in order */
 	size_t n_reserved;
 };
 
@@ -35,13 +33,6 @@ static const char *pool_type_name(enum nvipam_pool_type t)
 		return "cidrpool";
 	}
 	return "unknown";
-}
-
-static int u128_cmp(const void *a, const void *b)
-{
-	const ipmath_u128 *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y ? 1 : 0;
 }
 
 static void view_base(struct view *v, const struct nvipam_pool *pool)
@@ -72,35 +63,21 @@ static size_t family_start(const struct ip_addr *v, size_t n, int family)
 	return lo;
 }
 
-/* The reserved addresses of the pool's family, sorted: in place when given sorted, else copied. */
-static int view_reserved(struct view *v, const struct nvipam_pool_usage *usage)
+/* The held addresses of the pool's family: a run of the sorted array. */
+static void view_reserved(struct view *v, const struct nvipam_pool_usage *usage)
 {
-	size_t n = 0;
+	size_t lo;
 
 	if (!usage || usage->n_reserved == 0)
-		return 0;
-	if (usage->sorted) {
-		size_t lo = family_start(usage->reserved, usage->n_reserved, v->family);
-
-		v->in_order = usage->reserved + lo;
-		v->n_reserved = family_start(usage->reserved, usage->n_reserved, v->family + 1) - lo;
-		return 0;
-	}
-	v->reserved = malloc(usage->n_reserved * sizeof(*v->reserved));
-	if (!v->reserved)
-		return -ENOMEM;
-	for (size_t i = 0; i < usage->n_reserved; i++) {
-		if (usage->reserved[i].family == v->family)
-			v->reserved[n++] = ipmath_from_addr(&usage->reserved[i]);
-	}
-	qsort(v->reserved, n, sizeof(*v->reserved), u128_cmp);
-	v->n_reserved = n;
-	return 0;
+		return;
+	lo = family_start(usage->reserved, usage->n_reserved, v->family);
+	v->reserved = usage->reserved + lo;
+	v->n_reserved = family_start(usage->reserved, usage->n_reserved, v->family + 1) - lo;
 }
 
 static ipmath_u128 view_reserved_at(const struct view *v, size_t i)
 {
-	return v->in_order ? ipmath_from_addr(&v->in_order[i]) : v->reserved[i];
+	return ipmath_from_addr(&v->reserved[i]);
 }
 
 static bool view_is_reserved(const struct view *v, ipmath_u128 x)
@@ -217,7 +194,7 @@ static int pick_next(const struct view *v, const struct nvipam_pool_usage *usage
 	if (view_all_excluded(v)) {
 		char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
 
-		return cni_err_set(err, NVIPAM_ERR_EXHAUSTED, -ENOSPC,
+		return cni_err_set(err, CNI_ERR_NO_FREE_ADDRESS, -ENOSPC,
 				   "no free addresses in the pool \"%s\", poolType \"%s\": every "
 				   "address of this node's range %s-%s is excluded or the gateway "
 				   "(the controller gives such a node another block; until the "
@@ -226,14 +203,14 @@ static int pick_next(const struct view *v, const struct nvipam_pool_usage *usage
 				   ip_addr_format(&p->range.start, a, sizeof(a)),
 				   ip_addr_format(&p->range.end, b, sizeof(b)));
 	}
-	return cni_err_set(err, NVIPAM_ERR_EXHAUSTED, -ENOSPC,
+	return cni_err_set(err, CNI_ERR_NO_FREE_ADDRESS, -ENOSPC,
 			   "no free addresses in the pool \"%s\", poolType \"%s\"", p->name,
 			   pool_type_name(p->type));
 }
 
 static int conflict(const struct nvipam_pool *p, struct cni_err *err)
 {
-	return cni_err_set(err, NVIPAM_ERR_CONFLICT, -EEXIST,
+	return cni_err_set(err, CNI_ERR_ADDRESS_TAKEN, -EEXIST,
 			   "requested IP is already reserved in the pool \"%s\", poolType \"%s\"",
 			   p->name, pool_type_name(p->type));
 }
@@ -306,8 +283,7 @@ int nvipam_allocate(const struct nvipam_pool *pool, const struct nvipam_pool_usa
 	int r;
 
 	view_base(&v, pool);
-	if (view_reserved(&v, usage) < 0)
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	view_reserved(&v, usage);
 	switch (req->kind) {
 	case NVIPAM_REQ_NEXT:
 		r = pick_next(&v, usage, &x, err);
@@ -326,7 +302,6 @@ int nvipam_allocate(const struct nvipam_pool *pool, const struct nvipam_pool_usa
 				(int)req->kind);
 		break;
 	}
-	free(v.reserved);
 	if (r < 0)
 		return r;
 	*ret = ipmath_to_addr(v.family, x);
@@ -370,27 +345,13 @@ unsigned long nvipam_pool_free_count(const struct nvipam_pool *pool,
 		if (!view_excluded(&v, v.gateway, &unused))
 			used++;
 	}
-	if (view_reserved(&v, usage) == 0) {
-		for (size_t i = 0; i < v.n_reserved; i++) {
-			ipmath_u128 x = view_reserved_at(&v, i);
+	view_reserved(&v, usage);
+	for (size_t i = 0; i < v.n_reserved; i++) {
+		ipmath_u128 x = view_reserved_at(&v, i);
 
-			if ((i == 0 || x != view_reserved_at(&v, i - 1)) && view_takes_slot(&v, x))
-				used++;
-		}
-	} else {
-		/* Out of memory for the sorted copy: count distinct addresses the slow way. */
-		for (size_t i = 0; usage && i < usage->n_reserved; i++) {
-			const struct ip_addr *a = &usage->reserved[i];
-			bool seen = false;
-
-			if (a->family != v.family || !view_takes_slot(&v, ipmath_from_addr(a)))
-				continue;
-			for (size_t k = 0; k < i && !seen; k++)
-				seen = ip_addr_equal(&usage->reserved[k], a);
-			used += !seen;
-		}
+		if ((i == 0 || x != view_reserved_at(&v, i - 1)) && view_takes_slot(&v, x))
+			used++;
 	}
-	free(v.reserved);
 
 	/* The whole IPv6 space holds 2^128 addresses, one more than fits: no used slot
 	 * means more free than any unsigned long anyway. */

@@ -11,10 +11,9 @@ struct nvipam_pool;
 
 /* What the store knows about one pool, as the allocator needs it. */
 struct nvipam_pool_usage {
-	const struct ip_addr *reserved; /* every IP currently held in the pool */
+	const struct ip_addr *reserved; /* every IP currently held in the pool, in ip_addr_cmp()
+	                                   order (as nvipam_store_usage() gives them) */
 	size_t n_reserved;
-	bool sorted;                    /* @reserved is in address order, IPv4 first (as
-	                                   nvipam_store_usage() gives them): used as it is */
 	bool has_last;
 	struct ip_addr last_reserved;   /* the store's last round-robin pick */
 };
@@ -57,10 +56,3 @@ int nvipam_allocate(const struct nvipam_pool *pool, const struct nvipam_pool_usa
  */
 unsigned long nvipam_pool_free_count(const struct nvipam_pool *pool,
 				     const struct nvipam_pool_usage *usage);
-
-/* nv-ipam's plugin error codes (>= 100, beside those in common/cni/error.h), in docs/errors.md and docs/nv-ipam.md. */
-enum {
-	NVIPAM_ERR_EXHAUSTED = 110,      /* no free address left in the pool's range */
-	NVIPAM_ERR_CONFLICT = 111,       /* the requested IP is already reserved */
-	NVIPAM_ERR_POOL_NOT_FOUND = 112, /* the node pool file has no such pool */
-};

@@ -8,7 +8,9 @@
 
 struct cni_err;
 
-#define NVIPAM_POOL_KEY_MAX 320 /* "cidrpool/" + a 253-byte Kubernetes name */
+/* A pool's name: a Kubernetes object's, at most 253 bytes (a DNS subdomain). */
+#define NVIPAM_POOL_NAME_MAX 253
+#define NVIPAM_POOL_KEY_MAX 320 /* "cidrpool/" + a name, and its NUL */
 
 enum nvipam_pool_type {
 	NVIPAM_POOL_IPPOOL,
@@ -83,6 +85,31 @@ int nvipam_pools_load_some(const char *path, bool confined, const char *const *k
  */
 int nvipam_pools_parse(const char *json, size_t len, const char *origin,
 		       struct nvipam_pools *ret, struct cni_err *err);
+
+/**
+ * nvipam_pools_parse_some() - nvipam_pools_load_some() on text
+ * @json: file contents
+ * @len: length
+ * @origin: file name used in messages
+ * @keys: the pool keys wanted
+ * @n_keys: their number
+ * @ret: pools, written only on success
+ * @err: as nvipam_pools_parse()
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_pools_parse_some(const char *json, size_t len, const char *origin,
+			    const char *const *keys, size_t n_keys, struct nvipam_pools *ret,
+			    struct cni_err *err);
+
+/**
+ * nvipam_pool_name_valid() - whether a pool name is one: at most NVIPAM_POOL_NAME_MAX bytes
+ *                            and a CNI network name (^[a-zA-Z0-9][a-zA-Z0-9_.-]*$)
+ * @name: the name
+ *
+ * Return: true when it is.
+ */
+bool nvipam_pool_name_valid(const char *name);
 
 /**
  * nvipam_pools_find() - a pool by key

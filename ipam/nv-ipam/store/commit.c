@@ -10,12 +10,11 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
-#include "ipam/nv-ipam/store/format.h"
-#include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/manifest.h"
 #include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 /* A log is compacted once its dead lines outnumber its live ones by this much. */
@@ -42,7 +41,7 @@ int store_commit_file(struct nvipam_store *s, struct cni_err *err)
 	int r;
 
 	snprintf(dir, sizeof(dir), "%s.d", s->name);
-	store_migrate_file(&b, dir);
+	store_manifest_render(&b, dir);
 	if (b.oom)
 		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	else
@@ -54,17 +53,17 @@ int store_commit_file(struct nvipam_store *s, struct cni_err *err)
 }
 
 /* Pool @p's log as the model has it: header (a new log id), allocations, last reserved address. */
-static int pool_compacted(const struct nvipam_store *s, const struct nvipam_store_pool *p,
+static int pool_compacted(const struct nvipam_store *s, const struct store_pool *p,
 			  uint64_t log_id, struct text_buf *b)
 {
 	int r = 0;
 
 	store_format_header(b, p->key, log_id);
 	for (size_t i = 0; r >= 0 && i < s->n_allocs; i++) {
-		const struct nvipam_alloc *a = &s->allocs[i];
-		struct store_line l = { .type = 'A', .txn = a->txn, .partner = "", .alloc = *a };
+		const struct store_alloc *a = &s->allocs[i];
+		struct store_line l = { .type = 'A', .txn = a->txn, .partner = "", .alloc = a->a };
 
-		if (a->pool == p->key)
+		if (a->a.pool == p->key)
 			r = store_format_line(b, &l);
 	}
 	if (p->has_last) {
@@ -76,7 +75,7 @@ static int pool_compacted(const struct nvipam_store *s, const struct nvipam_stor
 }
 
 /* Pool @p's queued lines, after a header when its log has none. */
-static int pool_lines(const struct nvipam_store_pool *p, struct text_buf *b)
+static int pool_lines(const struct store_pool *p, struct text_buf *b)
 {
 	struct store_pool_disk *d = p->disk;
 	int r = 0;
@@ -94,7 +93,7 @@ static int pool_lines(const struct nvipam_store_pool *p, struct text_buf *b)
  * Pool @p's snapshot at the end of its log, when the lines since the last one are many.
  * A cache: failing to write it only means the next reader reads more of the log.
  */
-static void pool_snapshot(struct nvipam_store *s, struct nvipam_store_pool *p)
+static void pool_snapshot(struct nvipam_store *s, struct store_pool *p)
 {
 	struct store_pool_disk *d = p->disk;
 	struct store_snap_point at = {
@@ -107,7 +106,7 @@ static void pool_snapshot(struct nvipam_store *s, struct nvipam_store_pool *p)
 	};
 	struct text_buf b = { 0 };
 
-	if (d->n_lines - d->snap_lines < STORE_SNAP_EVERY || store_model_pull_all(s, p) < 0)
+	if (d->n_lines - d->snap_lines < STORE_SNAP_EVERY)
 		return;
 	store_snap_build(&b, p->key, &at, s->allocs, s->n_allocs);
 	if (!b.oom && store_disk_write_snap(s, d, b.data, b.len) == 0)
@@ -120,7 +119,7 @@ static void pool_snapshot(struct nvipam_store *s, struct nvipam_store_pool *p)
  * store_commit_sync()), or its log rewritten whole when migrating or (@may_compact) when
  * its dead lines outnumber its live ones by COMPACT_SLACK.
  */
-static int pool_write(struct nvipam_store *s, struct nvipam_store_pool *p, bool may_compact,
+static int pool_write(struct nvipam_store *s, struct store_pool *p, bool may_compact,
 		      bool defer_sync, struct cni_err *err)
 {
 	struct store_pool_disk *d = p->disk;
@@ -128,19 +127,16 @@ static int pool_write(struct nvipam_store *s, struct nvipam_store_pool *p, bool 
 	size_t live = store_model_live(s, p);
 	bool compact = s->migrate || (may_compact && d->n_lines + d->n_queue > 2 * live + COMPACT_SLACK);
 	uint64_t log_id = random_id();
-	int r = compact ? store_model_pull_all(s, p) : 0;
+	int r = compact ? pool_compacted(s, p, log_id, &b) : pool_lines(p, &b);
 
-	if (r >= 0)
-		r = compact ? pool_compacted(s, p, log_id, &b) : pool_lines(p, &b);
 	if (r >= 0 && b.oom)
 		r = -ENOMEM;
 	if (r >= 0)
 		r = compact ? store_disk_rewrite(s, d, b.data, b.len, err) :
 			      store_disk_append(s, d, b.data, b.len, !defer_sync, err);
 	else
-		cni_err_set(err, r == -EINVAL ? CNI_ERR_IO : CNI_ERR_INTERNAL, r, "pool log %s.d/%s.log: %s",
-			    s->path, d->stem, r == -E2BIG ? "a line is too long" :
-			    r == -EINVAL ? "its snapshot is damaged" : "out of memory");
+		cni_err_set(err, CNI_ERR_INTERNAL, r, "pool log %s.d/%s.log: %s", s->path, d->stem,
+			    r == -E2BIG ? "a line is too long" : "out of memory");
 	if (r >= 0)
 		(void)store_format_line_check(b.data, b.len, &d->tail_check);
 	text_buf_free(&b);
@@ -170,7 +166,7 @@ static int pool_write(struct nvipam_store *s, struct nvipam_store_pool *p, bool 
  */
 static uint64_t mark_transaction(struct nvipam_store *s, bool *pending)
 {
-	struct nvipam_store_pool *last = NULL;
+	struct store_pool *last = NULL;
 	size_t pools = 0;
 	uint64_t txn;
 
@@ -192,7 +188,7 @@ static uint64_t mark_transaction(struct nvipam_store *s, bool *pending)
 	pending[last - s->pools] = false;
 	txn = random_id();
 	for (size_t i = 0; i < s->n_pools; i++) {
-		struct nvipam_store_pool *p = &s->pools[i];
+		struct store_pool *p = &s->pools[i];
 		struct store_pool_disk *d = p->disk;
 
 		for (size_t k = 0; k < d->n_queue; k++) {
@@ -207,8 +203,8 @@ static uint64_t mark_transaction(struct nvipam_store *s, bool *pending)
 			}
 			/* The model keeps it too: compacting the last pool keeps the evidence. */
 			for (size_t j = 0; j < s->n_allocs; j++)
-				if (s->allocs[j].pool == p->key &&
-				    store_model_same_ip(&s->allocs[j].ip, &l->alloc.ip))
+				if (s->allocs[j].a.pool == p->key &&
+				    ip_addr_equal(&s->allocs[j].a.ip, &l->alloc.ip))
 					s->allocs[j].txn = txn;
 		}
 	}

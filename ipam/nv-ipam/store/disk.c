@@ -15,8 +15,8 @@
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/private.h"
 
 #define LOCK_BACKOFF_MAX_MS 5
 
@@ -26,6 +26,12 @@ static int64_t now_us(void)
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void store_disk_set_deadline(struct nvipam_store *s, unsigned int timeout_ms)
+{
+	s->timeout_ms = timeout_ms;
+	s->deadline_us = now_us() + (int64_t)timeout_ms * 1000;
 }
 
 /*
@@ -209,6 +215,12 @@ void store_disk_unlock_node(struct nvipam_store *s)
 		(void)flock(s->lock_fd, LOCK_UN);
 }
 
+void store_disk_unlock_pool(struct store_pool_disk *d)
+{
+	if (d->lock_fd >= 0)
+		(void)flock(d->lock_fd, LOCK_UN);
+}
+
 int store_disk_pool_dir(struct nvipam_store *s, bool create, struct cni_err *err)
 {
 	_cleanup_free_ char *name = NULL;
@@ -252,24 +264,6 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A readdir() of @dirfd that leaves @dirfd itself as it was. */
-static DIR *dir_read(int dirfd)
-{
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d;
-
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return NULL;
-	}
-	/* A duplicate shares the offset: start from the top whatever read it before. */
-	rewinddir(d);
-	return d;
-}
-
 static bool has_suffix(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
@@ -282,7 +276,7 @@ int store_disk_list(struct nvipam_store *s, char ***ret, size_t *ret_n, struct c
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
-	DIR *d = dir_read(s->pool_dir_fd);
+	DIR *d = file_dir_stream(s->pool_dir_fd);
 	int r = 0;
 
 	if (!d)
@@ -588,12 +582,12 @@ int store_disk_write_file(struct nvipam_store *s, const char *data, size_t len,
 
 void store_disk_sweep_pool(struct nvipam_store *s, const struct store_pool_disk *d)
 {
-	char name[STORE_FORMAT_STEM_MAX + 8];
+	char log[STORE_FORMAT_STEM_MAX + 8], snap[STORE_FORMAT_STEM_MAX + 8];
+	const char *const names[] = { log, snap };
 
-	snprintf(name, sizeof(name), "%s.log", d->stem);
-	file_sweep_temps_at(s->pool_dir_fd, name);
-	snprintf(name, sizeof(name), "%s.snap", d->stem);
-	file_sweep_temps_at(s->pool_dir_fd, name);
+	snprintf(log, sizeof(log), "%s.log", d->stem);
+	snprintf(snap, sizeof(snap), "%s.snap", d->stem);
+	file_sweep_temps_of(s->pool_dir_fd, names, 2);
 }
 
 void store_disk_sweep(struct nvipam_store *s)
@@ -612,7 +606,6 @@ void store_disk_close(struct store_pool_disk *d)
 	if (d->lock_fd >= 0)
 		(void)close(d->lock_fd); /* releases the flock */
 	store_disk_unmap_snap(d);
-	free(d->base_gone);
 	free(d->data);
 	free(d->queue);
 	*d = (struct store_pool_disk){ .lock_fd = -1, .log_fd = -1 };

@@ -5,44 +5,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipam/nv-ipam/store/format.h"
-#include "ipam/nv-ipam/store/snap.h"
-
 struct cni_err;
 struct nvipam_store;
+struct store_pool_disk;
 
 /* A store file or pool log beyond this is refused as corrupt (a full /16 is ~20 MiB). */
 #define STORE_DISK_MAX_BYTES (64u << 20)
 
-/* One pool's files as its holder sees them. */
-struct store_pool_disk {
-	char stem[STORE_FORMAT_STEM_MAX];
-	int lock_fd;        /* the pool's lock, -1 when the node lock is held exclusively */
-	int log_fd;         /* the log, open for reading and writing; -1 while it does not exist */
-	char *data;         /* what was read of the log (strings decoded in place, pointed to) */
-	const char *snap;   /* the snapshot, mapped (pointed to), NULL when none is used */
-	size_t snap_len;
-	/*
-	 * Some pools open: the snapshot's allocations stay in it, not copied into the
-	 * model, and are found through its tables (store.c pulls one in when it is looked
-	 * up, all of them before the log is compacted or a snapshot made).
-	 */
-	bool has_base;
-	struct store_snap base;
-	bool *base_gone;    /* released, or pulled into the model */
-	size_t base_live;   /* how many are not */
-	size_t good_len;    /* end of the last complete line: where the next line goes */
-	size_t file_len;    /* the log's length (beyond @good_len: a killed writer's torn line) */
-	bool loaded;        /* read into the model */
-	bool has_header;    /* the log has its header line */
-	bool unsynced;      /* lines were appended and not yet synced */
-	uint64_t log_id;    /* from the header: snapshots name the log they were made from */
-	uint64_t tail_check; /* the checksum field of the last complete line */
-	size_t n_lines;     /* change lines in the log */
-	size_t snap_lines;  /* of which are in the snapshot on disk (0: none usable) */
-	struct store_line *queue; /* changes to write at commit (strings owned by the store) */
-	size_t n_queue;
-};
+/**
+ * store_disk_set_deadline() - start the clock every lock of the store is waited for by
+ * @s: store
+ * @timeout_ms: how long from now
+ */
+void store_disk_set_deadline(struct nvipam_store *s, unsigned int timeout_ms);
 
 /**
  * store_disk_open_dir() - open the store's directory and check that only root can change it
@@ -70,6 +45,12 @@ int store_disk_lock_node(struct nvipam_store *s, bool exclusive, struct cni_err 
  * @s: store
  */
 void store_disk_unlock_node(struct nvipam_store *s);
+
+/**
+ * store_disk_unlock_pool() - let go of a pool's lock (the file stays open)
+ * @d: the pool's files
+ */
+void store_disk_unlock_pool(struct store_pool_disk *d);
 
 /**
  * store_disk_pool_dir() - open "<name>.d" (s->pool_dir_fd), creating it (0700) when asked

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
@@ -94,32 +95,61 @@ void store_format_header(struct text_buf *b, const char *key, uint64_t log_id)
 	put_check(b, start);
 }
 
+int store_format_add_fields(struct text_buf *b, const struct nvipam_alloc *a)
+{
+	size_t start = b->len;
+	char created[RFC3339_STRLEN];
+
+	put_ip(b, &a->ip);
+	put_field(b, a->container_id);
+	put_field(b, a->ifname);
+	put_field(b, a->network);
+	put_field(b, a->pod_namespace);
+	put_field(b, a->pod_name);
+	put_field(b, a->pod_uid);
+	put_field(b, a->device_id);
+	put_field(b, rfc3339_format(a->created, created));
+	if (!b->oom && b->len - start > STORE_FORMAT_LINE_MAX) {
+		b->len = start;
+		return -E2BIG;
+	}
+	return 0;
+}
+
+static void put_flags(struct text_buf *b, unsigned int flags)
+{
+	char s[3] = { 0 }, *f = s;
+
+	if (flags & STORE_ADD_ROUND_ROBIN)
+		*f++ = 'r';
+	if (flags & STORE_ADD_PENDING)
+		*f++ = 'p';
+	put_field(b, s);
+}
+
+size_t store_format_add_head_len(const struct store_line *line)
+{
+	/* "A", then a tab before each of flags, txn and partner; the end: STORE_FORMAT_LINE_END. */
+	return 1 + 1 + !!(line->flags & STORE_ADD_ROUND_ROBIN) + !!(line->flags & STORE_ADD_PENDING) +
+	       1 + (line->txn ? CHECK_DIGITS : 0) + 1 + strlen(line->partner) + STORE_FORMAT_LINE_END;
+}
+
 int store_format_line(struct text_buf *b, const struct store_line *line)
 {
 	const struct nvipam_alloc *a = &line->alloc;
 	size_t start = b->len;
-	char created[RFC3339_STRLEN];
-	char flags[3] = { 0 }, *f = flags;
+	int r = 0;
 
 	text_buf_putc(b, line->type);
 	switch (line->type) {
 	case 'A':
-		if (line->flags & STORE_ADD_ROUND_ROBIN)
-			*f++ = 'r';
-		if (line->flags & STORE_ADD_PENDING)
-			*f++ = 'p';
-		put_field(b, flags);
+		put_flags(b, line->flags);
 		put_txn(b, line->txn);
 		put_field(b, line->partner);
-		put_ip(b, &a->ip);
-		put_field(b, a->container_id);
-		put_field(b, a->ifname);
-		put_field(b, a->network);
-		put_field(b, a->pod_namespace);
-		put_field(b, a->pod_name);
-		put_field(b, a->pod_uid);
-		put_field(b, a->device_id);
-		put_field(b, rfc3339_format(a->created, created));
+		if (line->fields)
+			text_buf_add(b, line->fields, line->fields_len);
+		else
+			r = store_format_add_fields(b, a);
 		break;
 	case 'D':
 		put_field(b, a->container_id);
@@ -132,18 +162,18 @@ int store_format_line(struct text_buf *b, const struct store_line *line)
 		put_txn(b, line->txn);
 		break;
 	}
-	put_check(b, start);
-	if (!b->oom && b->len - start > STORE_FORMAT_LINE_MAX) {
+	if (r >= 0)
+		put_check(b, start);
+	if (r < 0 || (!b->oom && b->len - start > STORE_FORMAT_LINE_MAX)) {
 		b->len = start;
 		return -E2BIG;
 	}
 	return 0;
 }
 
-static int fail(char *why, size_t size, const struct store_reader *r, const char *what)
+static int fail(struct cni_err *err, const struct store_reader *r, const char *what)
 {
-	snprintf(why, size, "line %zu: %s", r->line_no, what);
-	return -EINVAL;
+	return cni_err_set(err, CNI_ERR_IO, -EINVAL, "line %zu: %s", r->line_no, what);
 }
 
 /* A line's fields: NUL-terminated in place, with their lengths. */
@@ -176,7 +206,7 @@ static bool hex64(const char *s, uint64_t *ret)
  * The next complete line, its checksum verified and its fields split (tabs become NULs).
  * Return: 1, 0 at the end (or before a torn tail), -EINVAL.
  */
-static int next_line(struct store_reader *r, struct fields *f, char *why, size_t size)
+static int next_line(struct store_reader *r, struct fields *f, struct cni_err *err)
 {
 	char *line = r->data + r->pos, *end, *p;
 	size_t len = r->len - r->pos, n;
@@ -193,13 +223,13 @@ static int next_line(struct store_reader *r, struct fields *f, char *why, size_t
 	n = (size_t)(end - line);
 	r->pos += n + 1;
 	if (n > STORE_FORMAT_LINE_MAX)
-		return fail(why, size, r, "longer than the longest line written");
+		return fail(err, r, "longer than the longest line written");
 	if (n < CHECK_DIGITS + 2 || line[n - CHECK_DIGITS - 1] != '\t' ||
 	    !hex64(line + n - CHECK_DIGITS, &want))
-		return fail(why, size, r, "no checksum");
+		return fail(err, r, "no checksum");
 	n -= CHECK_DIGITS + 1;
 	if (text_checksum64(line, n) != want)
-		return fail(why, size, r, "checksum mismatch (damaged or edited)");
+		return fail(err, r, "checksum mismatch (damaged or edited)");
 	r->last_check = want;
 	line[n] = '\0';
 	f->n = 0;
@@ -207,7 +237,7 @@ static int next_line(struct store_reader *r, struct fields *f, char *why, size_t
 		char *tab = memchr(p, '\t', (size_t)(line + n - p));
 
 		if (f->n == FIELDS_MAX)
-			return fail(why, size, r, "too many fields");
+			return fail(err, r, "too many fields");
 		f->s[f->n] = p;
 		f->len[f->n] = (size_t)((tab ? tab : line + n) - p);
 		f->n++;
@@ -220,30 +250,30 @@ static int next_line(struct store_reader *r, struct fields *f, char *why, size_t
 }
 
 static int field_str(const struct store_reader *r, const struct fields *f, int i, const char **ret,
-		     char *why, size_t size)
+		     struct cni_err *err)
 {
 	size_t len;
 
 	if (text_unescape(f->s[i], f->len[i], &len) < 0)
-		return fail(why, size, r, "invalid escape or character in a field");
+		return fail(err, r, "invalid escape or character in a field");
 	*ret = f->s[i];
 	return 0;
 }
 
 static int field_txn(const struct store_reader *r, const struct fields *f, int i, bool required,
-		     uint64_t *ret, char *why, size_t size)
+		     uint64_t *ret, struct cni_err *err)
 {
 	*ret = 0;
 	if (!f->len[i] && !required)
 		return 0;
 	if (f->len[i] != CHECK_DIGITS || !hex64(f->s[i], ret) || !*ret)
-		return fail(why, size, r, "invalid transaction");
+		return fail(err, r, "invalid transaction");
 	return 0;
 }
 
 /* IPv4 in dotted decimal without leading zeros (as written), else anything inet_pton() takes. */
 static int field_ip(const struct store_reader *r, const struct fields *f, int i, struct ip_addr *ret,
-		    char *why, size_t size)
+		    struct cni_err *err)
 {
 	const char *p = f->s[i];
 	struct ip_addr a = { .family = AF_INET };
@@ -266,37 +296,39 @@ static int field_ip(const struct store_reader *r, const struct fields *f, int i,
 		return 0;
 	}
 	if (ip_addr_parse(f->s[i], ret) < 0)
-		return fail(why, size, r, "invalid IP address");
+		return fail(err, r, "invalid IP address");
 	return 0;
 }
 
 int store_format_read_header(struct store_reader *r, char *data, size_t len, const char **ret_key,
-			     uint64_t *ret_log_id, char *why, size_t why_size)
+			     uint64_t *ret_log_id, struct cni_err *err)
 {
+	struct cni_err field_err = { 0 };
 	struct fields f;
-	const char *key;
+	const char *key = NULL;
 	int n;
 
 	*r = (struct store_reader){ .data = data, .len = len };
 	*ret_key = NULL;
-	n = next_line(r, &f, why, why_size);
+	n = next_line(r, &f, err);
 	if (n <= 0)
 		return n;
 	if (f.n != 4 || strcmp(f.s[0], HEADER_MAGIC) != 0)
-		return fail(why, why_size, r, "not an nv-ipam pool log");
+		return fail(err, r, "not an nv-ipam pool log");
 	if (strcmp(f.s[1], "1") != 0) {
 		/* A version is named only when it is one: a number, never other bytes of the file. */
 		const char *v = f.s[1];
 		bool number = *v && strlen(v) <= 9 && strspn(v, "0123456789") == strlen(v);
 
-		snprintf(why, why_size, "unsupported pool log version%s%s (this plugin reads %d)",
-			 number ? " " : "", number ? v : "", STORE_FORMAT_VERSION);
-		return -EPROTONOSUPPORT;
+		return cni_err_set(err, CNI_ERR_IO, -EPROTONOSUPPORT,
+				   "unsupported pool log version%s%s (this plugin reads %d)",
+				   number ? " " : "", number ? v : "", STORE_FORMAT_VERSION);
 	}
-	if (field_str(r, &f, 2, &key, why, why_size) < 0 || !*key)
-		return fail(why, why_size, r, "invalid pool key");
-	if (field_txn(r, &f, 3, true, ret_log_id, why, why_size) < 0)
-		return fail(why, why_size, r, "invalid log id");
+	/* The field's own failure is said as what the field is. */
+	if (field_str(r, &f, 2, &key, &field_err) < 0 || !key || !*key)
+		return fail(err, r, "invalid pool key");
+	if (field_txn(r, &f, 3, true, ret_log_id, &field_err) < 0)
+		return fail(err, r, "invalid log id");
 	*ret_key = key;
 	return 0;
 }
@@ -315,10 +347,10 @@ int store_format_line_check(const char *data, size_t len, uint64_t *ret)
 }
 
 static int read_add(const struct store_reader *r, const struct fields *f, struct store_line *l,
-		    char *why, size_t size)
+		    struct cni_err *err)
 {
 	struct nvipam_alloc *a = &l->alloc;
-	const char *flags = f->s[1], *created;
+	const char *flags = f->s[1], *created = NULL;
 	int x;
 
 	if (strcmp(flags, "") == 0)
@@ -330,39 +362,38 @@ static int read_add(const struct store_reader *r, const struct fields *f, struct
 	else if (strcmp(flags, "rp") == 0)
 		l->flags = STORE_ADD_ROUND_ROBIN | STORE_ADD_PENDING;
 	else
-		return fail(why, size, r, "invalid flags");
-	if ((x = field_txn(r, f, 2, false, &l->txn, why, size)) < 0 ||
-	    (x = field_str(r, f, 3, &l->partner, why, size)) < 0 ||
-	    (x = field_ip(r, f, 4, &a->ip, why, size)) < 0 ||
-	    (x = field_str(r, f, 5, (const char **)&a->container_id, why, size)) < 0 ||
-	    (x = field_str(r, f, 6, (const char **)&a->ifname, why, size)) < 0 ||
-	    (x = field_str(r, f, 7, (const char **)&a->network, why, size)) < 0 ||
-	    (x = field_str(r, f, 8, (const char **)&a->pod_namespace, why, size)) < 0 ||
-	    (x = field_str(r, f, 9, (const char **)&a->pod_name, why, size)) < 0 ||
-	    (x = field_str(r, f, 10, (const char **)&a->pod_uid, why, size)) < 0 ||
-	    (x = field_str(r, f, 11, (const char **)&a->device_id, why, size)) < 0 ||
-	    (x = field_str(r, f, 12, &created, why, size)) < 0)
+		return fail(err, r, "invalid flags");
+	if ((x = field_txn(r, f, 2, false, &l->txn, err)) < 0 ||
+	    (x = field_str(r, f, 3, &l->partner, err)) < 0 ||
+	    (x = field_ip(r, f, 4, &a->ip, err)) < 0 ||
+	    (x = field_str(r, f, 5, &a->container_id, err)) < 0 ||
+	    (x = field_str(r, f, 6, &a->ifname, err)) < 0 ||
+	    (x = field_str(r, f, 7, &a->network, err)) < 0 ||
+	    (x = field_str(r, f, 8, &a->pod_namespace, err)) < 0 ||
+	    (x = field_str(r, f, 9, &a->pod_name, err)) < 0 ||
+	    (x = field_str(r, f, 10, &a->pod_uid, err)) < 0 ||
+	    (x = field_str(r, f, 11, &a->device_id, err)) < 0 ||
+	    (x = field_str(r, f, 12, &created, err)) < 0)
 		return x;
 	/* A pending line names its partner and transaction; nothing else names a partner. */
 	if (!(l->flags & STORE_ADD_PENDING) != !*l->partner || ((l->flags & STORE_ADD_PENDING) && !l->txn))
-		return fail(why, size, r, "invalid transaction");
+		return fail(err, r, "invalid transaction");
 	if (rfc3339_parse(created, &a->created) < 0)
-		return fail(why, size, r, "invalid creation time");
-	a->txn = l->txn;
+		return fail(err, r, "invalid creation time");
 	return 0;
 }
 
-int store_format_next(struct store_reader *r, struct store_line *ret, char *why, size_t why_size)
+int store_format_next(struct store_reader *r, struct store_line *ret, struct cni_err *err)
 {
 	struct store_line l = { .partner = "" };
 	struct fields f;
 	int n, want;
 
-	n = next_line(r, &f, why, why_size);
+	n = next_line(r, &f, err);
 	if (n <= 0)
 		return n;
 	if (f.len[0] != 1)
-		return fail(why, why_size, r, "unknown kind of line");
+		return fail(err, r, "unknown kind of line");
 	l.type = f.s[0][0];
 	switch (l.type) {
 	case 'A':
@@ -377,23 +408,23 @@ int store_format_next(struct store_reader *r, struct store_line *ret, char *why,
 		want = 2;
 		break;
 	default:
-		return fail(why, why_size, r, "unknown kind of line");
+		return fail(err, r, "unknown kind of line");
 	}
 	if (f.n != want)
-		return fail(why, why_size, r, "wrong number of fields");
+		return fail(err, r, "wrong number of fields");
 	switch (l.type) {
 	case 'A':
-		n = read_add(r, &f, &l, why, why_size);
+		n = read_add(r, &f, &l, err);
 		break;
 	case 'D':
-		if ((n = field_str(r, &f, 1, (const char **)&l.alloc.container_id, why, why_size)) >= 0)
-			n = field_str(r, &f, 2, (const char **)&l.alloc.ifname, why, why_size);
+		if ((n = field_str(r, &f, 1, &l.alloc.container_id, err)) >= 0)
+			n = field_str(r, &f, 2, &l.alloc.ifname, err);
 		break;
 	case 'L':
-		n = field_ip(r, &f, 1, &l.alloc.ip, why, why_size);
+		n = field_ip(r, &f, 1, &l.alloc.ip, err);
 		break;
 	default:
-		n = field_txn(r, &f, 1, true, &l.txn, why, why_size);
+		n = field_txn(r, &f, 1, true, &l.txn, err);
 		break;
 	}
 	if (n < 0)

@@ -8,6 +8,7 @@
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/store/store.h"
 
+struct cni_err;
 struct text_buf;
 
 /*
@@ -55,6 +56,8 @@ struct store_line {
 	uint64_t txn;               /* A (0 when none), C, X */
 	const char *partner;        /* A: "" or the pool key a pending line waits for */
 	struct nvipam_alloc alloc;  /* A: ip and strings (pool unset); D: container_id, ifname; L: ip */
+	const char *fields;         /* A queued by an ADD: alloc's fields as rendered, or NULL */
+	size_t fields_len;
 };
 
 /**
@@ -78,9 +81,27 @@ void store_format_stem(const char *key, char *buf);
 void store_format_header(struct text_buf *b, const char *key, uint64_t log_id);
 
 /**
+ * store_format_add_fields() - an A line's fields from its address on, rendered once: what
+ *                             store_format_line() writes after the partner
+ * @b: buffer
+ * @a: the allocation
+ *
+ * Return: 0, or -E2BIG when they alone pass STORE_FORMAT_LINE_MAX (nothing is appended).
+ */
+int store_format_add_fields(struct text_buf *b, const struct nvipam_alloc *a);
+
+/**
+ * store_format_add_head_len() - how long an A line is without its fields
+ * @line: the line (flags, txn, partner)
+ *
+ * Return: the length of its start, its checksum field and newline included.
+ */
+size_t store_format_add_head_len(const struct store_line *line);
+
+/**
  * store_format_line() - append one change line
  * @b: buffer
- * @line: the change (for an A line: flags, txn, partner and alloc)
+ * @line: the change (for an A line: flags, txn, partner, and alloc or its rendered fields)
  *
  * Return: 0, or -E2BIG when the line would be longer than STORE_FORMAT_LINE_MAX
  * (nothing is appended then).
@@ -105,14 +126,14 @@ struct store_reader {
  * @ret_key: the pool key of the header (points into @data); NULL when the file holds
  *           no complete header line (empty, or torn while it was being created)
  * @ret_log_id: the log's id
- * @why: the reason, on failure
- * @why_size: its size
+ * @err: code 5 with the reason ("line 1: ..." or the version), on failure; the caller
+ *       adds the file
  *
  * Return: 0 on success, -EINVAL for a header that is not ours, -EPROTONOSUPPORT for
  * another version.
  */
 int store_format_read_header(struct store_reader *r, char *data, size_t len, const char **ret_key,
-			     uint64_t *ret_log_id, char *why, size_t why_size);
+			     uint64_t *ret_log_id, struct cni_err *err);
 
 /**
  * store_format_read_tail() - read lines from the middle of a log
@@ -137,11 +158,10 @@ int store_format_line_check(const char *data, size_t len, uint64_t *ret);
  * store_format_next() - the next change line
  * @r: reader
  * @ret: the line (strings point into the data)
- * @why: the reason, on failure ("line N: ...")
- * @why_size: its size
+ * @err: code 5 with the reason ("line N: ..."), on failure; the caller adds the file
  *
  * A torn last line ends the log (r->torn is set) without an error.
  *
  * Return: 1 with a line, 0 at the end, -EINVAL for a damaged or invalid line.
  */
-int store_format_next(struct store_reader *r, struct store_line *ret, char *why, size_t why_size);
+int store_format_next(struct store_reader *r, struct store_line *ret, struct cni_err *err);

@@ -22,6 +22,7 @@
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/handover.h"
+#include "ipam/nv-ipam/store/private.h"
 
 #define MARKER_MAX_BYTES 4096
 
@@ -197,8 +198,8 @@ static int entries_sorted(const struct nvipam_store *s, struct entry **ret)
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; r >= 0 && i < s->n_allocs; i++) {
-		v[i].a = &s->allocs[i];
-		if (asprintf(&v[i].key, "%s_%s", s->allocs[i].container_id, s->allocs[i].ifname) < 0)
+		v[i].a = &s->allocs[i].a;
+		if (asprintf(&v[i].key, "%s_%s", s->allocs[i].a.container_id, s->allocs[i].a.ifname) < 0)
 			v[i].key = NULL, r = -ENOMEM;
 	}
 	if (r >= 0)
@@ -239,7 +240,7 @@ static int pool_keys(const struct nvipam_store *s, const char ***ret, size_t *re
 	for (size_t i = 0; i < s->n_pools; i++)
 		v[n++] = s->pools[i].key;
 	for (size_t i = 0; i < s->n_allocs; i++)
-		v[n++] = s->allocs[i].pool;
+		v[n++] = s->allocs[i].a.pool;
 	qsort(v, n, sizeof(*v), cmp_str);
 	for (size_t i = 0; i < n; i++)
 		if (k == 0 || strcmp(v[k - 1], v[i]) != 0)
@@ -267,7 +268,7 @@ int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint
 		return r;
 	text_buf_puts(&body, ",\"pools\":{");
 	for (size_t i = 0; i < n_keys; i++) {
-		const struct nvipam_store_pool *p = NULL;
+		const struct store_pool *p = NULL;
 		char last[IP_PREFIX_STRLEN] = "";
 		bool first = true;
 
@@ -319,7 +320,7 @@ int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint
 int nvipam_store_adopt(const char *path, unsigned int timeout_ms, enum nvipam_store_adoption *ret,
 		       size_t *ret_n, struct cni_err *err)
 {
-	struct nvipam_store s;
+	struct nvipam_store *s = NULL;
 	char name[NAME_MAX + 1];
 	uint32_t sum;
 	bool marked;
@@ -328,29 +329,29 @@ int nvipam_store_adopt(const char *path, unsigned int timeout_ms, enum nvipam_st
 	r = store_open_owner(path, timeout_ms, &s, err);
 	if (r < 0)
 		return r;
-	marked = store_handover_marker(&s, &sum);
-	r = store_handover_daemon(&s, err);
-	if (r >= 0 && s.migrate) {
+	marked = store_handover_marker(s, &sum);
+	r = store_handover_daemon(s, err);
+	if (r >= 0 && s->migrate) {
 		*ret = NVIPAM_STORE_MIGRATED;
-		r = nvipam_store_commit(&s, err);
+		r = nvipam_store_commit(s, err);
 	} else if (r >= 0) {
 		*ret = marked ? NVIPAM_STORE_RESUMED : NVIPAM_STORE_OURS;
-		if (marked && !s.has_manifest)
-			r = store_commit_file(&s, err);
+		if (marked && !s->has_manifest)
+			r = store_commit_file(s, err);
 	}
 	/* The marker goes last: until then, a kill leaves it and the next start does this again. */
 	if (r >= 0 && marked) {
-		marker_name(&s, name, sizeof(name));
-		if (unlinkat(s.dir_fd, name, 0) < 0 && errno != ENOENT)
+		marker_name(s, name, sizeof(name));
+		if (unlinkat(s->dir_fd, name, 0) < 0 && errno != ENOENT)
 			r = cni_err_set(err, CNI_ERR_IO, -errno, "cannot remove %s" STORE_HANDOVER_SUFFIX
-					": %s", s.path, strerror(errno));
-		else if (fsync(s.dir_fd) < 0)
+					": %s", s->path, strerror(errno));
+		else if (fsync(s->dir_fd) < 0)
 			r = cni_err_set(err, CNI_ERR_IO, -errno, "cannot sync the directory of %s: %s",
-					s.path, strerror(errno));
+					s->path, strerror(errno));
 	}
 	if (r >= 0)
-		*ret_n = s.n_allocs;
-	nvipam_store_close(&s);
+		*ret_n = s->n_allocs;
+	nvipam_store_close(s);
 	return r;
 }
 
@@ -359,7 +360,7 @@ int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret
 {
 	struct text_buf doc = { 0 }, mark = { 0 };
 	char name[NAME_MAX + 1], now[RFC3339_STRLEN], num[16];
-	struct nvipam_store s;
+	struct nvipam_store *s = NULL;
 	const char *step = "";
 	uint32_t sum = 0;
 	int r;
@@ -367,8 +368,8 @@ int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret
 	r = store_open_owner(path, timeout_ms, &s, err);
 	if (r < 0)
 		return r;
-	r = store_handover_daemon(&s, err);
-	if (r >= 0 && store_handover_render(&s, &doc, &sum) < 0)
+	r = store_handover_daemon(s, err);
+	if (r >= 0 && store_handover_render(s, &doc, &sum) < 0)
 		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	if (r >= 0) {
 		snprintf(num, sizeof(num), "%" PRIu32, sum);
@@ -383,20 +384,20 @@ int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret
 	}
 	/* The marker first: from it on nothing allocates, whatever the store file says. */
 	if (r >= 0) {
-		marker_name(&s, name, sizeof(name));
-		r = file_write_atomic_at(s.dir_fd, name, mark.data, mark.len, 0600, &step);
+		marker_name(s, name, sizeof(name));
+		r = file_write_atomic_at(s->dir_fd, name, mark.data, mark.len, 0600, &step);
 		if (r < 0)
 			cni_err_set(err, CNI_ERR_IO, r, "cannot write %s" STORE_HANDOVER_SUFFIX ": %s: %s",
-				    s.path, step, strerror(-r));
+				    s->path, step, strerror(-r));
 	}
 	if (r >= 0)
-		r = store_disk_write_file(&s, doc.data, doc.len, err);
+		r = store_disk_write_file(s, doc.data, doc.len, err);
 	if (r >= 0) {
-		*ret_n = s.n_allocs;
+		*ret_n = s->n_allocs;
 		*ret_sum = sum;
 	}
 	text_buf_free(&doc);
 	text_buf_free(&mark);
-	nvipam_store_close(&s);
+	nvipam_store_close(s);
 	return r;
 }

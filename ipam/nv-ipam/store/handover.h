@@ -76,5 +76,5 @@ int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint
  *
  * Return: 0 on success, negative errno on failure.
  */
-int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
+int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
 		     struct cni_err *err);

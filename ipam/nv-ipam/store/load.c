@@ -7,16 +7,15 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/disk.h"
-#include "ipam/nv-ipam/store/format.h"
 #include "ipam/nv-ipam/store/load.h"
 #include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 /* One A line of the replayed part of the log. */
 struct entry {
-	struct nvipam_alloc a;
+	struct store_alloc r;
 	const char *partner; /* pending until confirmed: the pool it waits for */
 	uint32_t next;       /* the previous entry in its hash bucket, plus one */
 	bool alive;
@@ -26,7 +25,6 @@ struct entry {
 struct replay {
 	const struct store_snap *base; /* what the log holds before its replayed part, or NULL */
 	bool *base_dead;               /* its records released by the replayed lines */
-	size_t *base_live;             /* how many are not */
 	struct entry *v;
 	size_t n;
 	size_t cap;
@@ -61,9 +59,9 @@ static int replay_add(struct replay *rp, const struct store_line *l)
 		rp->cap = want;
 	}
 	e = &rp->v[rp->n];
-	*e = (struct entry){ .a = l->alloc, .partner = l->partner, .alive = true,
+	*e = (struct entry){ .r = { .a = l->alloc, .txn = l->txn }, .partner = l->partner, .alive = true,
 			     .pending = l->flags & STORE_ADD_PENDING };
-	b = store_snap_attachment_hash(e->a.container_id, e->a.ifname) & rp->mask;
+	b = store_snap_attachment_hash(e->r.a.container_id, e->r.a.ifname) & rp->mask;
 	e->next = rp->buckets[b];
 	rp->buckets[b] = (uint32_t)++rp->n;
 	return 0;
@@ -73,10 +71,7 @@ static void base_release(size_t i, void *ctx)
 {
 	struct replay *rp = ctx;
 
-	if (!rp->base_dead[i]) {
-		rp->base_dead[i] = true;
-		(*rp->base_live)--;
-	}
+	rp->base_dead[i] = true;
 }
 
 static void replay_del(struct replay *rp, const char *container_id, const char *ifname)
@@ -88,8 +83,8 @@ static void replay_del(struct replay *rp, const char *container_id, const char *
 	for (uint32_t i = rp->buckets[b]; i; i = rp->v[i - 1].next) {
 		struct entry *e = &rp->v[i - 1];
 
-		if (e->alive && strcmp(e->a.container_id, container_id) == 0 &&
-		    strcmp(e->a.ifname, ifname) == 0)
+		if (e->alive && strcmp(e->r.a.container_id, container_id) == 0 &&
+		    strcmp(e->r.a.ifname, ifname) == 0)
 			e->alive = false;
 	}
 }
@@ -99,7 +94,7 @@ static void replay_txn(struct replay *rp, uint64_t txn, bool confirmed)
 	for (size_t i = 0; i < rp->n; i++) {
 		struct entry *e = &rp->v[i];
 
-		if (e->alive && e->pending && e->a.txn == txn) {
+		if (e->alive && e->pending && e->r.txn == txn) {
 			e->pending = false;
 			e->alive = confirmed;
 		}
@@ -123,24 +118,24 @@ static const struct nvipam_alloc *replay_duplicate(const struct replay *rp, int 
 
 		if (!e->alive)
 			continue;
-		in_base = rp->base ? store_snap_find_ip(rp->base, &e->a.ip) : -1;
+		in_base = rp->base ? store_snap_find_ip(rp->base, &e->r.a.ip) : -1;
 		if (in_base >= 0 && !rp->base_dead[in_base])
-			return &e->a;
-		b = text_checksum64(e->a.ip.bytes, sizeof(e->a.ip.bytes)) & rp->mask;
+			return &e->r.a;
+		b = text_checksum64(e->r.a.ip.bytes, sizeof(e->r.a.ip.bytes)) & rp->mask;
 		for (;; b = (b + 1) & rp->mask) {
 			if (!set[b]) {
 				set[b] = (uint32_t)i + 1;
 				break;
 			}
-			if (store_model_same_ip(&rp->v[set[b] - 1].a.ip, &e->a.ip))
-				return &e->a;
+			if (ip_addr_equal(&rp->v[set[b] - 1].r.a.ip, &e->r.a.ip))
+				return &e->r.a;
 		}
 	}
 	return NULL;
 }
 
 /* The pool's key from its log's header: taken by a pool known by stem, checked otherwise. */
-static int pool_key(struct nvipam_store *s, struct nvipam_store_pool *p, const char *key,
+static int pool_key(struct nvipam_store *s, struct store_pool *p, const char *key,
 		    struct cni_err *err)
 {
 	char stem[STORE_FORMAT_STEM_MAX];
@@ -157,15 +152,19 @@ static int pool_key(struct nvipam_store *s, struct nvipam_store_pool *p, const c
 	return p->key ? 0 : log_corrupt(s, p->disk, -ENOMEM, NULL, err);
 }
 
-/* The log's header: the key and id, and where the lines after it start (0: no header). */
-static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char **ret_key,
-		       size_t *ret_len, struct cni_err *err)
+/*
+ * The start of the log: the key and id of its header, and where the lines after it start
+ * (0: no header). @ret_head holds the first @ret_head_len bytes read (the header line's
+ * fields decoded in place), for the lines after it not to be read again.
+ */
+static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char **ret_head,
+		       size_t *ret_head_len, const char **ret_key, size_t *ret_len, struct cni_err *err)
 {
 	_cleanup_free_ char *head = NULL;
 	size_t len = d->file_len < 4096 ? d->file_len : 4096;
+	struct cni_err why = { 0 };
 	struct store_reader rd;
 	const char *key;
-	char why[256];
 	int r;
 
 	*ret_len = 0;
@@ -180,57 +179,88 @@ static int read_header(struct nvipam_store *s, struct store_pool_disk *d, char *
 	}
 	if (r < 0)
 		return r;
-	r = store_format_read_header(&rd, head, len, &key, &d->log_id, why, sizeof(why));
+	r = store_format_read_header(&rd, head, len, &key, &d->log_id, &why);
 	if (r < 0)
-		return log_corrupt(s, d, r, why, err);
-	if (!key)
-		return 0;
-	*ret_key = strdup(key);
-	if (!*ret_key)
-		return log_corrupt(s, d, -ENOMEM, NULL, err);
-	*ret_len = rd.pos;
-	d->tail_check = rd.last_check;
+		return log_corrupt(s, d, r, why.msg, err);
+	if (key) {
+		*ret_len = rd.pos;
+		d->tail_check = rd.last_check;
+	}
+	*ret_key = key;
+	*ret_head_len = len;
+	*ret_head = TAKE_PTR(head);
 	return 0;
 }
 
-/* Whether a snapshot was made from this log, at a point the log still has. */
+/* The log from @from to its end, its start taken from @head (its first @head_len bytes). */
+static int read_from(struct nvipam_store *s, struct store_pool_disk *d, const char *head,
+		     size_t head_len, size_t from, char **ret, struct cni_err *err)
+{
+	size_t have = from < head_len ? head_len - from : 0;
+	char *rest = NULL, *all;
+	int r;
+
+	if (!have)
+		return store_disk_read_log(s, d, from, d->file_len - from, ret, err);
+	r = store_disk_read_log(s, d, head_len, d->file_len - head_len, &rest, err);
+	if (r < 0)
+		return r;
+	all = malloc(d->file_len - from + 1);
+	if (!all) {
+		free(rest);
+		return log_corrupt(s, d, -ENOMEM, NULL, err);
+	}
+	memcpy(all, head + from, have);
+	memcpy(all + have, rest, d->file_len - head_len + 1);
+	free(rest);
+	*ret = all;
+	return 0;
+}
+
+/*
+ * Whether a snapshot was made from this log, at a point the log still has: the end of the
+ * line it stops at is taken from @head when the log's start holds it.
+ */
 static bool snap_fits(struct nvipam_store *s, struct store_pool_disk *d, const struct store_snap *snap,
-		      const char *key, size_t header_len)
+		      const char *key, size_t header_len, const char *head, size_t head_len)
 {
 	_cleanup_free_ char *end = NULL;
 	struct cni_err ignored = { 0 };
-	uint64_t check;
+	uint64_t check, at = snap->at.log_len - STORE_FORMAT_LINE_END;
 
 	if (snap->at.log_id != d->log_id || strcmp(snap->key, key) != 0 ||
-	    snap->at.log_len < header_len || snap->at.log_len > d->file_len ||
-	    store_disk_read_log(s, d, snap->at.log_len - STORE_FORMAT_LINE_END, STORE_FORMAT_LINE_END,
-				&end, &ignored) < 0)
+	    snap->at.log_len < header_len || snap->at.log_len > d->file_len)
 		return false;
-	return store_format_line_check(end, STORE_FORMAT_LINE_END, &check) == 0 &&
+	if (snap->at.log_len <= head_len)
+		return store_format_line_check(head + at, STORE_FORMAT_LINE_END, &check) == 0 &&
+		       check == snap->at.log_tail_check;
+	return store_disk_read_log(s, d, at, STORE_FORMAT_LINE_END, &end, &ignored) == 0 &&
+	       store_format_line_check(end, STORE_FORMAT_LINE_END, &check) == 0 &&
 	       check == snap->at.log_tail_check;
 }
 
 /* The snapshot of a pool, when there is one that fits its log (kept mapped in @d). */
 static bool use_snap(struct nvipam_store *s, struct store_pool_disk *d, const char *key,
-		     size_t header_len, struct store_snap *ret)
+		     size_t header_len, const char *head, size_t head_len, struct store_snap *ret)
 {
 	if (store_disk_map_snap(s, d) < 0)
 		return false;
-	if (store_snap_parse(d->snap, d->snap_len, ret) == 0 && snap_fits(s, d, ret, key, header_len))
+	if (store_snap_parse(d->snap, d->snap_len, ret) == 0 &&
+	    snap_fits(s, d, ret, key, header_len, head, head_len))
 		return true;
 	store_disk_unmap_snap(d);
 	return false;
 }
 
-static int replay_lines(struct nvipam_store *s, struct nvipam_store_pool *p, struct replay *rp,
+static int replay_lines(struct nvipam_store *s, struct store_pool *p, struct replay *rp,
 			struct store_reader *rd, size_t from, struct cni_err *err)
 {
 	struct store_pool_disk *d = p->disk;
+	struct cni_err why = { 0 };
 	struct store_line l;
-	char why[256];
 	int r;
 
-	while ((r = store_format_next(rd, &l, why, sizeof(why))) > 0) {
+	while ((r = store_format_next(rd, &l, &why)) > 0) {
 		d->n_lines++;
 		d->good_len = from + rd->pos;
 		d->tail_check = rd->last_check;
@@ -257,37 +287,32 @@ static int replay_lines(struct nvipam_store *s, struct nvipam_store_pool *p, str
 			break;
 		}
 	}
-	return r < 0 ? log_corrupt(s, d, r, why, err) : 0;
+	return r < 0 ? log_corrupt(s, d, r, why.msg, err) : 0;
 }
 
 /*
- * The replayed lines' live allocations into the model; with the whole store open, the
- * snapshot's live ones first (otherwise they stay in the snapshot: d->base).
+ * Into the model: the snapshot's live allocations (a cache: their strings stay in its
+ * mapping), then the replayed lines' live ones.
  */
-static int replay_into_model(struct nvipam_store *s, struct nvipam_store_pool *p,
+static int replay_into_model(struct nvipam_store *s, struct store_pool *p,
 			     const struct replay *rp, struct cni_err *err)
 {
 	struct store_pool_disk *d = p->disk;
-	size_t base_n = rp->base && s->whole ? rp->base->n_records : 0;
+	size_t base_n = rp->base ? rp->base->n_records : 0;
 	int r = store_model_reserve(s, base_n + rp->n);
 
 	for (size_t i = 0; r >= 0 && i < base_n; i++)
 		if (!rp->base_dead[i])
-			r = store_snap_record(rp->base, i, p->key, &s->allocs[s->n_allocs++]);
-	if (rp->base && !s->whole) {
-		d->has_base = true;
-		d->base = *rp->base;
-		d->base_gone = rp->base_dead;
-	}
+			store_snap_record(rp->base, i, p->key, &s->allocs[s->n_allocs++]);
 	for (size_t i = 0; r >= 0 && i < rp->n; i++) {
 		const struct entry *e = &rp->v[i];
 
 		if (!e->alive)
 			continue;
-		s->allocs[s->n_allocs++] = e->a;
+		s->allocs[s->n_allocs++] = e->r;
 		/* Still pending: settled by store_load_settle(), which finds it by its transaction. */
 		if (e->pending) {
-			struct store_line w = { .type = 'X', .txn = e->a.txn, .partner = e->partner };
+			struct store_line w = { .type = 'X', .txn = e->r.txn, .partner = e->partner };
 
 			r = store_model_queue(p, &w);
 		}
@@ -297,14 +322,15 @@ static int replay_into_model(struct nvipam_store *s, struct nvipam_store_pool *p
 
 int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_err *err)
 {
-	struct nvipam_store_pool *p = &s->pools[pi];
+	struct store_pool *p = &s->pools[pi];
 	struct store_pool_disk *d = p->disk;
-	_cleanup_free_ char *key = NULL;
+	_cleanup_free_ char *head = NULL;
 	struct replay rp = { 0 };
 	struct store_reader rd;
 	struct store_snap snap;
-	size_t header_len, from, lines = 0;
+	size_t head_len = 0, header_len, from, lines = 0;
 	const struct nvipam_alloc *dup;
+	const char *key;
 	int r;
 
 	d->loaded = true;
@@ -313,7 +339,7 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 	r = store_disk_open_log(s, d, err);
 	if (r < 0 || d->log_fd < 0 || !d->file_len)
 		return r;
-	r = read_header(s, d, &key, &header_len, err);
+	r = read_header(s, d, &head, &head_len, &key, &header_len, err);
 	if (r < 0 || !key)
 		return r; /* no header: torn while being created, nothing was ever in it */
 	r = pool_key(s, p, key, err);
@@ -321,12 +347,10 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 		return r;
 	d->has_header = true;
 	d->good_len = header_len;
-	if (!inspect && use_snap(s, d, p->key, header_len, &snap)) {
+	if (!inspect && use_snap(s, d, p->key, header_len, head, head_len, &snap)) {
 		rp.base_dead = calloc(snap.n_records + 1, sizeof(*rp.base_dead));
 		if (!rp.base_dead)
 			return log_corrupt(s, d, -ENOMEM, NULL, err);
-		d->base_live = snap.n_records;
-		rp.base_live = &d->base_live;
 		rp.base = &snap;
 		d->good_len = snap.at.log_len;
 		d->tail_check = snap.at.log_tail_check;
@@ -335,7 +359,7 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 		p->last_reserved = snap.at.last_reserved;
 	}
 	from = d->good_len;
-	r = store_disk_read_log(s, d, from, d->file_len - from, &d->data, err);
+	r = read_from(s, d, head, head_len, from, &d->data, err);
 	if (r >= 0) {
 		for (const char *c = d->data; (c = memchr(c, '\n', d->file_len - from - (size_t)(c - d->data)));
 		     c++)
@@ -364,22 +388,16 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 	}
 	if (r >= 0)
 		r = replay_into_model(s, p, &rp, err);
-	if (!d->has_base)
-		free(rp.base_dead);
+	free(rp.base_dead);
 	free(rp.v);
 	free(rp.buckets);
 	return r;
 }
 
-static bool holds_txn(const struct nvipam_store *s, const struct nvipam_store_pool *p, uint64_t txn)
+static bool holds_txn(const struct nvipam_store *s, const struct store_pool *p, uint64_t txn)
 {
-	const struct store_pool_disk *d = p->disk;
-
 	for (size_t i = 0; i < s->n_allocs; i++)
-		if (s->allocs[i].pool == p->key && s->allocs[i].txn == txn)
-			return true;
-	for (size_t i = 0; d->has_base && i < d->base.n_records; i++)
-		if (!d->base_gone[i] && store_snap_txn(&d->base, i) == txn)
+		if (s->allocs[i].a.pool == p->key && s->allocs[i].txn == txn)
 			return true;
 	return false;
 }
@@ -387,7 +405,7 @@ static bool holds_txn(const struct nvipam_store *s, const struct nvipam_store_po
 /* A scratch store borrowing @s's directories, for reading one pool beside the model. */
 static void scratch_init(const struct nvipam_store *s, struct nvipam_store *t)
 {
-	*t = (struct nvipam_store)NVIPAM_STORE_INIT;
+	*t = (struct nvipam_store)STORE_INIT;
 	t->path = s->path;
 	t->name = s->name;
 	t->dir_fd = s->dir_fd;
@@ -401,7 +419,7 @@ static void scratch_init(const struct nvipam_store *s, struct nvipam_store *t)
 static int partner_holds(struct nvipam_store *s, const char *partner, uint64_t txn, bool *ret,
 			 struct cni_err *err)
 {
-	const struct nvipam_store_pool *q = store_model_pool(s, partner);
+	const struct store_pool *q = store_model_pool(s, partner);
 	struct nvipam_store t;
 	int r;
 
@@ -424,7 +442,7 @@ static int partner_holds(struct nvipam_store *s, const char *partner, uint64_t t
 
 int store_load_settle(struct nvipam_store *s, size_t pi, struct cni_err *err)
 {
-	struct nvipam_store_pool *p = &s->pools[pi];
+	struct store_pool *p = &s->pools[pi];
 	int r;
 
 	for (size_t k = 0; k < p->disk->n_queue; k++) {
@@ -442,9 +460,9 @@ int store_load_settle(struct nvipam_store *s, size_t pi, struct cni_err *err)
 			continue;
 		}
 		for (size_t i = 0; i < s->n_allocs;) {
-			struct nvipam_alloc *a = &s->allocs[i];
+			struct store_alloc *a = &s->allocs[i];
 
-			if (a->pool == p->key && a->txn == w->txn) {
+			if (a->a.pool == p->key && a->txn == w->txn) {
 				memmove(a, a + 1, (s->n_allocs - i - 1) * sizeof(*a));
 				s->n_allocs--;
 			} else {
@@ -468,14 +486,15 @@ static void mark_seen(size_t i, void *ctx)
 bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *container_id,
 			 const char *ifname)
 {
-	_cleanup_free_ char *key = NULL, *tail = NULL;
+	_cleanup_free_ char *head = NULL, *tail = NULL;
 	struct text_buf needle = { 0 };
 	struct cni_err ignored = { 0 };
 	struct attachment_seen seen = { 0 };
 	struct store_pool_disk *d;
 	struct store_snap snap;
 	struct nvipam_store t;
-	size_t header_len, from;
+	size_t head_len = 0, header_len, from;
+	const char *key;
 	bool found = true;
 
 	scratch_init(s, &t);
@@ -494,18 +513,18 @@ bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *c
 	found = false;
 	if (d->log_fd < 0)
 		goto out;
-	if (read_header(&t, d, &key, &header_len, &ignored) < 0) {
+	if (read_header(&t, d, &head, &head_len, &key, &header_len, &ignored) < 0) {
 		found = true;
 		goto out;
 	}
 	if (!key)
 		goto out;
 	from = header_len;
-	if (use_snap(&t, d, key, header_len, &snap)) {
+	if (use_snap(&t, d, key, header_len, head, head_len, &snap)) {
 		store_snap_find_attachment(&snap, container_id, ifname, mark_seen, &seen);
 		from = snap.at.log_len;
 	}
-	if (seen.seen || store_disk_read_log(&t, d, from, d->file_len - from, &tail, &ignored) < 0)
+	if (seen.seen || read_from(&t, d, head, head_len, from, &tail, &ignored) < 0)
 		found = true;
 	else
 		found = memmem(tail, d->file_len - from, needle.data, needle.len) != NULL;

@@ -1,7 +1,6 @@
-/* The store file: version 2 points at the pool logs; older stores are read to be migrated */
+/* Older stores: the reference nv-ipam node daemon's store file, read and loaded to be written as pool logs */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,27 +11,23 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/log.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
+#include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/manifest.h"
 #include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/model.h"
+#include "ipam/nv-ipam/store/private.h"
 
 /* The deepest document is the reference layout: root.pools.<key>.entries.<id>.metadata. */
 #define STORE_MAX_DEPTH 16
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
 
-static int corrupt(struct cni_err *why, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int corrupt(struct cni_err *why, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	why->code = r == -ENOMEM ? CNI_ERR_INTERNAL : CNI_ERR_IO;
-	va_start(ap, fmt);
-	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
-	va_end(ap);
-	return r;
-}
+/* An older store refused (code 5), or out of memory (999). */
+#define corrupt(why, r, ...) \
+	cni_err_set((why), (r) == -ENOMEM ? CNI_ERR_INTERNAL : CNI_ERR_IO, (r), __VA_ARGS__)
 
 /* What a cjson getter recorded, as corruption of the store (code 5) after @where. */
 static int corrupt_at(struct cni_err *why, int r, const char *where)
@@ -130,20 +125,20 @@ static int get_time(struct json_object *obj, const char *key, time_t *ret, struc
 	return 0;
 }
 
-/* Append a copy of @a (its strings in one block at ->pool). */
+/* Append a copy of @a (its strings in one block). */
 static int legacy_push(struct store_legacy *l, const struct nvipam_alloc *a, size_t *cap)
 {
 	const char *in[] = { a->pool,	       a->container_id, a->ifname, a->network,
 			     a->pod_namespace, a->pod_name,	a->pod_uid, a->device_id };
-	struct nvipam_alloc c = { .ip = a->ip, .created = a->created };
-	char **out[] = { &c.pool,	   &c.container_id, &c.ifname,  &c.network,
-			 &c.pod_namespace, &c.pod_name,	    &c.pod_uid, &c.device_id };
+	struct store_legacy_alloc c = { .a = { .ip = a->ip, .created = a->created } };
+	const char **out[] = { &c.a.pool,	   &c.a.container_id, &c.a.ifname,  &c.a.network,
+			       &c.a.pod_namespace, &c.a.pod_name,     &c.a.pod_uid, &c.a.device_id };
 	size_t total = 0;
 	char *block, *p;
 
 	if (l->n_allocs == *cap) {
 		size_t want = *cap ? *cap * 2 : 16;
-		struct nvipam_alloc *v = realloc(l->allocs, want * sizeof(*v));
+		struct store_legacy_alloc *v = realloc(l->allocs, want * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -155,7 +150,7 @@ static int legacy_push(struct store_legacy *l, const struct nvipam_alloc *a, siz
 	block = malloc(total);
 	if (!block)
 		return -ENOMEM;
-	p = block;
+	c.strings = p = block;
 	for (size_t i = 0; i < ARRAY_SIZE(in); i++) {
 		size_t n = in[i] ? strlen(in[i]) : 0;
 
@@ -180,92 +175,6 @@ static int legacy_pool(struct store_legacy *l, const char *key, bool has, const 
 		return -ENOMEM;
 	v[l->n_pools++] = (struct store_legacy_pool){ .key = k, .has_last = has,
 						       .last_reserved = has ? *ip : (struct ip_addr){ 0 } };
-	return 0;
-}
-
-/* ---- version 1 ---- */
-
-static int v1_pools(struct json_object *pools, struct store_legacy *l, struct cni_err *why)
-{
-	char where[96];
-	size_t i = 0;
-	int r;
-
-	for (struct json_object_iterator it = json_object_iter_begin(pools),
-					 end = json_object_iter_end(pools);
-	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-		const char *key = json_object_iter_peek_name(&it);
-		struct json_object *pool = json_object_iter_peek_value(&it);
-		struct ip_addr ip;
-		bool has = false;
-
-		/* A position, not the key: an error never echoes what a file holds. */
-		snprintf(where, sizeof(where), "pools member %zu", i++);
-		if (!json_object_is_type(pool, json_type_object))
-			return corrupt(why, -EINVAL, "%s: expected an object, got %s", where,
-				       cjson_type_name(pool));
-		r = get_ip(pool, "lastReservedIP", false, &has, &ip, why);
-		if (r < 0)
-			return corrupt_at(why, r, where);
-		if (!*key)
-			return corrupt(why, -EINVAL, "%s: empty pool key", where);
-		if (legacy_pool(l, key, has, &ip) < 0)
-			return corrupt(why, -ENOMEM, "out of memory");
-	}
-	return 0;
-}
-
-static int v1_allocation(struct json_object *o, const char *where, struct store_legacy *l,
-			 size_t *cap, struct cni_err *why)
-{
-	struct nvipam_alloc a = { 0 };
-	const char *cid = NULL, *ifname = NULL;
-	bool has;
-	int r;
-
-	if (!json_object_is_type(o, json_type_object))
-		return corrupt(why, -EINVAL, "%s: expected an object, got %s", where, cjson_type_name(o));
-	if ((r = get_str(o, "pool", (const char **)&a.pool, why)) < 0 ||
-	    (r = get_ip(o, "ip", true, &has, &a.ip, why)) < 0 ||
-	    (r = cjson_get_str(o, "containerID", &cid, why)) < 0 ||
-	    (r = cjson_get_str(o, "ifname", &ifname, why)) < 0 ||
-	    (r = get_str(o, "network", (const char **)&a.network, why)) < 0 ||
-	    (r = get_str(o, "podNamespace", (const char **)&a.pod_namespace, why)) < 0 ||
-	    (r = get_str(o, "podName", (const char **)&a.pod_name, why)) < 0 ||
-	    (r = get_str(o, "podUID", (const char **)&a.pod_uid, why)) < 0 ||
-	    (r = get_str(o, "deviceID", (const char **)&a.device_id, why)) < 0 ||
-	    (r = get_time(o, "created", &a.created, why)) < 0)
-		return corrupt_at(why, r, where);
-	if (!*a.pool)
-		return corrupt(why, -EINVAL, "%s: field \"pool\" is missing or empty", where);
-	if (!cid || !ifname)
-		return corrupt(why, -EINVAL, "%s: field \"%s\" is missing", where,
-			       !cid ? "containerID" : "ifname");
-	a.container_id = (char *)cid;
-	a.ifname = (char *)ifname;
-	if (legacy_push(l, &a, cap) < 0)
-		return corrupt(why, -ENOMEM, "out of memory");
-	return 0;
-}
-
-static int v1_read(struct json_object *root, struct store_legacy *l, struct cni_err *why)
-{
-	struct json_object *pools = NULL, *allocs = NULL;
-	size_t cap = 0;
-	char where[48];
-	int r;
-
-	if ((r = cjson_get_typed(root, "pools", json_type_object, &pools, why)) < 0 ||
-	    (r = cjson_get_typed(root, "allocations", json_type_array, &allocs, why)) < 0)
-		return cni_err_code(why, CNI_ERR_IO, r);
-	if (pools && (r = v1_pools(pools, l, why)) < 0)
-		return r;
-	for (size_t i = 0; allocs && i < json_object_array_length(allocs); i++) {
-		snprintf(where, sizeof(where), "allocations[%zu]", i);
-		r = v1_allocation(json_object_array_get_idx(allocs, i), where, l, &cap, why);
-		if (r < 0)
-			return r;
-	}
 	return 0;
 }
 
@@ -401,23 +310,23 @@ static int reference_entry(struct json_object *e, const char *pool_key, const ch
 			   struct store_legacy *l, size_t *cap, struct cni_err *why)
 {
 	struct json_object *md = NULL, *unused = NULL;
-	struct nvipam_alloc a = { .pool = (char *)pool_key, .network = (char *)"" };
+	struct nvipam_alloc a = { .pool = pool_key, .network = "" };
 	const char *snapshot;
 	bool has;
 	int r;
 
 	if (!json_object_is_type(e, json_type_object))
 		return corrupt(why, -EINVAL, "%s: expected an object, got %s", where, cjson_type_name(e));
-	if ((r = get_str(e, "container_id", (const char **)&a.container_id, why)) < 0 ||
-	    (r = get_str(e, "interface_name", (const char **)&a.ifname, why)) < 0 ||
+	if ((r = get_str(e, "container_id", &a.container_id, why)) < 0 ||
+	    (r = get_str(e, "interface_name", &a.ifname, why)) < 0 ||
 	    (r = get_ip(e, "ip_address", true, &has, &a.ip, why)) < 0 ||
 	    (r = cjson_get_typed(e, "metadata", json_type_object, &md, why)) < 0 ||
 	    /* newer daemons keep released entries for a cooldown; they still hold their IP */
 	    (r = cjson_get_typed(e, "released_at", json_type_string, &unused, why)) < 0 ||
-	    (r = get_str(md, "pod_uuid", (const char **)&a.pod_uid, why)) < 0 ||
-	    (r = get_str(md, "pod_name", (const char **)&a.pod_name, why)) < 0 ||
-	    (r = get_str(md, "pod_namespace", (const char **)&a.pod_namespace, why)) < 0 ||
-	    (r = get_str(md, "device_id", (const char **)&a.device_id, why)) < 0 ||
+	    (r = get_str(md, "pod_uuid", &a.pod_uid, why)) < 0 ||
+	    (r = get_str(md, "pod_name", &a.pod_name, why)) < 0 ||
+	    (r = get_str(md, "pod_namespace", &a.pod_namespace, why)) < 0 ||
+	    (r = get_str(md, "device_id", &a.device_id, why)) < 0 ||
 	    (r = get_str(md, "pool_config_snapshot", &snapshot, why)) < 0 ||
 	    (r = get_time(md, "create_time", &a.created, why)) < 0)
 		return corrupt_at(why, r, where);
@@ -563,6 +472,108 @@ static bool is_reference(struct json_object *root)
 	return false;
 }
 
+/* ---- into the model ---- */
+
+/* Find an IP held twice in one pool among every allocation (an older store). */
+static int legacy_duplicates(const struct nvipam_store *s, struct cni_err *err)
+{
+	_cleanup_free_ const struct nvipam_alloc **v = NULL;
+	char ip[IP_PREFIX_STRLEN];
+
+	if (s->n_allocs < 2)
+		return 0;
+	v = malloc(s->n_allocs * sizeof(*v));
+	if (!v)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->n_allocs; i++)
+		v[i] = &s->allocs[i].a;
+	qsort(v, s->n_allocs, sizeof(*v), nvipam_alloc_ptr_cmp);
+	for (size_t i = 1; i < s->n_allocs; i++)
+		if (nvipam_alloc_ptr_cmp(&v[i - 1], &v[i]) == 0)
+			return cni_err_set(err, CNI_ERR_IO, -EINVAL,
+					   "store file %s is corrupt: IP %s is held twice in pool \"%s\"",
+					   s->path, ip_addr_format(&v[i]->ip, ip, sizeof(ip)), v[i]->pool);
+	return 0;
+}
+
+/*
+ * A record of an older store that no pool log line can hold (a string of hundreds of
+ * KiB) keeps its address, or the next ADD hands it out again: its pod's names are
+ * dropped and, when its container ID and interface alone are too long, they become
+ * "oversized-<address>", which no runtime's DEL names: the address stays held until
+ * `nv-ipam-tool release` frees it. Refusing the record would refuse every pool.
+ */
+static int legacy_fit(struct nvipam_store *s, struct nvipam_alloc *a)
+{
+	static const int steps = 2;
+	char buf[IP_PREFIX_STRLEN], id[IP_PREFIX_STRLEN + 16];
+
+	for (int step = 0;; step++) {
+		struct store_line l = { .type = 'A', .partner = "", .alloc = *a };
+		struct text_buf b = { 0 };
+		int r = store_format_line(&b, &l);
+
+		r = b.oom ? -ENOMEM : r;
+		text_buf_free(&b);
+		if (r != -E2BIG || step == steps)
+			return r;
+		ip_addr_format(&a->ip, buf, sizeof(buf));
+		if (step == 0) {
+			log_warning("store %s: the older store's allocation of %s in pool %s is too "
+				    "long to record: kept without its network and pod names", s->path,
+				    buf, a->pool);
+			a->network = a->pod_namespace = a->pod_name = a->pod_uid = a->device_id = "";
+			continue;
+		}
+		snprintf(id, sizeof(id), "oversized-%s", buf);
+		log_warning("store %s: the older store's allocation of %s in pool %s has a container "
+			    "ID or interface too long to record: kept as container %s; once its pod is "
+			    "gone, free it with nv-ipam-tool release --pool %s --ip %s", s->path, buf,
+			    a->pool, id, a->pool, buf);
+		r = store_model_copy(s, (const char *const[]){ id, "net0" },
+				     (const char **const[]){ &a->container_id, &a->ifname }, 2);
+		if (r < 0)
+			return r;
+	}
+}
+
+int store_migrate_load(struct nvipam_store *s, struct store_legacy *l, bool allow_dups,
+		       struct cni_err *err)
+{
+	int r = store_model_reserve(s, l->n_allocs);
+
+	for (size_t i = 0; r >= 0 && i < l->n_pools; i++) {
+		struct store_pool *p = store_model_pool(s, l->pools[i].key);
+
+		if (!p && (r = store_model_add_pool(s, l->pools[i].key, NULL)) >= 0)
+			p = &s->pools[r];
+		if (p) {
+			p->has_last = l->pools[i].has_last;
+			p->last_reserved = l->pools[i].last_reserved;
+		}
+	}
+	for (size_t i = 0; r >= 0 && i < l->n_allocs; i++) {
+		struct nvipam_alloc *a = &l->allocs[i].a;
+		struct store_pool *p = store_model_pool(s, a->pool);
+
+		if (!p) {
+			r = store_model_add_pool(s, a->pool, NULL);
+			p = r >= 0 ? &s->pools[r] : NULL;
+		}
+		/* The store owns the block from here. */
+		if (r < 0 || (r = store_model_keep(s, TAKE_PTR(l->allocs[i].strings))) < 0 ||
+		    (r = legacy_fit(s, a)) < 0)
+			break;
+		a->pool = p->key;
+		s->allocs[s->n_allocs++] = (struct store_alloc){ .a = *a };
+	}
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	s->migrate = true;
+	s->dirty = true;
+	return allow_dups ? 0 : legacy_duplicates(s, err);
+}
+
 int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_kind,
 		       struct store_legacy *ret, struct cni_err *why)
 {
@@ -588,15 +599,12 @@ int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_k
 	if (is_reference(root)) {
 		*ret_kind = STORE_FILE_REFERENCE;
 		r = reference_read(root, version, &l, why);
-	} else if (version == STORE_FILE_VERSION) {
+	} else if (version == STORE_MANIFEST_VERSION) {
 		*ret_kind = STORE_FILE_CURRENT;
-	} else if (version == 1) {
-		*ret_kind = STORE_FILE_V1;
-		r = v1_read(root, &l, why);
 	} else {
 		r = corrupt(why, -EPROTONOSUPPORT,
-			    "unsupported version %" PRId64 " (this plugin reads versions 1 and %d)",
-			    version, STORE_FILE_VERSION);
+			    "unsupported version %" PRId64 " (this plugin reads version %d and the "
+			    "nv-ipam node daemon's store)", version, STORE_MANIFEST_VERSION);
 	}
 	if (r < 0) {
 		store_migrate_free(&l);
@@ -609,23 +617,10 @@ int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_k
 void store_migrate_free(struct store_legacy *l)
 {
 	for (size_t i = 0; i < l->n_allocs; i++)
-		free(l->allocs[i].pool);
+		free(l->allocs[i].strings);
 	free(l->allocs);
 	for (size_t i = 0; i < l->n_pools; i++)
 		free(l->pools[i].key);
 	free(l->pools);
 	*l = (struct store_legacy){ 0 };
-}
-
-void store_migrate_file(struct text_buf *b, const char *pool_dir)
-{
-	char version[16];
-
-	/* Written by hand to the letter: the file says where to look, for people and older plugins. */
-	snprintf(version, sizeof(version), "%d", STORE_FILE_VERSION);
-	text_buf_puts(b, "{\"version\":");
-	text_buf_puts(b, version);
-	text_buf_puts(b, ",\"pools\":");
-	text_buf_put_json_str(b, pool_dir, TEXT_JSON_PLAIN);
-	text_buf_puts(b, "}\n");
 }

@@ -1,4 +1,4 @@
-/* The store file: version 2 points at the pool logs; older stores are read to be migrated */
+/* Older stores: the reference nv-ipam node daemon's store file, read and loaded to be written as pool logs */
 #pragma once
 
 #include <stdbool.h>
@@ -8,16 +8,12 @@
 #include "ipam/nv-ipam/store/store.h"
 
 struct cni_err;
-struct text_buf;
-
-/* The store file's version since the allocations moved to one log per pool. */
-#define STORE_FILE_VERSION 2
+struct nvipam_store;
 
 enum store_file_kind {
 	STORE_FILE_NONE,      /* missing or empty */
 	STORE_FILE_CURRENT,   /* {"version":2,...}: the allocations are in the pool logs */
-	STORE_FILE_V1,        /* ours until version 2: every allocation in the file */
-	STORE_FILE_REFERENCE, /* the reference nv-ipam node daemon's */
+	STORE_FILE_REFERENCE, /* the reference nv-ipam node daemon's: every allocation in the file */
 };
 
 struct store_legacy_pool {
@@ -26,9 +22,15 @@ struct store_legacy_pool {
 	struct ip_addr last_reserved;
 };
 
-/* What an older store holds; every allocation owns one block of strings, at ->pool. */
+/* An allocation of an older store, its strings in one block of their own. */
+struct store_legacy_alloc {
+	struct nvipam_alloc a;
+	char *strings;
+};
+
+/* What an older store holds. */
 struct store_legacy {
-	struct nvipam_alloc *allocs;
+	struct store_legacy_alloc *allocs;
 	size_t n_allocs;
 	struct store_legacy_pool *pools;
 	size_t n_pools;
@@ -36,25 +38,21 @@ struct store_legacy {
 };
 
 /**
- * store_migrate_read() - read the store file
+ * store_migrate_read() - read a store file that is not the manifest this store writes
  * @data: its contents
  * @len: their length
  * @ret_kind: what it is
  * @ret: the allocations and pools of an older store (zeroed for the others); release
  *       with store_migrate_free()
- * @why: the reason (code 5, or 2 for out of memory), on failure
+ * @why: the reason (code 5, or 999 for out of memory), on failure
  *
- * Version 1 (ours): {"version":1, "pools":{"<key>":{"lastReservedIP":"<ip>"}},
- * "allocations":[{"pool","ip","containerID","ifname","network","podNamespace",
- * "podName","podUID","deviceID","created"}]}: pool, ip, containerID and ifname are
- * required, the other strings default to "", "created" (RFC 3339) to the epoch; null
- * counts as absent; other members are ignored. The reference daemon's file (root
- * {version, checksum, pools}, pools {name, entries, last_pool_config,
- * last_reserved_ip}) is recognised by its "checksum" or by pools holding "entries"
- * and verified as the daemon does: FNV-1a-32 of the document as Go's encoding/json
- * writes it with "checksum":0, a zero checksum refused; every entry is kept,
- * "released_at" ones included (they hold their IP until the daemon's cooldown),
- * with the network name unknown (""). Duplicates are not checked here.
+ * The reference daemon's file (root {version, checksum, pools}, pools {name, entries,
+ * last_pool_config, last_reserved_ip}) is recognised by its "checksum" or by pools
+ * holding "entries" and verified as the daemon does: FNV-1a-32 of the document as Go's
+ * encoding/json writes it with "checksum":0, a zero checksum refused; every entry is
+ * kept, "released_at" ones included (they hold their IP until the daemon's cooldown),
+ * with the network name unknown (""). Duplicates are not checked here. Any other JSON
+ * object of "version" 2 is the current store file, written by hand.
  *
  * Return: 0 on success, -EPROTONOSUPPORT for another version, -EINVAL for a corrupt
  * file, -ENOMEM.
@@ -69,8 +67,14 @@ int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_k
 void store_migrate_free(struct store_legacy *l);
 
 /**
- * store_migrate_file() - the store file of version 2
- * @b: buffer it is appended to
- * @pool_dir: the name of the directory of pool logs beside it ("store.d")
+ * store_migrate_load() - an older store into the model of a store opened whole: every
+ *                        pool and allocation, written by the next commit
+ * @s: store, under the exclusive node lock, its model empty
+ * @l: what store_migrate_read() returned (its allocations' strings pass to the store)
+ * @allow_dups: load an IP held twice in a pool (the operator tool) rather than refuse it
+ * @err: code 5 naming the file for an IP held twice in a pool, 999 for out of memory
+ *
+ * Return: 0 on success, negative errno on failure.
  */
-void store_migrate_file(struct text_buf *b, const char *pool_dir);
+int store_migrate_load(struct nvipam_store *s, struct store_legacy *l, bool allow_dups,
+		       struct cni_err *err);

@@ -5,9 +5,7 @@
 #include <string.h>
 
 #include "ipam/nv-ipam/store/disk.h"
-#include "ipam/nv-ipam/store/format.h"
 #include "ipam/nv-ipam/store/model.h"
-#include "ipam/nv-ipam/store/snap.h"
 
 /* Blocks of strings of allocations added or migrated, freed at close. */
 struct store_strings {
@@ -16,7 +14,7 @@ struct store_strings {
 	size_t cap;
 };
 
-struct nvipam_store_pool *store_model_pool(const struct nvipam_store *s, const char *key)
+struct store_pool *store_model_pool(const struct nvipam_store *s, const char *key)
 {
 	for (size_t i = 0; i < s->n_pools; i++)
 		if (s->pools[i].key && strcmp(s->pools[i].key, key) == 0)
@@ -26,7 +24,7 @@ struct nvipam_store_pool *store_model_pool(const struct nvipam_store *s, const c
 
 int store_model_add_pool(struct nvipam_store *s, const char *key, const char *stem)
 {
-	struct nvipam_store_pool *v, p = { 0 };
+	struct store_pool *v, p = { 0 };
 	size_t i;
 
 	p.disk = calloc(1, sizeof(*p.disk));
@@ -86,7 +84,8 @@ int store_model_keep(struct nvipam_store *s, void *block)
 	return 0;
 }
 
-int store_model_copy(struct nvipam_store *s, const char *const *in, char **const *out, size_t n)
+int store_model_copy(struct nvipam_store *s, const char *const *in, const char **const *out,
+		     size_t n)
 {
 	size_t total = 0;
 	char *block, *p;
@@ -109,7 +108,7 @@ int store_model_copy(struct nvipam_store *s, const char *const *in, char **const
 
 int store_model_reserve(struct nvipam_store *s, size_t more)
 {
-	struct nvipam_alloc *v;
+	struct store_alloc *v;
 	size_t want;
 
 	if (s->n_allocs + more <= s->cap_allocs)
@@ -126,7 +125,7 @@ int store_model_reserve(struct nvipam_store *s, size_t more)
 	return 0;
 }
 
-int store_model_queue(struct nvipam_store_pool *p, const struct store_line *l)
+int store_model_queue(struct store_pool *p, const struct store_line *l)
 {
 	struct store_pool_disk *d = p->disk;
 	struct store_line *v = realloc(d->queue, (d->n_queue + 1) * sizeof(*v));
@@ -138,47 +137,14 @@ int store_model_queue(struct nvipam_store_pool *p, const struct store_line *l)
 	return 0;
 }
 
-size_t store_model_live(const struct nvipam_store *s, const struct nvipam_store_pool *p)
+size_t store_model_live(const struct nvipam_store *s, const struct store_pool *p)
 {
-	size_t n = p->disk->has_base ? p->disk->base_live : 0;
+	size_t n = 0;
 
 	/* Allocations point at their pool's key: one comparison each. */
 	for (size_t i = 0; i < s->n_allocs; i++)
-		n += s->allocs[i].pool == p->key;
+		n += s->allocs[i].a.pool == p->key;
 	return n;
-}
-
-int store_model_pull(struct nvipam_store *s, struct nvipam_store_pool *p, size_t i,
-		     struct nvipam_alloc **ret)
-{
-	struct store_pool_disk *d = p->disk;
-	int r = store_model_reserve(s, 1);
-
-	if (r < 0)
-		return r;
-	r = store_snap_record(&d->base, i, p->key, &s->allocs[s->n_allocs]);
-	if (r < 0)
-		return r;
-	d->base_gone[i] = true;
-	d->base_live--;
-	if (ret)
-		*ret = &s->allocs[s->n_allocs];
-	s->n_allocs++;
-	return 0;
-}
-
-int store_model_pull_all(struct nvipam_store *s, struct nvipam_store_pool *p)
-{
-	struct store_pool_disk *d = p->disk;
-	int r;
-
-	if (!d->has_base)
-		return 0;
-	r = store_model_reserve(s, d->base_live);
-	for (size_t i = 0; r >= 0 && i < d->base.n_records; i++)
-		if (!d->base_gone[i])
-			r = store_model_pull(s, p, i, NULL);
-	return r;
 }
 
 void store_model_reset(struct nvipam_store *s)
@@ -209,9 +175,4 @@ void store_model_reset(struct nvipam_store *s)
 	s->n_headerless = 0;
 	s->migrate = false;
 	s->dirty = false;
-}
-
-bool store_model_same_ip(const struct ip_addr *a, const struct ip_addr *b)
-{
-	return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
 }

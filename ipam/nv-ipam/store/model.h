@@ -4,9 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ipam/nv-ipam/store/store.h"
-
-struct store_line;
+#include "ipam/nv-ipam/store/private.h"
 
 /**
  * store_model_pool() - a pool of the model by key
@@ -15,7 +13,7 @@ struct store_line;
  *
  * Return: the pool, NULL when the model has none of that key.
  */
-struct nvipam_store_pool *store_model_pool(const struct nvipam_store *s, const char *key);
+struct store_pool *store_model_pool(const struct nvipam_store *s, const char *key);
 
 /**
  * store_model_add_pool() - add a pool to the model, in lock (file name stem) order
@@ -54,7 +52,8 @@ int store_model_keep(struct nvipam_store *s, void *block);
  *
  * Return: 0 on success, -ENOMEM.
  */
-int store_model_copy(struct nvipam_store *s, const char *const *in, char **const *out, size_t n);
+int store_model_copy(struct nvipam_store *s, const char *const *in, const char **const *out,
+		     size_t n);
 
 /**
  * store_model_reserve() - make room for more allocations
@@ -72,38 +71,16 @@ int store_model_reserve(struct nvipam_store *s, size_t more);
  *
  * Return: 0 on success, -ENOMEM.
  */
-int store_model_queue(struct nvipam_store_pool *p, const struct store_line *l);
+int store_model_queue(struct store_pool *p, const struct store_line *l);
 
 /**
- * store_model_live() - how many allocations a pool has (in the model and its snapshot)
+ * store_model_live() - how many allocations a pool has
  * @s: store
  * @p: pool
  *
  * Return: the count.
  */
-size_t store_model_live(const struct nvipam_store *s, const struct nvipam_store_pool *p);
-
-/**
- * store_model_pull() - move one of a pool's snapshot allocations into the model
- * @s: store
- * @p: pool, with its snapshot kept apart (some pools open)
- * @i: the record's index, not gone
- * @ret: where it is in the model now (may be NULL)
- *
- * Return: 0 on success, -ENOMEM, -EINVAL for a damaged record.
- */
-int store_model_pull(struct nvipam_store *s, struct nvipam_store_pool *p, size_t i,
-		     struct nvipam_alloc **ret);
-
-/**
- * store_model_pull_all() - move all of a pool's snapshot allocations into the model (to
- *                          write its log or a snapshot whole)
- * @s: store
- * @p: pool
- *
- * Return: 0 on success, -ENOMEM, -EINVAL for a damaged record.
- */
-int store_model_pull_all(struct nvipam_store *s, struct nvipam_store_pool *p);
+size_t store_model_live(const struct nvipam_store *s, const struct store_pool *p);
 
 /**
  * store_model_reset() - forget the model: pools (closing their files), allocations,
@@ -111,12 +88,3 @@ int store_model_pull_all(struct nvipam_store *s, struct nvipam_store_pool *p);
  * @s: store
  */
 void store_model_reset(struct nvipam_store *s);
-
-/**
- * store_model_same_ip() - whether two addresses are the same
- * @a: one
- * @b: another
- *
- * Return: true when family and bytes match.
- */
-bool store_model_same_ip(const struct ip_addr *a, const struct ip_addr *b);

@@ -12,6 +12,7 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/released.h"
 
 /* Past this, the next release rewrites the file without its expired lines. */

@@ -6,7 +6,7 @@
 
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/snap.h"
 
 #define SNAP_MAGIC "nvipsnap"
@@ -61,11 +61,6 @@ static uint64_t ip_hash(const struct ip_addr *ip)
 	return text_checksum64(ip->bytes, sizeof(ip->bytes)) ^ (uint64_t)ip->family;
 }
 
-static bool same_ip(const struct ip_addr *a, const struct ip_addr *b)
-{
-	return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
-}
-
 /*
  * The body's checksum, four words at a time in independent lanes: the multiplies of one
  * lane do not wait for another's. A body is megabytes at 10000 allocations, checked on
@@ -106,16 +101,14 @@ static void slot_put(uint32_t *slots, size_t mask, uint64_t h, uint32_t i)
 
 static int cmp_alloc_ip(const void *x, const void *y)
 {
-	const struct nvipam_alloc *a = *(const struct nvipam_alloc *const *)x;
-	const struct nvipam_alloc *b = *(const struct nvipam_alloc *const *)y;
+	const struct store_alloc *a = *(const struct store_alloc *const *)x;
+	const struct store_alloc *b = *(const struct store_alloc *const *)y;
 
-	if (a->ip.family != b->ip.family)
-		return a->ip.family < b->ip.family ? -1 : 1;
-	return memcmp(a->ip.bytes, b->ip.bytes, sizeof(a->ip.bytes));
+	return ip_addr_cmp(&a->a.ip, &b->a.ip);
 }
 
 void store_snap_build(struct text_buf *b, const char *key, const struct store_snap_point *at,
-		      const struct nvipam_alloc *allocs, size_t n)
+		      const struct store_alloc *allocs, size_t n)
 {
 	struct snap_header h = {
 		.version = SNAP_VERSION,
@@ -130,12 +123,12 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 		.last = at->has_last ? at->last_reserved : (struct ip_addr){ 0 },
 	};
 	size_t start = b->len, n_records = 0, ips_at, slots_at, strings_at;
-	_cleanup_free_ const struct nvipam_alloc **sorted = NULL;
+	_cleanup_free_ const struct store_alloc **sorted = NULL;
 	uint32_t *by_attachment, *by_ip;
 
 	memcpy(h.magic, SNAP_MAGIC, sizeof(h.magic));
 	for (size_t i = 0; i < n; i++)
-		n_records += allocs[i].pool == key;
+		n_records += allocs[i].a.pool == key;
 	/* In address order: a pool read back lists its addresses sorted, as allocation wants them. */
 	sorted = malloc((n_records + 1) * sizeof(*sorted));
 	if (!sorted) {
@@ -143,7 +136,7 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 		return;
 	}
 	for (size_t i = 0, k = 0; i < n; i++)
-		if (allocs[i].pool == key)
+		if (allocs[i].a.pool == key)
 			sorted[k++] = &allocs[i];
 	qsort(sorted, n_records, sizeof(*sorted), cmp_alloc_ip);
 	for (h.n_slots = 16; h.n_slots < 2 * n_records; h.n_slots *= 2)
@@ -164,8 +157,8 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 	strings_at = b->len;
 	h.key = put_str(b, strings_at, key);
 	for (size_t k = 0; k < n_records && !b->oom; k++) {
-		const struct nvipam_alloc *a = sorted[k];
-		struct snap_record rec = { .created = (int64_t)a->created, .txn = a->txn };
+		const struct nvipam_alloc *a = &sorted[k]->a;
+		struct snap_record rec = { .created = (int64_t)a->created, .txn = sorted[k]->txn };
 
 		rec.str[STR_CONTAINER_ID] = put_str(b, strings_at, a->container_id);
 		rec.str[STR_IFNAME] = put_str(b, strings_at, a->ifname);
@@ -227,6 +220,10 @@ int store_snap_parse(const char *data, size_t len, struct store_snap *ret)
 	if (strings[h->strings_len - 1] != '\0' || h->key >= h->strings_len || !strings[h->key] ||
 	    (h->has_last && h->last.family != AF_INET && h->last.family != AF_INET6))
 		return -EINVAL;
+	for (size_t i = 0; i < h->n_records; i++)
+		for (int k = 0; k < STR_COUNT; k++)
+			if (rec[i].str[k] >= h->strings_len)
+				return -EINVAL;
 	*ret = (struct store_snap){
 		.at = {
 			.log_id = h->log_id,
@@ -249,28 +246,14 @@ int store_snap_parse(const char *data, size_t len, struct store_snap *ret)
 	return 0;
 }
 
-/* Its strings' offsets inside the snapshot (checked as each record is read, not all on opening). */
-static bool record_valid(const struct store_snap *s, const struct snap_record *rec)
-{
-	for (int k = 0; k < STR_COUNT; k++)
-		if (rec->str[k] >= s->strings_len)
-			return false;
-	return true;
-}
-
-uint64_t store_snap_txn(const struct store_snap *s, size_t i)
-{
-	return ((const struct snap_record *)s->records)[i].txn;
-}
-
-int store_snap_record(const struct store_snap *s, size_t i, char *pool, struct nvipam_alloc *ret)
+void store_snap_record(const struct store_snap *s, size_t i, const char *pool,
+		       struct store_alloc *ret)
 {
 	const struct snap_record *rec = (const struct snap_record *)s->records + i;
-	char *str = (char *)s->strings;
+	const char *str = s->strings;
 
-	if (!record_valid(s, rec))
-		return -EINVAL;
-	*ret = (struct nvipam_alloc){
+	ret->txn = rec->txn;
+	ret->a = (struct nvipam_alloc){
 		.pool = pool,
 		.ip = s->ips[i],
 		.container_id = str + rec->str[STR_CONTAINER_ID],
@@ -281,9 +264,7 @@ int store_snap_record(const struct store_snap *s, size_t i, char *pool, struct n
 		.pod_uid = str + rec->str[STR_POD_UID],
 		.device_id = str + rec->str[STR_DEVICE_ID],
 		.created = (time_t)rec->created,
-		.txn = rec->txn,
 	};
-	return 0;
 }
 
 /* A slot's record, or -1 for a free slot or one that points nowhere (a damaged table). */
@@ -302,8 +283,7 @@ void store_snap_find_attachment(const struct store_snap *s, const char *containe
 	/* At most every slot once, whatever the table holds. */
 	for (size_t probes = 0; probes <= s->mask && (i = slot_record(s, s->by_attachment, k)) >= 0;
 	     probes++, k = (k + 1) & s->mask) {
-		if (rec[i].str[STR_CONTAINER_ID] < s->strings_len && rec[i].str[STR_IFNAME] < s->strings_len &&
-		    strcmp(s->strings + rec[i].str[STR_CONTAINER_ID], container_id) == 0 &&
+		if (strcmp(s->strings + rec[i].str[STR_CONTAINER_ID], container_id) == 0 &&
 		    strcmp(s->strings + rec[i].str[STR_IFNAME], ifname) == 0)
 			cb((size_t)i, ctx);
 	}
@@ -316,7 +296,7 @@ long store_snap_find_ip(const struct store_snap *s, const struct ip_addr *ip)
 
 	for (size_t probes = 0; probes <= s->mask && (i = slot_record(s, s->by_ip, k)) >= 0;
 	     probes++, k = (k + 1) & s->mask)
-		if (same_ip(&s->ips[i], ip))
+		if (ip_addr_equal(&s->ips[i], ip))
 			return i;
 	return -1;
 }

@@ -7,17 +7,19 @@
 
 #include "common/util/ipaddr.h"
 
-struct nvipam_alloc;
+struct store_alloc;
 struct text_buf;
 
 /*
- * A cache of the pool log, never the truth: binary (native byte order, checked), written
- * whole by the pool's lock holder every STORE_SNAP_EVERY lines (synced, then renamed over
- * the old one), and used only when it names the log it was made from (the random id in
- * the log's header) and the line it stops at is still there. Anything else and the whole
- * log is read. It holds every live allocation of the pool, and two hash tables: by
- * attachment (for the DELs of the log's tail) and by address (to refuse an address held
- * twice), so that opening a pool costs no parsing but of the tail.
+ * A read cache of the pool log, never the truth: binary (native byte order, checked),
+ * written whole by the pool's lock holder every STORE_SNAP_EVERY lines (synced, then
+ * renamed over the old one), and used only when it names the log it was made from (the
+ * random id in the log's header) and the line it stops at is still there. Anything else
+ * and the whole log is read. It holds every live allocation of the pool, and two hash
+ * tables: by attachment (for the DELs of the log's tail) and by address (to refuse an
+ * address held twice), so that opening a pool costs no parsing but of the tail. Its
+ * allocations are loaded into the model like the log's; the tables serve only while the
+ * tail is replayed.
  */
 #define STORE_SNAP_EVERY 128
 
@@ -54,7 +56,7 @@ struct store_snap {
  * @n: their number
  */
 void store_snap_build(struct text_buf *b, const char *key, const struct store_snap_point *at,
-		      const struct nvipam_alloc *allocs, size_t n);
+		      const struct store_alloc *allocs, size_t n);
 
 /**
  * store_snap_parse() - check a snapshot's structure
@@ -62,21 +64,12 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
  * @len: their number
  * @ret: the snapshot, written only on success
  *
- * Counts and sizes are checked against @len here, the records and hash tables as they
- * are read: whatever the bytes, reading the result stays inside them.
+ * Counts, sizes and every record's strings are checked against @len here, the hash
+ * tables as they are read: whatever the bytes, reading the result stays inside them.
  *
  * Return: 0 on success, -EINVAL when it is not a snapshot this build writes.
  */
 int store_snap_parse(const char *data, size_t len, struct store_snap *ret);
-
-/**
- * store_snap_txn() - the two-pool ADD a record came from, 0 for none
- * @s: snapshot
- * @i: index, below @s->n_records
- *
- * Return: the transaction.
- */
-uint64_t store_snap_txn(const struct store_snap *s, size_t i);
 
 /**
  * store_snap_record() - one allocation of a snapshot (they are in address order)
@@ -84,10 +77,9 @@ uint64_t store_snap_txn(const struct store_snap *s, size_t i);
  * @i: index, below @s->n_records
  * @pool: the pool key its ->pool is set to
  * @ret: the allocation (strings point into the snapshot)
- *
- * Return: 0 on success, -EINVAL for a record that points outside the snapshot.
  */
-int store_snap_record(const struct store_snap *s, size_t i, char *pool, struct nvipam_alloc *ret);
+void store_snap_record(const struct store_snap *s, size_t i, const char *pool,
+		       struct store_alloc *ret);
 
 /**
  * store_snap_find_attachment() - the records of an attachment

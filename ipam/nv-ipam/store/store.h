@@ -6,85 +6,54 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
 
 /* What --version says of the store formats: ipam-node installs nv-ipam only over a store it reads. */
 #define NVIPAM_STORE_FORMATS                                                                      \
-	"store formats: reads 1 and 2 (writes 2) and the reference nv-ipam node daemon's 1 "     \
+	"store formats: reads 2 (writes 2) and the reference nv-ipam node daemon's 1 "           \
 	"(migrated; written back by nv-ipam-tool handover)"
 
 struct cni_err;
-struct store_pool_disk;
-struct store_strings;
+/* Opaque: its pools, files and locks are the store's own (store/private.h). */
+struct nvipam_store;
 
 /*
  * Layout, beside the store file "<path>" (docs/nv-ipam.md, "The store"):
- *   <path>            {"version":2,...}: says the allocations are in <path>.d
+ *   <path>            {"version":2,"pools":"<name>.d"}: the store is of version 2, its
+ *                     allocations in the pool logs of <path>.d (the member names that
+ *                     directory for people; it is always <path>.d)
  *   <path>.lock       the node lock: shared by whoever works on some pools (ADD, DEL,
  *                     CHECK, STATUS), exclusive for the whole store (GC, the operator
  *                     tool, migrating an older store)
- *   <path>.d/<stem>.log   one pool's log (format.h), appended to under
+ *   <path>.d/<stem>.log   one pool's log, appended to under
  *   <path>.d/<stem>.lock  the pool's lock
+ *   <path>.d/<stem>.snap  the pool's snapshot: a read cache of its log
  * A commit appends one line per change and syncs it: its cost does not follow the
- * number of allocations. A log is rewritten (compacted) under its lock once it holds
- * more dead lines than live ones.
+ * number of allocations. A log is rewritten whole (compacted) under its lock once its
+ * dead lines outnumber its live ones by 512.
  */
 
+/* One address held by an attachment (a container's interface) in a pool. */
 struct nvipam_alloc {
-	char *pool;          /* pool key */
+	const char *pool;          /* pool key */
 	struct ip_addr ip;
-	char *container_id;
-	char *ifname;
-	char *network;       /* the CNI network name: GC never touches another network's */
-	char *pod_namespace; /* "" when unknown */
-	char *pod_name;
-	char *pod_uid;
-	char *device_id;
+	const char *container_id;
+	const char *ifname;
+	const char *network;       /* the CNI network name: GC never touches another network's */
+	const char *pod_namespace; /* "" when unknown */
+	const char *pod_name;
+	const char *pod_uid;
+	const char *device_id;
 	time_t created;
-	uint64_t txn;        /* the two-pool ADD that made it, 0 when none (kept by the store) */
 };
 
-struct nvipam_store_pool {
-	char *key;
+/* A pool the store holds a record of. */
+struct nvipam_store_pool_info {
+	const char *key;
 	bool has_last;
-	struct ip_addr last_reserved;
-	struct store_pool_disk *disk; /* its log and lock: private to the store */
+	struct ip_addr last_reserved; /* the last round-robin pick */
 };
-
-struct nvipam_store {
-	int lock_fd;                   /* the node lock, held while the store is open */
-	int dir_fd;                    /* the store's directory; files are opened relative to it */
-	int pool_dir_fd;               /* "<name>.d", -1 while it does not exist */
-	char *path;
-	const char *name;              /* the file's name in its directory (points into @path) */
-	/*
-	 * The whole store open: every allocation. Some pools open: only what was read from
-	 * their logs' tails, added, or looked up; the rest stay in the pools' snapshots,
-	 * which nvipam_store_find(), _usage(), _add() and _remove() consult.
-	 */
-	struct nvipam_alloc *allocs;
-	size_t n_allocs;
-	size_t cap_allocs;             /* room in @allocs */
-	struct nvipam_store_pool *pools; /* sorted by file name stem: the order pools are locked in */
-	size_t n_pools;
-	bool whole;                    /* every pool of the node is open (exclusive node lock) */
-	bool migrate;                  /* read from an older single-file store: commit writes all */
-	bool has_manifest;             /* "<path>" says version 2 */
-	unsigned int timeout_ms;       /* how long the locks were waited for at most */
-	int64_t deadline_us;           /* when waiting for them gives up (CLOCK_MONOTONIC) */
-	struct store_strings *strings; /* where added allocations' strings live: private */
-	char **dropped;                /* stems of pools dropped, whose logs go at commit: private */
-	size_t n_dropped;
-	char **headerless;             /* stems of logs without a header, read as empty (whole opens) */
-	size_t n_headerless;
-	int file_lock_fd;              /* the reference daemon's flock on a reference store file */
-	bool owner;                    /* ipam-node or the tool taking or handing over the store */
-	uint32_t resume_sum;           /* owner: the checksum handed over (0: none) */
-	bool dirty;
-};
-
-/* A store that was never opened: nvipam_store_close() on it does nothing. */
-#define NVIPAM_STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1, .file_lock_fd = -1 }
 
 /**
  * nvipam_store_open() - lock the whole store of the node and load every pool
@@ -93,35 +62,36 @@ struct nvipam_store {
  *            directory (common/cni/trust.h) and is opened beneath it, creating what
  *            is missing; otherwise (the operator's path) its directory must exist
  * @timeout_ms: how long to wait for the lock
- * @ret: the open store, written only on success
+ * @ret: the open store, written only on success; release with nvipam_store_close()
  * @err: code 11 when the lock is not free in time; code 5 naming the file when it is
  *       unreadable or corrupt (nothing is changed), or when the store's directory is
  *       not owned by root or is writable by group or others; code 7 for a path a
  *       network config may not name
  *
  * Takes "<path>.lock" exclusively: no other process works on any pool until close.
- * Every file is opened without following symbolic links and without blocking. An
- * older single-file store (ours, version 1, or the reference nv-ipam node daemon's)
- * is read and converted; the next commit writes the pool logs and replaces it.
+ * Every file is opened without following symbolic links and without blocking. The
+ * reference nv-ipam node daemon's store is read and converted; the next commit writes
+ * the pool logs and replaces it.
  *
  * Return: 0 on success, negative errno on failure.
  */
 int nvipam_store_open(const char *path, bool confined, unsigned int timeout_ms,
-		      struct nvipam_store *ret, struct cni_err *err);
+		      struct nvipam_store **ret, struct cni_err *err);
 
 /**
- * nvipam_store_open_inspect() - nvipam_store_open() for the operator tool: an IP held
- *                               twice in a pool is loaded rather than refused, so it
- *                               can be reported and released
+ * nvipam_store_open_inspect() - nvipam_store_open() for the operator tool: every log read
+ *                               whole, snapshots aside, and an IP held twice in a pool
+ *                               loaded rather than refused, so it can be reported and
+ *                               released
  * @path: store file
  * @timeout_ms: how long to wait for the lock
- * @ret: the open store, written only on success
+ * @ret: the open store, written only on success; release with nvipam_store_close()
  * @err: as nvipam_store_open()
  *
  * Return: 0 on success, negative errno on failure.
  */
-int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct nvipam_store *ret,
-			      struct cni_err *err);
+int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms,
+			      struct nvipam_store **ret, struct cni_err *err);
 
 /**
  * nvipam_store_open_pools() - lock some pools of the store and load them
@@ -134,15 +104,14 @@ int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms, struct 
  * @err: as nvipam_store_open()
  *
  * Shares the node lock and takes each pool's lock exclusively, in file name order:
- * work on other pools goes on meanwhile. An older single-file store is migrated
- * first (under the exclusive node lock), and a store file is written if there is
- * none. nvipam_store_add() takes only these pools; @ret->allocs does not list
- * every allocation (see struct nvipam_store).
+ * work on other pools goes on meanwhile. An older store is migrated first (under the
+ * exclusive node lock), and a store file is written if there is none.
+ * nvipam_store_add() takes only these pools.
  *
  * Return: 0 on success, negative errno on failure.
  */
 int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeout_ms,
-			    const char *const *keys, size_t n_keys, struct nvipam_store *ret,
+			    const char *const *keys, size_t n_keys, struct nvipam_store **ret,
 			    struct cni_err *err);
 
 /**
@@ -184,7 +153,7 @@ int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err);
 /**
  * nvipam_store_commit_close() - commit, then close, letting go of the locks before
  *                               waiting for the disk
- * @s: open store (closed on return, whatever happened)
+ * @s: open store (closed and freed on return, whatever happened)
  * @err: code 5 on failure
  *
  * The lines are written whole under the locks, and synced after: the next writer of a
@@ -199,10 +168,12 @@ int nvipam_store_commit(struct nvipam_store *s, struct cni_err *err);
 int nvipam_store_commit_close(struct nvipam_store *s, struct cni_err *err);
 
 /**
- * nvipam_store_close() - release memory and the locks, without writing
- * @s: store (may be NVIPAM_STORE_INIT, zeroed or already closed)
+ * nvipam_store_close() - let go of the locks and free the store, without writing
+ * @s: store, or NULL
  */
 void nvipam_store_close(struct nvipam_store *s);
+
+DEFINE_CLEANUP_FUNC(nvipam_store_closep, struct nvipam_store *, nvipam_store_close)
 
 /**
  * nvipam_store_find() - the allocation of an attachment in a pool
@@ -211,10 +182,10 @@ void nvipam_store_close(struct nvipam_store *s);
  * @container_id: container ID
  * @ifname: interface name
  *
- * Return: the allocation, NULL when none.
+ * Return: the allocation (valid until the store changes), NULL when none.
  */
-struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
-				       const char *container_id, const char *ifname);
+const struct nvipam_alloc *nvipam_store_find(const struct nvipam_store *s, const char *pool,
+					     const char *container_id, const char *ifname);
 
 /**
  * nvipam_store_find_pod() - an allocation of the same pod and interface in a pool under
@@ -229,14 +200,14 @@ struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
  *
  * Return: the allocation, NULL when none.
  */
-struct nvipam_alloc *nvipam_store_find_pod(struct nvipam_store *s, const char *pool,
-					   const char *pod_uid, const char *ifname,
-					   const char *container_id);
+const struct nvipam_alloc *nvipam_store_find_pod(const struct nvipam_store *s, const char *pool,
+						 const char *pod_uid, const char *ifname,
+						 const char *container_id);
 
 /**
  * nvipam_store_add() - record an allocation and the pool's last reserved IP
  * @s: store
- * @a: allocation to copy (strings duplicated; NULL strings become ""; @a->txn ignored)
+ * @a: allocation to copy (strings duplicated; NULL strings become "")
  * @round_robin: whether it moves the pool's last reserved IP
  *
  * Return: 0 on success, -EEXIST when the IP is already held in the pool, -EINVAL for
@@ -253,12 +224,48 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
  * @ifname: interface name
  *
  * The arguments may point into an allocation being removed; its strings stay valid
- * until the store is closed.
+ * until the store is closed. Allocations after a removed one move up.
  *
  * Return: the number removed.
  */
 size_t nvipam_store_remove(struct nvipam_store *s, const char *pool, const char *container_id,
 			   const char *ifname);
+
+/**
+ * nvipam_store_count() - how many allocations the store holds (of the pools it opened)
+ * @s: store, or NULL (none)
+ *
+ * Return: the count.
+ */
+size_t nvipam_store_count(const struct nvipam_store *s);
+
+/**
+ * nvipam_store_alloc_at() - the allocations one by one, for listing them
+ * @s: store, or NULL (none)
+ * @i: index, from 0
+ *
+ * Return: the @i-th allocation (valid until the store changes), NULL past the last.
+ */
+const struct nvipam_alloc *nvipam_store_alloc_at(const struct nvipam_store *s, size_t i);
+
+/**
+ * nvipam_store_pool_count() - how many pools the store holds a record of
+ * @s: store, or NULL (none)
+ *
+ * Return: the count.
+ */
+size_t nvipam_store_pool_count(const struct nvipam_store *s);
+
+/**
+ * nvipam_store_pool_at() - the pool records one by one, in lock (file name) order
+ * @s: store, or NULL (none)
+ * @i: index, from 0
+ * @ret: the record (its key valid until the store changes), written only when there is one
+ *
+ * Return: true with a record, false past the last.
+ */
+bool nvipam_store_pool_at(const struct nvipam_store *s, size_t i,
+			  struct nvipam_store_pool_info *ret);
 
 /**
  * nvipam_alloc_ptr_cmp() - qsort() order of allocation pointers: by pool key, then by address
@@ -271,9 +278,9 @@ int nvipam_alloc_ptr_cmp(const void *a, const void *b);
 
 /**
  * nvipam_store_usage() - the reserved IPs and last pick of a pool
- * @s: store
+ * @s: store, or NULL (none)
  * @pool: pool key
- * @ret_ips: malloc'ed array of held IPs in address order (IPv4 first), written only on success
+ * @ret_ips: malloc'ed array of held IPs in ip_addr_cmp() order, written only on success
  * @ret_n: number of entries
  * @ret_has_last: whether a last reserved IP is known
  * @ret_last: the last reserved IP
@@ -284,11 +291,19 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last);
 
 /**
+ * nvipam_store_dirty() - whether changes wait for a commit
+ * @s: store, or NULL (none)
+ *
+ * Return: true when they do.
+ */
+bool nvipam_store_dirty(const struct nvipam_store *s);
+
+/**
  * nvipam_store_cooling() - the addresses of a pool released less than a cooldown ago
  * @s: store, the pool open (its lock held)
  * @pool: pool key
  * @cooldown_s: the cooldown (0: none, nothing returned)
- * @ret: malloc'ed array (NULL when empty), written on success
+ * @ret: malloc'ed array in ip_addr_cmp() order (NULL when empty), written on success
  * @ret_n: its length
  *
  * Return: 0, -ENOMEM.
@@ -298,7 +313,7 @@ int nvipam_store_cooling(const struct nvipam_store *s, const char *pool, unsigne
 
 /**
  * nvipam_store_headerless() - the pool logs a whole open found without their header line
- * @s: store opened whole
+ * @s: store opened whole, or NULL (none)
  * @ret_n: their number
  *
  * A log is created with its header; one without (empty, or torn at creation) holds
@@ -314,13 +329,38 @@ const char *const *nvipam_store_headerless(const struct nvipam_store *s, size_t 
  * @s: store opened whole (nvipam_store_open(), _open_inspect())
  * @pool: pool key (may point into the record)
  *
- * The pool leaves @s->pools at once; its log and snapshot are removed at commit (its
- * lock file stays: a process may hold it open).
+ * The pool's record goes at once; its log and snapshot are removed at commit (its lock
+ * file stays: a process may hold it open).
  *
  * Return: true when a record was dropped; false when there is none, it holds an
  * allocation, the store was opened for some pools only, or memory ran out.
  */
 bool nvipam_store_drop_pool(struct nvipam_store *s, const char *pool);
+
+/**
+ * nvipam_store_path() - the store file's path
+ * @s: open store
+ *
+ * Return: the path, as given to open.
+ */
+const char *nvipam_store_path(const struct nvipam_store *s);
+
+/**
+ * nvipam_store_dir_fd() - the store's directory, for a file kept beside the store and
+ *                         changed only under its exclusive lock (gc's miss counts)
+ * @s: open store
+ *
+ * Return: the directory's descriptor (the store's: not to be closed).
+ */
+int nvipam_store_dir_fd(const struct nvipam_store *s);
+
+/**
+ * nvipam_store_name() - the store file's name in its directory
+ * @s: open store
+ *
+ * Return: the name (the last component of nvipam_store_path()).
+ */
+const char *nvipam_store_name(const struct nvipam_store *s);
 
 /* What nvipam_store_adopt() found. */
 enum nvipam_store_adoption {

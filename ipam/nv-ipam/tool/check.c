@@ -57,11 +57,8 @@ static int by_ip(const void *a, const void *b)
 {
 	const struct nvipam_alloc *x = *(const struct nvipam_alloc *const *)a;
 	const struct nvipam_alloc *y = *(const struct nvipam_alloc *const *)b;
-	int c;
+	int c = ip_addr_cmp(&x->ip, &y->ip);
 
-	if (x->ip.family != y->ip.family)
-		return x->ip.family < y->ip.family ? -1 : 1;
-	c = memcmp(x->ip.bytes, y->ip.bytes, sizeof(x->ip.bytes));
 	return c ? c : strcmp(x->pool, y->pool);
 }
 
@@ -103,13 +100,14 @@ static void report(struct tally *t, bool error, const struct nvipam_alloc *a, co
 static const struct nvipam_alloc **sorted(const struct nvipam_store *st,
 					  int (*cmp)(const void *a, const void *b))
 {
-	const struct nvipam_alloc **v = malloc((st->n_allocs + 1) * sizeof(*v));
+	size_t n = nvipam_store_count(st);
+	const struct nvipam_alloc **v = malloc((n + 1) * sizeof(*v));
 
 	if (!v)
 		return NULL;
-	for (size_t i = 0; i < st->n_allocs; i++)
-		v[i] = &st->allocs[i];
-	qsort(v, st->n_allocs, sizeof(*v), cmp);
+	for (size_t i = 0; i < n; i++)
+		v[i] = nvipam_store_alloc_at(st, i);
+	qsort(v, n, sizeof(*v), cmp);
 	return v;
 }
 
@@ -119,10 +117,10 @@ static int check_addresses(const struct nvipam_store *st, struct tally *t)
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 1; i < st->n_allocs; i++) {
+	for (size_t i = 1; i < nvipam_store_count(st); i++) {
 		const struct nvipam_alloc *x = v[i - 1], *y = v[i];
 
-		if (x->ip.family != y->ip.family || memcmp(x->ip.bytes, y->ip.bytes, sizeof(x->ip.bytes)))
+		if (!ip_addr_equal(&x->ip, &y->ip))
 			continue;
 		if (strcmp(x->pool, y->pool) == 0)
 			report(t, true, y, "held twice in the pool, also by container %s", x->container_id);
@@ -154,7 +152,7 @@ static int check_attachments(const struct nvipam_store *st, struct tally *t)
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 1; i < st->n_allocs; i++) {
+	for (size_t i = 1; i < nvipam_store_count(st); i++) {
 		const struct nvipam_alloc *x = v[i - 1], *y = v[i];
 
 		if (strcmp(x->pool, y->pool) || strcmp(x->container_id, y->container_id) ||
@@ -189,7 +187,7 @@ static int check_sandboxes(const struct nvipam_store *st, struct tally *t)
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 1; i < st->n_allocs; i++) {
+	for (size_t i = 1; i < nvipam_store_count(st); i++) {
 		const struct nvipam_alloc *x = v[i - 1], *y = v[i];
 
 		if (!*x->pod_uid || strcmp(x->pool, y->pool) || strcmp(x->pod_uid, y->pod_uid) ||
@@ -205,8 +203,9 @@ static int check_sandboxes(const struct nvipam_store *st, struct tally *t)
 static void check_ranges(const struct nvipam_store *st, const struct nvipam_pools *pools,
 			 struct tally *t)
 {
-	for (size_t i = 0; i < st->n_allocs; i++) {
-		const struct nvipam_alloc *a = &st->allocs[i];
+	const struct nvipam_alloc *a;
+
+	for (size_t i = 0; (a = nvipam_store_alloc_at(st, i)); i++) {
 		const struct nvipam_pool *p = nvipam_pools_find(pools, a->pool);
 		char buf[2 * IP_PREFIX_STRLEN + 8], x[IP_PREFIX_STRLEN], y[IP_PREFIX_STRLEN];
 		ipmath_u128 v;
@@ -237,8 +236,9 @@ static void check_ranges(const struct nvipam_store *st, const struct nvipam_pool
 static void check_pods(const struct nvipam_store *st, const struct pods *pods, bool has_listed_at,
 		       time_t listed_at, struct tally *t)
 {
-	for (size_t i = 0; i < st->n_allocs; i++) {
-		const struct nvipam_alloc *a = &st->allocs[i];
+	const struct nvipam_alloc *a;
+
+	for (size_t i = 0; (a = nvipam_store_alloc_at(st, i)); i++) {
 		const char *uid = "";
 
 		if (!*a->pod_namespace || !*a->pod_name ||
@@ -307,7 +307,7 @@ int check_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = NVIPAM_STORE_INIT;
+	struct nvipam_store *st = NULL;
 	struct nvipam_pools pools = { 0 };
 	struct check_args a = { 0 };
 	struct pods pods = { 0 };
@@ -337,18 +337,19 @@ int check_main(int argc, char **argv)
 		printf("error: %s\n", err.msg);
 		return CLI_EXIT_FAIL;
 	}
-	check_logs(&st, &t);
-	r = check_addresses(&st, &t);
+	check_logs(st, &t);
+	r = check_addresses(st, &t);
 	if (r >= 0)
-		r = check_attachments(&st, &t);
+		r = check_attachments(st, &t);
 	if (r >= 0)
-		r = check_sandboxes(&st, &t);
+		r = check_sandboxes(st, &t);
 	if (r >= 0)
-		check_ranges(&st, &pools, &t);
+		check_ranges(st, &pools, &t);
 	if (r >= 0 && a.pods)
-		check_pods(&st, &pods, a.has_listed_at, (time_t)a.listed_at, &t);
-	printf("%zu allocations, %zu errors, %zu warnings\n", st.n_allocs, t.errors, t.warnings);
-	nvipam_store_close(&st);
+		check_pods(st, &pods, a.has_listed_at, (time_t)a.listed_at, &t);
+	printf("%zu allocations, %zu errors, %zu warnings\n", nvipam_store_count(st), t.errors,
+	       t.warnings);
+	nvipam_store_close(st);
 	nvipam_pools_free(&pools);
 	pods_free(&pods);
 	if (r < 0) {

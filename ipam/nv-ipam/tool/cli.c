@@ -85,7 +85,7 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
 	return -1;
 }
 
-int cli_store_open(const struct cli_node_files *files, struct nvipam_store *ret,
+int cli_store_open(const struct cli_node_files *files, struct nvipam_store **ret,
 		   struct cni_err *err)
 {
 	_cleanup_free_ char *pool_dir = NULL;
@@ -98,7 +98,7 @@ int cli_store_open(const struct cli_node_files *files, struct nvipam_store *ret,
 	/* Looking must not create the store's directory or lock file. */
 	if (stat(files->store, &sb) < 0 && errno == ENOENT && stat(pool_dir, &sb) < 0 &&
 	    errno == ENOENT) {
-		*ret = (struct nvipam_store)NVIPAM_STORE_INIT;
+		*ret = NULL;
 		return 0;
 	}
 	return nvipam_store_open_inspect(files->store, (unsigned int)files->lock_timeout_ms, ret, err);

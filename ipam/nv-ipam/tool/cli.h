@@ -94,13 +94,14 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
 		void *ctx, struct cli_node_files *files);
 
 /**
- * cli_store_open() - open the store for the tool (nvipam_store_open_inspect()), or give an
- *                    empty store when the file does not exist, creating nothing
+ * cli_store_open() - open the store for the tool (nvipam_store_open_inspect()), creating
+ *                    nothing: a store that does not exist is none
  * @files: where the store is and how long to wait for its lock
- * @ret: the store, written only on success; release with nvipam_store_close()
+ * @ret: the store, written only on success (NULL for none, which holds nothing); release
+ *       with nvipam_store_close()
  * @err: as nvipam_store_open()
  *
  * Return: 0 on success, negative errno on failure.
  */
-int cli_store_open(const struct cli_node_files *files, struct nvipam_store *ret,
+int cli_store_open(const struct cli_node_files *files, struct nvipam_store **ret,
 		   struct cni_err *err);

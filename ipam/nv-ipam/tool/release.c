@@ -66,13 +66,14 @@ static bool same_attachment(const struct nvipam_alloc *a, const struct nvipam_al
  */
 static size_t mark_released(const struct nvipam_store *st, const struct query *q, bool *drop)
 {
+	const struct nvipam_alloc *a, *b;
 	size_t n = 0;
 
-	for (size_t i = 0; i < st->n_allocs; i++) {
-		if (drop[i] || !matches(q, &st->allocs[i]))
+	for (size_t i = 0; (a = nvipam_store_alloc_at(st, i)); i++) {
+		if (drop[i] || !matches(q, a))
 			continue;
-		for (size_t j = 0; j < st->n_allocs; j++) {
-			if (!drop[j] && same_attachment(&st->allocs[i], &st->allocs[j])) {
+		for (size_t j = 0; (b = nvipam_store_alloc_at(st, j)); j++) {
+			if (!drop[j] && same_attachment(a, b)) {
 				drop[j] = true;
 				n++;
 			}
@@ -119,7 +120,7 @@ int release_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = NVIPAM_STORE_INIT;
+	struct nvipam_store *st = NULL;
 	struct release_args args = { 0 };
 	struct cni_err err = { 0 };
 	const char *store_path, *pod, *slash;
@@ -157,14 +158,14 @@ int release_main(int argc, char **argv)
 		return cli_fail(&err);
 	/* The lines wait for the commit: "released" is printed only once it is true. */
 	out = open_memstream(&report, &report_len);
-	drop = calloc(st.n_allocs + 1, sizeof(*drop));
+	drop = calloc(nvipam_store_count(st) + 1, sizeof(*drop));
 	if (!out || !drop) {
 		cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	released = mark_released(&st, &q, drop);
-	for (size_t i = 0; i < st.n_allocs; i++) {
-		const struct nvipam_alloc *a = &st.allocs[i];
+	released = mark_released(st, &q, drop);
+	for (size_t i = 0; i < nvipam_store_count(st); i++) {
+		const struct nvipam_alloc *a = nvipam_store_alloc_at(st, i);
 		char ip[IP_PREFIX_STRLEN];
 
 		if (!drop[i])
@@ -179,8 +180,8 @@ int release_main(int argc, char **argv)
 	 * scan restarts after each removal (a pod has a handful of attachments). It removes
 	 * exactly the marked allocations: whole attachments, each holding a match.
 	 */
-	for (size_t i = 0; !dry_run && i < st.n_allocs;) {
-		struct nvipam_alloc *a = &st.allocs[i];
+	for (size_t i = 0; !dry_run && i < nvipam_store_count(st);) {
+		const struct nvipam_alloc *a = nvipam_store_alloc_at(st, i);
 		_cleanup_free_ char *pool = NULL, *cid = NULL, *ifname = NULL;
 
 		if (!matches(&q, a)) {
@@ -194,7 +195,7 @@ int release_main(int argc, char **argv)
 			cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 			goto fail;
 		}
-		(void)nvipam_store_remove(&st, pool, cid, ifname);
+		(void)nvipam_store_remove(st, pool, cid, ifname);
 		i = 0;
 	}
 	r = fclose(out);
@@ -203,9 +204,9 @@ int release_main(int argc, char **argv)
 		cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (!dry_run && released && nvipam_store_commit(&st, &err) < 0)
+	if (!dry_run && released && nvipam_store_commit(st, &err) < 0)
 		goto fail;
-	nvipam_store_close(&st);
+	nvipam_store_close(st);
 	fputs(report, stdout);
 	if (!released) {
 		fprintf(stderr, "nv-ipam-tool: no allocation matches in %s\n", store_path);
@@ -215,6 +216,6 @@ int release_main(int argc, char **argv)
 fail:
 	if (out)
 		(void)fclose(out);
-	nvipam_store_close(&st);
+	nvipam_store_close(st);
 	return cli_fail(&err);
 }

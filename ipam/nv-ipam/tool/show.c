@@ -60,7 +60,8 @@ static void format_age(long long s, char *buf, size_t len)
 struct shown {
 	const char *key;
 	const struct nvipam_pool *pool;
-	const struct nvipam_store_pool *stored; /* NULL when the store has no record of it */
+	bool stored;                    /* the store has a record of it: */
+	struct nvipam_store_pool_info record;
 	const struct nvipam_alloc **allocs;
 	size_t n;
 	unsigned long free_count;
@@ -145,9 +146,9 @@ static int print_json(const char *store, const struct shown *v, size_t n, time_t
 						 s->free_count > INT64_MAX ? INT64_MAX : (int64_t)s->free_count));
 		}
 		r = r ? r : k8s_json_add(o, "used", json_object_new_int64((int64_t)s->n));
-		if (s->stored && s->stored->has_last)
+		if (s->stored && s->record.has_last)
 			r = r ? r : k8s_json_add_str(o, "lastReservedIP",
-						     ip_addr_format(&s->stored->last_reserved, buf, sizeof(buf)));
+						     ip_addr_format(&s->record.last_reserved, buf, sizeof(buf)));
 		for (size_t j = 0; !r && j < s->n; j++) {
 			const struct nvipam_alloc *a = s->allocs[j];
 			struct json_object *e = json_object_new_object();
@@ -179,9 +180,10 @@ static int print_json(const char *store, const struct shown *v, size_t n, time_t
 static int collect(const struct nvipam_store *st, const struct nvipam_pools *pools,
 		   const char *only, struct shown **ret, size_t *ret_n)
 {
-	_cleanup_free_ const char **keys = malloc((st->n_allocs + st->n_pools + pools->n + 1) *
-						  sizeof(*keys));
-	_cleanup_free_ const struct nvipam_alloc **sorted = malloc((st->n_allocs + 1) * sizeof(*sorted));
+	const size_t n_allocs = nvipam_store_count(st), n_records = nvipam_store_pool_count(st);
+	_cleanup_free_ const char **keys = malloc((n_allocs + n_records + pools->n + 1) * sizeof(*keys));
+	_cleanup_free_ const struct nvipam_alloc **sorted = malloc((n_allocs + 1) * sizeof(*sorted));
+	struct nvipam_store_pool_info record;
 	struct shown *v;
 	size_t nk = 0, n = 0, pos = 0;
 
@@ -189,14 +191,14 @@ static int collect(const struct nvipam_store *st, const struct nvipam_pools *poo
 		return -ENOMEM;
 	for (size_t i = 0; i < pools->n; i++)
 		keys[nk++] = pools->pools[i].key;
-	for (size_t i = 0; i < st->n_pools; i++)
-		keys[nk++] = st->pools[i].key;
-	for (size_t i = 0; i < st->n_allocs; i++) {
-		keys[nk++] = st->allocs[i].pool;
-		sorted[i] = &st->allocs[i];
+	for (size_t i = 0; nvipam_store_pool_at(st, i, &record); i++)
+		keys[nk++] = record.key;
+	for (size_t i = 0; i < n_allocs; i++) {
+		sorted[i] = nvipam_store_alloc_at(st, i);
+		keys[nk++] = sorted[i]->pool;
 	}
 	qsort(keys, nk, sizeof(*keys), str_cmp);
-	qsort(sorted, st->n_allocs, sizeof(*sorted), nvipam_alloc_ptr_cmp);
+	qsort(sorted, n_allocs, sizeof(*sorted), nvipam_alloc_ptr_cmp);
 	v = calloc(nk + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -208,15 +210,17 @@ static int collect(const struct nvipam_store *st, const struct nvipam_pools *poo
 		s = &v[n++];
 		s->key = keys[i];
 		s->pool = nvipam_pools_find(pools, keys[i]);
-		for (size_t k = 0; k < st->n_pools && !s->stored; k++)
-			if (strcmp(st->pools[k].key, keys[i]) == 0)
-				s->stored = &st->pools[k];
-		while (pos < st->n_allocs && strcmp(sorted[pos]->pool, keys[i]) < 0)
+		for (size_t k = 0; !s->stored && nvipam_store_pool_at(st, k, &record); k++)
+			if (strcmp(record.key, keys[i]) == 0) {
+				s->stored = true;
+				s->record = record;
+			}
+		while (pos < n_allocs && strcmp(sorted[pos]->pool, keys[i]) < 0)
 			pos++;
-		s->allocs = malloc((st->n_allocs - pos + 1) * sizeof(*s->allocs));
+		s->allocs = malloc((n_allocs - pos + 1) * sizeof(*s->allocs));
 		if (!s->allocs)
 			goto oom;
-		while (pos < st->n_allocs && strcmp(sorted[pos]->pool, keys[i]) == 0)
+		while (pos < n_allocs && strcmp(sorted[pos]->pool, keys[i]) == 0)
 			s->allocs[s->n++] = sorted[pos++];
 	}
 	/* Keys point into @st and @pools, which outlive the result. */
@@ -242,7 +246,6 @@ static int free_counts(const struct nvipam_store *st, struct shown *v, size_t n)
 		if (nvipam_store_usage(st, v[i].key, &ips, &nips, &u.has_last, &u.last_reserved) < 0)
 			return -ENOMEM;
 		u.reserved = ips;
-		u.sorted = true;
 		u.n_reserved = nips;
 		v[i].free_count = nvipam_pool_free_count(v[i].pool, &u);
 		free(ips);
@@ -278,7 +281,7 @@ int show_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
-	struct nvipam_store st = NVIPAM_STORE_INIT;
+	struct nvipam_store *st = NULL;
 	struct nvipam_pools pools = { 0 };
 	struct cni_err err = { 0 };
 	struct show_args a = { 0 };
@@ -301,14 +304,14 @@ int show_main(int argc, char **argv)
 	}
 	if (cli_store_open(&files, &st, &err) < 0)
 		goto out;
-	r = collect(&st, &pools, a.only, &v, &n);
+	r = collect(st, &pools, a.only, &v, &n);
 	if (r >= 0 && a.only && n == 0) {
 		cni_err_set(&err, CNI_ERR_INVALID_CONFIG, -ENOENT,
 			    "no pool \"%s\" in %s or in the store %s", a.only, pool_file, store_path);
 		goto out;
 	}
 	if (r >= 0)
-		r = free_counts(&st, v, n);
+		r = free_counts(st, v, n);
 	if (r >= 0 && a.json)
 		r = print_json(store_path, v, n, time(NULL));
 	else if (r >= 0)
@@ -322,7 +325,7 @@ out:
 	for (size_t i = 0; i < n; i++)
 		free(v[i].allocs);
 	free(v);
-	nvipam_store_close(&st);
+	nvipam_store_close(st);
 	nvipam_pools_free(&pools);
 	return ret == CLI_EXIT_OK ? ret : cli_fail(&err);
 }

@@ -1,0 +1,78 @@
+/* The store's own types, shared by its modules only: the handle, its pools and their files, its allocations */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/util/ipaddr.h"
+#include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/store.h"
+
+struct store_strings;
+
+/* An allocation as the model holds it. */
+struct store_alloc {
+	struct nvipam_alloc a; /* a.pool points at its pool's key: pools are told apart by pointer */
+	uint64_t txn;          /* the two-pool ADD that made it, 0 when none */
+};
+
+/* One pool's files as its holder sees them. */
+struct store_pool_disk {
+	char stem[STORE_FORMAT_STEM_MAX];
+	int lock_fd;        /* the pool's lock, -1 when the node lock is held exclusively */
+	int log_fd;         /* the log, open for reading and writing; -1 while it does not exist */
+	char *data;         /* what was read of the log (strings decoded in place, pointed to) */
+	const char *snap;   /* the snapshot, mapped (its strings pointed to), NULL when none is used */
+	size_t snap_len;
+	size_t good_len;    /* end of the last complete line: where the next line goes */
+	size_t file_len;    /* the log's length (beyond @good_len: a killed writer's torn line) */
+	bool loaded;        /* read into the model */
+	bool has_header;    /* the log has its header line */
+	bool unsynced;      /* lines were appended and not yet synced */
+	uint64_t log_id;    /* from the header: snapshots name the log they were made from */
+	uint64_t tail_check; /* the checksum field of the last complete line */
+	size_t n_lines;     /* change lines in the log */
+	size_t snap_lines;  /* of which are in the snapshot on disk (0: none usable) */
+	struct store_line *queue; /* changes to write at commit (strings owned by the store) */
+	size_t n_queue;
+};
+
+/* A pool of the model. */
+struct store_pool {
+	char *key;                    /* NULL for a pool known by its stem until its log is read */
+	bool has_last;
+	struct ip_addr last_reserved; /* the last round-robin pick */
+	struct store_pool_disk *disk; /* its log and lock (apart: it stays put as pools move) */
+};
+
+struct nvipam_store {
+	int lock_fd;                   /* the node lock, held while the store is open */
+	int dir_fd;                    /* the store's directory; files are opened relative to it */
+	int pool_dir_fd;               /* "<name>.d", -1 while it does not exist */
+	char *path;
+	const char *name;              /* the file's name in its directory (points into @path) */
+	/* Every allocation of the pools open: with the whole store open, of every pool. */
+	struct store_alloc *allocs;
+	size_t n_allocs;
+	size_t cap_allocs;             /* room in @allocs */
+	struct store_pool *pools;      /* sorted by file name stem: the order pools are locked in */
+	size_t n_pools;
+	bool whole;                    /* every pool of the node is open (exclusive node lock) */
+	bool migrate;                  /* read from an older store: commit writes all */
+	bool has_manifest;             /* "<path>" says version 2 */
+	unsigned int timeout_ms;       /* how long the locks were waited for at most */
+	int64_t deadline_us;           /* when waiting for them gives up (CLOCK_MONOTONIC) */
+	struct store_strings *strings; /* where added allocations' strings live */
+	char **dropped;                /* stems of pools dropped, whose logs go at commit */
+	size_t n_dropped;
+	char **headerless;             /* stems of logs without a header, read as empty (whole opens) */
+	size_t n_headerless;
+	int file_lock_fd;              /* the reference daemon's flock on a reference store file */
+	bool owner;                    /* ipam-node or the tool taking or handing over the store */
+	uint32_t resume_sum;           /* owner: the checksum handed over (0: none) */
+	bool dirty;
+};
+
+/* A store that was never opened. */
+#define STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1, .file_lock_fd = -1 }
