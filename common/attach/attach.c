@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "common/attach/attach.h"
 #include "common/cni/conf.h"
@@ -18,7 +17,6 @@
 #include "common/net/ns.h"
 #include "common/util/hwaddr.h"
 #include "common/util/log.h"
-#include "common/util/netns.h"
 #include "common/util/text.h"
 
 static int netns_err(const struct cni_ctx *ctx, int r, struct cni_err *err)
@@ -40,28 +38,41 @@ static int pod_handle(struct attach *a, struct cni_err *err)
 	return 0;
 }
 
-int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
+/* The handle to the host's netns: every host-side request of the command on one socket. */
+static int host_handle(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
 {
 	int r;
 
-	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
+	*a = (struct attach){ .ctx = ctx, .pod_fd = ctx->netns_fd };
+	r = net_ns_open(-1, &a->host);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	return 0;
+}
+
+int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
+{
+	int r = host_handle(a, ctx, err);
+
+	if (r < 0)
+		return r;
 	r = cni_conf_get_bool(&ctx->conf, "ipv6Autoconf", &a->ipv6_autoconf, err);
 	if (r < 0)
 		return r;
-	r = netns_open(ctx->env.netns, &a->pod_fd);
-	if (r < 0)
-		return netns_err(ctx, r, err);
+	if (a->pod_fd < 0)
+		return netns_err(ctx, ctx->netns_err ? ctx->netns_err : -ENOENT, err);
 	return pod_handle(a, err);
 }
 
 int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err)
 {
-	int r;
+	int r = host_handle(a, ctx, err);
 
-	*a = (struct attach){ .ctx = ctx, .pod_fd = -1 };
+	if (r < 0)
+		return r;
+	r = ctx->netns_err;
 	if (!*ctx->env.netns)
 		return 0;
-	r = netns_open(ctx->env.netns, &a->pod_fd);
 	if (r == -ENOENT || r == -EINVAL) {
 		log_info("DEL: netns %s is gone (%s)", ctx->env.netns,
 			 r == -EINVAL ? "a file that is no namespace any more" : strerror(-r));
@@ -76,8 +87,7 @@ int attach_open_del(struct attach *a, const struct cni_ctx *ctx, struct cni_err 
 void attach_close(struct attach *a)
 {
 	net_ns_close(a->pod);
-	if (a->pod_fd >= 0)
-		close(a->pod_fd);
+	net_ns_close(a->host);
 	cni_result_free(&a->ipam);
 	*a = (struct attach){ .ctx = a->ctx, .pod_fd = -1 };
 }
@@ -107,7 +117,7 @@ int attach_ipam_add(struct attach *a, struct cni_err *err)
 
 	if (!cni_conf_has_ipam(&a->ctx->conf))
 		return 0;
-	r = cni_ipam_exec(&a->ctx->env, &a->ctx->conf, CNI_CMD_ADD, &a->ipam, err);
+	r = cni_ipam_run(a->ctx, CNI_CMD_ADD, &a->ipam, err);
 	if (r < 0)
 		return r;
 	a->ipam_added = true;
@@ -120,13 +130,10 @@ int attach_ipam_add(struct attach *a, struct cni_err *err)
 
 void attach_ipam_undo(struct attach *a)
 {
-	struct cni_err ignored = { 0 };
-
 	if (!a->ipam_added)
 		return;
 	a->ipam_added = false;
-	if (cni_ipam_exec(&a->ctx->env, &a->ctx->conf, CNI_CMD_DEL, NULL, &ignored) < 0)
-		log_error("undo: IPAM DEL failed: %s", ignored.msg);
+	cni_ipam_undo(a->ctx);
 }
 
 int attach_delete_link(struct net_ns *ns, const char *name, const char *kind, const char *what,
@@ -166,18 +173,16 @@ void attach_undo_link(struct net_ns *ns, struct net_link *link, const char *tmp_
 			  strerror(-r));
 }
 
-int attach_configure(struct attach *a, struct cni_err *err)
+int attach_configure(struct attach *a, const struct net_link *link, struct cni_err *err)
 {
-	const char *ifname = a->ctx->env.ifname;
-	struct net_link link;
 	int r;
 
 	if (a->ipam.n_ips)
-		return iface_configure(a->pod, ifname, &a->ipam, a->ipv6_autoconf, err);
-	r = net_link_get_by_name(a->pod, ifname, &link);
-	if (r >= 0)
-		r = net_link_set_up(a->pod, link.ifindex, true);
-	return r < 0 ? net_err_op(err, r, "failed to set up", ifname) : 0;
+		return iface_configure(a->pod, link, &a->ipam, a->ipv6_autoconf, err);
+	if (link->flags & IFF_UP)
+		return 0;
+	r = net_link_set_up(a->pod, link->ifindex, true);
+	return r < 0 ? net_err_op(err, r, "failed to set up", link->name) : 0;
 }
 
 int attach_result(struct attach *a, const uint8_t *hwaddr, size_t hwaddr_len,
@@ -224,8 +229,8 @@ int attach_check_begin(struct attach *a, const struct cni_ctx *ctx,
 	r = attach_open(a, ctx, err);
 	if (r < 0)
 		return r;
-	if (cni_conf_has_ipam(&ctx->conf) &&
-	    (r = cni_ipam_exec(&ctx->env, &ctx->conf, CNI_CMD_CHECK, NULL, err)) < 0)
+	r = cni_ipam_run(ctx, CNI_CMD_CHECK, NULL, err);
+	if (r < 0)
 		return r;
 	return prev_iface(ctx, ret_iface, err);
 }

@@ -14,24 +14,26 @@ struct net_link;
 struct net_ns;
 
 /*
- * One command's hold on the pod: CNI_NETNS open, a handle through which
- * common/net talks to it from the host, and what IPAM answered. A plugin
- * reads as its own steps between attach_open() and attach_close().
+ * One command's hold on the pod: CNI_NETNS (the dispatch's descriptor), a
+ * handle through which common/net talks to it from the host, and what IPAM
+ * answered. A plugin reads as its own steps between attach_open() and
+ * attach_close().
  */
 struct attach {
 	const struct cni_ctx *ctx;
-	int pod_fd;             /* CNI_NETNS, -1 when not open */
+	int pod_fd;             /* CNI_NETNS (borrowed from the context), -1 when not open */
 	struct net_ns *pod;     /* talks to the pod's netns */
+	struct net_ns *host;    /* talks to the plugin's own (the host's) netns */
 	struct cni_result ipam; /* IPAM's result, after attach_ipam_add() */
 	bool ipam_added;        /* attach_ipam_undo() has something to release */
 	bool ipv6_autoconf;     /* "ipv6Autoconf": router advertisements and SLAAC left on */
 };
 
 /**
- * attach_open() - open CNI_NETNS for ADD or CHECK, and read the keys every plugin shares
+ * attach_open() - take hold of CNI_NETNS for ADD or CHECK, and read the keys every plugin shares
  * @a: filled, to release with attach_close() whatever this returns
- * @ctx: context
- * @err: code 4 when the path is not a network namespace that can be opened; code 6 for
+ * @ctx: context, CNI_NETNS opened (cni_plugin_open_netns())
+ * @err: code 4 when the path is not a network namespace that could be opened; code 6 for
  *       a shared key of the wrong type
  *
  * Return: 0 on success, negative errno on failure.
@@ -39,10 +41,10 @@ struct attach {
 int attach_open(struct attach *a, const struct cni_ctx *ctx, struct cni_err *err);
 
 /**
- * attach_open_del() - open CNI_NETNS for DEL, where a netns that is gone is no error
+ * attach_open_del() - take hold of CNI_NETNS for DEL, where a netns that is gone is no error
  * @a: filled, to release with attach_close() whatever this returns
- * @ctx: context
- * @err: code 4 when the path cannot be opened for another reason, or is no
+ * @ctx: context, CNI_NETNS opened (cni_plugin_open_netns())
+ * @err: code 4 when the path could not be opened for another reason, or is no
  *       network namespace of any kind a pod could leave (a FIFO, a device)
  *
  * Gone means: CNI_NETNS empty, the path missing, or a plain file (what a netns
@@ -61,7 +63,7 @@ void attach_close(struct attach *a);
 /**
  * attach_tmp_name() - the name a new link of this attachment has until it is renamed
  * @ctx: context (CNI_CONTAINERID and CNI_IFNAME)
- * @prefix: five characters saying which plugin made it ("cnimv")
+ * @prefix: five characters saying which plugin made it ("cniib")
  * @buf: output
  * @size: its size, at least IFNAMSIZ
  *
@@ -131,11 +133,12 @@ void attach_undo_link(struct net_ns *ns, struct net_link *link, const char *tmp_
 /**
  * attach_configure() - the pod's interface as IPAM's result says, or just up without addresses
  * @a: the attachment (after attach_ipam_add())
+ * @link: the interface CNI_IFNAME in the pod, as looked up
  * @err: code 100 with the kernel's text
  *
  * Return: 0 on success, negative errno on failure.
  */
-int attach_configure(struct attach *a, struct cni_err *err);
+int attach_configure(struct attach *a, const struct net_link *link, struct cni_err *err);
 
 /**
  * attach_result() - the ADD result: the pod's interface, IPAM's addresses, routes and dns

@@ -14,8 +14,10 @@
 
 #include "common/cni/conf.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam-internal.h"
 #include "common/cni/ipam.h"
 #include "common/cni/json.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
@@ -268,24 +270,26 @@ static int pass_error(const char *type, const struct child_io *io, struct cni_er
 	return -EIO;
 }
 
-/* The failure is logged: the ADD's own error is the one the caller reports. */
-static void release_after_add(const struct cni_env *env, const struct cni_conf *conf)
+void cni_ipam_undo(const struct cni_ctx *ctx)
 {
 	struct cni_err ignored = { 0 };
 
-	if (cni_ipam_exec(env, conf, CNI_CMD_DEL, NULL, &ignored) < 0)
-		log_error("IPAM DEL after a failed IPAM ADD failed: %s", ignored.msg);
+	if (cni_ipam_run(ctx, CNI_CMD_DEL, NULL, &ignored) < 0)
+		log_error("undo: IPAM DEL failed: %s", ignored.msg);
 }
 
-int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum cni_command cmd,
-		  struct cni_result *ret, struct cni_err *err)
+int cni_ipam_run(const struct cni_ctx *ctx, enum cni_command cmd, struct cni_result *ret,
+		 struct cni_err *err)
 {
+	const struct cni_conf *conf = &ctx->conf;
 	_cleanup_free_ char *bin = NULL;
 	_cleanup_(free_envp) char **envp = NULL;
 	struct child_io io = { 0 };
 	int r;
 
-	r = cni_ipam_find(conf->ipam_type, env->path, &bin, err);
+	if (!cni_conf_has_ipam(conf))
+		return 0;
+	r = cni_ipam_find(conf->ipam_type, ctx->env.path, &bin, err);
 	if (r < 0)
 		return r;
 	envp = build_env(cni_command_name(cmd));
@@ -312,7 +316,7 @@ int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum c
 				    strerror(-r));
 		/* It ran: whatever it reserved before it was stopped is released. */
 		if (io.started && cmd == CNI_CMD_ADD)
-			release_after_add(env, conf);
+			cni_ipam_undo(ctx);
 		return r;
 	}
 	if (io.exec_errno) {
@@ -338,6 +342,6 @@ int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum c
 	free(io.out);
 	/* It succeeded, so it reserved what it could not describe: give that back. */
 	if (r < 0 && cmd == CNI_CMD_ADD)
-		release_after_add(env, conf);
+		cni_ipam_undo(ctx);
 	return r;
 }

@@ -16,7 +16,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/log.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 
 static void print_usage(const struct cni_plugin *p, FILE *out)
 {
@@ -119,25 +119,22 @@ static int check_command_version(const struct cni_ctx *ctx, struct cni_err *err)
 	return 0;
 }
 
-/* Skel's guard against configuring the runtime's own netns, run before acting. */
-static int check_netns_not_own(const struct cni_env *env, struct cni_err *err)
+void cni_plugin_open_netns(struct cni_ctx *ctx)
 {
-	_cleanup_close_ int fd = -1;
+	ctx->netns_fd = -1;
+	ctx->netns_err = *ctx->env.netns ? nsfd_open(ctx->env.netns, &ctx->netns_fd) : 0;
+}
 
+/* Skel's guard against configuring the runtime's own netns, run before acting. */
+static int check_netns_not_own(const struct cni_ctx *ctx, struct cni_err *err)
+{
 	/* A netns that cannot be opened is the plugin's to report (or, on DEL, to accept). */
-	if (env->netns_override || !*env->netns || netns_open(env->netns, &fd) < 0)
+	if (ctx->env.netns_override || ctx->netns_fd < 0)
 		return 0;
-	if (netns_is_current(fd) == 1)
+	if (nsfd_is_current(ctx->netns_fd) == 1)
 		return cni_err_set(err, CNI_ERR_INVALID_NETNS, -EINVAL,
 				   "plugin's netns and netns from CNI_NETNS should not be the same");
 	return 0;
-}
-
-int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err)
-{
-	if (!cni_conf_has_ipam(&ctx->conf))
-		return 0;
-	return cni_ipam_exec(&ctx->env, &ctx->conf, ctx->env.command, NULL, err);
 }
 
 int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
@@ -217,8 +214,11 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *
 					   ctx->env.command, err)) < 0) ||
 	    (r = check_command_version(ctx, err)) < 0)
 		goto out;
+	if (ctx->env.command == CNI_CMD_ADD || ctx->env.command == CNI_CMD_DEL ||
+	    ctx->env.command == CNI_CMD_CHECK)
+		cni_plugin_open_netns(ctx);
 	if (ctx->env.command == CNI_CMD_ADD || ctx->env.command == CNI_CMD_DEL)
-		if ((r = check_netns_not_own(&ctx->env, err)) < 0)
+		if ((r = check_netns_not_own(ctx, err)) < 0)
 			goto out;
 	if ((r = cni_args_parse(ctx->env.args, &ctx->args, err)) < 0)
 		goto out;
@@ -246,10 +246,10 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *
 		r = p->check(ctx, err);
 		break;
 	case CNI_CMD_STATUS:
-		r = p->status ? p->status(ctx, err) : cni_plugin_forward_ipam(ctx, err);
+		r = p->status ? p->status(ctx, err) : cni_ipam_run(ctx, CNI_CMD_STATUS, NULL, err);
 		break;
 	case CNI_CMD_GC:
-		r = p->gc ? p->gc(ctx, err) : cni_plugin_forward_ipam(ctx, err);
+		r = p->gc ? p->gc(ctx, err) : cni_ipam_run(ctx, CNI_CMD_GC, NULL, err);
 		break;
 	case CNI_CMD_NONE:
 	case CNI_CMD_VERSION:
@@ -265,7 +265,7 @@ out:
 
 int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 {
-	struct cni_ctx ctx = { 0 };
+	struct cni_ctx ctx = { .netns_fd = -1 };
 	struct cni_err err = { 0 };
 	char list[128];
 	int exit_code;
@@ -307,6 +307,8 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 	} else {
 		exit_code = 0;
 	}
+	if (ctx.netns_fd >= 0)
+		close(ctx.netns_fd);
 	cni_args_free(&ctx.args);
 	cni_conf_free(&ctx.conf);
 	return exit_code;

@@ -16,6 +16,9 @@ struct cni_ctx {
 	struct cni_env env;
 	struct cni_conf conf;
 	struct cni_args args;
+	/* CNI_NETNS, opened once per command by cni_plugin_open_netns() */
+	int netns_fd;  /* -1 when not open */
+	int netns_err; /* why not: nsfd_open()'s negative errno, 0 when CNI_NETNS is empty */
 };
 
 struct cni_plugin {
@@ -50,6 +53,17 @@ struct cni_plugin {
 int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
 
 /**
+ * cni_plugin_open_netns() - open CNI_NETNS once for ADD, DEL and CHECK
+ * @ctx: context; netns_fd and netns_err are set
+ *
+ * The dispatch does this before the command runs: its guard against the
+ * runtime's own netns and the plugin's steps share the one descriptor, which
+ * cni_plugin_main() closes. A path that cannot be opened is no error here:
+ * the plugin reports it, or on DEL takes it for a netns that is gone.
+ */
+void cni_plugin_open_netns(struct cni_ctx *ctx);
+
+/**
  * cni_plugin_setup_logging() - the log level and the log file a config asks for
  * @prog: program name for every line
  * @file: the config's logFile, NULL or "" for none
@@ -68,12 +82,3 @@ int cni_plugin_main(const struct cni_plugin *plugin, int argc, char **argv);
  */
 int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
 			     const char *level_name, enum cni_command cmd, struct cni_err *err);
-
-/**
- * cni_plugin_forward_ipam() - run the command on the IPAM plugin, if the config has one
- * @ctx: context
- * @err: the IPAM error
- *
- * Return: 0 on success or when there is no IPAM, negative errno on failure.
- */
-int cni_plugin_forward_ipam(const struct cni_ctx *ctx, struct cni_err *err);

@@ -15,15 +15,7 @@
 
 DEFINE_CLEANUP_FUNC(closedirp, DIR *, closedir)
 
-/* "" means /sys; a unit test points it at a fake tree with device_sysfs_set_root(). */
-static char sysfs_root[PATH_MAX];
-
-void device_sysfs_set_root(const char *root)
-{
-	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root ? root : "");
-}
-
-/* <root>/<rel>; rel starts with '/' and names a path under /sys. */
+/* /sys<rel>; rel starts with '/'. */
 static int __attribute__((format(printf, 3, 4))) sysfs_path(char *buf, size_t size,
 							     const char *fmt, ...)
 {
@@ -36,7 +28,7 @@ static int __attribute__((format(printf, 3, 4))) sysfs_path(char *buf, size_t si
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(rel))
 		return -ENAMETOOLONG;
-	n = snprintf(buf, size, "%s%s", sysfs_root[0] ? sysfs_root : "/sys", rel);
+	n = snprintf(buf, size, "/sys%s", rel);
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
 	return 0;
@@ -192,7 +184,6 @@ int device_kernelpath_netdev(const char *kpath, char ret_name[IFNAMSIZ])
 	if (!kpath || strncmp(kpath, prefix, strlen(prefix)) != 0 || strstr(kpath, "/../") ||
 	    (strlen(kpath) >= 3 && strcmp(kpath + strlen(kpath) - 3, "/..") == 0))
 		return -EINVAL;
-	/* The path names /sys; under a test root it is looked up below that root. */
 	r = sysfs_path(path, sizeof(path), "%s", kpath + strlen("/sys"));
 	return r < 0 ? r : netdev_in(path, false, ret_name);
 }

@@ -6,14 +6,6 @@
 #include <stdint.h>
 
 /**
- * device_sysfs_set_root() - read sysfs below another directory (unit tests only)
- * @root: directory standing in for /sys, NULL for /sys again
- *
- * The shipped plugins never call this, so they always read /sys.
- */
-void device_sysfs_set_root(const char *root);
-
-/**
  * device_pci_exists() - whether /sys/bus/pci/devices/<addr> exists
  * @addr: PCI address, e.g. "0000:04:00.1"
  *

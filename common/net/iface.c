@@ -189,19 +189,15 @@ static int add_route(struct net_ns *ns, const char *ifname, int ifindex, const s
 	return 0;
 }
 
-int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+int iface_configure(struct net_ns *ns, const struct net_link *link, const struct cni_result *res,
 		    bool autoconf, struct cni_err *err)
 {
+	const char *ifname = link->name;
 	struct ip_addr v4gw = { 0 }, v6gw = { 0 };
 	struct sysctls sc = { .ifname = ifname, .autoconf = autoconf, .err = err };
-	struct net_link link;
 	char a[IP_PREFIX_STRLEN];
 	int r;
 
-	r = net_link_get_by_name(ns, ifname, &link);
-	if (r < 0)
-		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to lookup \"%s\": %s", ifname,
-			    strerror(-r));
 	/* Checked before any change, so a bad result leaves the link untouched. */
 	for (size_t i = 0; i < res->n_ips; i++) {
 		if (!ip_for_iface(res, &res->ips[i], ifname))
@@ -219,7 +215,7 @@ int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_resu
 	for (size_t i = 0; i < res->n_ips; i++) {
 		const struct cni_ip *ip = &res->ips[i];
 
-		r = net_addr_add(ns, link.ifindex, &ip->address);
+		r = net_addr_add(ns, link->ifindex, &ip->address);
 		if (r < 0)
 			return net_err_set(err, CNI_ERR_KERNEL, r, "failed to add IP addr %s to \"%s\": %s",
 				    ip_prefix_format(&ip->address, a, sizeof(a)), ifname,
@@ -232,19 +228,19 @@ int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_resu
 			v6gw = ip->gateway;
 	}
 
-	r = net_link_set_up(ns, link.ifindex, true);
+	r = net_link_set_up(ns, link->ifindex, true);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to set \"%s\" UP: %s", ifname,
 			    strerror(-r));
 
 	if (v6gw.family) {
-		r = settle_addresses(ns, ifname, link.ifindex, err);
+		r = settle_addresses(ns, ifname, link->ifindex, err);
 		if (r < 0)
 			return r;
 	}
 
 	for (size_t i = 0; i < res->n_routes; i++) {
-		r = add_route(ns, ifname, link.ifindex, &res->routes[i], &v4gw, &v6gw, err);
+		r = add_route(ns, ifname, link->ifindex, &res->routes[i], &v4gw, &v6gw, err);
 		if (r < 0)
 			return r;
 	}

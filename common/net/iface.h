@@ -5,13 +5,14 @@
 
 struct cni_err;
 struct cni_result;
+struct net_link;
 struct net_ns;
 
 /**
  * iface_configure() - addresses, link up, routes, as the reference ConfigureIface
  * @ns: the netns of the interface (its handle), NULL for the caller's
- * @ifname: interface there
- * @res: result whose ips (interface index absent or pointing at @ifname) and routes apply
+ * @link: the interface there, as looked up (its index and name)
+ * @res: result whose ips (interface index absent or naming @link) and routes apply
  * @autoconf: leave accept_ra and autoconf as they are; otherwise both are turned off
  *            before the link goes up: an interface IPAM addressed gets no SLAAC address
  *            and no route from a router advertisement beside the result's
@@ -23,7 +24,7 @@ struct net_ns;
  *
  * Return: 0 on success, negative errno on failure.
  */
-int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+int iface_configure(struct net_ns *ns, const struct net_link *link, const struct cni_result *res,
 		    bool autoconf, struct cni_err *err);
 
 /**

@@ -15,6 +15,7 @@
 #include <netlink/route/link.h>
 #include <netlink/route/link/macvlan.h>
 
+#include "common/net/link-internal.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/nlsock.h"
@@ -318,13 +319,19 @@ static int child_linkinfo(struct nl_msg *msg, const struct net_child *c)
 static int create_msg(const struct net_child *c, struct nl_msg **ret)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	int r;
 
 	if (!c || !c->name || !*c->name || strlen(c->name) >= IFNAMSIZ || c->master_ifindex <= 0)
 		return -EINVAL;
 	if (c->hwaddr && (c->hwaddr_len == 0 || c->hwaddr_len > HWADDR_MAX))
 		return -EINVAL;
-	r = link_msg(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, &msg);
+	/* The kernel applies the flags once the link is registered, as `ip link add ... up`. */
+	if (c->up) {
+		ifi.ifi_flags = IFF_UP;
+		ifi.ifi_change = IFF_UP;
+	}
+	r = nlsock_msg_new(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof(ifi), &msg);
 	if (r < 0)
 		return r;
 	if (nla_put_string(msg, IFLA_IFNAME, c->name) < 0 ||

@@ -41,6 +41,7 @@ struct net_child {
 	unsigned int mtu;       /* 0: inherit */
 	const uint8_t *hwaddr;  /* NULL: the kernel picks */
 	size_t hwaddr_len;
+	bool up;                /* created up (IFF_UP), for a link with nothing to set first */
 	union {
 		struct {
 			uint32_t mode;         /* MACVLAN_MODE_* */
@@ -109,33 +110,6 @@ int net_link_get_by_alias(struct net_ns *ns, const char *alias, struct net_link 
 int net_link_find(struct net_ns *ns, bool (*match)(const struct net_link *link, void *data),
 		  void *data,
 		  struct net_link *ret);
-
-/**
- * net_link_parse() - what the lookups read from one RTM_NEWLINK message
- * @msg: the message, header first
- * @len: bytes at @msg
- * @ret: the link, written only on success
- *
- * The parse the lookups use, reachable without a kernel that has the link
- * (an IPoIB child, for tests on machines without InfiniBand).
- *
- * Return: 0 on success, -EBADMSG for a message that is not a whole RTM_NEWLINK.
- */
-int net_link_parse(const void *msg, size_t len, struct net_link *ret);
-
-/**
- * net_link_build_create() - build the RTM_NEWLINK request net_link_create() sends
- * @child: what to create
- * @buf: output buffer aligned for struct nlmsghdr (struct nlsock_buf)
- * @size: size of @buf
- *
- * Lets tests compare the request attribute by attribute with a capture of
- * iproute2's without sending it. The sequence number and port are left 0.
- *
- * Return: length of the message at @buf, negative errno on invalid input or
- * -EMSGSIZE when @buf is too small.
- */
-int net_link_build_create(const struct net_child *child, void *buf, size_t size);
 
 /**
  * net_link_create() - create a child link (RTM_NEWLINK, NLM_F_CREATE|NLM_F_EXCL)

@@ -4,12 +4,13 @@
 #include <string.h>
 
 #include "common/cni/error.h"
+#include "common/net/neterr-internal.h"
 #include "common/net/neterr.h"
 
 /*
  * The kernel's text for the last failed request. The process is
- * single-threaded and the contract of net_ack_last() is "valid until the next
- * request", so one static buffer is enough.
+ * single-threaded and the text is read before the next request (net_err_set()),
+ * so one static buffer is enough.
  */
 static char ack_text[1024];
 

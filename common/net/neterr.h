@@ -4,14 +4,7 @@
 struct cni_err;
 
 /**
- * net_ack_last() - the kernel's extended-ack text of the last failed request
- *
- * Return: the text, "" when the kernel gave none. Valid until the next request.
- */
-const char *net_ack_last(void);
-
-/**
- * net_ack_set() - keep the kernel's text of a failed request for net_ack_last()
+ * net_ack_set() - keep the kernel's text of a failed request for net_err_set()
  * @text: NLMSGERR_ATTR_MSG as the kernel sent it; truncated to the recorder's size
  */
 void net_ack_set(const char *text);

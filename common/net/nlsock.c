@@ -208,6 +208,16 @@ int nlsock_open(int protocol, struct nl_sock **ret)
 	r = nl_connect(sk, protocol);
 	if (r < 0)
 		return nlsock_nle_errno(r);
+	/*
+	 * Every reply read once, into a buffer as large as the kernel makes a
+	 * message (it sizes a dump's to the reader's buffer, 32 KiB at most),
+	 * instead of peeked at for its size first. One that does not fit is an
+	 * error (libnl's NLE_MSG_TRUNC), never a cut message.
+	 */
+	r = nl_socket_set_msg_buf_size(sk, NLSOCK_RECV_SIZE);
+	if (r < 0)
+		return nlsock_nle_errno(r);
+	nl_socket_disable_msg_peek(sk);
 	fd = nl_socket_get_fd(sk);
 	/* Old kernels lack these options; the request still works without them. */
 	(void)setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));

@@ -18,19 +18,11 @@ struct nl_sock;
 
 DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free)
 
-/* Size of a caller's buffer for a built request (net_link_build_create()). */
-#define NLSOCK_REQ_SIZE 8192
+/* The receive buffer: the largest message the kernel builds for a reader (a dump's). */
+#define NLSOCK_RECV_SIZE 32768
 
 /* Attempts at a dump the kernel reports as interrupted (NLM_F_DUMP_INTR). */
 #define NLSOCK_DUMP_TRIES 5
-
-/* A request buffer aligned for struct nlmsghdr. */
-struct nlsock_buf {
-	union {
-		char data[NLSOCK_REQ_SIZE];
-		struct nlmsghdr align_;
-	};
-};
 
 /*
  * Called for every reply message that is not a control message. Return 0 to
@@ -63,7 +55,8 @@ int nlsock_msg_new(uint16_t type, uint16_t flags, const void *hdr, size_t hdr_le
 		   struct nl_msg **ret);
 
 /**
- * nlsock_open() - a connected libnl socket that asks for extended acks, in the caller's netns
+ * nlsock_open() - a connected libnl socket that asks for extended acks and reads each
+ *                 reply once, in the caller's netns
  * @protocol: netlink family (NETLINK_ROUTE, NETLINK_RDMA)
  * @ret: socket, written only on success; release with nl_socket_free()
  *
@@ -81,7 +74,7 @@ int nlsock_open(int protocol, struct nl_sock **ret);
  * @data: passed to @cb and @reset
  *
  * The socket asks for extended acks; a failure's text is kept for
- * net_ack_last(), which is cleared first. Dumps interrupted by a concurrent
+ * net_err_set(), which is cleared first. Dumps interrupted by a concurrent
  * change (NLM_F_DUMP_INTR) are retried NLSOCK_DUMP_TRIES times in all.
  *
  * Return: 0 on success, the kernel's negative errno, -EAGAIN when every dump

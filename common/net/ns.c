@@ -11,10 +11,10 @@
 #include "common/net/nlsock.h"
 #include "common/net/ns.h"
 #include "common/util/cleanup.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 
 struct net_ns {
-	int fd;                 /* -1: the netns that was the caller's when the handle was made */
+	int fd;                 /* -1: the caller's own netns, where its first request is made */
 	struct nl_sock *route;
 	struct nl_sock *rdma;
 	int inet_fd;
@@ -52,12 +52,15 @@ int net_ns_open(int netns_fd, struct net_ns **ret)
 	if (!ns)
 		return -ENOMEM;
 	*ns = (struct net_ns){ .fd = netns_fd, .inet_fd = -1 };
-	r = sock_open_in(ns, &o);
-	if (r < 0) {
-		free(ns);
-		return r;
+	/* The caller's own netns needs no trip there: its socket waits for a first request. */
+	if (netns_fd >= 0) {
+		r = sock_open_in(ns, &o);
+		if (r < 0) {
+			free(ns);
+			return r;
+		}
+		ns->route = o.sk;
 	}
-	ns->route = o.sk;
 	*ret = ns;
 	return 0;
 }
@@ -79,7 +82,7 @@ int net_ns_run(struct net_ns *ns, int (*fn)(void *userdata), void *userdata)
 {
 	if (!ns || ns->fd < 0)
 		return fn(userdata);
-	return netns_run(ns->fd, fn, userdata);
+	return nsfd_run(ns->fd, fn, userdata);
 }
 
 static struct nl_sock **slot(struct net_ns *ns, int protocol)

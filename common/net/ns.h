@@ -7,12 +7,15 @@ struct nl_sock;
 /**
  * net_ns_open() - a handle through which common/net talks to a netns from outside it
  * @netns_fd: the netns (borrowed: it must stay open as long as the handle), -1
- *            for the caller's own
+ *            for the caller's own (whose requests come from there: its socket is
+ *            made at the first)
  * @ret: handle, written only on success; release with net_ns_close()
  *
  * Its netlink socket is opened inside the netns at once, as `ip -n` does, so
  * every request after goes there without the caller entering the netns; the
- * RDMA netlink and the ioctl socket are opened there on first use.
+ * RDMA netlink and the ioctl socket are opened there on first use, and so is
+ * the netlink socket of the caller's own netns. Every request through the
+ * handle goes out on its one socket of that protocol.
  *
  * Return: 0 on success, negative errno on failure.
  */
@@ -30,7 +33,7 @@ static inline void net_ns_closep(struct net_ns **ns)
 }
 
 /**
- * net_ns_run() - run a function inside the handle's netns and come back, as netns_run()
+ * net_ns_run() - run a function inside the handle's netns and come back, as nsfd_run()
  * @ns: handle, NULL for the caller's netns (then @fn simply runs)
  * @fn: function; its return value is passed through
  * @userdata: its argument

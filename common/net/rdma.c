@@ -17,13 +17,6 @@
 #define NETLINK_RDMA 20
 #endif
 
-static rdma_transport_fn transport = nlsock_talk;
-
-void rdma_set_transport(rdma_transport_fn fn)
-{
-	transport = fn ? fn : nlsock_talk;
-}
-
 /* RDMA netlink messages carry no family header, only attributes. */
 static int rdma_msg(uint16_t op, uint16_t flags, struct nl_msg **ret)
 {
@@ -97,7 +90,7 @@ int rdma_netns_exclusive(struct net_ns *ns, bool *ret_exclusive)
 	r = rdma_msg(RDMA_NLDEV_CMD_SYS_GET, 0, &msg);
 	if (r < 0)
 		return r;
-	r = transport(ns, NETLINK_RDMA, msg, mode_cb, NULL, &m);
+	r = nlsock_talk(ns, NETLINK_RDMA, msg, mode_cb, NULL, &m);
 	/*
 	 * Kernels before 5.2 have no SYS_GET handler, and rdma_nl_rcv_msg()
 	 * refuses an operation without one with -EINVAL: they only share.
@@ -183,7 +176,7 @@ static int port_has_netdev(struct net_ns *ns, uint32_t dev_index, int ifindex, b
 		return r;
 	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) < 0)
 		return -EMSGSIZE;
-	r = transport(ns, NETLINK_RDMA, msg, port_cb, port_match_reset, &p);
+	r = nlsock_talk(ns, NETLINK_RDMA, msg, port_cb, port_match_reset, &p);
 	if (r < 0)
 		return r;
 	*ret_found = p.found;
@@ -201,7 +194,7 @@ int rdma_dev_of_netdev(struct net_ns *ns, int ifindex, struct rdma_dev *ret)
 	r = rdma_msg(RDMA_NLDEV_CMD_GET, NLM_F_DUMP, &msg);
 	if (r < 0)
 		return r;
-	r = transport(ns, NETLINK_RDMA, msg, dev_cb, dev_list_reset, &l);
+	r = nlsock_talk(ns, NETLINK_RDMA, msg, dev_cb, dev_list_reset, &l);
 	for (size_t i = 0; r >= 0 && i < l.n; i++) {
 		bool found = false;
 
@@ -231,7 +224,7 @@ int rdma_dev_present(struct net_ns *ns, const struct rdma_dev *dev)
 	r = rdma_msg(RDMA_NLDEV_CMD_GET, NLM_F_DUMP, &msg);
 	if (r < 0)
 		return r;
-	r = transport(ns, NETLINK_RDMA, msg, dev_cb, dev_list_reset, &l);
+	r = nlsock_talk(ns, NETLINK_RDMA, msg, dev_cb, dev_list_reset, &l);
 	for (size_t i = 0; r >= 0 && !found && i < l.n; i++)
 		found = l.devs[i].index == dev->index && strcmp(l.devs[i].name, dev->name) == 0;
 	free(l.devs);
@@ -253,5 +246,5 @@ int rdma_dev_set_netns(struct net_ns *ns, uint32_t index, int netns_fd)
 	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, index) < 0 ||
 	    nla_put_u32(msg, RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd) < 0)
 		return -EMSGSIZE;
-	return transport(ns, NETLINK_RDMA, msg, NULL, NULL, NULL);
+	return nlsock_talk(ns, NETLINK_RDMA, msg, NULL, NULL, NULL);
 }

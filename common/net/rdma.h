@@ -5,29 +5,11 @@
 #include <stdint.h>
 
 struct net_ns;
-struct nl_msg;
-struct nlmsghdr;
 
 struct rdma_dev {
 	uint32_t index;  /* RDMA_NLDEV_ATTR_DEV_INDEX */
 	char name[64];   /* RDMA_NLDEV_ATTR_DEV_NAME, e.g. "mlx5_0" */
 };
-
-/*
- * How a request reaches the kernel: nlsock_talk()'s signature (the callback
- * returns 0 or a negative errno). Unit tests put a fake kernel here with
- * rdma_set_transport(); the messages built and the replies parsed are the
- * real ones.
- */
-typedef int (*rdma_transport_fn)(struct net_ns *ns, int protocol, struct nl_msg *msg,
-				 int (*cb)(const struct nlmsghdr *nlh, void *data),
-				 void (*reset)(void *data), void *data);
-
-/**
- * rdma_set_transport() - replace the netlink transport (unit tests only)
- * @fn: transport, NULL for nlsock_talk() again
- */
-void rdma_set_transport(rdma_transport_fn fn);
 
 /**
  * rdma_netns_exclusive() - the RDMA subsystem's netns mode (RDMA_NLDEV_CMD_SYS_GET)

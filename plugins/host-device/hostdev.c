@@ -7,6 +7,7 @@
 #include "common/attach/attach.h"
 #include "common/cni/env.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/device.h"
@@ -15,7 +16,7 @@
 #include "common/net/ns.h"
 #include "common/net/rdma.h"
 #include "common/util/log.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 #include "common/util/signals.h"
 #include "plugins/host-device/config.h"
 #include "plugins/host-device/devinfo.h"
@@ -32,7 +33,7 @@ struct host {
 
 static int host_open(struct host *h, struct cni_err *err)
 {
-	int r = netns_open_current(&h->fd);
+	int r = nsfd_open_current(&h->fd);
 
 	/* The plugin runs in the host netns: its handle needs no trip there. */
 	if (r >= 0)
@@ -262,7 +263,7 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = attach_ipam_add(&a, err);
 	if (r < 0)
 		goto fail_rdma;
-	r = attach_configure(&a, err);
+	r = attach_configure(&a, &link, err);
 	if (r < 0)
 		goto fail_ipam;
 	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);
@@ -341,7 +342,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r < 0)
 		return r;
 	/* IPAM first: its reservation must go even when the netns or the device is gone. */
-	r = cni_plugin_forward_ipam(ctx, err);
+	r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
 	if (r < 0 || c.dpdk)
 		return r;
 	/* No netns, or a path that is no netns any more (a stale bind mount target): gone. */

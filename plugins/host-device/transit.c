@@ -9,7 +9,7 @@
 #include "common/net/ns.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 #include "plugins/host-device/transit.h"
 
 /*
@@ -317,7 +317,7 @@ int transit_move(struct transit *t, struct cni_err *err)
 	r = transit_run(t, err);
 	if (r <= 0)
 		return r;
-	r = netns_new(&t->tmp.fd);
+	r = nsfd_new(&t->tmp.fd);
 	if (r >= 0) {
 		r = net_ns_open(t->tmp.fd, &t->tmp.ns);
 		if (r < 0)

@@ -6,6 +6,7 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/device.h"
@@ -23,9 +24,10 @@
 #define IPOIB_SWEEP_MAX 16
 
 /* The master, in the host netns: it must be an IPoIB device that is not itself a child. */
-static int find_master(const struct ipoib_conf *c, struct net_link *ret, struct cni_err *err)
+static int find_master(const struct ipoib_conf *c, struct net_ns *host, struct net_link *ret,
+		       struct cni_err *err)
 {
-	int r = net_link_get_by_name(NULL, c->master, ret);
+	int r = net_link_get_by_name(host, c->master, ret);
 
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_NOT_FOUND, r, "failed to lookup master \"%s\": %s",
@@ -88,31 +90,31 @@ static uint16_t want_mode(const struct ipoib_conf *c, const struct net_link *mas
  * the child deleted again): a plugin stopped in between would leave a child
  * that only its temporary name tells.
  */
-static int create_marked(const struct net_child *child, const char *master, const char *alias,
-			 struct net_link *ret, struct cni_err *err)
+static int create_marked(struct net_ns *host, const struct net_child *child, const char *master,
+			 const char *alias, struct net_link *ret, struct cni_err *err)
 {
 	sigset_t sigmask;
 	int r;
 
 	signals_block_termination(&sigmask);
-	r = net_link_create(NULL, child);
+	r = net_link_create(host, child);
 	if (r == -EEXIST) {
 		/* A child under this attachment's temporary name: an ADD killed before marking it. */
-		r = attach_delete_link(NULL, child->name, "ipoib", "an IPoIB child", err);
+		r = attach_delete_link(host, child->name, "ipoib", "an IPoIB child", err);
 		if (r >= 0)
-			r = net_link_create(NULL, child);
+			r = net_link_create(host, child);
 	}
 	if (r < 0) {
 		net_err_op(err, r, "failed to create IPoIB child of master", master);
 		goto restore_signals;
 	}
-	r = net_link_get_by_name(NULL, child->name, ret);
+	r = net_link_get_by_name(host, child->name, ret);
 	if (r < 0) {
 		net_err_op(err, r, "failed to find the new IPoIB child", child->name);
 		goto fail;
 	}
 	/* The mark DEL looks for if the kernel hands the child back to the host as dev<N>. */
-	r = net_link_set_alias(NULL, ret->ifindex, alias);
+	r = net_link_set_alias(host, ret->ifindex, alias);
 	if (r < 0) {
 		net_err_op(err, r, "failed to mark IPoIB child", child->name);
 		goto fail;
@@ -121,7 +123,7 @@ static int create_marked(const struct net_child *child, const char *master, cons
 	return 0;
 
 fail:
-	attach_undo_link(NULL, ret, child->name);
+	attach_undo_link(host, ret, child->name);
 restore_signals:
 	signals_restore(&sigmask);
 	return r;
@@ -184,7 +186,7 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 	r = attach_open(&a, ctx, err);
 	if (r < 0)
 		goto out;
-	r = find_master(&c, &master, err);
+	r = find_master(&c, a.host, &master, err);
 	if (r >= 0)
 		r = check_pkey(&c, &master, err);
 	if (r < 0)
@@ -196,7 +198,7 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 	log_debug("creating IPoIB child %s of %s (pkey 0x%04x, %s, umcast %u) for %s", tmp_name,
 		  master.name, want_pkey(&c, &master), ipoib_config_mode_name(want_mode(&c, &master)),
 		  c.umcast, ctx->env.netns);
-	r = create_marked(&(struct net_child){
+	r = create_marked(a.host, &(struct net_child){
 				  .kind = NET_CHILD_IPOIB,
 				  .name = tmp_name,
 				  .master_ifindex = master.ifindex,
@@ -212,7 +214,7 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 		goto out;
 
 	/* From here on the child exists and every failure removes it. */
-	r = net_link_set_netns(NULL, link.ifindex, a.pod_fd);
+	r = net_link_set_netns(a.host, link.ifindex, a.pod_fd);
 	if (r < 0) {
 		net_err_set(err, CNI_ERR_KERNEL, r, "failed to move interface %s to netns %s: %s",
 			    tmp_name, ctx->env.netns, strerror(-r));
@@ -226,7 +228,7 @@ static int ipoib_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 		r = attach_ipam_add(&a, err);
 		if (r < 0)
 			goto fail_pod;
-		r = attach_configure(&a, err);
+		r = attach_configure(&a, &link, err);
 		if (r < 0)
 			goto fail_ipam;
 	}
@@ -243,7 +245,7 @@ fail_pod:
 	attach_undo_link(a.pod, &link, tmp_name);
 	goto out;
 fail_host:
-	attach_undo_link(NULL, &link, tmp_name);
+	attach_undo_link(a.host, &link, tmp_name);
 out:
 	attach_close(&a);
 	return r;
@@ -316,7 +318,7 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 	/* IPAM first: its reservation must go even when the netns is already gone. An
 	 * ADD with dhcp never got that far, so there is nothing of dhcp's to release. */
 	if (!(cni_conf_has_ipam(&ctx->conf) && strcmp(ctx->conf.ipam_type, "dhcp") == 0)) {
-		r = cni_plugin_forward_ipam(ctx, err);
+		r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
 		if (r < 0)
 			return r;
 	}
@@ -324,10 +326,10 @@ static int ipoib_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r > 0)
 		r = pod_delete(&a, alias, err);
 	if (r >= 0)
-		r = sweep_marked(NULL, alias, err);
+		r = sweep_marked(a.host, alias, err);
 	/* Created but not yet marked when its ADD was killed: only its name tells. */
 	if (r >= 0)
-		r = attach_delete_link(NULL, tmp_name, "ipoib", "an IPoIB child", err);
+		r = attach_delete_link(a.host, tmp_name, "ipoib", "an IPoIB child", err);
 	attach_close(&a);
 	return r;
 }
@@ -346,7 +348,7 @@ static int ipoib_check(const struct cni_ctx *ctx, struct cni_err *err)
 	if (r < 0)
 		return r;
 	if ((r = attach_check_begin(&a, ctx, &iface, err)) < 0 ||
-	    (r = find_master(&c, &master, err)) < 0 ||
+	    (r = find_master(&c, a.host, &master, err)) < 0 ||
 	    (r = attach_check_link(&a, &link, err)) < 0)
 		goto out;
 	pkey = want_pkey(&c, &master);

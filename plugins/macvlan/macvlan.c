@@ -7,6 +7,7 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
@@ -20,7 +21,7 @@
 static int find_master(const struct macvlan_conf *c, struct attach *a, struct net_link *ret,
 		       struct cni_err *err)
 {
-	struct net_ns *ns = c->link_in_container ? a->pod : NULL;
+	struct net_ns *ns = c->link_in_container ? a->pod : a->host;
 	int ifindex;
 	int r;
 
@@ -55,24 +56,39 @@ static int find_master(const struct macvlan_conf *c, struct attach *a, struct ne
 }
 
 /*
- * In the pod netns directly, sent from the netns of the master (a host
- * master's index means nothing in the pod); a leftover of the same name is
- * replaced.
+ * In the pod netns directly, under its name there, sent from the netns of the
+ * master (a host master's index means nothing in the pod). Renaming a link
+ * costs the kernel a wait for an RCU grace period, as much as creating it:
+ * there is no temporary name. A plugin killed after this leaves CNI_IFNAME,
+ * which DEL removes; a link of that name already there is refused (EEXIST),
+ * whoever made it.
  */
-static int create(const struct macvlan_conf *c, struct attach *a, const struct net_child *child,
+static int create(const struct macvlan_conf *c, struct attach *a, const struct net_link *master,
 		  struct cni_err *err)
 {
+	const char *ifname = a->ctx->env.ifname;
 	int r;
 
-	for (int attempt = 0;; attempt++) {
-		r = net_link_create(c->link_in_container ? a->pod : NULL, child);
-		if (r != -EEXIST || attempt == 1)
-			return r;
-		/* A link of our kind under this attachment's temporary name: a killed ADD's. */
-		r = attach_delete_link(a->pod, child->name, "macvlan", "a macvlan", err);
-		if (r < 0)
-			return r;
-	}
+	log_debug("creating macvlan %s on %s (mode %s) in %s", ifname, master->name,
+		  macvlan_config_mode_name(c->mode), a->ctx->env.netns);
+	r = net_link_create(c->link_in_container ? a->pod : a->host,
+			    &(struct net_child){
+				    .kind = NET_CHILD_MACVLAN,
+				    .name = ifname,
+				    .master_ifindex = master->ifindex,
+				    .netns_fd = c->link_in_container ? -1 : a->pod_fd,
+				    .mtu = c->mtu,
+				    .hwaddr = c->has_mac ? c->mac : NULL,
+				    .hwaddr_len = c->mac_len,
+				    /* Without IPAM nothing is set before it goes up: up at once. */
+				    .up = !c->has_ipam,
+				    .macvlan = { .mode = c->mode, .bc_queue_len = c->bc_queue_len },
+			    });
+	if (r == -EEXIST)
+		return net_err_op(err, r, "container already has an interface named", ifname);
+	if (r < 0)
+		return net_err_op(err, r, "failed to create macvlan on master", master->name);
+	return 0;
 }
 
 static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
@@ -81,7 +97,6 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	struct attach a = { .pod_fd = -1 };
 	struct net_link master, link = { 0 };
 	struct macvlan_conf c;
-	char tmp_name[IFNAMSIZ];
 	int r;
 
 	r = macvlan_config_load(ctx, &c, err);
@@ -93,47 +108,20 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = find_master(&c, &a, &master, err);
 	if (r < 0)
 		goto out;
-
-	attach_tmp_name(ctx, "cnimv", tmp_name, sizeof(tmp_name));
-	log_debug("creating macvlan %s on %s (mode %s) in %s", tmp_name, master.name,
-		  macvlan_config_mode_name(c.mode), ctx->env.netns);
-	r = create(&c, &a,
-		   &(struct net_child){
-			   .kind = NET_CHILD_MACVLAN,
-			   .name = tmp_name,
-			   .master_ifindex = master.ifindex,
-			   .netns_fd = c.link_in_container ? -1 : a.pod_fd,
-			   .mtu = c.mtu,
-			   .hwaddr = c.has_mac ? c.mac : NULL,
-			   .hwaddr_len = c.mac_len,
-			   .macvlan = { .mode = c.mode, .bc_queue_len = c.bc_queue_len },
-		   },
-		   err);
-	if (r < 0) {
-		net_err_op(err, r, "failed to create macvlan on master", master.name);
+	r = create(&c, &a, &master, err);
+	if (r < 0)
 		goto out;
-	}
 
 	/* From here on the link exists in the pod and every failure removes it. */
-	r = net_link_get_by_name(a.pod, tmp_name, &link);
+	r = net_link_get_by_name(a.pod, ifname, &link);
 	if (r < 0) {
-		net_err_op(err, r, "failed to find new macvlan", tmp_name);
-		goto fail_link;
-	}
-	r = net_link_set_name(a.pod, link.ifindex, ifname);
-	if (r < 0) {
-		net_err_op(err, r, "failed to rename macvlan to", ifname);
-		goto fail_link;
-	}
-	r = net_link_get_by_index(a.pod, link.ifindex, &link);
-	if (r < 0) {
-		net_err_op(err, r, "failed to refetch macvlan", ifname);
+		net_err_op(err, r, "failed to find new macvlan", ifname);
 		goto fail_link;
 	}
 	r = attach_ipam_add(&a, err);
 	if (r < 0)
 		goto fail_link;
-	r = attach_configure(&a, err);
+	r = attach_configure(&a, &link, err);
 	if (r < 0)
 		goto fail_ipam;
 	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);
@@ -145,7 +133,7 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 fail_ipam:
 	attach_ipam_undo(&a);
 fail_link:
-	attach_undo_link(a.pod, &link, tmp_name);
+	attach_undo_link(a.pod, &link, ifname);
 out:
 	attach_close(&a);
 	return r;
@@ -153,25 +141,16 @@ out:
 
 static int macvlan_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
-	const char *ifname = ctx->env.ifname;
 	struct attach a = { .pod_fd = -1 };
-	char tmp_name[IFNAMSIZ];
 	int r;
 
 	/* IPAM first: its reservation must go even when the netns is already gone. */
-	r = cni_plugin_forward_ipam(ctx, err);
+	r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
 	if (r < 0)
 		return r;
 	r = attach_open_del(&a, ctx, err);
-	if (r <= 0)
-		goto out;
-	r = attach_delete_link(a.pod, ifname, "macvlan", "a macvlan", err);
-	if (r < 0)
-		goto out;
-	/* An ADD killed before its rename left the link under its temporary name. */
-	attach_tmp_name(ctx, "cnimv", tmp_name, sizeof(tmp_name));
-	r = attach_delete_link(a.pod, tmp_name, "macvlan", "a macvlan", err);
-out:
+	if (r > 0)
+		r = attach_delete_link(a.pod, ctx->env.ifname, "macvlan", "a macvlan", err);
 	attach_close(&a);
 	return r;
 }

@@ -10,13 +10,14 @@
 #   OURS    default build/plugins/PLUGIN/PLUGIN
 #   BENCH   default build/tests/bench/bench
 #   NOOP    default build/tests/bench/bench-noop: a plugin that does
-#           nothing, run alongside to show the exec floor
+#           nothing (linked as the plugins are), run alongside to show the
+#           exec floor
 # Environment: ITERATIONS (default 200), WARMUP (default 10),
 #   GO_PLUGIN (default /usr/lib/cni/PLUGIN), REFERENCE_CNI_DIR (default /usr/lib/cni,
 #   used as CNI_PATH so both plugins delegate to the same host-local),
 #   EXTRA_PLUGINS: more "LABEL=PATH" words, run interleaved with the others and
 #   compared with go like ours (bench-static: the dynamically linked build, a
-#   static noop).
+#   dynamic noop).
 # Exit status: 0, 1 if a plugin run failed, 2 on a harness error, 77 if not root or
 # a netns or veth cannot be created.
 set -euo pipefail
@@ -113,7 +114,8 @@ status=0
 
 echo
 echo "== ratios to go (below 1: faster or smaller than go)"
-echo "   'above floor': (label - noop) / (go - noop), the work done after being exec'd"
+echo "   'above floor': (label - noop) / (go - noop), the work done after being exec'd;"
+echo "   'x noop': label / noop, against the exec floor itself"
 # ru_maxrss from wait4 covers reaped descendants too: with IPAM it is max(plugin, host-local).
 jq -r '
 	def fig(c; l; cmd; f): first(.results[] | select(.config == c and .label == l and .command == cmd) | f);
@@ -125,9 +127,10 @@ jq -r '
 	["L2", "IPAM"][] as $c | $labels[] as $l | $all | ($c + ".json") as $f |
 	[$c, $l, ratio(fig($f; $l; "ADD"; .median_us); fig($f; "go"; "ADD"; .median_us)),
 	 above($f; $l; "ADD"),
+	 ratio(fig($f; $l; "ADD"; .median_us); fig($f; "noop"; "ADD"; .median_us)),
 	 ratio(fig($f; $l; "DEL"; .median_us); fig($f; "go"; "DEL"; .median_us)),
 	 ratio(peak($f; $l); peak($f; "go"))] | @tsv
 ' "$tmp/figures.json" | awk -F'\t' '
 	function r(x) { return x == "-" ? "   -" : sprintf("%4.2f", x) }
-	{ printf "%-5s %-8s median ADD %s (above floor %s)   median DEL %s   peak RSS %s\n", $1, $2, r($3), r($4), r($5), r($6) }'
+	{ printf "%-5s %-8s median ADD %s (above floor %s, x noop %s)   median DEL %s   peak RSS %s\n", $1, $2, r($3), r($4), r($5), r($6), r($7) }'
 exit "$status"

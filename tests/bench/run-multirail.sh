@@ -7,8 +7,9 @@
 # is left after the DELs (links in the pods, addresses in the stores); figures are
 # printed, not asserted.
 #
-# Usage: run-multirail.sh [MACVLAN [NV_IPAM [NV_IPAM_TOOL [MULTIRAIL]]]]
-#   defaults: the build/ binaries
+# Usage: run-multirail.sh [MACVLAN [NV_IPAM [NV_IPAM_TOOL [MULTIRAIL [NOOP]]]]]
+#   defaults: the build/ binaries; NOOP (bench-noop) runs first as the exec floor: the
+#   same pods and attachments with a plugin that does nothing
 # Environment: PODS (default 100), PARALLEL (default 16), RAILS (default 8),
 #   ROUNDS (default 1: ours then Go; 2: then Go then ours again), REFERENCE_CNI_DIR
 #   (default /usr/lib/cni: Debian's macvlan and host-local).
@@ -21,6 +22,7 @@ macvlan=$(realpath "${1:-$top/build/plugins/macvlan/macvlan}")
 nvipam=$(realpath "${2:-$top/build/ipam/nv-ipam/nv-ipam}")
 tool=$(realpath "${3:-$top/build/ipam/nv-ipam/tool/nv-ipam-tool}")
 driver=$(realpath "${4:-$top/build/tests/bench/multirail}")
+noop=$(realpath "${5:-$top/build/tests/bench/bench-noop}")
 ref=${REFERENCE_CNI_DIR:-/usr/lib/cni}
 pods=${PODS:-100}
 parallel=${PARALLEL:-16}
@@ -30,7 +32,7 @@ rounds=${ROUNDS:-1}
 skip() { echo "SKIP: $*" >&2; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"
 [ -x "$ref/macvlan" ] && [ -x "$ref/host-local" ] || skip "$ref/macvlan or host-local missing (containernetworking-plugins)"
-for b in "$macvlan" "$nvipam" "$tool" "$driver"; do
+for b in "$macvlan" "$nvipam" "$tool" "$driver" "$noop"; do
 	[ -x "$b" ] || { echo "error: $b is not an executable; build it first" >&2; exit 2; }
 done
 
@@ -41,6 +43,7 @@ cleanup() {
 	for i in $(seq 0 $((pods - 1))); do
 		ip netns del "$tag-ours-$i" 2>/dev/null || true
 		ip netns del "$tag-go-$i" 2>/dev/null || true
+		ip netns del "$tag-noop-$i" 2>/dev/null || true
 	done
 	ip netns del "$host" 2>/dev/null || true
 	rm -rf "$tmp"
@@ -60,6 +63,7 @@ done
 for i in $(seq 0 $((pods - 1))); do
 	ip netns add "$tag-ours-$i"
 	ip netns add "$tag-go-$i"
+	ip netns add "$tag-noop-$i"
 done
 
 # The same addresses for both: rail r is 10.20r.0.0/16, the node's block .0.1-.3.232.
@@ -102,7 +106,9 @@ run() {
 		--config "$conf" --netns-prefix "/run/netns/$tag-$label-" --rails "$rails" --pods "$pods" \
 		--parallel "$parallel" | tee -a "$tmp/out" || status=1
 	left=$(links_left "$label")
-	if [ "$label" = ours ]; then
+	if [ "$label" = noop ]; then
+		addrs=0
+	elif [ "$label" = ours ]; then
 		addrs=$("$tool" show --store "$tmp/store" --pool-file "$tmp/pools.json" --json | jq '[.pools[].used] | add // 0')
 	else
 		addrs=$(find "$tmp/host-local" -type f ! -name lock ! -name 'last_reserved_ip*' 2>/dev/null | wc -l)
@@ -112,7 +118,10 @@ run() {
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
-echo "ours: $macvlan + $nvipam; go: $ref/macvlan + $ref/host-local"
+echo "ours: $macvlan + $nvipam; go: $ref/macvlan + $ref/host-local; noop: $noop"
+mkdir -p "$tmp/bin-noop"
+ln -s "$noop" "$tmp/bin-noop/noop"
+run noop "$noop" "$tmp/bin-noop" "$tmp/ours.json"
 for round in $(seq "$rounds"); do
 	if [ $((round % 2)) -eq 1 ]; then
 		run ours "$macvlan" "$tmp/bin-ours" "$tmp/ours.json"
@@ -122,10 +131,14 @@ for round in $(seq "$rounds"); do
 		run ours "$macvlan" "$tmp/bin-ours" "$tmp/ours.json"
 	fi
 done
-# Each round's runs against each other: wall times (ADD, DEL) and the per-pod ADD p50.
+# Each round's runs against each other: wall times (ADD, DEL) and the per-pod ADD p50;
+# the noop's (one run, first) is the floor under both.
 awk '$2 == "ADD" || $2 == "DEL" { k = ++n[$1, $2]; wall[$1, $2, k] = $12
 		if ($2 == "ADD") p50[$1, k] = $17 }
-	END { for (k = 1; k <= n["go", "ADD"] && k <= n["ours", "ADD"]; k++) {
+	END { if (n["noop", "ADD"])
+		printf "noop (exec floor) ADD wall %d ms, DEL wall %d ms, per-pod ADD p50 %.1f ms\n",
+			wall["noop", "ADD", 1], wall["noop", "DEL", 1], p50["noop", 1]
+	      for (k = 1; k <= n["go", "ADD"] && k <= n["ours", "ADD"]; k++) {
 		for (c = 1; c <= 2; c++) { cmd = c == 1 ? "ADD" : "DEL"
 			if (wall["go", cmd, k] > 0)
 				printf "round %d %s wall: ours %d ms, go %d ms: ours/go %.2f\n", k, cmd,

@@ -6,10 +6,11 @@
 # ROUNDS times (the load of a shared machine drifts between sizes): the ratios are
 # the medians of the rounds' figures, each round's shown beside them.
 #
-# Usage: run-nvipam.sh [NV_IPAM [BENCH [MULTIRAIL [BENCH_STORE]]]]
+# Usage: run-nvipam.sh [NV_IPAM [BENCH [MULTIRAIL [NOOP [BENCH_STORE]]]]]
 #   NV_IPAM      default build/ipam/nv-ipam/nv-ipam
 #   BENCH        default build/tests/bench/bench
 #   MULTIRAIL    default build/tests/bench/multirail (runs the burst)
+#   NOOP         default build/tests/bench/bench-noop: the exec floor, run in the sweep
 #   BENCH_STORE  default build/tests/bench/bench-store (writes nv-ipam's stores)
 # Environment: ITERATIONS (default 100), SIZES (default "0 100 1000 10000"; empty: no
 #   sweep), BURST (default 200; 0: no burst), ROUNDS (default 3), HOST_LOCAL (default
@@ -20,7 +21,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 ours=$(realpath "${1:-$top/build/ipam/nv-ipam/nv-ipam}")
 bench=$(realpath "${2:-$top/build/tests/bench/bench}")
 burster=$(realpath "${3:-$top/build/tests/bench/multirail}")
-store_fill=$(realpath "${4:-$top/build/tests/bench/bench-store}")
+noop=$(realpath "${4:-$top/build/tests/bench/bench-noop}")
+store_fill=$(realpath "${5:-$top/build/tests/bench/bench-store}")
 hl=${HOST_LOCAL:-/usr/lib/cni/host-local}
 iterations=${ITERATIONS:-100}
 sizes=${SIZES-0 100 1000 10000}
@@ -82,9 +84,10 @@ for round in $(seq "$rounds"); do
 		echo "== $n live allocations (round $round, load average $(cut -d' ' -f1 /proc/loadavg))"
 		printf '%-10s %-7s %6s %8s %10s %10s %10s %12s\n' label command runs failures "min us" \
 			"median us" "p90 us" "peak RSS KiB"
-		for label in ours go; do
-			bin=$ours; [ $label = go ] && bin=$hl
-			"$bench" --plugin "$label=$bin" --config "$tmp/$label-$n.json" --netns "/run/netns/$ns" \
+		for label in ours go noop; do
+			case $label in ours) bin=$ours ;; go) bin=$hl ;; noop) bin=$noop ;; esac
+			# The noop reads any config: ours.
+			"$bench" --plugin "$label=$bin" --config "$tmp/${label/noop/ours}-$n.json" --netns "/run/netns/$ns" \
 				--ifname net1 --cni-path /nonexistent --iterations "$iterations" --warmup 5 |
 				awk -v l="$label" '$1 == l' | tee -a "$tmp/sweep-$n"
 		done
@@ -118,10 +121,11 @@ for n in $sizes; do
 	awk "$median"' $2 == "ADD" { m[$1, ++k[$1]] = $6 / 1000; l[$1] = l[$1] sprintf(" %.2f", $6 / 1000) }
 		END { for (i = 1; i <= k["ours"]; i++) o[i] = m["ours", i]
 		      for (i = 1; i <= k["go"]; i++) g[i] = m["go", i]
-		      mo = median(o, k["ours"]); mg = median(g, k["go"])
+		      for (i = 1; i <= k["noop"]; i++) f[i] = m["noop", i]
+		      mo = median(o, k["ours"]); mg = median(g, k["go"]); mf = median(f, k["noop"])
 		      if (base == "") base = mo
-		      printf "ADD median with %5s live: ours %5.2f ms [%s ] = %.2fx ours at %s; go %7.2f ms; ours/go %.2f\n",
-			n, mo, l["ours"], mo / base, first, mg, mo / mg
+		      printf "ADD median with %5s live: ours %5.2f ms [%s ] = %.2fx ours at %s; go %7.2f ms; ours/go %.2f; noop %.2f ms, ours/noop %.2f\n",
+			n, mo, l["ours"], mo / base, first, mg, mo / mg, mf, mo / mf
 		      print mo > basefile }' n="$n" first="${first:-$n}" base="$(cat "$tmp/base" 2>/dev/null)" \
 		basefile="$tmp/base.new" "$tmp/sweep-$n"
 	[ -n "$first" ] || { first=$n; mv "$tmp/base.new" "$tmp/base"; }

@@ -30,15 +30,17 @@
 #include "common/net/addr.h"
 #include "common/net/ethtool.h"
 #include "common/net/iface.h"
+#include "common/net/link-internal.h"
 #include "common/net/link.h"
+#include "common/net/neterr-internal.h"
 #include "common/net/neterr.h"
-#include "common/net/ns.h"
-#include "common/util/netns.h"
 #include "common/net/nlsock.h"
+#include "common/net/ns.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
+#include "common/util/nsfd.h"
 
 static int n_pass, n_fail;
 
@@ -265,7 +267,7 @@ static size_t nest_types(const struct nlattr *nest, uint16_t *types, size_t max)
 static void test_build(void)
 {
 	static const uint8_t hw[6] = { 0x02, 0, 0, 0, 0, 1 };
-	struct nlsock_buf b;
+	struct net_link_buf b;
 	struct net_child c = {
 		.kind = NET_CHILD_IPOIB,
 		.name = "ib0.8001",
@@ -419,7 +421,7 @@ static int in_b_check(void *userdata)
 	struct in_b *s = userdata;
 	struct net_link l;
 
-	CHECK(netns_is_current(s->fd_b) == 1, "netns_run: in the target netns");
+	CHECK(nsfd_is_current(s->fd_b) == 1, "nsfd_run: in the target netns");
 	if (CHECK_R(net_link_get_by_name(NULL, s->name, &l), 0, "link found in netns B"))
 		s->ifindex = l.ifindex;
 	s->deleted = net_link_delete(NULL, l.ifindex) == 0;
@@ -552,12 +554,12 @@ static void test_links(int fd_a, int fd_b)
 	CHECK_R(net_link_set_netns(NULL, l.ifindex, fd_b), 0, "move mv.100 to netns B");
 	CHECK_R(net_link_get_by_name(NULL, "mv.100", &l), -ENODEV, "mv.100 left netns A");
 	s.name = "mv.100";
-	CHECK_R(netns_run(fd_b, in_b_check, &s), 42, "netns_run passes the return value");
-	CHECK(netns_is_current(fd_a) == 1, "back in netns A after netns_run");
-	CHECK(netns_is_current(fd_b) == 0, "no longer in netns B");
-	CHECK_R(netns_run(fd_b, in_b_fail, NULL), -EXDEV, "netns_run passes an error through");
-	CHECK(netns_is_current(fd_a) == 1, "back in netns A after a failing fn");
-	CHECK_R(netns_run(-1, in_b_fail, NULL), -EINVAL, "netns_run refuses a bad fd");
+	CHECK_R(nsfd_run(fd_b, in_b_check, &s), 42, "nsfd_run passes the return value");
+	CHECK(nsfd_is_current(fd_a) == 1, "back in netns A after nsfd_run");
+	CHECK(nsfd_is_current(fd_b) == 0, "no longer in netns B");
+	CHECK_R(nsfd_run(fd_b, in_b_fail, NULL), -EXDEV, "nsfd_run passes an error through");
+	CHECK(nsfd_is_current(fd_a) == 1, "back in netns A after a failing fn");
+	CHECK_R(nsfd_run(-1, in_b_fail, NULL), -EINVAL, "nsfd_run refuses a bad fd");
 
 	/* Created directly in B, as the macvlan plugin does. */
 	c.name = "mvb";
@@ -569,7 +571,7 @@ static void test_links(int fd_a, int fd_b)
 	CHECK_R(net_link_create(NULL, &c), 0, "create macvlan straight into netns B");
 	CHECK_R(net_link_get_by_name(NULL, "mvb", &l), -ENODEV, "not in netns A");
 	s = (struct in_b){ .fd_b = fd_b, .name = "mvb" };
-	CHECK_R(netns_run(fd_b, in_b_check, &s), 42, "visit netns B again");
+	CHECK_R(nsfd_run(fd_b, in_b_check, &s), 42, "visit netns B again");
 	CHECK(s.deleted, "mvb was there and is deleted");
 }
 
@@ -663,7 +665,7 @@ static int result_build(struct cni_result *res, const char *ifname)
 
 static void test_iface(void)
 {
-	struct cni_result res = { 0 };
+	struct cni_result res = { 0 }, res_nope = { 0 };
 	struct cni_err err = { 0 };
 	struct net_link v1;
 	struct net_route rt;
@@ -679,15 +681,18 @@ static void test_iface(void)
 
 	/* An IP that names another interface: refused before any change. */
 	res.ips[0].iface = 1;
-	CHECK_R(iface_configure(NULL, "tv1", &res, false, &err), -EINVAL, "invalid interface index");
+	CHECK_R(iface_configure(NULL, &v1, &res, false, &err), -EINVAL, "invalid interface index");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": invalid interface index") == 0,
 	      "message: %s", err.msg);
 	CHECK(!has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "nothing added");
 	res.ips[0].iface = 0;
 
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_configure(NULL, "nope0", &res, false, &err), -ENODEV, "configure a missing link");
-	CHECK(strcmp(err.msg, "failed to lookup \"nope0\": No such device") == 0 &&
+	CHECK_R(result_build(&res_nope, "nope0"), 0, "result for a missing link built");
+	CHECK_R(iface_configure(NULL, &(struct net_link){ .ifindex = 99999, .name = "nope0" },
+				&res_nope, false, &err),
+		-ENODEV, "configure a missing link");
+	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"nope0\": No such device") == 0 &&
 		      err.code == CNI_ERR_KERNEL,
 	      "message: %s (code %d)", err.msg, err.code);
 
@@ -695,7 +700,7 @@ static void test_iface(void)
 	CHECK_R(sysctl_write("net/ipv6/conf/tv1/accept_ra", "1"), 0, "accept_ra on on tv1");
 	CHECK_R(sysctl_write("net/ipv6/conf/tv1/autoconf", "1"), 0, "autoconf on on tv1");
 	memset(&err, 0, sizeof(err));
-	if (!CHECK_R(iface_configure(NULL, "tv1", &res, false, &err), 0, "iface_configure"))
+	if (!CHECK_R(iface_configure(NULL, &v1, &res, false, &err), 0, "iface_configure"))
 		printf("# %s / %s\n", err.msg, err.details);
 	CHECK(has_addr(v1.ifindex, AF_INET, "10.30.0.2/24", NULL), "IPv4 address added");
 	CHECK(has_addr(v1.ifindex, AF_INET6, "fd00:30::2/64", &tentative), "IPv6 address added");
@@ -734,7 +739,7 @@ static void test_iface(void)
 
 	/* Configuring twice: the addresses exist. */
 	memset(&err, 0, sizeof(err));
-	CHECK_R(iface_configure(NULL, "tv1", &res, false, &err), -EEXIST, "configure twice");
+	CHECK_R(iface_configure(NULL, &v1, &res, false, &err), -EEXIST, "configure twice");
 	CHECK(strcmp(err.msg, "failed to add IP addr 10.30.0.2/24 to \"tv1\": File exists") == 0,
 	      "message: %s", err.msg);
 
@@ -747,7 +752,7 @@ static void test_iface(void)
 		memset(&err, 0, sizeof(err));
 		if (cni_result_add_iface(&bad, "tv1", NULL, NULL) >= 0 &&
 		    cni_result_add_route(&bad, &unreach) >= 0) {
-			CHECK_R(iface_configure(NULL, "tv1", &bad, false, &err), -ENETUNREACH, "bad route");
+			CHECK_R(iface_configure(NULL, &v1, &bad, false, &err), -ENETUNREACH, "bad route");
 			CHECK(strcmp(err.msg, "failed to add route '10.70.0.0/16 via 192.0.2.1 dev tv1 metric 5 (Scope: 0, Table: 0)': Network is unreachable") == 0,
 			      "message: %s", err.msg);
 			CHECK(err.details[0] != '\0', "details: %s", err.details);
@@ -778,6 +783,7 @@ static void test_iface(void)
 	      "message: %s (code %d)", err.msg, err.code);
 out:
 	cni_result_free(&res);
+	cni_result_free(&res_nope);
 }
 
 static void test_delete(void)
@@ -876,10 +882,10 @@ static void test_handles(int fd_a, int fd_b)
 	CHECK_R(net_ethtool_bus_info(NULL, "hx1", bus, sizeof(bus)), -ENODEV, "no hx1 for A's ethtool");
 
 	if (CHECK_R(cni_result_add_iface(&res, "hx1", NULL, "/proc/self/ns/net"), 0, "result"))
-		CHECK_R(iface_configure(hb, "hx1", &res, false, &err), 0, "iface_configure through B's handle");
+		CHECK_R(iface_configure(hb, &x1, &res, false, &err), 0, "iface_configure through B's handle");
 	CHECK(net_link_get_by_index(hb, x1.ifindex, &l) == 0 && (l.flags & IFF_UP), "hx1 up in B");
 	CHECK_R(net_ns_run(hb, in_b_sysctl, NULL), 1, "hx1's sysctl written in B");
-	CHECK(netns_is_current(fd_a) == 1, "the caller never left A");
+	CHECK(nsfd_is_current(fd_a) == 1, "the caller never left A");
 	cni_result_free(&res);
 	net_ns_close(NULL);
 }
@@ -890,11 +896,11 @@ static void test_netns_new(void)
 	_cleanup_close_ int fd = -1;
 	_cleanup_close_ int cur = -1;
 
-	CHECK_R(netns_new(&fd), 0, "netns_new");
-	CHECK(netns_is_current(fd) == 0, "netns_new: the caller stays in its netns");
-	CHECK_R(netns_run(fd, in_new_netns, NULL), 1, "netns_new: a netns with lo only");
-	CHECK_R(netns_open_current(&cur), 0, "netns_open_current");
-	CHECK(netns_is_current(cur) == 1, "netns_open_current: the caller's netns");
+	CHECK_R(nsfd_new(&fd), 0, "nsfd_new");
+	CHECK(nsfd_is_current(fd) == 0, "nsfd_new: the caller stays in its netns");
+	CHECK_R(nsfd_run(fd, in_new_netns, NULL), 1, "nsfd_new: a netns with lo only");
+	CHECK_R(nsfd_open_current(&cur), 0, "nsfd_open_current");
+	CHECK(nsfd_is_current(cur) == 1, "nsfd_open_current: the caller's netns");
 }
 
 int main(void)
@@ -914,50 +920,50 @@ int main(void)
 		return 1;
 	}
 	/* Netns A: the test's own; B: a move target, alive only through fd_b. */
-	r = netns_open("/proc/thread-self/ns/net", &fd_a);
+	r = nsfd_open("/proc/thread-self/ns/net", &fd_a);
 	if (r < 0) {
-		fprintf(stderr, "netns_open A: %s\n", strerror(-r));
+		fprintf(stderr, "nsfd_open A: %s\n", strerror(-r));
 		return 1;
 	}
 	if (unshare(CLONE_NEWNET) < 0) {
 		fprintf(stderr, "unshare B: %s\n", strerror(errno));
 		return 1;
 	}
-	r = netns_open("/proc/thread-self/ns/net", &fd_b);
+	r = nsfd_open("/proc/thread-self/ns/net", &fd_b);
 	if (r < 0 || setns(fd_a, CLONE_NEWNET) < 0) {
 		fprintf(stderr, "netns B: %s\n", r < 0 ? strerror(-r) : strerror(errno));
 		return 1;
 	}
 
-	CHECK(netns_is_current(fd_a) == 1, "netns_is_current: A");
-	CHECK(netns_is_current(fd_b) == 0, "netns_is_current: not B");
-	CHECK_R(netns_open("/nonexistent/netns", &fd_self), -ENOENT, "netns_open missing path");
+	CHECK(nsfd_is_current(fd_a) == 1, "nsfd_is_current: A");
+	CHECK(nsfd_is_current(fd_b) == 0, "nsfd_is_current: not B");
+	CHECK_R(nsfd_open("/nonexistent/netns", &fd_self), -ENOENT, "nsfd_open missing path");
 	{
 		char plain[] = "/tmp/test-net-file-XXXXXX";
 		int tfd = mkstemp(plain);
 
 		/* What a netns bind mount leaves behind once unmounted. */
-		CHECK(tfd >= 0 && close(tfd) == 0, "netns_open: a regular file to open");
-		CHECK_R(netns_open(plain, &fd_self), -EINVAL, "netns_open a regular file");
+		CHECK(tfd >= 0 && close(tfd) == 0, "nsfd_open: a regular file to open");
+		CHECK_R(nsfd_open(plain, &fd_self), -EINVAL, "nsfd_open a regular file");
 		unlink(plain);
 	}
 	/* Refused unopened: opening a device can act, opening a FIFO blocks. */
-	CHECK_R(netns_open("/dev/null", &fd_self), -EMEDIUMTYPE, "netns_open a device");
-	CHECK_R(netns_open("/", &fd_self), -EMEDIUMTYPE, "netns_open a directory");
-	CHECK_R(netns_open("/proc/self/ns/mnt", &fd_self), -EMEDIUMTYPE,
-		"netns_open a namespace of another kind");
+	CHECK_R(nsfd_open("/dev/null", &fd_self), -EMEDIUMTYPE, "nsfd_open a device");
+	CHECK_R(nsfd_open("/", &fd_self), -EMEDIUMTYPE, "nsfd_open a directory");
+	CHECK_R(nsfd_open("/proc/self/ns/mnt", &fd_self), -EMEDIUMTYPE,
+		"nsfd_open a namespace of another kind");
 	{
 		char fifo[] = "/tmp/test-net-fifo-XXXXXX";
 		int tfd = mkstemp(fifo);
 
 		CHECK(tfd >= 0 && close(tfd) == 0 && unlink(fifo) == 0 && mkfifo(fifo, 0600) == 0,
-		      "netns_open: a FIFO to open");
+		      "nsfd_open: a FIFO to open");
 		/* A hang here fails the test by its timeout. */
-		CHECK_R(netns_open(fifo, &fd_self), -EMEDIUMTYPE, "netns_open a FIFO");
+		CHECK_R(nsfd_open(fifo, &fd_self), -EMEDIUMTYPE, "nsfd_open a FIFO");
 		unlink(fifo);
 	}
-	r = netns_open("/proc/self/ns/net", &fd_self);
-	CHECK(r == 0 && netns_is_current(fd_self) == 1, "netns_open /proc/self/ns/net");
+	r = nsfd_open("/proc/self/ns/net", &fd_self);
+	CHECK(r == 0 && nsfd_is_current(fd_self) == 1, "nsfd_open /proc/self/ns/net");
 
 	test_hwaddr();
 	test_build();

@@ -1,9 +1,7 @@
 /* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink, ethtool */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <linux/netlink.h>
 #include <netlink/attr.h>
@@ -11,8 +9,8 @@
 #include <rdma/rdma_netlink.h>
 
 #include "common/net/ethtool.h"
-#include "common/util/netns.h"
 #include "common/net/rdma.h"
+#include "common/util/nsfd.h"
 #include "tests/unit/fake-net-hostdev.h"
 
 #ifndef NETLINK_RDMA
@@ -23,9 +21,9 @@ struct fake_rdma fake_rdma;
 struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
 static unsigned int tmp_netns;
 
-/* --- common/util/netns.h additions -------------------------------------------------------- */
+/* --- common/util/nsfd.h additions -------------------------------------------------------- */
 
-int netns_new(int *ret_fd)
+int nsfd_new(int *ret_fd)
 {
 	char path[32];
 	int ns, r = fake_net_op("new netns");
@@ -40,7 +38,7 @@ int netns_new(int *ret_fd)
 	return 0;
 }
 
-int netns_open_current(int *ret_fd)
+int nsfd_open_current(int *ret_fd)
 {
 	int r = fake_net_op("open current netns");
 
@@ -127,29 +125,6 @@ struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t p
 	return NULL;
 }
 
-/* --- fake sysfs trees ------------------------------------------------------------------- */
-
-int fake_sysfs_mkdirs(const char *root, const char *rel)
-{
-	char path[PATH_MAX];
-	size_t skip = strlen(root) + 1;
-	int n = snprintf(path, sizeof(path), "%s/%s", root, rel);
-
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	for (char *p = path + skip; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* --- the RDMA netlink "kernel" ------------------------------------------------------------ */
 
 void fake_rdma_reset(void)
@@ -158,7 +133,6 @@ void fake_rdma_reset(void)
 	memset(fake_ethtool, 0, sizeof(fake_ethtool));
 	fake_rdma.mode_attr = 1;
 	tmp_netns = 0;
-	rdma_set_transport(fake_rdma_transport);
 }
 
 struct fake_rdma_dev *fake_rdma_add(uint32_t index, const char *name, int ns, int ndev_ifindex)
@@ -344,9 +318,9 @@ static int rdma_here(int protocol, struct nl_msg *msg,
 	}
 }
 
-int fake_rdma_transport(struct net_ns *ns, int protocol, struct nl_msg *msg,
-			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
-			void *data)
+int __wrap_nlsock_talk(struct net_ns *ns, int protocol, struct nl_msg *msg,
+		       int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
+		       void *data)
 {
 	return IN_NS(ns, rdma_here(protocol, msg, cb, reset, data));
 }

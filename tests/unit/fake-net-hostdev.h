@@ -26,8 +26,9 @@ struct fake_rdma_dev {
 };
 
 /*
- * An RDMA netlink "kernel" behind rdma_set_transport(): it parses the
- * requests common/net/rdma.c builds and answers with real netlink messages,
+ * An RDMA netlink "kernel" in place of nlsock_talk() for common/net/rdma.c
+ * (linked with -Wl,--wrap=nlsock_talk): it parses the requests rdma.c
+ * builds and answers with real netlink messages,
  * following the kernel's visibility rules (exclusive mode: a device is seen
  * only from its netns; a port's netdev index only from the netdev's netns).
  * Every request is one fake_net operation, so it can be made to fail.
@@ -47,7 +48,7 @@ struct fake_rdma {
 extern struct fake_rdma fake_rdma;
 
 /**
- * fake_rdma_reset() - no RDMA devices, shared mode, and the fake installed as the transport
+ * fake_rdma_reset() - no RDMA devices, shared mode
  */
 void fake_rdma_reset(void);
 
@@ -58,14 +59,14 @@ void fake_rdma_reset(void);
 struct fake_rdma_dev *fake_rdma_add(uint32_t index, const char *name, int ns, int ndev_ifindex);
 
 /**
- * fake_rdma_transport() - the transport common/net/rdma.c is given in tests
+ * __wrap_nlsock_talk() - the fake RDMA netlink kernel, where common/net/rdma.c calls nlsock_talk()
  */
-int fake_rdma_transport(struct net_ns *ns, int protocol, struct nl_msg *msg,
-			int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
-			void *data);
+int __wrap_nlsock_talk(struct net_ns *ns, int protocol, struct nl_msg *msg,
+		       int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
+		       void *data);
 
 /**
- * fake_net_tmp_netns() - number of temporary netns netns_new() handed out
+ * fake_net_tmp_netns() - number of temporary netns nsfd_new() handed out
  */
 unsigned int fake_net_tmp_netns(void);
 
@@ -95,12 +96,3 @@ extern struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
  */
 struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t perm_len,
 				      const char *bus_info);
-
-/**
- * fake_sysfs_mkdirs() - mkdir -p <root>/<rel>, for fake sysfs trees
- * @root: the tree's root
- * @rel: path below it
- *
- * Return: 0 on success, negative errno on failure.
- */
-int fake_sysfs_mkdirs(const char *root, const char *rel);

@@ -11,6 +11,7 @@
 #include "common/cni/conf.h"
 #include "common/cni/error.h"
 #include "common/cni/ipam.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/iface.h"
 #include "common/net/link.h"
@@ -18,7 +19,7 @@
 #include "common/net/ns.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
-#include "common/util/netns.h"
+#include "common/util/nsfd.h"
 #include "tests/unit/fake-net.h"
 
 struct fake_net fake_net;
@@ -291,6 +292,8 @@ static int create_child(const struct net_child *c, int ns, const struct fake_lin
 	l->link.link_ifindex = master->link.ifindex;
 	l->link.type = master->link.type;
 	l->link.mtu = c->mtu ? c->mtu : master->link.mtu;
+	if (c->up)
+		l->link.flags |= IFF_UP;
 	l->link.hwaddr_len = master->link.hwaddr_len;
 	memcpy(l->link.hwaddr, master->link.hwaddr, sizeof(l->link.hwaddr));
 	/* A child gets its own queue pair number: the first 4 bytes of an IPoIB address. */
@@ -319,9 +322,10 @@ static int here_link_create(const struct net_child *c)
 				c->ipoib.mode, c->ipoib.umcast, c->mtu, c->netns_fd < 0 ? "" : " in ",
 				c->netns_fd < 0 ? "" : ns_label(ns));
 	else
-		r = fake_net_op("create macvlan %s link=%s mode=%u mtu=%u%s%s", c->name,
+		r = fake_net_op("create macvlan %s link=%s mode=%u mtu=%u%s%s%s", c->name,
 				master ? master->link.name : "?", c->macvlan.mode, c->mtu,
-				c->netns_fd < 0 ? "" : " in ", c->netns_fd < 0 ? "" : ns_label(ns));
+				c->up ? " up" : "", c->netns_fd < 0 ? "" : " in ",
+				c->netns_fd < 0 ? "" : ns_label(ns));
 	return r < 0 ? r : create_child(c, ns, master);
 }
 
@@ -435,9 +439,9 @@ static int here_default_route_ifindex(int *ret_ifindex)
 	return -ENOENT;
 }
 
-/* --- common/util/netns.h ------------------------------------------------------------------ */
+/* --- common/util/nsfd.h ------------------------------------------------------------------ */
 
-int netns_open(const char *path, int *ret_fd)
+int nsfd_open(const char *path, int *ret_fd)
 {
 	int r = fake_net_op("open netns %s", path);
 
@@ -453,12 +457,12 @@ int netns_open(const char *path, int *ret_fd)
 	return -ENOENT;
 }
 
-int netns_is_current(int fd)
+int nsfd_is_current(int fd)
 {
 	return fd - FAKE_NET_FD_BASE == fake_net.current;
 }
 
-int netns_run(int fd, int (*fn)(void *userdata), void *userdata)
+int nsfd_run(int fd, int (*fn)(void *userdata), void *userdata)
 {
 	int ns = fd - FAKE_NET_FD_BASE;
 	int saved = fake_net.current;
@@ -527,16 +531,19 @@ int sysctl_read(const char *path, char *buf, unsigned long len)
 
 /* --- common/net/iface.h ------------------------------------------------------------------ */
 
-static int here_iface_configure(const char *ifname, const struct cni_result *res, struct cni_err *err)
+static int here_iface_configure(const struct net_link *link, const struct cni_result *res,
+				struct cni_err *err)
 {
 	struct fake_link *l;
-	int r = fake_net_op("configure %s (%zu ips, %zu routes)", ifname, res->n_ips, res->n_routes);
+	int r = fake_net_op("configure %s (%zu ips, %zu routes)", link->name, res->n_ips,
+			    res->n_routes);
 
 	if (r < 0)
-		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to configure \"%s\"", ifname);
-	l = find_name(fake_net.current, ifname);
+		return net_err_set(err, CNI_ERR_KERNEL, r, "failed to configure \"%s\"", link->name);
+	l = find_index(fake_net.current, link->ifindex);
 	if (!l)
-		return net_err_set(err, CNI_ERR_KERNEL, -ENODEV, "failed to lookup \"%s\"", ifname);
+		return net_err_set(err, CNI_ERR_KERNEL, -ENODEV, "failed to add IP addr to \"%s\"",
+				   link->name);
 	l->link.flags |= IFF_UP;
 	return 0;
 }
@@ -552,13 +559,16 @@ static int here_iface_check(const char *ifname, const struct cni_result *res, st
 
 /* --- common/cni/ipam.h ------------------------------------------------------------------- */
 
-int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum cni_command cmd,
-		  struct cni_result *ret, struct cni_err *err)
+int cni_ipam_run(const struct cni_ctx *ctx, enum cni_command cmd, struct cni_result *ret,
+		 struct cni_err *err)
 {
+	const struct cni_conf *conf = &ctx->conf;
 	const char *json = fake_net.ipam_result ? fake_net.ipam_result : "{}";
-	int r = fake_net_op("ipam %s %s", cni_command_name(cmd), conf->ipam_type);
+	int r;
 
-	(void)env;
+	if (!cni_conf_has_ipam(conf))
+		return 0;
+	r = fake_net_op("ipam %s %s", cni_command_name(cmd), conf->ipam_type);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_TRY_AGAIN, r, "fake IPAM %s fails",
 				   cni_command_name(cmd));
@@ -583,6 +593,14 @@ int cni_ipam_exec(const struct cni_env *env, const struct cni_conf *conf, enum c
 		break;
 	}
 	return -EINVAL;
+}
+
+/* The real one's contract, over the fake IPAM: DEL, a failure ignored. */
+void cni_ipam_undo(const struct cni_ctx *ctx)
+{
+	struct cni_err ignored = { 0 };
+
+	(void)cni_ipam_run(ctx, CNI_CMD_DEL, NULL, &ignored);
 }
 
 /* --- common/net/ns.h ---------------------------------------------------------------------- */
@@ -610,13 +628,13 @@ void net_ns_close(struct net_ns *ns)
 
 int net_ns_run(struct net_ns *ns, int (*fn)(void *userdata), void *userdata)
 {
-	return ns ? netns_run(FAKE_NET_FD_BASE + ns->ns, fn, userdata) : fn(userdata);
+	return ns ? nsfd_run(FAKE_NET_FD_BASE + ns->ns, fn, userdata) : fn(userdata);
 }
 
 /*
  * The fake kernel is not behind sockets: the real code linked beside it
- * (rdma.c, through the transport seam) never opens one, and one that does
- * fails the way a kernel without the protocol would.
+ * (rdma.c, whose nlsock_talk() is the fake RDMA kernel's) never opens one,
+ * and one that does fails the way a kernel without the protocol would.
  */
 int net_ns_socket(struct net_ns *ns, int protocol, struct nl_sock **ret)
 {
@@ -715,11 +733,11 @@ int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex)
 	return IN_NS(ns, here_default_route_ifindex(ret_ifindex));
 }
 
-int iface_configure(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+int iface_configure(struct net_ns *ns, const struct net_link *link, const struct cni_result *res,
 		    bool autoconf, struct cni_err *err)
 {
 	(void)autoconf;
-	return IN_NS(ns, here_iface_configure(ifname, res, err));
+	return IN_NS(ns, here_iface_configure(link, res, err));
 }
 
 int iface_check(struct net_ns *ns, const char *ifname, const struct cni_result *res,

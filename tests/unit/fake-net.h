@@ -8,12 +8,12 @@
 
 /*
  * The fake replaces every function of common/net/{link,route,ns,sysctl,iface}.h,
- * common/util/netns.h and cni_ipam_exec(). A test links it with the plugin's
+ * common/util/nsfd.h and common/cni/ipam.h. A test links it with the plugin's
  * sources, dep_proto and the real kernel-error recorder common/net/neterr.c
  * (never with the rest of common/net): a failing operation leaves its text
- * for net_ack_last(). Network namespaces are small integers (0 is the host);
+ * for net_err_set(). Network namespaces are small integers (0 is the host);
  * a netns "path" registered with fake_net_add_netns() opens to a descriptor
- * the fake recognizes, and netns_run() switches the current one; a handle
+ * the fake recognizes, and nsfd_run() switches the current one; a handle
  * (net_ns_open()) is a netns number, and a call through it runs with that
  * netns current, as the real handle's socket talks to its netns.
  *
@@ -28,7 +28,7 @@
 #define FAKE_NET_MAX_NS 8
 #define FAKE_NET_LOG_SIZE 16384
 
-/* Netns descriptors handed out by netns_open(): FAKE_NET_FD_BASE + ns. */
+/* Netns descriptors handed out by nsfd_open(): FAKE_NET_FD_BASE + ns. */
 #define FAKE_NET_FD_BASE 1000
 
 struct fake_link {

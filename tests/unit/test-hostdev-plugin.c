@@ -22,6 +22,7 @@
 #include "plugins/host-device/hostdev.h"
 #include "plugins/host-device/state.h"
 #include "tests/unit/fake-net-hostdev.h"
+#include "tests/unit/fake-sysfs.h"
 
 #define POD_PATH "/run/netns/pod"
 #define IPAM_RESULT "{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.1.0.5/24\"}]}"
@@ -145,6 +146,8 @@ static int run_in(enum cni_command cmd, const char *json, const char *netns)
 	ctx.env = (struct cni_env){ .command = cmd, .command_name = cni_command_name(cmd),
 				    .container_id = "ctr", .netns = netns, .ifname = "net1",
 				    .args = "", .path = "/nonexistent" };
+	/* As the dispatch does before every ADD, DEL and CHECK. */
+	cni_plugin_open_netns(&ctx);
 	if (cmd == CNI_CMD_ADD)
 		return hostdev_plugin.add(&ctx, &result, &err);
 	if (cmd == CNI_CMD_DEL)
@@ -278,8 +281,8 @@ static void test_direct_sequences(void **state)
 		"host: ipam ADD fake\n"
 		"ns1: configure net1 (1 ips, 0 routes)\n";
 	static const char del[] =
-		"host: ipam DEL fake\n"
 		"host: open netns /run/netns/pod\n"
+		"host: ipam DEL fake\n"
 		"ns1: get net1\n"
 		"host: get ens1f0\n"
 		"host: open current netns\n"
@@ -809,7 +812,7 @@ static int sysfs_setup(void **state)
 	assert_int_equal(symlink("../../../bus/pci/drivers/vfio-pci", path), 0);
 	mkdirs("bus/auxiliary/devices/mlx5_core.sf.2/net/ens1f0");
 	mkdirs("devices/pci0000:00/0000:01:00.0/net/ens1f0");
-	device_sysfs_set_root(root);
+	fake_sysfs_set_root(root);
 	return 0;
 }
 
@@ -818,7 +821,7 @@ static int sysfs_teardown(void **state)
 	char cmd[PATH_MAX + 16];
 
 	(void)state;
-	device_sysfs_set_root(NULL);
+	fake_sysfs_set_root(NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	assert_int_equal(system(cmd), 0);
 	release();
@@ -1150,7 +1153,7 @@ static void test_recover_in_host(void **state)
 		assert_int_equal(run_in(CNI_CMD_DEL, CONF_MAC, netns[i]), 0);
 		assert_host_link("dev12", "ens1f0", false);
 	}
-	/* A path that is no netns (netns_open() -EINVAL) is a gone netns too. */
+	/* A path that is no netns (nsfd_open() -EINVAL) is a gone netns too. */
 	host_only("net1", "ens1f0", false);
 	fake_net.fail_at = fake_net.ops + 1;
 	fake_net.fail_errno = EINVAL;

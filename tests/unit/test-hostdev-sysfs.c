@@ -15,6 +15,7 @@
 
 #include "common/net/device.h"
 #include "tests/unit/fake-net-hostdev.h"
+#include "tests/unit/fake-sysfs.h"
 
 static char root[256];
 
@@ -75,7 +76,7 @@ static int setup(void **state)
 	/* Names no real /sys can have: not hexadecimal, no such driver. */
 	mkdirs("bus/auxiliary/devices/cni-unit-test.sf.4/net/ut0");
 	mkdirs("bus/pci/devices/zzzz:zz:zz.z/net/ut1");
-	device_sysfs_set_root(root);
+	fake_sysfs_set_root(root);
 	return 0;
 }
 
@@ -84,7 +85,7 @@ static int teardown(void **state)
 	char cmd[PATH_MAX + 16];
 
 	(void)state;
-	device_sysfs_set_root(NULL);
+	fake_sysfs_set_root(NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	assert_int_equal(system(cmd), 0);
 	return 0;
@@ -171,10 +172,10 @@ static void test_root_reset(void **state)
 	char name[IFNAMSIZ];
 
 	(void)state;
-	device_sysfs_set_root(NULL);
+	fake_sysfs_set_root(NULL);
 	assert_false(device_aux_exists("cni-unit-test.sf.4"));
 	assert_int_equal(device_pci_netdev("zzzz:zz:zz.z", name), -ENOENT);
-	device_sysfs_set_root(root);
+	fake_sysfs_set_root(root);
 	assert_true(device_aux_exists("cni-unit-test.sf.4"));
 	assert_int_equal(device_pci_netdev("zzzz:zz:zz.z", name), 0);
 	assert_string_equal(name, "ut1");

@@ -17,7 +17,9 @@
 
 #include "common/cni/conf.h"
 #include "common/cni/error.h"
+#include "common/cni/ipam-internal.h"
 #include "common/cni/ipam.h"
+#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 
 static char dir[] = "/tmp/cni-ipam-test-XXXXXX";
@@ -84,18 +86,17 @@ static int teardown(void **state)
 static int run(const char *type, enum cni_command cmd, struct cni_result *res, struct cni_err *err)
 {
 	char json[256];
-	struct cni_conf conf = { 0 };
-	struct cni_env env = { .container_id = "ctr1", .path = dir };
+	struct cni_ctx ctx = { .env = { .container_id = "ctr1", .path = dir } };
 	int r;
 
 	setenv("CNI_COMMAND", "ADD", 1);
 	setenv("CNI_CONTAINERID", "ctr1", 1);
 	snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"ipam\":{\"type\":\"%s\"}}",
 		 type);
-	r = cni_conf_parse(json, strlen(json), &conf, err);
+	r = cni_conf_parse(json, strlen(json), &ctx.conf, err);
 	assert_int_equal(r, 0);
-	r = cni_ipam_exec(&env, &conf, cmd, res, err);
-	cni_conf_free(&conf);
+	r = cni_ipam_run(&ctx, cmd, res, err);
+	cni_conf_free(&ctx.conf);
 	return r;
 }
 

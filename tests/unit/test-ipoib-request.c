@@ -14,6 +14,7 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
+#include "common/net/link-internal.h"
 #include "common/net/link.h"
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
@@ -22,7 +23,7 @@ DEFINE_CLEANUP_FUNC(fclosep, FILE *, fclose)
 
 struct capture {
 	char command[512];
-	struct nlsock_buf msg;
+	struct net_link_buf msg;
 	size_t len;
 };
 
@@ -146,7 +147,7 @@ static void compare_attrs(const void *want, size_t want_len, const void *got, si
 static void compare_with(const char *fixture)
 {
 	struct capture cap;
-	struct nlsock_buf ours;
+	struct net_link_buf ours;
 	char name[IFNAMSIZ + 1], pkey[16], mode[16], umcast[8];
 	const struct nlmsghdr *want, *got;
 	struct net_child child;
@@ -220,7 +221,7 @@ static uint16_t pkey_of(const struct nlmsghdr *nlh)
 static void test_detects_difference(void **state)
 {
 	struct capture cap;
-	struct nlsock_buf ours;
+	struct net_link_buf ours;
 	struct net_child child = {
 		.kind = NET_CHILD_IPOIB,
 		.name = "cniib0",

@@ -16,12 +16,12 @@
 #include "common/cni/error.h"
 #include "common/cni/result.h"
 #include "common/cni/plugin.h"
-#include "common/net/device.h"
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
 #include "plugins/ipoib/config.h"
 #include "plugins/ipoib/ipoib.h"
 #include "tests/unit/fake-net.h"
+#include "tests/unit/fake-sysfs.h"
 
 #define POD_NETNS "/var/run/netns/pod1"
 #define CONTAINER "c0ffee"
@@ -94,6 +94,8 @@ static int load(enum cni_command cmd, const char *json)
 		.args = "",
 		.path = "/opt/cni/bin",
 	};
+	/* As the dispatch does before every ADD, DEL and CHECK. */
+	cni_plugin_open_netns(&ctx);
 	return cni_conf_parse(conf_buf, strlen(conf_buf), &ctx.conf, &err);
 }
 
@@ -541,8 +543,8 @@ static void test_del(void **state)
 	world(ipam_v4);
 	add_ok(nad_nvipam);
 	assert_int_equal(run_del(nad_nvipam), 0);
-	assert_log("host: ipam DEL nv-ipam\n"
-		   "host: open netns " POD_NETNS "\n"
+	assert_log("host: open netns " POD_NETNS "\n"
+		   "host: ipam DEL nv-ipam\n"
 		   "ns1: get net1\n"
 		   "ns1: delete net1\n"
 		   "ns1: find\n"
@@ -564,8 +566,8 @@ static void test_del_after_netns_gone(void **state)
 	fake_net_destroy_netns(pod);
 	assert_non_null(fake_net_find(0, "dev4"));
 	assert_int_equal(run_del(nad_nvipam), 0);
-	assert_log("host: ipam DEL nv-ipam\n"
-		   "host: open netns " POD_NETNS "\n"
+	assert_log("host: open netns " POD_NETNS "\n"
+		   "host: ipam DEL nv-ipam\n"
 		   "host: find\n"
 		   "host: delete dev4\n"
 		   "host: find\n"
@@ -749,14 +751,14 @@ static void fake_sysfs(void)
 		fputs(files[i][1], f);
 		fclose(f);
 	}
-	device_sysfs_set_root(sysfs);
+	fake_sysfs_set_root(sysfs);
 }
 
 static int sysfs_teardown(void **state)
 {
 	char cmd[128];
 
-	device_sysfs_set_root(NULL);
+	fake_sysfs_set_root(NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", sysfs);
 	assert_int_equal(system(cmd), 0);
 	return teardown(state);

@@ -14,6 +14,7 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
+#include "common/net/link-internal.h"
 #include "common/net/link.h"
 #include "common/util/cleanup.h"
 

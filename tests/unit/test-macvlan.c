@@ -60,6 +60,8 @@ static int run_add(const char *master)
 		.args = "",
 		.path = "/opt/cni/bin",
 	};
+	/* As the dispatch does before every ADD, DEL and CHECK. */
+	cni_plugin_open_netns(&ctx);
 	assert_int_equal(cni_conf_parse(conf_buf, strlen(conf_buf), &ctx.conf, &err), 0);
 	r = macvlan_plugin.add(&ctx, &res, &err);
 	cni_result_free(&res);

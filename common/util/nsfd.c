@@ -1,4 +1,4 @@
-/* Network namespaces: open, validate, enter and always return */
+/* Network namespaces by descriptor: open and validate a path, enter and always return */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -10,8 +10,8 @@
 #include <linux/magic.h>
 #include <linux/nsfs.h>
 
-#include "common/util/netns.h"
 #include "common/util/cleanup.h"
+#include "common/util/nsfd.h"
 
 #ifndef NSFS_MAGIC
 #define NSFS_MAGIC 0x6e736673
@@ -20,7 +20,7 @@
 /* The netns of the calling thread; setns() changes the thread, not the process. */
 #define NETNS_SELF "/proc/thread-self/ns/net"
 
-int netns_open(const char *path, int *ret_fd)
+int nsfd_open(const char *path, int *ret_fd)
 {
 	_cleanup_close_ int fd = -1;
 	struct statfs sfs;
@@ -56,7 +56,7 @@ int netns_open(const char *path, int *ret_fd)
 	return 0;
 }
 
-int netns_is_current(int fd)
+int nsfd_is_current(int fd)
 {
 	struct stat self, other;
 
@@ -69,7 +69,7 @@ int netns_is_current(int fd)
 	return self.st_dev == other.st_dev && self.st_ino == other.st_ino;
 }
 
-int netns_run(int fd, int (*fn)(void *userdata), void *userdata)
+int nsfd_run(int fd, int (*fn)(void *userdata), void *userdata)
 {
 	_cleanup_close_ int orig = -1;
 	int r;
@@ -92,7 +92,7 @@ int netns_run(int fd, int (*fn)(void *userdata), void *userdata)
 	return r;
 }
 
-int netns_new(int *ret_fd)
+int nsfd_new(int *ret_fd)
 {
 	_cleanup_close_ int orig = -1;
 	_cleanup_close_ int fd = -1;
@@ -105,7 +105,7 @@ int netns_new(int *ret_fd)
 		return -errno;
 	fd = open(NETNS_SELF, O_RDONLY | O_CLOEXEC);
 	r = fd < 0 ? -errno : 0;
-	/* As in netns_run(): going on in the wrong netns is never safe. */
+	/* As in nsfd_run(): going on in the wrong netns is never safe. */
 	if (setns(orig, CLONE_NEWNET) < 0)
 		abort();
 	if (r < 0)
@@ -114,7 +114,7 @@ int netns_new(int *ret_fd)
 	return 0;
 }
 
-int netns_open_current(int *ret_fd)
+int nsfd_open_current(int *ret_fd)
 {
 	int fd = open(NETNS_SELF, O_RDONLY | O_CLOEXEC);
 

@@ -1,10 +1,10 @@
-/* Network namespaces: open, validate, enter and always return */
+/* Network namespaces by descriptor: open and validate a path, enter and always return */
 #pragma once
 
 #include <stdbool.h>
 
 /**
- * netns_open() - open and validate a netns path (nsfs or procfs)
+ * nsfd_open() - open and validate a netns path (nsfs or procfs)
  * @path: e.g. /var/run/netns/x or /proc/<pid>/ns/net
  * @ret_fd: descriptor, written only on success
  *
@@ -15,18 +15,18 @@
  * unmounted), -EMEDIUMTYPE when it is a namespace of another kind or not a
  * regular file at all (a FIFO, a device, a directory), negative errno otherwise.
  */
-int netns_open(const char *path, int *ret_fd);
+int nsfd_open(const char *path, int *ret_fd);
 
 /**
- * netns_is_current() - whether a netns descriptor is the caller's netns
+ * nsfd_is_current() - whether a netns descriptor is the caller's netns
  * @fd: netns descriptor
  *
  * Return: 1 when it is, 0 when not, negative errno on failure.
  */
-int netns_is_current(int fd);
+int nsfd_is_current(int fd);
 
 /**
- * netns_run() - run a function inside a netns and come back
+ * nsfd_run() - run a function inside a netns and come back
  * @fd: target netns
  * @fn: function to run; its return value is passed through
  * @userdata: argument for @fn
@@ -36,10 +36,10 @@ int netns_is_current(int fd);
  *
  * Return: what @fn returned, or negative errno when the netns cannot be entered.
  */
-int netns_run(int fd, int (*fn)(void *userdata), void *userdata);
+int nsfd_run(int fd, int (*fn)(void *userdata), void *userdata);
 
 /**
- * netns_new() - a new, empty netns held only by a descriptor
+ * nsfd_new() - a new, empty netns held only by a descriptor
  * @ret_fd: descriptor, written only on success
  *
  * The caller stays in its netns. Nothing names the new netns: it disappears
@@ -48,12 +48,12 @@ int netns_run(int fd, int (*fn)(void *userdata), void *userdata);
  *
  * Return: 0 on success, negative errno on failure.
  */
-int netns_new(int *ret_fd);
+int nsfd_new(int *ret_fd);
 
 /**
- * netns_open_current() - a descriptor of the caller's own netns
+ * nsfd_open_current() - a descriptor of the caller's own netns
  * @ret_fd: descriptor, written only on success
  *
  * Return: 0 on success, negative errno on failure.
  */
-int netns_open_current(int *ret_fd);
+int nsfd_open_current(int *ret_fd);
