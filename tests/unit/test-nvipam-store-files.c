@@ -273,6 +273,7 @@ static void test_duplicate_address(void **state)
 	struct cni_err err = { 0 };
 
 	(void)state;
+	assert_non_null(log);
 	expect_open_fails(path, CNI_ERR_IO, "IP 10.0.0.1 is held twice in pool \"pool1\"");
 	expect_pools_open_fails(path, "pool1", CNI_ERR_IO, "held twice");
 	/* The tool loads it, to report it and release one holder. */
@@ -307,6 +308,7 @@ static void test_replayed_lines(void **state)
 	struct nvipam_store *s;
 
 	(void)state;
+	assert_non_null(log);
 	/* Pool z does not exist: the pending line of transaction 13 did not happen. */
 	open_ok(path, &s);
 	assert_null(nvipam_store_find(s, "a", "c1", "net1"));
