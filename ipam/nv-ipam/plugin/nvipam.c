@@ -32,20 +32,20 @@ static void session_close(struct session *s)
 	free(s->conf);
 }
 
-/* What a command needs: ADD and STATUS the pools and theirs in the store, CHECK its pools
- * in the store, GC the whole store; DEL only the config (the store is visited pool by pool). */
+/* What a command opens beside its config. DEL opens nothing more: it visits the store
+ * pool by pool. */
 enum session_kind {
-	SESSION_POOLS,
-	SESSION_CONFIG,
-	SESSION_WHOLE,
-	SESSION_NONE,
+	SESSION_POOLS,       /* the network's pool file entries, their pools in the store: ADD, STATUS */
+	SESSION_STORE_POOLS, /* the network's pools in the store: CHECK */
+	SESSION_WHOLE,       /* the whole store: GC */
+	SESSION_CONFIG_ONLY, /* DEL */
 };
 
 static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struct session *s,
 			struct cni_err *err)
 {
 	const char *keys[NVIPAM_MAX_POOLS];
-	bool store_scope = kind == SESSION_WHOLE || kind == SESSION_NONE;
+	bool store_scope = kind == SESSION_WHOLE || kind == SESSION_CONFIG_ONLY;
 	int r;
 
 	*s = (struct session){ 0 };
@@ -67,7 +67,7 @@ static int session_open(const struct cni_ctx *ctx, enum session_kind kind, struc
 		if (r < 0)
 			return r;
 	}
-	if (kind == SESSION_NONE)
+	if (kind == SESSION_CONFIG_ONLY)
 		return 0;
 	if (kind == SESSION_WHOLE)
 		return nvipam_store_open(s->conf->store_file, true, s->conf->lock_timeout_ms, &s->store,
@@ -324,7 +324,7 @@ static int nvipam_del(const struct cni_ctx *ctx, struct cni_err *err)
 	size_t n = 0;
 	int r;
 
-	r = session_open(ctx, SESSION_NONE, &s, err);
+	r = session_open(ctx, SESSION_CONFIG_ONLY, &s, err);
 	if (r >= 0)
 		/* By attachment in every pool: a pool renamed or dropped since ADD is released too. */
 		r = nvipam_store_release(s.conf->store_file, true, s.conf->lock_timeout_ms,
@@ -352,7 +352,7 @@ static int nvipam_check(const struct cni_ctx *ctx, struct cni_err *err)
 	struct session s;
 	int r;
 
-	r = session_open(ctx, SESSION_CONFIG, &s, err);
+	r = session_open(ctx, SESSION_STORE_POOLS, &s, err);
 	for (size_t i = 0; r >= 0 && i < s.conf->n_pools; i++) {
 		const struct nvipam_alloc *a = nvipam_store_find(s.store, s.conf->pool_keys[i],
 								 ctx->env.container_id, ctx->env.ifname);
