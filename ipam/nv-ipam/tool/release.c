@@ -107,6 +107,70 @@ static int release_option(int opt, const char *arg, void *ctx)
 	return 0;
 }
 
+/* The query the options ask for: -1 to go on, or a usage error's exit status (as cli_options()). */
+static int release_query(const struct release_args *args, struct query *ret)
+{
+	const char *pod = args->pod, *slash;
+
+	*ret = args->q;
+	if (!ret->container_id == !pod)
+		return cli_usage_error("release", "give exactly one of --container-id and --pod");
+	if (ret->container_id && !*ret->container_id)
+		return cli_usage_error("release", "--container-id is empty");
+	if (ret->ifname && !ret->container_id)
+		return cli_usage_error("release", "--ifname needs --container-id");
+	if (pod) {
+		slash = strchr(pod, '/');
+		if (!slash || slash == pod || !slash[1] || strchr(slash + 1, '/'))
+			return cli_usage_error("release", "--pod must be NAMESPACE/NAME, got \"%s\"", pod);
+		ret->pod_ns = pod;
+		ret->pod_ns_len = (size_t)(slash - pod);
+		ret->pod_name = slash + 1;
+	}
+	return -1;
+}
+
+static void print_marked(const struct nvipam_store *st, const bool *drop, bool dry_run, FILE *out)
+{
+	for (size_t i = 0; i < nvipam_store_count(st); i++) {
+		const struct nvipam_alloc *a = nvipam_store_alloc_at(st, i);
+		char ip[IP_PREFIX_STRLEN];
+
+		if (!drop[i])
+			continue;
+		fprintf(out, "%s %s in pool %s: container %s interface %s pod %s/%s\n",
+			dry_run ? "would release" : "released", ip_addr_format(&a->ip, ip, sizeof(ip)),
+			a->pool, a->container_id, a->ifname, *a->pod_namespace ? a->pod_namespace : "-",
+			*a->pod_name ? a->pod_name : "-");
+	}
+}
+
+/*
+ * Release one attachment at a time: nvipam_store_remove() reorders the array, so the scan
+ * restarts after each removal (a pod has a handful of attachments). It removes exactly the
+ * allocations mark_released() marked: whole attachments, each holding a match.
+ */
+static int remove_matching(struct nvipam_store *st, const struct query *q, struct cni_err *err)
+{
+	for (size_t i = 0; i < nvipam_store_count(st);) {
+		const struct nvipam_alloc *a = nvipam_store_alloc_at(st, i);
+		_cleanup_free_ char *pool = NULL, *cid = NULL, *ifname = NULL;
+
+		if (!matches(q, a)) {
+			i++;
+			continue;
+		}
+		pool = strdup(a->pool);
+		cid = strdup(a->container_id);
+		ifname = strdup(a->ifname);
+		if (!pool || !cid || !ifname)
+			return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		(void)nvipam_store_remove(st, pool, cid, ifname);
+		i = 0;
+	}
+	return 0;
+}
+
 int release_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -123,36 +187,19 @@ int release_main(int argc, char **argv)
 	struct nvipam_store *st = NULL;
 	struct release_args args = { 0 };
 	struct cni_err err = { 0 };
-	const char *store_path, *pod, *slash;
 	_cleanup_free_ char *report = NULL;
 	_cleanup_free_ bool *drop = NULL;
 	size_t released, report_len = 0;
 	FILE *out = NULL;
 	struct query q;
-	bool dry_run;
 	int r;
 
 	r = cli_options("release", release_help, argc, argv, opts, release_option, &args, &files);
 	if (r >= 0)
 		return r;
-	q = args.q;
-	pod = args.pod;
-	dry_run = args.dry_run;
-	store_path = files.store;
-	if (!q.container_id == !pod)
-		return cli_usage_error("release", "give exactly one of --container-id and --pod");
-	if (q.container_id && !*q.container_id)
-		return cli_usage_error("release", "--container-id is empty");
-	if (q.ifname && !q.container_id)
-		return cli_usage_error("release", "--ifname needs --container-id");
-	if (pod) {
-		slash = strchr(pod, '/');
-		if (!slash || slash == pod || !slash[1] || strchr(slash + 1, '/'))
-			return cli_usage_error("release", "--pod must be NAMESPACE/NAME, got \"%s\"", pod);
-		q.pod_ns = pod;
-		q.pod_ns_len = (size_t)(slash - pod);
-		q.pod_name = slash + 1;
-	}
+	r = release_query(&args, &q);
+	if (r >= 0)
+		return r;
 
 	if (cli_store_open(&files, &st, &err) < 0)
 		return cli_fail(&err);
@@ -164,52 +211,21 @@ int release_main(int argc, char **argv)
 		goto fail;
 	}
 	released = mark_released(st, &q, drop);
-	for (size_t i = 0; i < nvipam_store_count(st); i++) {
-		const struct nvipam_alloc *a = nvipam_store_alloc_at(st, i);
-		char ip[IP_PREFIX_STRLEN];
-
-		if (!drop[i])
-			continue;
-		fprintf(out, "%s %s in pool %s: container %s interface %s pod %s/%s\n",
-			dry_run ? "would release" : "released", ip_addr_format(&a->ip, ip, sizeof(ip)),
-			a->pool, a->container_id, a->ifname, *a->pod_namespace ? a->pod_namespace : "-",
-			*a->pod_name ? a->pod_name : "-");
-	}
-	/*
-	 * Release one attachment at a time: nvipam_store_remove() reorders the array, so the
-	 * scan restarts after each removal (a pod has a handful of attachments). It removes
-	 * exactly the marked allocations: whole attachments, each holding a match.
-	 */
-	for (size_t i = 0; !dry_run && i < nvipam_store_count(st);) {
-		const struct nvipam_alloc *a = nvipam_store_alloc_at(st, i);
-		_cleanup_free_ char *pool = NULL, *cid = NULL, *ifname = NULL;
-
-		if (!matches(&q, a)) {
-			i++;
-			continue;
-		}
-		pool = strdup(a->pool);
-		cid = strdup(a->container_id);
-		ifname = strdup(a->ifname);
-		if (!pool || !cid || !ifname) {
-			cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-			goto fail;
-		}
-		(void)nvipam_store_remove(st, pool, cid, ifname);
-		i = 0;
-	}
+	print_marked(st, drop, args.dry_run, out);
+	if (!args.dry_run && remove_matching(st, &q, &err) < 0)
+		goto fail;
 	r = fclose(out);
 	out = NULL;
 	if (r != 0) {
 		cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (!dry_run && released && nvipam_store_commit(st, &err) < 0)
+	if (!args.dry_run && released && nvipam_store_commit(st, &err) < 0)
 		goto fail;
 	nvipam_store_close(st);
 	fputs(report, stdout);
 	if (!released) {
-		fprintf(stderr, "nv-ipam-tool: no allocation matches in %s\n", store_path);
+		fprintf(stderr, "nv-ipam-tool: no allocation matches in %s\n", files.store);
 		return CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;
