@@ -19,6 +19,7 @@
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 
 #define DAD_POLL_NS (50L * 1000 * 1000)
 #define DAD_TIMEOUT_S 5
@@ -98,19 +99,11 @@ static void sleep_ns(long ns)
 		;
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Waits until no address of the link is tentative, as the reference does before routes. */
 static int settle_addresses(struct net_ns *ns, const char *ifname, int ifindex,
 			    struct cni_err *err)
 {
-	long long deadline = now_ns() + DAD_TIMEOUT_S * 1000000000LL;
+	int64_t deadline = clock_mono_ns() + DAD_TIMEOUT_S * 1000000000LL;
 	struct net_link link;
 	int r;
 
@@ -134,7 +127,7 @@ static int settle_addresses(struct net_ns *ns, const char *ifname, int ifindex,
 		}
 		if (!tentative)
 			return 0;
-		if (now_ns() >= deadline)
+		if (clock_mono_ns() >= deadline)
 			break;
 		sleep_ns(DAD_POLL_NS);
 	}

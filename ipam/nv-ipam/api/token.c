@@ -8,6 +8,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 #include "common/util/file.h"
 #include "ipam/nv-ipam/api/token.h"
 
@@ -74,14 +75,6 @@ int api_token_new_static(const char *token, struct api_token **ret)
 	return 0;
 }
 
-static time_t now_seconds(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
 static bool same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
@@ -112,7 +105,7 @@ static int token_read(struct api_token *t, const struct stat *st, struct cni_err
 	if (!t->token)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	t->seen = *st;
-	t->read_at = now_seconds();
+	t->read_at = (time_t)(clock_mono_ms() / 1000);
 	return 0;
 }
 
@@ -130,7 +123,7 @@ int api_token_get(struct api_token *t, bool reread, char **ret, struct cni_err *
 			goto out;
 		}
 		if (!t->token || reread || !same_file(&st, &t->seen) ||
-		    now_seconds() - t->read_at >= API_TOKEN_RECHECK_SECONDS)
+		    (time_t)(clock_mono_ms() / 1000) - t->read_at >= API_TOKEN_RECHECK_SECONDS)
 			r = token_read(t, &st, err);
 		if (r < 0)
 			goto out;

@@ -28,6 +28,7 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 #include "common/util/rfc3339.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/controller/election.h"
@@ -48,14 +49,6 @@ struct election {
 	struct election_seen seen;           /* the run's thread only */
 	unsigned int seed;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The wall time as a MicroTime: RFC 3339 in UTC with microseconds. */
 static void micro_time(char *out, size_t size)
@@ -215,7 +208,7 @@ bool election_leading(struct election *e)
 	bool r;
 
 	pthread_mutex_lock(&e->lock);
-	r = e->leading && mono_ms() < e->valid_until_ms;
+	r = e->leading && clock_mono_ms() < e->valid_until_ms;
 	pthread_mutex_unlock(&e->lock);
 	return r;
 }
@@ -287,7 +280,7 @@ static int round_once(struct election *e, struct api_client *c, const char *path
 		return -EBADMSG;
 	}
 	micro_time(now, sizeof(now));
-	act = election_decide(got ? &rec : NULL, &e->seen, e->cfg.identity, e->cfg.lease_s, mono_ms(),
+	act = election_decide(got ? &rec : NULL, &e->seen, e->cfg.identity, e->cfg.lease_s, clock_mono_ms(),
 			      now, &next);
 	if (act == ELECTION_WAIT)
 		return 0;
@@ -370,7 +363,7 @@ void election_run(struct election *e, struct api_client *c)
 		return;
 	}
 	for (;;) {
-		int64_t t0 = mono_ms();
+		int64_t t0 = clock_mono_ms();
 		int r = round_once(e, c, path);
 		long wait_ms = e->cfg.retry_s * 1000;
 
@@ -379,7 +372,7 @@ void election_run(struct election *e, struct api_client *c)
 			valid_until = t0 + e->cfg.renew_deadline_s * 1000;
 			leading = true;
 			set_leading(e, true, valid_until);
-		} else if (leading && (r == 0 || mono_ms() >= valid_until)) {
+		} else if (leading && (r == 0 || clock_mono_ms() >= valid_until)) {
 			/* Another holds the lease now, or the deadline passed without a renewal. */
 			leading = false;
 			set_leading(e, false, 0);
@@ -394,10 +387,10 @@ void election_run(struct election *e, struct api_client *c)
 			int64_t expiry = e->seen.changed_ms + (int64_t)e->seen.duration_s * 1000 + 50;
 
 			wait_ms += (long)(rand_r(&e->seed) % (unsigned int)(wait_ms / 10 + 1));
-			if (e->seen.holder[0] && expiry > mono_ms() && expiry - mono_ms() < wait_ms)
-				wait_ms = (long)(expiry - mono_ms());
-		} else if (valid_until - mono_ms() < wait_ms) {
-			wait_ms = valid_until - mono_ms() > 0 ? (long)(valid_until - mono_ms()) : 0;
+			if (e->seen.holder[0] && expiry > clock_mono_ms() && expiry - clock_mono_ms() < wait_ms)
+				wait_ms = (long)(expiry - clock_mono_ms());
+		} else if (valid_until - clock_mono_ms() < wait_ms) {
+			wait_ms = valid_until - clock_mono_ms() > 0 ? (long)(valid_until - clock_mono_ms()) : 0;
 		}
 		if (pause_ms(e, wait_ms))
 			break;

@@ -19,6 +19,7 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 #include "common/util/rfc3339.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/controller/events.h"
@@ -56,14 +57,6 @@ struct events {
 	struct bucket buckets[MAX_BUCKETS];
 	size_t n_buckets;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int events_new(const char *identity, struct events **ret)
 {
@@ -244,7 +237,7 @@ int events_emit(struct events *ev, struct api_client *c, struct json_object *obj
 	const char *ns = json_object_get_string(k8s_object_member(obj, "metadata", "namespace"));
 	const char *uid = json_object_get_string(k8s_object_member(obj, "metadata", "uid"));
 	_cleanup_free_ char *object = NULL, *key = NULL, *path = NULL, *esc_ns = NULL;
-	int64_t now = mono_ms();
+	int64_t now = clock_mono_ms();
 	struct api_status st;
 	struct seen *s;
 	char stamp[RFC3339_STRLEN];

@@ -25,6 +25,7 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/reflector.h"
@@ -70,14 +71,6 @@ struct pass_nodes {
 	struct carve_node *v;
 	size_t n;
 };
-
-static double mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
 
 int reconcile_new(const struct reconcile_config *cfg, int stop_fd, struct reconciler **ret)
 {
@@ -504,7 +497,7 @@ static int pass(struct reconciler *r, struct api_client *c, bool everything)
 	struct json_object **nodes = NULL, **ipp = NULL, **cidr = NULL;
 	size_t n_nodes = 0, n_ipp = 0, n_cidr = 0;
 	struct pass_nodes pn = { 0 };
-	double t0 = mono_ms();
+	int64_t t0 = clock_mono_us();
 	bool nodes_changed = false;
 	int result = 0;
 
@@ -551,7 +544,7 @@ out:
 	r->stats.passes++;
 	r->stats.nodes = pn.n;
 	r->stats.pools = n_ipp + n_cidr;
-	r->stats.last_pass_ms = mono_ms() - t0;
+	r->stats.last_pass_ms = (double)(clock_mono_us() - t0) / 1000.0;
 	pthread_mutex_unlock(&r->lock);
 	free(pn.v);
 	api_objects_free(nodes, n_nodes);
@@ -578,9 +571,9 @@ static bool wait_change(struct reconciler *r, int timeout_ms)
 /* After a change, until nothing changed for quiet_ms (at most ten times that). */
 static bool settle(struct reconciler *r)
 {
-	double until = mono_ms() + (double)r->cfg.quiet_ms * 10;
+	int64_t until = clock_mono_ms() + (int64_t)r->cfg.quiet_ms * 10;
 
-	while (mono_ms() < until) {
+	while (clock_mono_ms() < until) {
 		struct pollfd p[2] = { { .fd = r->stop_fd, .events = POLLIN },
 				       { .fd = r->wake_fd, .events = POLLIN } };
 		uint64_t v;

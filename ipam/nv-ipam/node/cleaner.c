@@ -19,6 +19,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/gc/run.h"
@@ -194,14 +195,6 @@ static bool stopped_in(int stop_fd, long ms)
 	return poll(&pfd, 1, ms > 0x7fffffff ? 0x7fffffff : (int)ms) > 0;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void node_cleaner_run(struct node *n, void *client)
 {
 	const long interval = n->flags->stale_check_interval_ms;
@@ -220,7 +213,7 @@ void node_cleaner_run(struct node *n, void *client)
 	 * the next comes at its usual time, so that N misses take N intervals however many
 	 * passes failed in between (an API server restarting, say).
 	 */
-	tick = now_ms();
+	tick = clock_mono_ms();
 	for (;;) {
 		int r = pass(n, c, last_summary, sizeof(last_summary));
 		long wait;
@@ -239,9 +232,9 @@ void node_cleaner_run(struct node *n, void *client)
 			wait = interval < RETRY_MS ? interval : RETRY_MS;
 		} else {
 			tick += interval;
-			while (tick <= now_ms())
+			while (tick <= clock_mono_ms())
 				tick += interval;
-			wait = tick - now_ms();
+			wait = tick - clock_mono_ms();
 		}
 		if (stopped_in(n->stop_fd, wait))
 			return;

@@ -14,24 +14,17 @@
 #include "common/cni/error.h"
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 #include "common/util/file.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/private.h"
 
 #define LOCK_BACKOFF_MAX_MS 5
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void store_disk_set_deadline(struct nvipam_store *s, unsigned int timeout_ms)
 {
 	s->timeout_ms = timeout_ms;
-	s->deadline_us = now_us() + (int64_t)timeout_ms * 1000;
+	s->deadline_us = clock_mono_us() + (int64_t)timeout_ms * 1000;
 }
 
 /*
@@ -53,7 +46,7 @@ static int lock_wait(const struct nvipam_store *s, int fd, int op)
 			continue;
 		if (errno != EWOULDBLOCK)
 			return -errno;
-		left = s->deadline_us - now_us();
+		left = s->deadline_us - clock_mono_us();
 		if (left <= 0)
 			return -EAGAIN;
 		us = backoff_us < left ? backoff_us : left;
