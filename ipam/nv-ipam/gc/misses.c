@@ -20,9 +20,10 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
-#include "ipam/nv-ipam/store/store.h"
-#include "ipam/nv-ipam/k8s/k8s.h"
+#include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/gc/misses.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/store/store.h"
 
 #define MISSES_VERSION 1
 /* Bounded by the store's allocations; cjson_parse() refuses more than CNI_JSON_MAX_BYTES. */
@@ -42,9 +43,7 @@ static int key_cmp(const struct key *x, const struct key *y)
 
 	c = c ? c : strcmp(x->container_id, y->container_id);
 	c = c ? c : strcmp(x->ifname, y->ifname);
-	if (!c && x->ip->family != y->ip->family)
-		c = x->ip->family < y->ip->family ? -1 : 1;
-	c = c ? c : memcmp(x->ip->bytes, y->ip->bytes, sizeof(x->ip->bytes));
+	c = c ? c : ip_addr_cmp(x->ip, y->ip);
 	if (!c && x->created != y->created)
 		c = x->created < y->created ? -1 : 1;
 	return c;
