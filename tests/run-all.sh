@@ -124,7 +124,7 @@ section "plugins linked dynamically for valgrind"
 meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
 ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device \
-	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool
+	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
 dyn=$out/dyn
 
 # vg_start NAME SCRIPT ARGS...: a netns script (NAME: one word) with every plugin it runs
