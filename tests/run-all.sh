@@ -179,7 +179,11 @@ for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib; do
 	vg_count "$name"
 done
 
-section "fuzzers, ${fuzz_seconds}s each"
+# The kube suite (ipam-node, ipam-controller, the images' manifests against
+# ../shared/k8s) starts beside the fuzzers, which are CPU-bound and make no
+# processes, and ends beside the kernels: its cluster mostly waits on timers.
+section "fuzzers, ${fuzz_seconds}s each, beside suite kube"
+side_start "$out/main" kube --suite kube
 CC=clang meson setup "$out/fuzz" -Dfuzz=enabled -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dc_args=-fsanitize=fuzzer-no-link >/dev/null
@@ -188,22 +192,13 @@ FUZZ_SECONDS=$fuzz_seconds meson test -C "$out/fuzz" --print-errorlogs --suite f
 	--timeout-multiplier 4 || status=1
 count "$out/fuzz"
 
-# The kernels GPU nodes run are older than this one: the netns suites again
-# under user-mode Linux 5.10 and 6.1 (docs/testing.md), each suite on each
-# kernel counted as one test. Every suite on both kernels takes about 20
-# minutes of both CPUs, more than the CI budget leaves: here the suites are
-# split between the kernels, host-device (whose name clash differs before
-# 5.14) on 5.10, macvlan on 6.1, common/net on both; ipoib, which without
-# InfiniBand reaches only its error paths, stays on the host. The whole
-# matrix is tests/kernel/run.sh alone.
-# Beside the guests, the kube suite (ipam-node, ipam-controller, the images' manifests
-# against ../shared/k8s): its cluster mostly waits on timers.
+# The kernels GPU nodes run are older than this one: every netns suite but
+# the hostile one again under user-mode Linux 5.10 and 6.1 (docs/testing.md),
+# each suite on each kernel counted as one test.
 section "netns suites under user-mode Linux 5.10 and 6.1 (tests/kernel/run.sh), beside suite kube"
-side_start "$out/main" kube --suite kube
 km=0
-UML_OUT=$out/kernel-matrix UML_TIMEOUT=1200 \
-	UML_SUITES_bullseye=common-net,host-device UML_SUITES_bookworm=common-net,macvlan \
-	bash tests/kernel/run.sh "$out/main" >"$out/kernel-matrix.log" 2>&1 || km=$?
+UML_OUT=$out/kernel-matrix UML_TIMEOUT=1200 bash tests/kernel/run.sh "$out/main" \
+	>"$out/kernel-matrix.log" 2>&1 || km=$?
 tail -n 40 "$out/kernel-matrix.log"
 kcount() { local n; n=$(grep -c " $1\$" "$out/kernel-matrix/results" 2>/dev/null) || true; echo "${n:-0}"; }
 if [ "$km" -eq 77 ]; then

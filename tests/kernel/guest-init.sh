@@ -61,6 +61,8 @@ done
 ip link set lo up
 
 export NETNS_CNI_VERSIONS=${uml_versions//,/ }
+# Each suite runs under a timeout of its own below: no timeout process per plugin run.
+export NETNS_PLUGIN_TIMEOUT=0
 IFS=, read -r -a suites <<<"$uml_suites"
 for s in "${suites[@]}"; do
 	case $s in

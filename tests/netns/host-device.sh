@@ -43,23 +43,8 @@ IPAMLOG=$T_DIR/ipam.log
 mkdir -p "$BIN" "$DATA"
 T_ENV_PATH=$BIN
 
-# Debian's host-local and static (1.1.1) stop at 1.0.0: a shim relabels 1.1.0.
-for p in host-local static; do
-	if CNI_COMMAND=VERSION "$REF/$p" </dev/null 2>/dev/null |
-		jq -e '.supportedVersions | index("1.1.0")' >/dev/null; then
-		ln -s "$REF/$p" "$BIN/$p"
-	else
-		cat >"$BIN/$p" <<EOF
-#!/bin/bash
-in=\$(cat)
-if v=\$(printf '%s' "\$in" | jq -er '.cniVersion' 2>/dev/null) && [ "\$v" = 1.1.0 ]; then
-	in=\$(printf '%s' "\$in" | jq -c '.cniVersion = "1.0.0"')
-fi
-printf '%s' "\$in" | exec "$REF/$p"
-EOF
-		chmod +x "$BIN/$p"
-	fi
-done
+t_ref_ipam "$BIN" "$REF" host-local static
+
 cat >"$BIN/failipam" <<EOF
 #!/bin/sh
 cat >/dev/null
@@ -95,7 +80,7 @@ new_dev() {
 	t_name p "hq"
 	t_veth "$d" "$p"
 	# A veth destroyed with its pod leaves the state its ADD kept.
-	t_defer "rm -f '$STATE_DIR/$d'"
+	t_defer "[ ! -e '$STATE_DIR/$d' ] || rm -f '$STATE_DIR/$d'"
 	printf -v "$1" '%s' "$d"
 }
 
@@ -144,7 +129,7 @@ i=0
 for v in $VERSIONS; do
 	i=$((i + 1))
 	new_dev dev
-	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_mac mac "$dev"
 	t_netns pod
 	net="hl-${v//./}"
 	store=$DATA/$net
@@ -207,7 +192,7 @@ echo "# 2. L2 (no IPAM), selectors, static IPAM"
 for v in $VERSIONS; do
 	case $v in 0.1.0 | 0.2.0) continue ;; esac
 	new_dev dev
-	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_mac mac "$dev"
 	t_netns pod
 	conf=$(mkconf "$v" "l2" "{\"hwaddr\": \"$mac\"}")
 	t_cni ADD "$conf" CNI_NETNS="$pod_path"
@@ -243,7 +228,7 @@ detours() { grep -c "$DETOUR_MSG" "$1" 2>/dev/null || true; }
 # netns; DEL meets the same link (the original name taken in the pod) and
 # goes around it too.
 new_dev dev
-mac=$(t_link_json "" "$dev" | jq -r .address)
+t_mac mac "$dev"
 t_netns pod
 ip -n "$pod" link add "$dev" type veth peer name "${dev}p" || exit 1
 hdlog=$T_DIR/static.log
@@ -274,7 +259,7 @@ ip netns del "$pod"
 # direct, DEL cannot rename net1 to the original name in the pod and goes
 # through a temporary netns; the device comes home under its original name.
 new_dev dev
-mac=$(t_link_json "" "$dev" | jq -r .address)
+t_mac mac "$dev"
 t_netns pod
 hdlog=$T_DIR/delclash.log
 conf=$(mkconf 1.0.0 delclash "{\"device\": \"$dev\", \"logFile\": \"$hdlog\", \"logLevel\": \"debug\"}")
@@ -294,7 +279,7 @@ ip netns del "$pod"
 
 # CNI_IFNAME equal to the device's own name: no rename at all.
 new_dev dev
-mac=$(t_link_json "" "$dev" | jq -r .address)
+t_mac mac "$dev"
 t_netns pod
 t_cni ADD "$(mkconf 1.0.0 same "{\"device\": \"$dev\"}")" CNI_NETNS="$pod_path" CNI_IFNAME="$dev"
 t_ok "[same name] ADD exits 0"
@@ -322,7 +307,7 @@ t_ok "[empty CNI_NETNS] DEL exits 0"
 # b. the netns is gone and the kernel handed the device back under its pod
 #    name (what happens to a physical NIC): DEL gives it its name back.
 new_dev dev
-mac=$(t_link_json "" "$dev" | jq -r .address)
+t_mac mac "$dev"
 t_netns pod
 conf=$(mkconf 1.0.0 refund "{\"device\": \"$dev\"}")
 t_cni ADD "$conf" CNI_NETNS="$pod_path"
@@ -359,7 +344,7 @@ at_home "[refunded, name free again]" "$dev" true "$mac"
 #     comes back down; no state is left behind.
 for how in "pod there" "pod gone"; do
 	new_dev dev
-	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_mac mac "$dev"
 	ip link set "$dev" mtu 9000
 	ip link set "$dev" alias "uplink to tor switch port 12"
 	t_netns pod
@@ -383,7 +368,7 @@ for how in "pod there" "pod gone"; do
 	[ "$how" = "pod gone" ] || ip netns del "$pod"
 done
 new_dev dev
-mac=$(t_link_json "" "$dev" | jq -r .address)
+t_mac mac "$dev"
 ip link set "$dev" down
 t_netns pod
 conf=$(mkconf 1.0.0 restore "{\"hwaddr\": \"$mac\"}")
@@ -398,7 +383,7 @@ ip netns del "$pod"
 # c. the original name is taken in the host: DEL fails (code 104), the device
 #    stays in the pod as it was; once the name is free, DEL succeeds.
 new_dev dev
-mac=$(t_link_json "" "$dev" | jq -r .address)
+t_mac mac "$dev"
 t_netns pod
 conf=$(mkconf 1.0.0 clash "{\"device\": \"$dev\", \"ipam\": $(hostlocal 10.70.0.0/24)}")
 t_cni ADD "$conf" CNI_NETNS="$pod_path"
@@ -428,7 +413,7 @@ ip netns del "$pod"
 #    kernel named (CNI_IFNAME or devN) is renamed back to its alias.
 for alias in "uplink to tor switch port 12" "mgmt0"; do
 	new_dev dev
-	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_mac mac "$dev"
 	ip link set "$dev" alias "$alias"
 	conf=$(mkconf 1.0.0 live "{\"hwaddr\": \"$mac\"}")
 	t_cni DEL "$conf" CNI_NETNS=""
@@ -442,7 +427,7 @@ done
 # f. a CNI_NETNS path that is no netns any more (a plain file): gone, DEL
 #    succeeds and recovers a device the kernel handed back.
 new_dev dev
-mac=$(t_link_json "" "$dev" | jq -r .address)
+t_mac mac "$dev"
 stale=$T_DIR/stale-netns
 : >"$stale"
 ip link set "$dev" down
@@ -458,7 +443,7 @@ at_home "[stale netns path]" "$dev" false "$mac"
 #    an alias: DEL leaves both in the pod and succeeds.
 for sel in device hwaddr; do
 	new_dev dev
-	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_mac mac "$dev"
 	t_netns pod
 	if [ "$sel" = device ]; then
 		conf=$(mkconf 1.0.0 forged "{\"device\": \"$dev\"}")
@@ -487,7 +472,7 @@ done
 #    name as alias. DEL with the pod there renames it back; an ADD keeps the
 #    alias as the original name.
 new_dev dev
-mac=$(t_link_json "" "$dev" | jq -r .address)
+t_mac mac "$dev"
 t_netns pod
 conf=$(mkconf 1.0.0 killed "{\"hwaddr\": \"$mac\"}")
 ip link set "$dev" down
@@ -514,7 +499,7 @@ ip netns del "$pod"
 #     DEL finds it there and brings it home; a second DEL has nothing to do.
 for left in orig devN; do
 	new_dev dev
-	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_mac mac "$dev"
 	t_netns pod
 	ip link set "$dev" down
 	ip link set "$dev" alias "$dev"
@@ -556,7 +541,7 @@ fail_case() {
 	new_dev dev
 	[ "$up" == true ] || ip link set "$dev" down
 	ip link set "$dev" alias "admin-alias"
-	mac=$(t_link_json "" "$dev" | jq -r .address)
+	t_mac mac "$dev"
 	conf=${conf//@DEV@/$dev}
 	[ -n "${PRE_POD:-}" ] || t_netns pod
 	net=$(jq -r '.name' <<<"$conf")

@@ -40,26 +40,7 @@ IPAMLOG=$T_DIR/ipam.log
 mkdir -p "$BIN" "$DATA"
 T_ENV_PATH=$BIN
 
-# Debian's host-local and static (1.1.1) stop at cniVersion 1.0.0. When the
-# reference plugin does not list 1.1.0, a shim of the same name hands it the
-# 1.1.0 config relabelled 1.0.0 (the formats are the same); other versions
-# reach it byte for byte.
-for p in host-local static; do
-	if CNI_COMMAND=VERSION "$REF/$p" </dev/null 2>/dev/null |
-		jq -e '.supportedVersions | index("1.1.0")' >/dev/null; then
-		ln -s "$REF/$p" "$BIN/$p"
-	else
-		cat >"$BIN/$p" <<EOF
-#!/bin/bash
-in=\$(cat)
-if v=\$(printf '%s' "\$in" | jq -er '.cniVersion' 2>/dev/null) && [ "\$v" = 1.1.0 ]; then
-	in=\$(printf '%s' "\$in" | jq -c '.cniVersion = "1.0.0"')
-fi
-printf '%s' "\$in" | exec "$REF/$p"
-EOF
-		chmod +x "$BIN/$p"
-	fi
-done
+t_ref_ipam "$BIN" "$REF" host-local static
 
 # failipam: ADD fails with a CNI error; every call is logged.
 cat >"$BIN/failipam" <<EOF
