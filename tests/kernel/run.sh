@@ -14,7 +14,6 @@
 #   UML_SUITES   comma-separated (default common-net,ipoib,macvlan,host-device)
 #   UML_SUITES_<release>
 #                the suites of that kernel only, in place of UML_SUITES
-#                (run-all.sh splits the suites between the kernels)
 #   UML_TIMEOUT  seconds a guest may take before it is stopped and its
 #                unfinished suites fail (default 1800)
 #   UML_VERSIONS the CNI versions of the macvlan and host-device suites' full
