@@ -370,8 +370,10 @@ t_err() {
 			"$(t_last_run)"
 		return
 	fi
-	# One jq for both: "CODE MSG", nothing when the code is not a number.
-	if ! got_msg=$(jq -er '"\(.code | numbers) \(.msg // "")"' <<<"$T_OUT" 2>/dev/null); then
+	# One jq for both: "CODE MSG", nothing when the code is not a number or
+	# stdout is not exactly one JSON document.
+	if ! got_msg=$(jq -ser 'select(length == 1) | .[0] | "\(.code | numbers) \(.msg // "")"' \
+		<<<"$T_OUT" 2>/dev/null); then
 		t_fail "$desc" "expected error JSON with a numeric code on stdout" "$(t_last_run)"
 		return
 	fi
