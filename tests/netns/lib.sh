@@ -255,7 +255,8 @@ t_cni() {
 # callable from BIN at every CNI version. Debian's host-local and static
 # (1.1.1) stop at cniVersion 1.0.0: where the plugin does not list 1.1.0, a
 # shim of the same name hands it a 1.1.0 config relabelled 1.0.0 (the formats
-# are the same); other versions reach it byte for byte. Under user-mode Linux
+# are the same); other versions reach it unchanged but for a trailing newline
+# (JSON does not mind; a pipe from printf would cost a fork). Under user-mode Linux
 # every process costs 50 to 130 ms: the shim is one bash that reads and
 # relabels without a fork, and calls jq only for a config whose top-level
 # label is not where `jq -c` puts it.
