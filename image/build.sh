@@ -4,11 +4,19 @@
 # build directory per architecture:
 #
 #   image             slot                          binaries
-#   cni-rdma-plugins  secondaryNetwork.cniPlugins   macvlan host-device
+#   cni-rdma-plugins  secondaryNetwork.cniPlugins   macvlan host-device tuning sbr
+#                                                   static dummy tap, and carried
 #   cni-rdma-ipoib    secondaryNetwork.ipoib        ipoib
 #
 # each with cni-install as its default command, which installs what the
 # image holds. nv-ipam and nv-ipam-tool are the nv-ipam image's, not in these.
+# "carried": the binaries of the reference plugins image this suite does not
+# build (bridge host-local ipvlan vlan ptp loopback portmap bandwidth firewall
+# vrf dhcp), unchanged from Debian's containernetworking-plugins package of
+# the same architecture (image/carried.sh), so that a node whose cniPlugins
+# slot takes this image still finds every binary the reference image put
+# there. Their version is in the image's labels and in its
+# /opt/cni-rdma-plugins/carried, which `cni-install --version` prints.
 #
 # With one architecture an image is REPOSITORY/NAME:TAG in podman's storage.
 # With several, each architecture's image is REPOSITORY/NAME:TAG-ARCH there,
@@ -35,11 +43,15 @@ push_to=${PUSH_TO:-oci:$out/oci/}
 podman=${PODMAN:-podman}
 
 images=(cni-rdma-plugins cni-rdma-ipoib)
-declare -A binaries=([cni-rdma-plugins]="macvlan host-device" [cni-rdma-ipoib]="ipoib")
+declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap"
+	[cni-rdma-ipoib]="ipoib")
+declare -A carries=([cni-rdma-plugins]=1)
 declare -A slot=([cni-rdma-plugins]=secondaryNetwork.cniPlugins [cni-rdma-ipoib]=secondaryNetwork.ipoib)
 # Where a build directory keeps each binary.
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
-	[host-device]=plugins/host-device/host-device [cni-install]=tools/cni-install/cni-install)
+	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
+	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
+	[tap]=plugins/tap/tap [cni-install]=tools/cni-install/cni-install)
 # Per architecture: readelf's name of the machine, the binutils that strip it.
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
 declare -A strip=([amd64]=x86_64-linux-gnu-strip [arm64]=aarch64-linux-gnu-strip)
@@ -103,22 +115,28 @@ for name in "${images[@]}"; do
 	for i in "${!dirs[@]}"; do
 		dir=${dirs[$i]} arch=${archs[$i]}
 		c=$out/context/$name-$arch
-		mkdir -p "$c/bin"
+		mkdir -p "$c/opt/bin"
 		# Stripped: debug sections are never loaded, but every node pulls them.
 		install -s --strip-program="${strip[$arch]}" -m 0755 "$dir/${built[cni-install]}" "$c/cni-install"
 		for b in ${binaries[$name]}; do
-			install -s --strip-program="${strip[$arch]}" -m 0755 "$dir/${built[$b]}" "$c/bin/$b"
+			install -s --strip-program="${strip[$arch]}" -m 0755 "$dir/${built[$b]}" "$c/opt/bin/$b"
 		done
+		carried=
+		if [ -n "${carries[$name]:-}" ]; then
+			carried=$(bash "$(dirname "$0")/carried.sh" "$arch" "$c/opt/bin")
+			echo "$carried" >"$c/opt/carried"
+		fi
 		ref=$repository/$name:$tag
 		[ ${#dirs[@]} -eq 1 ] || ref+=-$arch
 		forget "$ref"
 		# No cache: podman 4.3 takes a cached FROM scratch layer for another platform.
 		"$podman" build --no-cache --network none --pull=never --platform "linux/$arch" \
 			--build-arg "VERSION=$version" --build-arg "TITLE=$name" \
-			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install" \
+			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install${carried:+; carried unchanged: $carried}" \
+			--build-arg "CARRIED=$carried" \
 			-f "$containerfile" -t "$ref" "$c" >/dev/null
 		refs+=("$ref")
-		echo "built $ref ($arch, ${slot[$name]}): $(cd "$c" && du -b cni-install bin/* | awk '{printf "%s%s %d", s, $2, $1; s=", "}')"
+		echo "built $ref ($arch, ${slot[$name]}): $(cd "$c" && du -b cni-install opt/bin/* | awk '{printf "%s%s %d", s, $2, $1; s=", "}')"
 	done
 	if [ ${#dirs[@]} -gt 1 ]; then
 		list=$repository/$name:$tag-list

@@ -9,7 +9,11 @@
 # alone, that both slots' DaemonSets starting together on one directory each
 # install their own, that a second run leaves them untouched, that SIGTERM
 # stops it at once with exit status 0, and that the installed macvlan and
-# host-device do ADD/CHECK/DEL in a throwaway netns.
+# host-device do ADD/CHECK/DEL in a throwaway netns (macvlan then tuning and
+# sbr, as a multi-rail profile chains them, with the installed static as IPAM).
+# The cniPlugins image also carries Debian's builds of the reference plugins
+# this suite does not make: installed unchanged, their version in the label
+# and in cni-install --version.
 # Then the nv-ipam image (ninja image-nv-ipam): /ipam-node with its shared
 # libraries and the static /nv-ipam and /nv-ipam-tool, no shell; ipam-node run
 # with the DaemonSet's mounts installs the two and writes nv-ipam.conf (the
@@ -22,7 +26,14 @@ set -uo pipefail
 build=${1:?usage: $0 BUILD_DIR [REFERENCE_CNI_DIR]}
 ref=${2:-/usr/lib/cni}
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
-	[host-device]=plugins/host-device/host-device)
+	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
+	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
+	[tap]=plugins/tap/tap)
+# The cniPlugins image's: ours, then Debian's (image/carried.sh), in cni-install's order.
+ours=(macvlan host-device tuning sbr static dummy tap)
+carried=(bridge host-local ipvlan vlan ptp loopback portmap bandwidth firewall vrf dhcp)
+slot_set="${ours[*]} ${carried[*]}"
+sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (podman, netns)"; exit 77; }
 for p in podman readelf ip jq; do
@@ -92,7 +103,8 @@ config() {
 }
 for img in "$plugins" "$ipoib"; do
 	if [ "$img" = "$plugins" ]; then
-		slot=cniPlugins want=$(printf '%s\n' opt/cni-rdma-plugins/bin/{host-device,macvlan} usr/bin/cni-install)
+		slot=cniPlugins want=$({ printf 'opt/cni-rdma-plugins/bin/%s\n' $slot_set
+			echo opt/cni-rdma-plugins/carried; echo usr/bin/cni-install; } | sort)
 	else
 		slot=ipoib want=$(printf '%s\n' opt/cni-rdma-plugins/bin/ipoib usr/bin/cni-install)
 	fi
@@ -104,6 +116,14 @@ for img in "$plugins" "$ipoib"; do
 done
 check "the default command is cni-install" \
 	bash -c '[[ $(podman run --rm "${@:2}" "$1" --version) == "cni-install "* ]]' _ "$plugins" "${run_args[@]}"
+deb_version=$(dpkg-query -W -f='${Version}' containernetworking-plugins)
+carried_line="containernetworking-plugins $deb_version (Debian): ${carried[*]}"
+check "cni-install --version names what the image carries: $carried_line" \
+	bash -c '[ "$(podman run --rm "${@:3}" "$1" --version | sed -n "s/^carried unchanged: //p")" = "$2" ]' \
+	_ "$plugins" "$carried_line" "${run_args[@]}"
+check "so does its label" [ "$(podman image inspect -f '{{index .Labels "io.github.cni-rdma-plugins.carried"}}' "$plugins")" = "$carried_line" ]
+check "the ipoib image carries nothing" \
+	bash -c '[ "$(podman run --rm "${@:2}" "$1" --version | grep -c "^carried")" = 0 ]' _ "$ipoib" "${run_args[@]}"
 
 # start NAME IMAGE HOSTDIR: the image's default command with HOSTDIR at
 # /host/opt/cni/bin, as the DaemonSets run it.
@@ -135,6 +155,11 @@ installed() {
 	[ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c %a "$f")" = 755 ] && static "$f" &&
 		strip -o "$tmp/stripped" "$build/${built[$1]}" && cmp -s "$tmp/stripped" "$f"
 }
+# installed_carried NAME DIR: DIR/NAME is Debian's, byte for byte, a regular file of mode 0755.
+installed_carried() {
+	local f=$2/$1
+	[ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c %a "$f")" = 755 ] && cmp -s "$ref/$1" "$f"
+}
 # theirs DIR NAME...: files another image put there (a marker each), and their state.
 theirs() {
 	local dir=$1
@@ -153,15 +178,18 @@ theirs "$hostdir" nv-ipam nv-ipam-tool
 nvipam_before=$(state "$hostdir" nv-ipam nv-ipam-tool)
 start "cni-image-a-$tag" "$plugins" "$hostdir"
 check "installed, then waits for SIGTERM" waiting "cni-image-a-$tag"
-for name in macvlan host-device; do
+for name in "${ours[@]}"; do
 	check "$name: the build's binary, stripped, static, a regular file of mode 0755" installed "$name" "$hostdir"
 done
+for name in "${carried[@]}"; do
+	check "$name: Debian's $deb_version, unchanged, mode 0755" installed_carried "$name" "$hostdir"
+done
 check "the log names the image's set" \
-	bash -c 'podman logs "$1" 2>&1 | grep -q "installing macvlan host-device (what /opt/cni-rdma-plugins/bin holds) into /host/opt/cni/bin"' _ "cni-image-a-$tag"
+	bash -c 'podman logs "$1" 2>&1 | grep -q "installing $2 (what /opt/cni-rdma-plugins/bin holds) into /host/opt/cni/bin"' _ "cni-image-a-$tag" "$slot_set"
 check "nv-ipam and nv-ipam-tool of the nv-ipam image left alone" \
 	[ "$nvipam_before" = "$(state "$hostdir" nv-ipam nv-ipam-tool)" ]
 check "no ipoib, nothing else in the directory: $(ls -A "$hostdir" | tr '\n' ' ')" \
-	[ "$(ls -A "$hostdir" | sort | tr '\n' ' ')" = "host-device macvlan nv-ipam nv-ipam-tool " ]
+	[ "$(ls -A "$hostdir" | sort | tr '\n' ' ')" = "$(sorted $slot_set nv-ipam nv-ipam-tool)" ]
 # The kubelet sends SIGKILL 30 s after SIGTERM (podman stop below too):
 # well under that means SIGTERM ended it. podman's own start-up takes most of
 # the time (up to 3.5 s measured with the machine's 2 CPUs busy); cni-install's
@@ -176,7 +204,8 @@ start "cni-image-b-$tag" "$plugins" "$hostdir"
 check "second container waits for SIGTERM" waiting "cni-image-b-$tag"
 check "same inodes and mtimes as after the first run" [ "$before" = "$(stat -c '%n %i %Y' "$hostdir"/*)" ]
 check "its log says each was left alone" \
-	bash -c '[ "$(podman logs "$1" 2>&1 | grep -c "left alone")" -eq 2 ]' _ "cni-image-b-$tag"
+	bash -c '[ "$(podman logs "$1" 2>&1 | grep -c "left alone")" -eq "$2" ]' _ "cni-image-b-$tag" \
+	"$(wc -w <<<"$slot_set")"
 t0=$(date +%s%N)
 podman stop -t 30 "cni-image-b-$tag" >/dev/null
 ms=$((($(date +%s%N) - t0) / 1000000))
@@ -215,11 +244,11 @@ start "cni-image-f-$tag" "$ipoib" "$bothdir"
 check "both install, then wait for SIGTERM" \
 	bash -c 'waiting() { for _ in $(seq 300); do podman logs "$1" 2>&1 | grep -q "waiting for SIGTERM" && return 0; sleep 0.1; done; return 1; }; waiting "$1" && waiting "$2"' \
 	_ "cni-image-e-$tag" "cni-image-f-$tag"
-for name in macvlan host-device ipoib; do
+for name in "${ours[@]}" ipoib; do
 	check "$name in place" installed "$name" "$bothdir"
 done
-check "those three and nothing else: $(ls -A "$bothdir" | tr '\n' ' ')" \
-	[ "$(ls -A "$bothdir" | sort | tr '\n' ' ')" = "host-device ipoib macvlan " ]
+check "the two images' sets and nothing else: $(ls -A "$bothdir" | tr '\n' ' ')" \
+	[ "$(ls -A "$bothdir" | sort | tr '\n' ' ')" = "$(sorted $slot_set ipoib)" ]
 check "the ipoib image installed only ipoib" \
 	bash -c '[ "$(podman logs "$1" 2>&1 | grep -c " installed \|left alone")" -eq 1 ] &&
 		podman logs "$1" 2>&1 | grep -q "installing ipoib (what"' _ "cni-image-f-$tag"
@@ -249,6 +278,23 @@ for plugin in macvlan host-device; do
 	check_conf=$(jq -c --argjson prev "${res:-null}" '. + {prevResult: $prev}' <<<"$conf")
 	cni "$plugin" CHECK "$check_conf" >/dev/null
 	check "$plugin CHECK" [ $? -eq 0 ]
+	if [ "$plugin" = macvlan ]; then
+		# The rail as NVIDIA's multi-rail profile renders it: then tuning, then sbr.
+		tconf=$(jq -c --argjson prev "$res" '{cniVersion, name, type: "tuning", prevResult: $prev,
+			sysctl: {"net.ipv4.conf.net1.arp_ignore": "1"}}' <<<"$conf")
+		tres=$(cni tuning ADD "$tconf")
+		check "tuning ADD after it, from the installed copy" [ $? -eq 0 ]
+		check "tuning: arp_ignore 1 on net1" \
+			[ "$(ip netns exec "$ns" cat /proc/sys/net/ipv4/conf/net1/arp_ignore)" = 1 ]
+		sconf=$(jq -c --argjson prev "${tres:-null}" '{cniVersion, name, type: "sbr", prevResult: $prev}' <<<"$conf")
+		cni sbr ADD "$sconf" >/dev/null
+		check "sbr ADD after tuning, from the installed copy" [ $? -eq 0 ]
+		check "sbr: a rule from 10.77.0.2 into table 100" \
+			bash -c 'ip -n "$1" rule show | grep -q "from 10.77.0.2 lookup 100"' _ "$ns"
+		cni sbr DEL "$sconf" >/dev/null && cni tuning DEL "$tconf" >/dev/null
+		check "sbr and tuning DEL" [ $? -eq 0 ]
+		check "no rule into table 100 left" bash -c '! ip -n "$1" rule show | grep -q "lookup 100"' _ "$ns"
+	fi
 	cni "$plugin" DEL "$check_conf" >/dev/null
 	check "$plugin DEL" [ $? -eq 0 ]
 	check "$plugin: net1 gone from the pod" bash -c '! ip -n "$1" link show net1 >/dev/null 2>&1' _ "$ns"

@@ -18,9 +18,13 @@ set -uo pipefail
 native=${1:?usage: $0 NATIVE_BUILD_DIR ARM64_BUILD_DIR}
 arm64=${2:?usage: $0 NATIVE_BUILD_DIR ARM64_BUILD_DIR}
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
-	[host-device]=plugins/host-device/host-device [nv-ipam]=ipam/nv-ipam/nv-ipam
+	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
+	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
+	[tap]=plugins/tap/tap [nv-ipam]=ipam/nv-ipam/nv-ipam
 	[nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool [cni-install]=tools/cni-install/cni-install)
-declare -A slot=([cni-rdma-plugins]="host-device macvlan" [cni-rdma-ipoib]="ipoib")
+declare -A slot=([cni-rdma-plugins]="dummy host-device macvlan sbr static tap tuning" [cni-rdma-ipoib]="ipoib")
+# Debian's builds the cniPlugins image carries unchanged (image/carried.sh), sorted.
+declare -A carried=([cni-rdma-plugins]="bandwidth bridge dhcp firewall host-local ipvlan loopback portmap ptp vlan vrf")
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
 declare -A strip=([amd64]=x86_64-linux-gnu-strip [arm64]=aarch64-linux-gnu-strip)
 declare -A dir=([amd64]=$native [arm64]=$arm64)
@@ -96,9 +100,9 @@ for name in cni-rdma-plugins cni-rdma-ipoib; do
 			tar -xf "$(blob "$layout" "$layer")" -C "$root"
 		done
 		files=$(cd "$root" && find . -type f | sort | tr '\n' ' ')
-		want=
-		for b in ${slot[$name]}; do want+="./opt/cni-rdma-plugins/bin/$b "; done
-		want+="./usr/bin/cni-install "
+		want=$({ for b in ${slot[$name]} ${carried[$name]:-}; do echo "./opt/cni-rdma-plugins/bin/$b"; done
+			[ -z "${carried[$name]:-}" ] || echo ./opt/cni-rdma-plugins/carried
+			echo ./usr/bin/cni-install; } | sort | tr '\n' ' ')
 		check "$name $arch: $files(nothing else)" [ "$files" = "$want" ]
 		for b in ${slot[$name]} cni-install; do
 			f=$root/opt/cni-rdma-plugins/bin/$b
@@ -108,6 +112,11 @@ for name in cni-rdma-plugins cni-rdma-ipoib; do
 				bash -c '[ "$(cat)" = "static $2" ] && cmp -s "$1" "$3"' _ "$f" "${machine[$arch]}" \
 				"$tmp/stripped" < <(elf "$f")
 		done
+		for b in ${carried[$name]:-}; do
+			f=$root/opt/cni-rdma-plugins/bin/$b
+			check "$name $arch: $b is Debian's, $(elf "$f")" \
+				[ "$(elf "$f")" = "dynamic ${machine[$arch]}" ]
+		done
 		[ "$arch" = arm64 ] || continue
 		host=$tmp/host-$name
 		mkdir "$host"
@@ -115,9 +124,9 @@ for name in cni-rdma-plugins cni-rdma-ipoib; do
 		log=$(qemu-aarch64 "$root/usr/bin/cni-install" --src-dir "$root/opt/cni-rdma-plugins/bin" \
 			--cni-bin-dir "$host" --no-sleep 2>&1)
 		check "$name arm64: its cni-install under qemu-user exits 0" [ $? -eq 0 ]
-		check "  ... installs ${slot[$name]} and nothing else: $(ls "$host" | tr '\n' ' ')" \
-			[ "$(ls "$host" | tr '\n' ' ')" = "$(echo ${slot[$name]} nv-ipam | tr ' ' '\n' | sort | tr '\n' ' ')" ]
-		for b in ${slot[$name]}; do
+		check "  ... installs ${slot[$name]} ${carried[$name]:-} and nothing else: $(ls "$host" | tr '\n' ' ')" \
+			[ "$(ls "$host" | tr '\n' ' ')" = "$(echo ${slot[$name]} ${carried[$name]:-} nv-ipam | tr ' ' '\n' | sort | tr '\n' ' ')" ]
+		for b in ${slot[$name]} ${carried[$name]:-}; do
 			check "  ... $b is the image's" cmp -s "$root/opt/cni-rdma-plugins/bin/$b" "$host/$b"
 		done
 	done

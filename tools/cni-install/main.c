@@ -9,16 +9,31 @@
 #include <sys/stat.h>
 
 #include "common/util/cleanup.h"
+#include "common/util/file.h"
 #include "common/util/log.h"
 #include "tools/cni-install/install.h"
 
 /* Where the image keeps the binaries (Containerfile). */
 #define DEFAULT_SRC_DIR "/opt/cni-rdma-plugins/bin"
+/*
+ * Beside SRC-DIR, in the cniPlugins image: which binaries it carries unchanged
+ * from another project's package, and at which version (image/build.sh writes it).
+ */
+#define CARRIED_FILE "../carried"
 /* Where the Network Operator's DaemonSets mount the host's CNI bin directory. */
 #define DEFAULT_CNI_BIN_DIR "/host/opt/cni/bin"
 
-/* The interface plugins an image may bring; each image brings its slot's. */
-static const char *const suite[] = { "macvlan", "ipoib", "host-device" };
+/*
+ * The binaries an image may bring; each image brings its slot's. The suite's
+ * own first, then those the cniPlugins image carries unchanged from Debian's
+ * containernetworking-plugins: a node that takes that image for the slot
+ * must still find every binary the reference image installs there.
+ */
+static const char *const suite[] = {
+	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap",
+	"bridge", "host-local", "ipvlan", "vlan", "ptp", "loopback", "portmap", "bandwidth",
+	"firewall", "vrf", "dhcp",
+};
 
 /*
  * Installed by the nv-ipam image alone: one owner per binary on a node, so
@@ -31,6 +46,7 @@ struct options {
 	const char *src_dir;
 	const char *ipoib_bin_file;
 	bool no_sleep;
+	bool version;
 	bool by_name;
 	bool named[ARRAY_SIZE(suite)];
 	bool chosen[ARRAY_SIZE(suite)];
@@ -40,23 +56,48 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: cni-install [OPTIONS] [BINARY...]\n"
-		"Copies the interface plugins this image brings (those of macvlan ipoib\n"
-		"host-device found in SRC-DIR, or the BINARYs named) into the CNI bin\n"
-		"directory, each atomically (temporary file in that directory, fsync, mode,\n"
-		"rename, directory fsync), leaves identical ones alone, then waits for SIGTERM\n"
-		"or SIGINT and exits 0. nv-ipam and nv-ipam-tool come from the nv-ipam image.\n"
+		"Copies the CNI plugins this image brings (those found in SRC-DIR, or the\n"
+		"BINARYs named) into the CNI bin directory, each atomically (temporary file\n"
+		"in that directory, fsync, mode, rename, directory fsync), leaves identical\n"
+		"ones alone, then waits for SIGTERM or SIGINT and exits 0. nv-ipam and\n"
+		"nv-ipam-tool come from the nv-ipam image.\n"
+		"\n"
+		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap (this\n"
+		"suite's) or bridge host-local ipvlan vlan ptp loopback portmap bandwidth\n"
+		"firewall vrf dhcp (carried unchanged from Debian's containernetworking-plugins;\n"
+		"--version says which release).\n"
 		"\n"
 		"  --cni-bin-dir=DIR      target directory, must exist [%s]\n"
 		"  --src-dir=DIR          where the image keeps its binaries [%s]\n"
 		"  --ipoib-bin-file=FILE  the ipoib binary to install [SRC-DIR/ipoib]\n"
 		"  --no-sleep             exit after installing (init containers)\n"
 		"  -h, --help             this text\n"
-		"      --version          print the version\n"
+		"      --version          print the version, and that of the binaries carried\n"
 		"\n"
 		"Options also take the value as the next argument and a single dash, as the\n"
 		"reference images' entrypoints do. Exit status: 0 after installing and a\n"
 		"termination signal (or at once with --no-sleep), 1 on an error.\n",
 		DEFAULT_CNI_BIN_DIR, DEFAULT_SRC_DIR);
+}
+
+/*
+ * The image's own record of what it carries, as it is: a line such as
+ * "containernetworking-plugins 1.1.1+ds1-3+b5 (Debian): bridge host-local ...".
+ * An image that carries nothing has none.
+ */
+static void print_version(const char *src_dir)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[4096];
+	size_t len;
+
+	printf("cni-install %s\n", PROJECT_VERSION);
+	if (snprintf(path, sizeof(path), "%s/%s", src_dir, CARRIED_FILE) >= (int)sizeof(path) ||
+	    file_read(path, 4096, &text, &len) < 0)
+		return;
+	printf("carried unchanged: %.*s", (int)len, text);
+	if (len > 0 && text[len - 1] != '\n')
+		putchar('\n');
 }
 
 static int name_index(const char *const *names, size_t n, const char *name)
@@ -102,8 +143,9 @@ static int parse(int argc, char **argv, struct options *o)
 			usage(stdout);
 			return 1;
 		case OPT_VERSION:
-			printf("cni-install %s\n", PROJECT_VERSION);
-			return 1;
+			/* After the loop: --src-dir may come after it. */
+			o->version = true;
+			break;
 		default:
 			fprintf(stderr, "cni-install: unknown option or missing value: %s\n",
 				argv[optind - 1]);
@@ -120,11 +162,15 @@ static int parse(int argc, char **argv, struct options *o)
 			return -1;
 		}
 		if (k < 0) {
-			fprintf(stderr, "cni-install: unknown binary \"%s\" (one of macvlan ipoib "
-					"host-device)\n", argv[i]);
+			fprintf(stderr, "cni-install: unknown binary \"%s\" (--help lists them)\n",
+				argv[i]);
 			return -1;
 		}
 		o->named[k] = true;
+	}
+	if (o->version) {
+		print_version(o->src_dir);
+		return 1;
 	}
 	if (o->cni_bin_dir[0] != '/') {
 		fprintf(stderr, "cni-install: --cni-bin-dir must be an absolute path, got \"%s\"\n",
@@ -179,8 +225,8 @@ static int choose(struct options *o)
 		any |= o->chosen[i];
 	}
 	if (!any) {
-		fprintf(stderr, "cni-install: %s holds none of macvlan ipoib host-device: "
-				"nothing to install\n", o->src_dir);
+		fprintf(stderr, "cni-install: %s holds none of the binaries an image may bring "
+				"(--help lists them): nothing to install\n", o->src_dir);
 		return -1;
 	}
 	return 0;
@@ -196,7 +242,7 @@ static void lock_held(const char *dir)
 static int install_all(const struct options *o, const sigset_t *stop)
 {
 	_cleanup_close_ int dirfd = -1;
-	char set[sizeof(" macvlan ipoib host-device")] = "";
+	char set[512] = "";
 	int r, failed = 0;
 
 	r = install_lock(o->cni_bin_dir, stop, lock_held, &dirfd);
