@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The kernel matrix: the netns suites (common/net, ipoib, macvlan,
-# host-device; the hostile suite is left to the host run) under Debian's
+# host-device, tuning, sbr, static, dummy, tap and the multi-rail chains; the
+# hostile suite is left to the host run) under Debian's
 # user-mode Linux kernels, 5.10 (bullseye) and 6.1 (bookworm), one after the
 # other, each as one UML guest booted on the host's root (read-only, hostfs)
 # that runs the plugins of BUILD_DIR.
@@ -11,7 +12,8 @@
 #   UML_CACHE    where the packages are kept between runs
 #                (default /var/cache/cni-rdma-plugins/uml)
 #   UML_KERNELS  Debian releases whose kernel runs (default "bullseye bookworm")
-#   UML_SUITES   comma-separated (default common-net,ipoib,macvlan,host-device)
+#   UML_SUITES   comma-separated (default common-net,ipoib,macvlan,host-device,
+#                tuning,sbr,static,dummy,tap,multirail)
 #   UML_SUITES_<release>
 #                the suites of that kernel only, in place of UML_SUITES
 #   UML_TIMEOUT  seconds a guest may take before it is stopped and its
@@ -36,7 +38,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cache=${UML_CACHE:-/var/cache/cni-rdma-plugins/uml}
 kernels=${UML_KERNELS:-bullseye bookworm}
-suites=${UML_SUITES:-common-net,ipoib,macvlan,host-device}
+suites=${UML_SUITES:-common-net,ipoib,macvlan,host-device,tuning,sbr,static,dummy,tap,multirail}
 limit=${UML_TIMEOUT:-1800}
 versions=${UML_VERSIONS:-1.1.0}
 out=${UML_OUT:-$build/kernel-matrix}
@@ -50,7 +52,9 @@ ip netns del "$probe"
 
 fail() { echo "FAIL: $*"; exit 1; }
 bins=("$build/plugins/macvlan/macvlan" "$build/plugins/ipoib/ipoib"
-	"$build/plugins/host-device/host-device" "$build/tests/netns/test-net")
+	"$build/plugins/host-device/host-device" "$build/plugins/tuning/tuning" "$build/plugins/sbr/sbr"
+	"$build/ipam/static/static" "$build/plugins/dummy/dummy" "$build/plugins/tap/tap"
+	"$build/ipam/nv-ipam/nv-ipam" "$build/ipam/nv-ipam/tool/nv-ipam-tool" "$build/tests/netns/test-net")
 for b in "${bins[@]}"; do
 	[ -x "$b" ] || fail "$b is not built (a build with -Dnetns_tests=enabled)"
 done
