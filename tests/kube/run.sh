@@ -5,7 +5,8 @@
 #
 # Usage: run.sh BUILD_DIR [CASE...]     (cases: the tests/kube/case-*.sh names; default all,
 #                                         daemonset-end only after daemonset-start,
-#                                         sandbox-lost only after controller-deploy)
+#                                         sandbox-lost and multirail only after
+#                                         controller-deploy)
 # Environment:
 #   KUBE_KIT     the kit (default: ../shared/k8s beside the source tree)
 #   KUBE_DIR     the kit's directory (default: BUILD_DIR/kube-kit; its bin/ is kept by
@@ -38,11 +39,11 @@ done
 
 # daemonset-start leaves a pod's DEL lost and daemonset-end waits for the cleaner to free
 # its address (4 minutes with the operator's settings): the other cases run meanwhile.
-# controller-deploy needs the kubelet daemonset-end starts again; sandbox-lost, the
-# DaemonSet controller-deploy leaves running.
+# controller-deploy needs the kubelet daemonset-end starts again; sandbox-lost and
+# multirail, the DaemonSet controller-deploy leaves running.
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(daemonset-start api-client node controller-election controller-churn
-	controller-webhook daemonset-end controller-deploy sandbox-lost)
+	controller-webhook daemonset-end controller-deploy sandbox-lost multirail)
 
 work=$(mktemp -d /tmp/kube-suite.XXXXXX)
 # The DaemonSet's nv-ipam.conf sends nv-ipam's log to /var/log/nv-ipam-cni.log, the
