@@ -212,6 +212,19 @@ static int check_version(const struct cni_conf *conf, const struct cni_result *r
 	return 0;
 }
 
+/* Another reference to @member (when there is one) under @key in @wrap. */
+static int wrap_add(struct json_object *wrap, const char *key, struct json_object *member,
+		    struct cni_err *err)
+{
+	if (!member)
+		return 0;
+	if (json_object_object_add(wrap, key, json_object_get(member)) < 0) {
+		json_object_put(member);
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 /*
  * ipam.routes and ipam.dns have the form of a result's routes and dns: they are read by
  * the result parser, from an object that holds just those two members.
@@ -228,9 +241,9 @@ static int load_routes_dns(struct json_object *ipam, struct cni_result *res, str
 	if ((r = cjson_get_typed(ipam, "routes", json_type_array, &routes, err)) < 0 ||
 	    (r = cjson_get_typed(ipam, "dns", json_type_object, &dns, err)) < 0)
 		return cni_err_prefix(err, r, "ipam");
-	if ((routes && json_object_object_add(wrap, "routes", json_object_get(routes)) < 0) ||
-	    (dns && json_object_object_add(wrap, "dns", json_object_get(dns)) < 0))
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if ((r = wrap_add(wrap, "routes", routes, err)) < 0 ||
+	    (r = wrap_add(wrap, "dns", dns, err)) < 0)
+		return r;
 	r = cni_result_from_object(wrap, "1.1.0", &parsed, err);
 	if (r < 0)
 		return cni_err_prefix(err, r, "ipam");
