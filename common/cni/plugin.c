@@ -245,11 +245,13 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *
 	case CNI_CMD_CHECK:
 		r = p->check(ctx, err);
 		break;
+	/* An IPAM plugin's own ipam.type names itself: it never delegates. */
 	case CNI_CMD_STATUS:
-		r = p->status ? p->status(ctx, err) : cni_ipam_run(ctx, CNI_CMD_STATUS, NULL, err);
+		r = p->status ? p->status(ctx, err) :
+		    p->ipam   ? 0 : cni_ipam_run(ctx, CNI_CMD_STATUS, NULL, err);
 		break;
 	case CNI_CMD_GC:
-		r = p->gc ? p->gc(ctx, err) : cni_ipam_run(ctx, CNI_CMD_GC, NULL, err);
+		r = p->gc ? p->gc(ctx, err) : p->ipam ? 0 : cni_ipam_run(ctx, CNI_CMD_GC, NULL, err);
 		break;
 	case CNI_CMD_NONE:
 	case CNI_CMD_VERSION:

@@ -34,7 +34,7 @@ struct cni_plugin {
 	int (*add)(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err);
 	int (*del)(const struct cni_ctx *ctx, struct cni_err *err);
 	int (*check)(const struct cni_ctx *ctx, struct cni_err *err);
-	/* NULL: forwarded to IPAM when there is one, success otherwise. */
+	/* NULL: forwarded to IPAM when there is one, success otherwise (always for an IPAM plugin). */
 	int (*status)(const struct cni_ctx *ctx, struct cni_err *err);
 	int (*gc)(const struct cni_ctx *ctx, struct cni_err *err);
 };
