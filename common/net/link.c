@@ -297,6 +297,10 @@ static int child_linkinfo(struct nl_msg *msg, const struct net_child *c)
 		kind = "ipoib";
 		fill = ipoib_fill_data;
 		break;
+	case NET_CHILD_DUMMY:
+		/* No IFLA_INFO_DATA at all, as `ip link add ... type dummy` sends. */
+		kind = "dummy";
+		break;
 	}
 	if (!kind)
 		return -EINVAL;
@@ -304,6 +308,8 @@ static int child_linkinfo(struct nl_msg *msg, const struct net_child *c)
 	info = nla_nest_start(msg, IFLA_LINKINFO);
 	if (!info || nla_put(msg, IFLA_INFO_KIND, (int)strlen(kind), kind) < 0)
 		return -EMSGSIZE;
+	if (!fill)
+		return nla_nest_end(msg, info) < 0 ? -EMSGSIZE : 0;
 	data = nla_nest_start(msg, IFLA_INFO_DATA);
 	if (!data)
 		return -EMSGSIZE;
@@ -322,7 +328,8 @@ static int create_msg(const struct net_child *c, struct nl_msg **ret)
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	int r;
 
-	if (!c || !c->name || !*c->name || strlen(c->name) >= IFNAMSIZ || c->master_ifindex <= 0)
+	if (!c || !c->name || !*c->name || strlen(c->name) >= IFNAMSIZ ||
+	    (c->kind == NET_CHILD_DUMMY ? c->master_ifindex != 0 : c->master_ifindex <= 0))
 		return -EINVAL;
 	if (c->hwaddr && (c->hwaddr_len == 0 || c->hwaddr_len > HWADDR_MAX))
 		return -EINVAL;
@@ -335,7 +342,7 @@ static int create_msg(const struct net_child *c, struct nl_msg **ret)
 	if (r < 0)
 		return r;
 	if (nla_put_string(msg, IFLA_IFNAME, c->name) < 0 ||
-	    nla_put_u32(msg, IFLA_LINK, (uint32_t)c->master_ifindex) < 0)
+	    (c->master_ifindex > 0 && nla_put_u32(msg, IFLA_LINK, (uint32_t)c->master_ifindex) < 0))
 		return -EMSGSIZE;
 	if (c->netns_fd >= 0 && nla_put_u32(msg, IFLA_NET_NS_FD, (uint32_t)c->netns_fd) < 0)
 		return -EMSGSIZE;

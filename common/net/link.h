@@ -30,13 +30,14 @@ struct net_link {
 enum net_child_kind {
 	NET_CHILD_MACVLAN,
 	NET_CHILD_IPOIB,
+	NET_CHILD_DUMMY,        /* no master: master_ifindex 0 */
 };
 
-/* A child link created off a master (macvlan, IPoIB). */
+/* A child link created off a master (macvlan, IPoIB), or a dummy link. */
 struct net_child {
 	enum net_child_kind kind;
 	const char *name;       /* name given at creation */
-	int master_ifindex;     /* IFLA_LINK */
+	int master_ifindex;     /* IFLA_LINK; 0 for a dummy */
 	int netns_fd;           /* IFLA_NET_NS_FD: create directly there; -1 for the current netns */
 	unsigned int mtu;       /* 0: inherit */
 	const uint8_t *hwaddr;  /* NULL: the kernel picks */

@@ -55,7 +55,7 @@ ln -s "$uml_mods" "$mods/$(uname -r)"
 printf '#!/bin/sh\nexec /usr/sbin/modprobe -d /tmp/modroot "$@"\n' >/tmp/modprobe
 chmod 755 /tmp/modprobe
 echo /tmp/modprobe >/proc/sys/kernel/modprobe
-for m in veth macvlan ipv6 dummy tun; do
+for m in veth macvlan ipv6 dummy tun bridge; do
 	/tmp/modprobe "$m" || echo "guest: modprobe $m failed"
 done
 ip link set lo up

@@ -1,0 +1,15 @@
+/* dummy network config: nothing of its own but a required IPAM section */
+#include <errno.h>
+
+#include "common/cni/conf.h"
+#include "common/cni/error.h"
+#include "common/cni/plugin.h"
+#include "plugins/dummy/config.h"
+
+int dummy_config_load(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	if (!cni_conf_has_ipam(&ctx->conf))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "dummy interface requires an IPAM configuration");
+	return 0;
+}

@@ -1,0 +1,136 @@
+/* dummy CNI plugin: a dummy link in the pod, addressed by IPAM */
+#include <errno.h>
+#include <net/if.h>
+#include <string.h>
+
+#include "common/attach/attach.h"
+#include "common/cni/error.h"
+#include "common/cni/ipam.h"
+#include "common/cni/plugin.h"
+#include "common/cni/result.h"
+#include "common/net/link.h"
+#include "common/net/neterr.h"
+#include "common/util/log.h"
+#include "plugins/dummy/config.h"
+#include "plugins/dummy/dummy.h"
+
+/*
+ * Made in the pod under CNI_IFNAME, as macvlan's child is: a plugin killed
+ * after this leaves CNI_IFNAME, which DEL removes.
+ */
+static int create(struct attach *a, struct cni_err *err)
+{
+	const char *ifname = a->ctx->env.ifname;
+	int r;
+
+	log_debug("creating dummy %s in %s", ifname, a->ctx->env.netns);
+	r = net_link_create(a->pod, &(struct net_child){ .kind = NET_CHILD_DUMMY, .name = ifname,
+							 .netns_fd = -1 });
+	if (r == -EEXIST)
+		return net_err_op(err, r, "container already has an interface named", ifname);
+	/* What the kernel answers for a link type it has no driver for, even as a module. */
+	if (r == -EOPNOTSUPP)
+		return net_err_set(err, CNI_ERR_KERNEL, r,
+				   "failed to create dummy \"%s\": the kernel has no dummy driver "
+				   "(CONFIG_DUMMY, module \"dummy\")", ifname);
+	if (r < 0)
+		return net_err_op(err, r, "failed to create dummy", ifname);
+	return 0;
+}
+
+static int dummy_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
+{
+	const char *ifname = ctx->env.ifname;
+	struct attach a = { .pod_fd = -1 };
+	struct net_link link = { 0 };
+	int r;
+
+	r = dummy_config_load(ctx, err);
+	if (r < 0)
+		return r;
+	r = attach_open(&a, ctx, err);
+	if (r < 0)
+		goto out;
+	r = create(&a, err);
+	if (r < 0)
+		goto out;
+
+	/* From here on the link exists in the pod and every failure removes it. */
+	r = net_link_get_by_name(a.pod, ifname, &link);
+	if (r < 0) {
+		net_err_op(err, r, "failed to find new dummy", ifname);
+		goto fail_link;
+	}
+	r = attach_ipam_add(&a, err);
+	if (r < 0)
+		goto fail_link;
+	r = attach_configure(&a, &link, err);
+	if (r < 0)
+		goto fail_ipam;
+	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);
+	if (r < 0)
+		goto fail_ipam;
+	log_debug("ADD %s: %s in %s", ctx->env.container_id, ifname, ctx->env.netns);
+	goto out;
+
+fail_ipam:
+	attach_ipam_undo(&a);
+fail_link:
+	attach_undo_link(a.pod, &link, ifname);
+out:
+	attach_close(&a);
+	return r;
+}
+
+static int dummy_del(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	struct attach a = { .pod_fd = -1 };
+	int r;
+
+	/* IPAM first: its reservation must go even when the netns is already gone. */
+	r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
+	if (r < 0)
+		return r;
+	r = attach_open_del(&a, ctx, err);
+	if (r > 0)
+		r = attach_delete_link(a.pod, ctx->env.ifname, "dummy", "a dummy", err);
+	attach_close(&a);
+	return r;
+}
+
+static int dummy_check(const struct cni_ctx *ctx, struct cni_err *err)
+{
+	const char *ifname = ctx->env.ifname;
+	const struct cni_iface *iface = NULL;
+	struct attach a = { .pod_fd = -1 };
+	struct net_link link;
+	int r;
+
+	r = dummy_config_load(ctx, err);
+	if (r < 0)
+		return r;
+	if ((r = attach_check_begin(&a, ctx, &iface, err)) < 0 ||
+	    (r = attach_check_link(&a, &link, err)) < 0)
+		goto out;
+	if (strcmp(link.kind, "dummy") != 0) {
+		r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -EINVAL,
+				"Container interface %s not of type dummy", ifname);
+		goto out;
+	}
+	if (!(link.flags & IFF_UP)) {
+		r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -ENETDOWN, "Interface %s is down", ifname);
+		goto out;
+	}
+	r = attach_check_end(&a, iface, &link, err);
+out:
+	attach_close(&a);
+	return r;
+}
+
+const struct cni_plugin dummy_plugin = {
+	.name = "dummy",
+	.summary = "dummy: gives a pod a dummy link holding IPAM's addresses",
+	.add = dummy_add,
+	.del = dummy_del,
+	.check = dummy_check,
+};
