@@ -59,17 +59,19 @@ int tuning_sysctl_key_resolve(const char *key, const char *ifname, char *buf, si
 		memmove(path + at + ilen, path + at + 6, klen - at - 6 + 1);
 		memcpy(path + at, ifname, ilen);
 	}
-	for (c = path; c; c = strchr(c, '/')) {
-		size_t len;
+	/* Every '.' became a separator: ".." in a key shows here as an empty component. */
+	for (c = path;; c++) {
+		size_t len = strcspn(c, "/");
 
-		if (*c == '/')
-			c++;
-		len = strcspn(c, "/");
 		if (len == 0)
-			return key_err(err, key, "an empty component (a leading, doubled or trailing separator)");
+			return key_err(err, key, "an empty component (\"..\", or a leading, doubled or "
+					    "trailing separator)");
 		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
 			return key_err(err, key, "a \".\" or \"..\" component");
 		parts++;
+		c += len;
+		if (!*c)
+			break;
 	}
 	if (strncmp(path, "net/", 4) != 0)
 		return key_err(err, key, "not below net (only network sysctls may be set)");
