@@ -209,7 +209,7 @@ static int dir_open(bool create, int *ret_fd)
 
 	if (root < 0)
 		return -errno;
-	r = file_dir_open_beneath(root, TUNING_STATE_DIR + 1, create ? 0700 : 0, &fd);
+	r = file_dir_open_beneath(root, &TUNING_STATE_DIR[1], create ? 0700 : 0, &fd);
 	if (r >= 0)
 		r = file_dir_check_private(fd);
 	if (r < 0)
