@@ -249,4 +249,26 @@ linkattrs L_OURS "$POD2" net1
 t_eq "same link attributes after DEL (but the mac the kernel chose)" \
 	"$(cut -d' ' -f1,3- <<<"$L_GO")" "$(cut -d' ' -f1,3- <<<"$L_OURS")"
 
+
+# --- DEL with the link gone, with the netns gone, with a corrupt state ------
+t_cni ADD "$(tuning_conf 1.0.0 "$PREV1" '"mtu":1300')"
+t_ok "ADD before the link goes"
+ip -n "$POD" link del net1
+t_cni DEL "$(tuning_conf 1.0.0 "$PREV1" '"mtu":1300')"
+t_ok "DEL with the link gone"
+no_state "DEL with the link gone removes the state" "$CID" net1
+t_cni ADD "$(tuning_conf 1.0.0 "$PREV2" '"mtu":1300')" CNI_NETNS="$POD2_path"
+t_ok "ADD before the netns goes"
+ip netns del "$POD2"
+t_cni DEL "$(tuning_conf 1.0.0 "$PREV2" '"mtu":1300')" CNI_NETNS="$POD2_path"
+t_ok "DEL with the netns gone"
+no_state "DEL with the netns gone removes the state" "$CID" net1
+printf 'cni-rdma-plugins tuning state 1\nmtu 1300\nsysctl ../../kernel/hostname x\n' >"$STATE/$CID:net1"
+t_defer rm -f "$STATE/$CID:net1"
+t_cni DEL "$(tuning_conf 1.0.0 "$PREV2" '"mtu":1300')" CNI_NETNS="$POD2_path"
+t_ok "DEL with a corrupt state succeeds"
+t_contains "... reports it" "is not one tuning wrote; nothing restored from it" "$T_ERR"
+[ -e "$STATE/$CID:net1" ] && t_pass "... and leaves it for inspection" || t_fail "... and leaves it for inspection" "removed"
+rm -f "$STATE/$CID:net1"
+
 t_summary
