@@ -53,13 +53,16 @@ PROFILE='{"net.ipv4.conf.all.arp_ignore":"1","net.ipv4.conf.all.arp_announce":"2
 SYSCTL_FILES="all/arp_ignore all/arp_announce all/rp_filter net1/arp_ignore net1/arp_announce net1/rp_filter"
 MAC=c2:7a:00:00:00:01
 
-# run BIN CMD CONF [ENV...]: t_cni with another binary.
+# run BIN CMD CONF [ENV...]: t_cni with another binary; a reference Go one
+# runs without PLUGIN_WRAPPER (valgrind has nothing to say about Go).
 run() {
-	local bin=$1 save=$T_PLUGIN
+	local bin=$1 save=$T_PLUGIN wrap=("${T_BASE_WRAP[@]}")
 	shift
 	T_PLUGIN=$bin
+	[[ $bin != "$REF"/* ]] || T_BASE_WRAP=()
 	t_cni "$@"
 	T_PLUGIN=$save
+	T_BASE_WRAP=("${wrap[@]}")
 }
 
 # sysctls VAR NS: the profile's six values of a pod, space separated (one ip, one cat).
