@@ -11,7 +11,7 @@ struct net_ns;
 
 struct net_linkattr {
 	int ifindex;
-	unsigned int flags;        /* IFF_* as the kernel reports them (IFF_PROMISC: asked for by a user) */
+	unsigned int flags;        /* IFF_* as reported (IFF_PROMISC: what a user asked for) */
 	unsigned int mtu;
 	unsigned int min_mtu;      /* IFLA_MIN_MTU, 0 when the kernel does not say */
 	unsigned int max_mtu;      /* IFLA_MAX_MTU, 0 when the kernel does not say */

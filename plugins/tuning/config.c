@@ -1,4 +1,4 @@
-/* tuning network config: sysctl, mac, mtu, promisc, allmulti, txQLen, from every source upstream reads */
+/* tuning network config: sysctl, mac, mtu, promisc, allmulti, txQLen, from upstream's sources */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* tuning CNI meta plugin: sysctls and link attributes of a pod's interface, chained after it is made */
+/* tuning CNI meta plugin: sysctls and link attributes of a pod's interface, chained after it */
 #include <errno.h>
 #include <limits.h>
 #include <net/if.h>
@@ -59,18 +59,20 @@ static int sysctl_read_err(const struct tuning_sysctl *s, int r, struct cni_err 
 			   strerror(-r));
 }
 
-/* Back to what the state holds, in the reverse of the order ADD sets them; the first error is returned. */
+/* Back to what the state holds, in the reverse of ADD's order; the first error is returned. */
 static int restore_link(struct net_ns *ns, int ifindex, const struct tuning_state *s)
 {
 	int r = 0, q;
 
 	if (s->has_txqlen && (q = net_linkattr_set_txqlen(ns, ifindex, s->txqlen)) < 0 && !r)
 		r = q;
-	if (s->has_allmulti && (q = net_linkattr_set_flag(ns, ifindex, IFF_ALLMULTI, s->allmulti)) < 0 && !r)
+	if (s->has_allmulti &&
+	    (q = net_linkattr_set_flag(ns, ifindex, IFF_ALLMULTI, s->allmulti)) < 0 && !r)
 		r = q;
 	if (s->has_mtu && (q = net_link_set_mtu(ns, ifindex, s->mtu)) < 0 && !r)
 		r = q;
-	if (s->has_promisc && (q = net_linkattr_set_flag(ns, ifindex, IFF_PROMISC, s->promisc)) < 0 && !r)
+	if (s->has_promisc &&
+	    (q = net_linkattr_set_flag(ns, ifindex, IFF_PROMISC, s->promisc)) < 0 && !r)
 		r = q;
 	if (s->has_mac && (q = net_linkattr_set_hwaddr(ns, ifindex, s->mac, s->mac_len)) < 0 && !r)
 		r = q;

@@ -1,4 +1,4 @@
-/* tuning CNI meta plugin: sysctls and link attributes of a pod's interface, chained after it is made */
+/* tuning CNI meta plugin: sysctls and link attributes of a pod's interface, chained after it */
 #pragma once
 
 #include "common/cni/plugin.h"

@@ -1,4 +1,4 @@
-/* libFuzzer target: the tuning plugin's readers: its network config (keys, sources, sysctl map) and its state file */
+/* libFuzzer target: the tuning plugin's readers: its network config and its state file */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
