@@ -99,8 +99,8 @@ static int parse_mac(const char *text, const char *source, struct tuning_conf *c
 {
 	size_t len = 0;
 
-	/* Go's net.ParseMAC lengths: Ethernet, EUI-64 and IPoIB. */
-	if (hwaddr_parse(text, c->mac, &len) < 0 || (len != 6 && len != 8 && len != 20))
+	/* Colon-separated, Ethernet's 6 octets or IPoIB's 20. */
+	if (hwaddr_parse(text, c->mac, &len) < 0)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid MAC address \"%.64s\" from %s", text, source);
 	if (len == 6 && (c->mac[0] & 1))

@@ -14,7 +14,8 @@
  * where a network config says (upstream's dataDir).
  */
 #define TUNING_STATE_DIR "/run/cni-rdma-plugins/tuning"
-#define TUNING_STATE_MAX_BYTES (256u << 10)
+/* TUNING_MAX_SYSCTLS lines of a path and a value, escaped, fit. */
+#define TUNING_STATE_MAX_BYTES (1u << 20)
 
 struct tuning_state_sysctl {
 	char path[TUNING_SYSCTL_PATH_MAX]; /* below /proc/sys/net */

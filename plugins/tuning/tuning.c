@@ -138,11 +138,11 @@ static int mtu_err(const struct net_linkattr *la, unsigned int mtu, const char *
 
 /*
  * In upstream's order: sysctls, MAC, promisc, MTU, allmulti, txQLen. @undo
- * collects the originals of what is set, for the caller to put back.
+ * collects the values @la found of what is set, for the caller to put back.
  */
 static int apply(struct net_ns *ns, const struct tuning_conf *c, const struct net_linkattr *la,
-		 const struct tuning_state *st, const char *ifname, size_t *ret_sysctls,
-		 struct tuning_state *undo, struct cni_err *err)
+		 const char *ifname, size_t *ret_sysctls, struct tuning_state *undo,
+		 struct cni_err *err)
 {
 	int ifindex = la->ifindex;
 	int r;
@@ -165,35 +165,108 @@ static int apply(struct net_ns *ns, const struct tuning_conf *c, const struct ne
 		if (r < 0)
 			return net_err_op(err, r, "failed to set MAC address of", ifname);
 		undo->has_mac = true;
-		undo->mac_len = st->mac_len;
-		memcpy(undo->mac, st->mac, st->mac_len);
+		undo->mac_len = la->hwaddr_len;
+		memcpy(undo->mac, la->hwaddr, la->hwaddr_len);
 	}
 	if (c->promisc) {
 		r = net_linkattr_set_flag(ns, ifindex, IFF_PROMISC, true);
 		if (r < 0)
 			return net_err_op(err, r, "failed to set promiscuous mode of", ifname);
 		undo->has_promisc = true;
-		undo->promisc = st->promisc;
+		undo->promisc = la->flags & IFF_PROMISC;
 	}
 	if (c->mtu) {
 		r = net_link_set_mtu(ns, ifindex, c->mtu);
 		if (r < 0)
 			return mtu_err(la, c->mtu, ifname, r, err);
 		undo->has_mtu = true;
-		undo->mtu = st->mtu;
+		undo->mtu = la->mtu;
 	}
 	if (c->has_allmulti) {
 		r = net_linkattr_set_flag(ns, ifindex, IFF_ALLMULTI, c->allmulti);
 		if (r < 0)
 			return net_err_op(err, r, "failed to set all-multicast mode of", ifname);
 		undo->has_allmulti = true;
-		undo->allmulti = st->allmulti;
+		undo->allmulti = la->flags & IFF_ALLMULTI;
 	}
 	if (c->has_txqlen) {
 		r = net_linkattr_set_txqlen(ns, ifindex, c->txqlen);
 		if (r < 0)
 			return net_err_op(err, r, "failed to set the transmit queue length of", ifname);
 	}
+	return 0;
+}
+
+/*
+ * An attachment with a state already (an ADD again, after one killed halfway
+ * and no DEL between): what the first ADD found is the original, what is
+ * there now may be its change. DEL restores what either changed.
+ */
+static int merge_first_state(const struct tuning_state *old, struct tuning_state *st)
+{
+	struct tuning_state_sysctl *v;
+
+	if (old->has_mac) {
+		st->has_mac = true;
+		st->mac_len = old->mac_len;
+		memcpy(st->mac, old->mac, old->mac_len);
+	}
+	if (old->has_mtu) {
+		st->has_mtu = true;
+		st->mtu = old->mtu;
+	}
+	if (old->has_promisc) {
+		st->has_promisc = true;
+		st->promisc = old->promisc;
+	}
+	if (old->has_allmulti) {
+		st->has_allmulti = true;
+		st->allmulti = old->allmulti;
+	}
+	if (old->has_txqlen) {
+		st->has_txqlen = true;
+		st->txqlen = old->txqlen;
+	}
+	v = realloc(st->sysctls, (st->n_sysctls + old->n_sysctls + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	st->sysctls = v;
+	for (size_t j = 0; j < old->n_sysctls; j++) {
+		size_t i = 0;
+
+		while (i < st->n_sysctls && strcmp(v[i].path, old->sysctls[j].path) != 0)
+			i++;
+		if (i == TUNING_MAX_SYSCTLS)
+			return -E2BIG;
+		v[i] = old->sysctls[j];
+		if (i == st->n_sysctls)
+			st->n_sysctls++;
+	}
+	return 0;
+}
+
+/* The state to keep, and the one to put back when this ADD fails (@old, when there was one). */
+static int prepare_state(const char *name, struct tuning_state *st, struct tuning_state *old,
+			 bool *ret_had_old, struct cni_err *err)
+{
+	int r = tuning_state_load(name, old);
+
+	*ret_had_old = false;
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		log_warning("ADD: the state %s/%s kept before cannot be used (%s); replaced",
+			    TUNING_STATE_DIR, name, r == -EBADMSG ? "not one tuning wrote" : strerror(-r));
+		return 0;
+	}
+	*ret_had_old = true;
+	r = merge_first_state(old, st);
+	if (r == -E2BIG)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
+				   "more than %d sysctls of %s to restore with the state an earlier ADD "
+				   "kept; DEL the attachment first", TUNING_MAX_SYSCTLS, name);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	return 0;
 }
 
@@ -216,13 +289,13 @@ static int tuning_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 {
 	const char *ifname = ctx->env.ifname;
 	struct tuning_state_sysctl *orig = NULL;
-	struct tuning_state st = { 0 }, undo = { 0 };
+	struct tuning_state st = { 0 }, undo = { 0 }, old = { 0 };
 	struct attach a = { .pod_fd = -1 };
 	struct tuning_conf c = { 0 };
 	struct net_linkattr la;
 	char name[NAME_MAX + 1];
 	size_t n_applied = 0;
-	bool saved = false;
+	bool saved = false, had_old = false;
 	int r;
 
 	if ((r = tuning_config_load(ctx, TUNING_ALLOWLIST_PATH, &c, err)) < 0)
@@ -236,7 +309,8 @@ static int tuning_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 		goto out;
 	}
 	if ((r = attach_open(&a, ctx, err)) < 0 || (r = find_link(a.pod, ifname, &la, err)) < 0 ||
-	    (r = read_originals(a.pod, &c, ifname, &la, orig, &st, err)) < 0)
+	    (r = read_originals(a.pod, &c, ifname, &la, orig, &st, err)) < 0 ||
+	    (r = prepare_state(name, &st, &old, &had_old, err)) < 0)
 		goto out;
 
 	/* Kept before anything changes: a plugin killed halfway leaves DEL what to restore. */
@@ -249,7 +323,7 @@ static int tuning_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 		}
 		saved = true;
 	}
-	r = apply(a.pod, &c, &la, &st, ifname, &n_applied, &undo, err);
+	r = apply(a.pod, &c, &la, ifname, &n_applied, &undo, err);
 	if (r < 0)
 		goto fail;
 	r = make_result(ctx, &c, ret, err);
@@ -263,10 +337,12 @@ fail:
 		log_warning("undo: cannot put back every attribute of %s", ifname);
 	if (restore_sysctls(a.pod, orig, n_applied) < 0)
 		log_warning("undo: cannot put back every sysctl of %s", ifname);
-	if (saved && tuning_state_remove(name) < 0)
-		log_warning("undo: cannot remove the state %s/%s", TUNING_STATE_DIR, name);
+	if (saved && (had_old ? tuning_state_save(name, &old) : tuning_state_remove(name)) < 0)
+		log_warning("undo: cannot %s the state %s/%s", had_old ? "put back" : "remove",
+			    TUNING_STATE_DIR, name);
 out:
 	attach_close(&a);
+	tuning_state_free(&old);
 	tuning_state_free(&st);
 	free(orig);
 	tuning_config_free(&c);

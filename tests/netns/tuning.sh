@@ -137,6 +137,20 @@ no_state "DEL removes the state file" "$CID" net1
 t_cni DEL "$CONF"
 t_ok "tuning DEL again"
 
+# An ADD again without a DEL between (a retry after one killed halfway): the
+# originals the first found are what DEL restores.
+t_cni ADD "$(tuning_conf 1.0.0 "$PREV" '"sysctl":{"net.ipv4.conf.IFNAME.arp_announce":"1"},"mtu":1400')"
+t_cni ADD "$(tuning_conf 1.0.0 "$PREV" '"mtu":70000')"
+t_err "a failing ADD again" 7 "invalid MTU 70000"
+if [ -f "$STATE/$CID:net1" ]; then t_pass "... puts the first ADD's state back"; else t_fail "... puts the first ADD's state back" "no state file"; fi
+t_cni ADD "$(tuning_conf 1.0.0 "$PREV" '"mtu":1300,"txQLen":77')"
+t_ok "ADD again without DEL"
+t_cni DEL "$(tuning_conf 1.0.0 "$PREV" '"mtu":1300,"txQLen":77')"
+linkattrs L_AGAIN "$POD" net1
+sysctls S_AGAIN "$POD"
+t_eq "DEL after two ADDs restores what the first found" "$L_BEFORE $S_DEL" "$L_AGAIN $S_AGAIN"
+no_state "DEL after two ADDs removes the state" "$CID" net1
+
 # --- undo: a sysctl set, then an MTU the kernel refuses --------------------
 t_cni ADD "$(tuning_conf 1.0.0 "$PREV" '"sysctl":{"net.ipv4.conf.IFNAME.arp_ignore":"2"},"mtu":70000')"
 t_err "ADD with an MTU beyond the link's maximum" 7 "invalid MTU 70000 for net1"
