@@ -69,7 +69,16 @@ run() {
 sysctls() {
 	local f files=()
 	for f in $SYSCTL_FILES; do files+=("/proc/sys/net/ipv4/conf/$f"); done
-	printf -v "$1" '%s' "$(ip netns exec "$2" cat "${files[@]}" | tr '\n' ' ')"
+	# Each value is one word: split and joined by the shell, no more processes.
+	# shellcheck disable=SC2046
+	printf -v "$1" '%s ' $(ip netns exec "$2" cat "${files[@]}")
+}
+
+# fields FROM TO TEXT: words FROM to TO (1-based) of TEXT, without a process.
+fields() {
+	local -a w
+	read -r -a w <<<"$3"
+	echo "${w[*]:$(($1 - 1)):$(($2 - $1 + 1))}"
 }
 
 # linkattrs VAR NS IFNAME: "mtu mac txqlen promisc allmulti" of a pod's link.
@@ -132,7 +141,7 @@ sysctls S_DEL "$POD"
 # The interface's own sysctls go back; the netns-wide ones are shared by every
 # attachment of the pod and stay as set.
 t_eq "DEL restores the interface's sysctls, leaves the netns-wide ones" \
-	"1 2 0 $(cut -d' ' -f4-6 <<<"$S_BEFORE") " "$S_DEL"
+	"1 2 0 $(fields 4 6 "$S_BEFORE") " "$S_DEL"
 no_state "DEL removes the state file" "$CID" net1
 t_cni DEL "$CONF"
 t_ok "tuning DEL again"
@@ -220,7 +229,7 @@ t_ok "tuning ADD after Go macvlan"
 t_jq "result after Go macvlan: mac updated, address kept" "$T_OUT" \
 	'"\(.interfaces[0].mac) \(.ips[0].address)"' "$MAC 10.9.0.2/24"
 linkattrs L_AFTER "$POD" net1
-t_eq "after Go macvlan: mtu and mac set" "1450 $MAC" "$(cut -d' ' -f1-2 <<<"$L_AFTER")"
+t_eq "after Go macvlan: mtu and mac set" "1450 $MAC" "$(fields 1 2 "$L_AFTER")"
 t_cni CHECK "$(tuning_conf 1.0.0 "$T_OUT" "\"sysctl\":$PROFILE,\"mac\":\"$MAC\",\"mtu\":1450")"
 t_ok "CHECK after Go macvlan"
 t_cni DEL "$CONF"
@@ -264,7 +273,7 @@ t_cni DEL "$(tuning_conf 1.0.0 "$PREV2" "$SIDE")" CNI_NETNS="$POD2_path"
 linkattrs L_GO "$POD" net1
 linkattrs L_OURS "$POD2" net1
 t_eq "same link attributes after DEL (but the mac the kernel chose)" \
-	"$(cut -d' ' -f1,3- <<<"$L_GO")" "$(cut -d' ' -f1,3- <<<"$L_OURS")"
+	"${L_GO%% *} $(fields 3 5 "$L_GO")" "${L_OURS%% *} $(fields 3 5 "$L_OURS")"
 
 
 # --- DEL with the link gone, with the netns gone, with a corrupt state ------
