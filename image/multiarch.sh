@@ -28,6 +28,7 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null ||
 fi
 
 targets=(plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device
+	plugins/tuning/tuning plugins/sbr/sbr ipam/static/static plugins/dummy/dummy plugins/tap/tap
 	tools/cni-install/cni-install)
 if [ ! -f "$arm64/build.ninja" ]; then
 	meson setup "$arm64" "$src" --cross-file "$src/image/cross/arm64.ini" "$@" \
