@@ -124,6 +124,7 @@ section "plugins linked dynamically for valgrind"
 meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
 ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device \
+	plugins/tuning/tuning plugins/sbr/sbr ipam/static/static plugins/dummy/dummy plugins/tap/tap \
 	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
 dyn=$out/dyn
 
@@ -174,8 +175,19 @@ for p in host-device macvlan; do
 	NETNS_CNI_VERSIONS="0.3.1 1.1.0" vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p" /usr/lib/cni
 done
 vg_start ipoib tests/netns/ipoib.sh "$dyn/plugins/ipoib/ipoib" /usr/lib/cni
+# The chain plugins, each after our macvlan (under valgrind too), and the chains whole,
+# at the version the operator renders.
+export MACVLAN_BIN=$dyn/plugins/macvlan/macvlan TUNING_BIN=$dyn/plugins/tuning/tuning \
+	SBR_BIN=$dyn/plugins/sbr/sbr NVIPAM_BIN=$dyn/ipam/nv-ipam/nv-ipam \
+	HOSTDEV_BIN=$dyn/plugins/host-device/host-device NVIPAM_TOOL=$dyn/ipam/nv-ipam/tool/nv-ipam-tool
+vg_start multirail tests/netns/multirail.sh "$MACVLAN_BIN" /usr/lib/cni
+vg_start static tests/netns/static.sh "$dyn/ipam/static/static" /usr/lib/cni
+for p in tuning sbr tap dummy; do
+	vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p" /usr/lib/cni
+done
 wait
-for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib; do
+unset MACVLAN_BIN TUNING_BIN SBR_BIN NVIPAM_BIN HOSTDEV_BIN NVIPAM_TOOL
+for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy; do
 	vg_count "$name"
 done
 
