@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# Real-kernel tests of the sbr meta plugin, chained after our macvlan as a
+# runtime chains it: macvlan's result is sbr's prevResult.
+#
+#   sbr.sh PLUGIN [REFERENCE_CNI_DIR]
+#
+# PLUGIN is the sbr binary under test; MACVLAN_BIN our macvlan (default: next
+# to PLUGIN). REFERENCE_CNI_DIR (default /usr/lib/cni) provides static IPAM and
+# Debian's Go sbr, run side by side. Masters are veth ends made here, pods are
+# fresh netns; every check looks only at what this script made. Needs root;
+# exits 77 only when network namespaces cannot be created.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+if [ $# -lt 1 ]; then
+	echo "usage: $0 PLUGIN [REFERENCE_CNI_DIR]"
+	exit 1
+fi
+SBR=$(realpath "$1")
+REF=${2:-/usr/lib/cni}
+MACVLAN=${MACVLAN_BIN:-$(dirname "$SBR")/macvlan}
+for p in "$SBR" "$MACVLAN" "$REF/static"; do
+	[ -x "$p" ] || { echo "FAIL: $p is not executable"; exit 1; }
+done
+
+t_init
+
+VERSIONS=${NETNS_CNI_VERSIONS:-0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0}
+BIN=$T_DIR/bin
+mkdir -p "$BIN"
+T_ENV_PATH=$BIN
+t_ref_ipam "$BIN" "$REF" static
+
+t_name M1 "sbm"
+t_name P1 "sbp"
+t_name M2 "sbm"
+t_name P2 "sbp"
+t_veth "$M1" "$P1"
+t_veth "$M2" "$P2"
+t_netns POD
+
+# --- helpers ----------------------------------------------------------------
+# rail IFNAME MASTER ADDRS ROUTES [SBR_EXTRA] [NS]: macvlan with static IPAM,
+# then sbr with macvlan's result as prevResult (1.0.0: Debian's Go sbr stops
+# there). ADDRS and ROUTES are JSON arrays; SBR_EXTRA is JSON members for sbr.
+# Leaves sbr's run in T_RC/T_OUT, macvlan's result in PREV.
+rail() {
+	local ifname=$1 master=$2 addrs=$3 routes=$4 extra=${5:-} ns=${6:-$POD}
+	T_PLUGIN=$MACVLAN
+	t_cni ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"macvlan\",\"master\":\"$master\",\"ipam\":{\"type\":\"static\",\"addresses\":$addrs,\"routes\":$routes}}" \
+		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME="$ifname"
+	[ "$T_RC" == 0 ] || { t_fail "macvlan ADD of $ifname" "$(t_last_run)"; return; }
+	PREV=$T_OUT
+	T_PLUGIN=${RAIL_SBR:-$SBR}
+	t_cni ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\"${extra:+,$extra},\"prevResult\":$PREV}" \
+		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME="$ifname"
+	T_PLUGIN=$SBR
+}
+
+# sbr_del IFNAME [SBR_EXTRA] [NS]
+sbr_del() {
+	T_PLUGIN=$SBR
+	t_cni DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\"${2:+,$2}}" \
+		CNI_NETNS="/var/run/netns/${3:-$POD}" CNI_IFNAME="$1"
+}
+
+# rules NS: the pod's rules of both families but the kernel's own, one line each.
+rules() {
+	{ ip -n "$1" -4 rule; ip -n "$1" -6 rule; } | grep -v -e 'lookup local' -e 'lookup main' -e 'lookup default' |
+		sed 's/^[0-9]*:[[:space:]]*//; s/[[:space:]]*$//'
+}
+
+# table NS N: the routes of table N, both families, one line each.
+table() {
+	{ ip -n "$1" -4 route show table "$2"; ip -n "$1" -6 route show table "$2"; } 2>/dev/null |
+		sed 's/[[:space:]]*$//'
+}
+
+# state NS: rules and every table but local (whose fe80:: addresses differ between links).
+state() {
+	rules "$1"
+	{ ip -n "$1" -4 route show table all; ip -n "$1" -6 route show table all; } |
+		grep -v 'table local' | sed 's/[[:space:]]*$//'
+}
+
+# =============================================================================
+echo "# 1. one rail: a rule for its address, its routes moved to table 100"
+rail net1 "$M1" '[{"address":"10.91.0.11/24","gateway":"10.91.0.1"}]' '[{"dst":"0.0.0.0/0"},{"dst":"10.80.0.0/16","gw":"10.91.0.5"}]'
+t_ok "ADD net1"
+t_eq "the result is prevResult, unchanged" "$(jq -S . <<<"$PREV")" "$(jq -S . <<<"$T_OUT")"
+t_eq "one rule, from the address to table 100" "from 10.91.0.11 lookup 100" "$(rules "$POD")"
+# As in the reference, a route of no source and no gateway goes to every
+# address's table, whatever its family: here IPv6's link-local one.
+t_eq "table 100 has the default route, the subnet, the IPAM route, fe80::/64" \
+	"default via 10.91.0.1 dev net1
+10.80.0.0/16 via 10.91.0.5 dev net1
+10.91.0.0/24 dev net1 proto kernel scope link src 10.91.0.11
+fe80::/64 dev net1 proto kernel metric 256 pref medium" "$(table "$POD" 100)"
+t_eq "nothing of net1 left in the main table" "" "$(ip -n "$POD" route show dev net1)"
+t_contains "traffic from the address leaves through net1's gateway" "via 10.91.0.1 dev net1 table 100" \
+	"$(ip -n "$POD" route get 8.8.8.8 from 10.91.0.11 2>&1)"
+
+echo "# 2. a second rail on the same subnet, static gateway from the config"
+rail net2 "$M2" '[{"address":"10.91.0.12/24"}]' '[]' '"gateways":["10.91.0.254","fd91::fe"]'
+t_ok "ADD net2"
+t_eq "each address its own rule and table" "from 10.91.0.11 lookup 100
+from 10.91.0.12 lookup 101" "$(rules "$POD" | sort)"
+t_eq "table 101: net2's subnet, default via the configured gateway" \
+	"default via 10.91.0.254 dev net2
+10.91.0.0/24 dev net2 proto kernel scope link src 10.91.0.12
+fe80::/64 dev net2 proto kernel metric 256 pref medium" "$(table "$POD" 101)"
+t_contains "traffic from net2's address leaves through net2" "via 10.91.0.254 dev net2 table 101" \
+	"$(ip -n "$POD" route get 8.8.8.8 from 10.91.0.12 2>&1)"
+
+echo "# 3. addSourceHints: the subnet stays in main with the address as source"
+rail net3 "$M1" '[{"address":"10.93.0.13/24","gateway":"10.93.0.1"}]' '[{"dst":"0.0.0.0/0"}]' '"addSourceHints":true'
+t_ok "ADD net3"
+t_eq "table 102 has the default and the subnet" "default via 10.93.0.1 dev net3
+10.93.0.0/24 dev net3 proto kernel scope link src 10.93.0.13
+fe80::/64 dev net3 proto kernel metric 256 pref medium" "$(table "$POD" 102)"
+# (proto boot, which ip does not print: sbr's own route replaced the kernel's)
+t_eq "main keeps only the subnet, with the source hint" "10.93.0.0/24 scope link src 10.93.0.13" \
+	"$(ip -n "$POD" route show dev net3 | sed 's/[[:space:]]*$//')"
+
+echo "# 4. table: rules only, routes stay where they are"
+rail net4 "$M2" '[{"address":"10.94.0.14/24","gateway":"10.94.0.1"}]' '[]' '"table":5000'
+t_ok "ADD net4 with table 5000"
+t_contains "a rule to table 5000" "from 10.94.0.14 lookup 5000" "$(rules "$POD")"
+t_eq "net4's subnet stays in main" "10.94.0.0/24 proto kernel scope link src 10.94.0.14" \
+	"$(ip -n "$POD" route show dev net4 | sed 's/[[:space:]]*$//')"
+
+echo "# 5. hostile input: the right code, nothing changed"
+before=$(state "$POD")
+prev4='{"cniVersion":"1.0.0","interfaces":[{"name":"net4","sandbox":"x"}],"ips":[{"address":"10.94.0.14/24","interface":0}]}'
+hostile() { # DESC CODE MSG EXTRA [PREV] [IFNAME]
+	T_PLUGIN=$SBR
+	t_cni ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\"${4:+,$4}${5+,\"prevResult\":$5}}" \
+		CNI_NETNS="$POD_path" CNI_IFNAME="${6:-net4}"
+	t_err "$1" "$2" "$3"
+}
+hostile "table 0" 7 'out of range' '"table":0' "$prev4"
+hostile "table -1" 7 'out of range' '"table":-1' "$prev4"
+hostile "table 2^32" 7 'out of range' '"table":4294967296' "$prev4"
+hostile "table as a string" 6 'table' '"table":"100"' "$prev4"
+hostile "three gateways" 7 'more than 2 entries' '"gateways":["10.0.0.1","fd00::1","10.0.0.2"]' "$prev4"
+hostile "a malformed gateway" 7 'invalid static gateway IP address: 10.0.0.300' '"gateways":["10.0.0.300"]' "$prev4"
+hostile "two IPv4 gateways" 7 'multiple IPv4 addresses' '"gateways":["10.0.0.1","10.0.0.2"]' "$prev4"
+hostile "no prevResult" 7 'must be called as chained plugin' ''
+hostile "prevResult without addresses" 7 'No IP addresses supplied' '' '{"cniVersion":"1.0.0","ips":[]}'
+hostile "prevResult's addresses all of another interface" 7 'no IP address of interface net4' '' \
+	'{"cniVersion":"1.0.0","interfaces":[{"name":"eth9"}],"ips":[{"address":"10.94.0.14/24","interface":0}]}'
+hostile "prevResult's interface not in the pod" 7 'Cannot find network interface sbghost' '' \
+	'{"cniVersion":"1.0.0","interfaces":[{"name":"sbghost"}],"ips":[{"address":"10.94.0.99/24","interface":0}]}' sbghost
+# Failures halfway: the kernel refuses a default route through a gateway it
+# cannot reach, after the rule (and, for the second address, a whole table) is made.
+hostile "an unreachable gateway: undone" 100 'Failed to add default route to 10.99.0.1' \
+	'"gateways":["10.99.0.1"]' "$prev4"
+hostile "the second address fails: the first's table undone too" 100 'Failed to add default route to fd93::1' '' \
+	'{"cniVersion":"1.0.0","interfaces":[{"name":"net3"}],"ips":[{"address":"10.93.0.13/24","gateway":"10.93.0.1","interface":0},{"address":"fd93::13/64","gateway":"fd93::1","interface":0}]}' net3
+t_eq "no rule or route changed by any refused or failed ADD" "$before" "$(state "$POD")"
+sbr_del net4 '"table":-1'
+t_ok "DEL with an out-of-range table succeeds (ADD made nothing)"
+t_eq "and changes nothing" "$before" "$(state "$POD")"
+
+echo "# 6. the result at every CNI version (table mode on net4)"
+sbr_del net4 '"table":5000'
+for v in $VERSIONS; do
+	case $v in
+	0.1.0 | 0.2.0) prev='{"cniVersion":"'$v'","ip4":{"ip":"10.94.0.14/24","gateway":"10.94.0.1"},"dns":{}}' ;;
+	0.3.* | 0.4.0) prev='{"cniVersion":"'$v'","interfaces":[{"name":"net4","sandbox":"'$POD_path'"}],"ips":[{"version":"4","address":"10.94.0.14/24","gateway":"10.94.0.1","interface":0}],"dns":{}}' ;;
+	*) prev='{"cniVersion":"'$v'","interfaces":[{"name":"net4","sandbox":"'$POD_path'"}],"ips":[{"address":"10.94.0.14/24","gateway":"10.94.0.1","interface":0}],"dns":{}}' ;;
+	esac
+	t_cni ADD "{\"cniVersion\":\"$v\",\"name\":\"sbnet\",\"type\":\"sbr\",\"table\":6000,\"prevResult\":$prev}" \
+		CNI_NETNS="$POD_path" CNI_IFNAME=net4
+	t_ok "[$v] ADD"
+	t_eq "[$v] result is prevResult" "$(jq -S 'del(.dns)' <<<"$prev")" "$(jq -S 'del(.dns)' <<<"$T_OUT")"
+	t_cni DEL "{\"cniVersion\":\"$v\",\"name\":\"sbnet\",\"type\":\"sbr\",\"table\":6000}" \
+		CNI_NETNS="$POD_path" CNI_IFNAME=net4
+	t_ok "[$v] DEL"
+done
+t_eq "every version's rule deleted" "" "$(rules "$POD" | grep -e 6000 -e 5000)"
+
+echo "# 7. DEL of net1: its rule and table go, net2's stay"
+sbr_del net1
+t_ok "DEL net1"
+t_eq "net2's and net3's rules remain" "from 10.91.0.12 lookup 101
+from 10.93.0.13 lookup 102" "$(rules "$POD" | sort)"
+t_eq "table 100 is empty" "" "$(table "$POD" 100)"
+t_eq "table 101 untouched" "default via 10.91.0.254 dev net2
+10.91.0.0/24 dev net2 proto kernel scope link src 10.91.0.12
+fe80::/64 dev net2 proto kernel metric 256 pref medium" "$(table "$POD" 101)"
+sbr_del net1
+t_ok "DEL net1 again"
+sbr_del ghost0
+t_ok "DEL of an interface that is not there"
+sbr_del net1 '' "sbgone$T_TOK"
+t_ok "DEL with the netns gone"
+
+echo "# 8. side by side with Debian's Go sbr: dual stack, one rail each"
+t_netns PODA
+t_netns PODB
+addrs='[{"address":"10.95.0.15/24","gateway":"10.95.0.1"},{"address":"fd95::15/64","gateway":"fd95::1"}]'
+routes='[{"dst":"0.0.0.0/0"},{"dst":"::/0"},{"dst":"fd96::/48","gw":"fd95::5"}]'
+rail net5 "$M1" "$addrs" "$routes" '' "$PODA"
+t_ok "ours: ADD net5"
+RAIL_SBR=$REF/sbr rail net5 "$M2" "$addrs" "$routes" '' "$PODB"
+t_ok "Go: ADD net5"
+ours=$(state "$PODA")
+t_eq "the same rules and tables as the Go plugin" "$(state "$PODB")" "$ours"
+t_contains "IPv4 and IPv6 rules to tables 100 and 101" "from fd95::15 lookup 101" "$ours"
+t_contains "IPv6 default route in table 101" "default via fd95::1 dev net5 table 101" "$ours"
+t_contains "IPv6 traffic from the address leaves through net5's gateway" "via fd95::1 dev net5 table 101" \
+	"$(ip -n "$PODA" -6 route get fd99::1 from fd95::15 2>&1)"
+sbr_del net5 '' "$PODA"
+t_ok "ours: DEL net5"
+T_PLUGIN=$REF/sbr
+t_cni DEL '{"cniVersion":"1.0.0","name":"sbnet","type":"sbr"}' CNI_NETNS="$PODB_path" CNI_IFNAME=net5
+T_PLUGIN=$SBR
+t_ok "Go: DEL net5"
+t_eq "the same rules after DEL" "$(rules "$PODB")" "$(rules "$PODA")"
+t_eq "no rule left" "" "$(rules "$PODA")"
+
+t_summary
