@@ -43,8 +43,8 @@ int sbr_config_load(const struct cni_ctx *ctx, struct sbr_conf *ret, struct cni_
  * @ret_n: number of entries, at least one
  * @err: code 7 without prevResult, without addresses, or with none of @ifname's
  *
- * An address whose "interface" is absent or out of range counts as the
- * interface's, as in the reference.
+ * An address without an "interface" counts as the interface's, as in the
+ * reference (one out of range never gets here: the result parser refuses it).
  *
  * Return: 0 on success, negative errno on failure.
  */

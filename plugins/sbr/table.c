@@ -19,7 +19,7 @@ static bool table_taken(const uint32_t *used, size_t n, uint32_t id)
 uint32_t sbr_table_next(const uint32_t *used, size_t n, uint32_t from)
 {
 	/* Only taken ids are stepped over: at most n + 4 of them. */
-	for (uint32_t id = from; id != 0; id++)
+	for (uint32_t id = from ? from : 1; id != 0; id++)
 		if (!table_taken(used, n, id))
 			return id;
 	return 0;
