@@ -45,10 +45,11 @@ t_netns POD
 # rail IFNAME MASTER ADDRS ROUTES [SBR_EXTRA] [NS]: macvlan with static IPAM,
 # then sbr with macvlan's result as prevResult (1.0.0: Debian's Go sbr stops
 # there). ADDRS and ROUTES are JSON arrays; SBR_EXTRA is JSON members for sbr.
-# Leaves sbr's run in T_RC/T_OUT, macvlan's result in PREV.
+# Leaves sbr's run in T_RC/T_OUT, macvlan's result in PREV. RAIL_MACVLAN and
+# RAIL_SBR run other binaries (Debian's Go ones).
 rail() {
 	local ifname=$1 master=$2 addrs=$3 routes=$4 extra=${5:-} ns=${6:-$POD}
-	T_PLUGIN=$MACVLAN
+	T_PLUGIN=${RAIL_MACVLAN:-$MACVLAN}
 	t_cni ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"macvlan\",\"master\":\"$master\",\"ipam\":{\"type\":\"static\",\"addresses\":$addrs,\"routes\":$routes}}" \
 		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME="$ifname"
 	[ "$T_RC" == 0 ] || { t_fail "macvlan ADD of $ifname" "$(t_last_run)"; return; }
@@ -131,6 +132,13 @@ t_contains "a rule to table 5000" "from 10.94.0.14 lookup 5000" "$(rules "$POD")
 t_eq "net4's subnet stays in main" "10.94.0.0/24 proto kernel scope link src 10.94.0.14" \
 	"$(ip -n "$POD" route show dev net4 | sed 's/[[:space:]]*$//')"
 
+echo "# 4b. chained after Debian's Go macvlan"
+RAIL_MACVLAN=$REF/macvlan rail net6 "$M1" '[{"address":"10.96.0.16/24","gateway":"10.96.0.1"}]' '[]'
+t_ok "ADD net6"
+t_eq "table 103 has net6's default and subnet" "default via 10.96.0.1 dev net6
+10.96.0.0/24 dev net6 proto kernel scope link src 10.96.0.16
+fe80::/64 dev net6 proto kernel metric 256 pref medium" "$(table "$POD" 103)"
+
 echo "# 5. hostile input: the right code, nothing changed"
 before=$(state "$POD")
 prev4='{"cniVersion":"1.0.0","interfaces":[{"name":"net4","sandbox":"x"}],"ips":[{"address":"10.94.0.14/24","interface":0}]}'
@@ -185,8 +193,9 @@ t_eq "every version's rule deleted" "" "$(rules "$POD" | grep -e 6000 -e 5000)"
 echo "# 7. DEL of net1: its rule and table go, net2's stay"
 sbr_del net1
 t_ok "DEL net1"
-t_eq "net2's and net3's rules remain" "from 10.91.0.12 lookup 101
-from 10.93.0.13 lookup 102" "$(rules "$POD" | sort)"
+t_eq "the other rails' rules remain" "from 10.91.0.12 lookup 101
+from 10.93.0.13 lookup 102
+from 10.96.0.16 lookup 103" "$(rules "$POD" | sort)"
 t_eq "table 100 is empty" "" "$(table "$POD" 100)"
 t_eq "table 101 untouched" "default via 10.91.0.254 dev net2
 10.91.0.0/24 dev net2 proto kernel scope link src 10.91.0.12
