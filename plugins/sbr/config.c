@@ -1,4 +1,4 @@
-/* sbr network config: table, gateways, addSourceHints, and the addresses prevResult gives the interface */
+/* sbr network config: table, gateways, addSourceHints; the interface's addresses in prevResult */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* sbr network config: table, gateways, addSourceHints, and the addresses prevResult gives the interface */
+/* sbr network config: table, gateways, addSourceHints; the interface's addresses in prevResult */
 #pragma once
 
 #include <stdbool.h>

@@ -38,11 +38,6 @@ struct sbr_add {
 	size_t n_tables;
 };
 
-static const char *addr_text(const struct ip_addr *a, char *buf, size_t len)
-{
-	return ip_addr_format(a, buf, len);
-}
-
 /*
  * Runs of this plugin on one pod wait for each other, as the reference's do:
  * both lock the netns file, so a table one picks is not picked by another.
@@ -71,7 +66,7 @@ static int add_rule(struct sbr_add *s, const struct cni_ip *ip, uint32_t table, 
 	char text[IP_PREFIX_STRLEN];
 	int r;
 
-	log_debug("rule from %s lookup %u", addr_text(&ip->address.addr, text, sizeof(text)), table);
+	log_debug("rule from %s lookup %u", ip_addr_format(&ip->address.addr, text, sizeof(text)), table);
 	r = net_rule_add(s->pod, &rule);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "Failed to add rule from %s lookup %u: %s",
@@ -80,7 +75,10 @@ static int add_rule(struct sbr_add *s, const struct cni_ip *ip, uint32_t table, 
 	return 0;
 }
 
-/* What the reference moves along with an address: routes from it, through a gateway of its subnet, or of no source and no gateway. */
+/*
+ * What the reference moves along with an address: routes from it, through a
+ * gateway of its subnet, or of no source and no gateway.
+ */
 static bool route_goes_with(const struct net_route *rt, const struct cni_ip *ip)
 {
 	if (rt->has_src && ip_prefix_contains(&ip->address, &rt->src))
@@ -101,8 +99,9 @@ static const struct ip_addr *gateway_of(const struct sbr_conf *c, const struct c
 	return ip->has_gateway ? &ip->gateway : NULL;
 }
 
-/* One address: its rule, a default route through its gateway, and copies of the link's routes, in @table. */
-static int fill_table(struct sbr_add *s, const struct cni_ip *ip, uint32_t table, struct cni_err *err)
+/* One address: its rule, a default route through its gateway, copies of the link's routes. */
+static int fill_table(struct sbr_add *s, const struct cni_ip *ip, uint32_t table,
+		      struct cni_err *err)
 {
 	const struct ip_addr *gw = gateway_of(s->c, ip);
 	char text[IP_PREFIX_STRLEN];
@@ -117,12 +116,13 @@ static int fill_table(struct sbr_add *s, const struct cni_ip *ip, uint32_t table
 		struct net_route def = { .ifindex = s->ifindex, .has_gw = true, .gw = *gw,
 					 .table = table, .scope = -1 };
 
-		def.dst.addr.family = gw->family;
+		/* A gateway of the other family is the kernel's to refuse, as in the reference. */
+		def.dst.addr.family = ip->address.addr.family;
 		r = net_route_add(s->pod, &def);
 		if (r < 0)
 			return net_err_set(err, CNI_ERR_KERNEL, r,
 					   "Failed to add default route to %s: %s",
-					   addr_text(gw, text, sizeof(text)), strerror(-r));
+					   ip_addr_format(gw, text, sizeof(text)), strerror(-r));
 	}
 	for (size_t i = 0; i < s->n_main; i++) {
 		struct net_route copy = s->main[i];
@@ -140,7 +140,7 @@ static int fill_table(struct sbr_add *s, const struct cni_ip *ip, uint32_t table
 	return 0;
 }
 
-/* addSourceHints: the main table keeps each subnet, with the address as source, and loses the rest. */
+/* addSourceHints: the main table keeps each subnet, with the address as source, loses the rest. */
 static void hint_main(struct sbr_add *s)
 {
 	char text[IP_PREFIX_STRLEN];
@@ -415,7 +415,7 @@ static int tidy(struct net_ns *pod, const struct net_link *link, const struct sb
 		    !is_link_addr(&rule->src.addr, addrs, n_addrs))
 			continue;
 		log_debug("deleting rule from %s lookup %u",
-			  addr_text(&rule->src.addr, text, sizeof(text)), rule->table);
+			  ip_addr_format(&rule->src.addr, text, sizeof(text)), rule->table);
 		r = net_rule_del(pod, rule);
 		/* On with the others: the last failure is the one reported. */
 		if (r < 0 && r != -ENOENT) {
@@ -481,7 +481,7 @@ static int sbr_check(const struct cni_ctx *ctx, struct cni_err *err)
 
 const struct cni_plugin sbr_plugin = {
 	.name = "sbr",
-	.summary = "sbr: source-based routing (a rule and a routing table per address) for a chained interface",
+	.summary = "sbr: source-based routing, a rule and a table per address of a chained interface",
 	.add = sbr_add,
 	.del = sbr_del,
 	.check = sbr_check,

@@ -1,4 +1,4 @@
-/* libFuzzer target: sbr's network config (table, gateways, addSourceHints) and prevResult's addresses */
+/* libFuzzer target: sbr's network config and prevResult's addresses */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -42,6 +42,18 @@ t_veth "$M2" "$P2"
 t_netns POD
 
 # --- helpers ----------------------------------------------------------------
+# cni_with PLUGIN t_cni-ARGS...: t_cni with another binary; Debian's Go ones
+# run without PLUGIN_WRAPPER (valgrind cannot run Go).
+cni_with() {
+	local plugin=$1 wrap=("${T_BASE_WRAP[@]}")
+	shift
+	T_PLUGIN=$plugin
+	[[ $plugin != "$REF"/* ]] || T_BASE_WRAP=()
+	t_cni "$@"
+	T_BASE_WRAP=("${wrap[@]}")
+	T_PLUGIN=$SBR
+}
+
 # rail IFNAME MASTER ADDRS ROUTES [SBR_EXTRA] [NS]: macvlan with static IPAM,
 # then sbr with macvlan's result as prevResult (1.0.0: Debian's Go sbr stops
 # there). ADDRS and ROUTES are JSON arrays; SBR_EXTRA is JSON members for sbr.
@@ -49,15 +61,12 @@ t_netns POD
 # RAIL_SBR run other binaries (Debian's Go ones).
 rail() {
 	local ifname=$1 master=$2 addrs=$3 routes=$4 extra=${5:-} ns=${6:-$POD}
-	T_PLUGIN=${RAIL_MACVLAN:-$MACVLAN}
-	t_cni ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"macvlan\",\"master\":\"$master\",\"ipam\":{\"type\":\"static\",\"addresses\":$addrs,\"routes\":$routes}}" \
+	cni_with "${RAIL_MACVLAN:-$MACVLAN}" ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"macvlan\",\"master\":\"$master\",\"ipam\":{\"type\":\"static\",\"addresses\":$addrs,\"routes\":$routes}}" \
 		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME="$ifname"
 	[ "$T_RC" == 0 ] || { t_fail "macvlan ADD of $ifname" "$(t_last_run)"; return; }
 	PREV=$T_OUT
-	T_PLUGIN=${RAIL_SBR:-$SBR}
-	t_cni ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\"${extra:+,$extra},\"prevResult\":$PREV}" \
+	cni_with "${RAIL_SBR:-$SBR}" ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\"${extra:+,$extra},\"prevResult\":$PREV}" \
 		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME="$ifname"
-	T_PLUGIN=$SBR
 }
 
 # sbr_del IFNAME [SBR_EXTRA] [NS]
@@ -224,9 +233,7 @@ t_contains "IPv6 traffic from the address leaves through net5's gateway" "via fd
 	"$(ip -n "$PODA" -6 route get fd99::1 from fd95::15 2>&1)"
 sbr_del net5 '' "$PODA"
 t_ok "ours: DEL net5"
-T_PLUGIN=$REF/sbr
-t_cni DEL '{"cniVersion":"1.0.0","name":"sbnet","type":"sbr"}' CNI_NETNS="$PODB_path" CNI_IFNAME=net5
-T_PLUGIN=$SBR
+cni_with "$REF/sbr" DEL '{"cniVersion":"1.0.0","name":"sbnet","type":"sbr"}' CNI_NETNS="$PODB_path" CNI_IFNAME=net5
 t_ok "Go: DEL net5"
 t_eq "the same rules after DEL" "$(rules "$PODB")" "$(rules "$PODA")"
 t_eq "no rule left" "" "$(rules "$PODA")"

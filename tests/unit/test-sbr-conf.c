@@ -1,4 +1,4 @@
-/* Unit tests: sbr config fields and refusals, prevResult's addresses, the table choice (no kernel) */
+/* Unit tests: sbr config fields and refusals, prevResult's addresses, the table choice */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
