@@ -44,9 +44,10 @@ struct sbr_add {
  */
 static int lock_netns(int fd, struct cni_err *err)
 {
-	if (flock(fd, LOCK_EX) < 0)
-		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot lock the pod's netns: %s",
-				   strerror(errno));
+	int r = flock(fd, LOCK_EX) < 0 ? -errno : 0;
+
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot lock the pod's netns: %s", strerror(-r));
 	return 0;
 }
 
