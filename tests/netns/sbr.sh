@@ -65,12 +65,18 @@ cni_with() {
 # RAIL_SBR run other binaries (Debian's Go ones).
 rail() {
 	local ifname=$1 master=$2 addrs=$3 routes=$4 extra=${5:-} ns=${6:-$POD}
-	cni_with "${RAIL_MACVLAN:-$MACVLAN}" ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"macvlan\",\"master\":\"$master\",\"ipam\":{\"type\":\"static\",\"addresses\":$addrs,\"routes\":$routes}}" \
-		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME="$ifname"
-	[ "$T_RC" == 0 ] || { t_fail "macvlan ADD of $ifname" "$(t_last_run)"; return; }
-	PREV=$T_OUT
+	mv_add "$@" || return
 	cni_with "${RAIL_SBR:-$SBR}" ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\"${extra:+,$extra},\"prevResult\":$PREV}" \
 		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME="$ifname"
+}
+
+# mv_add: rail's first half, macvlan only (same arguments).
+mv_add() {
+	local ifname=$1 master=$2 addrs=$3 routes=$4 ns=${6:-$POD}
+	cni_with "${RAIL_MACVLAN:-$MACVLAN}" ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"macvlan\",\"master\":\"$master\",\"ipam\":{\"type\":\"static\",\"addresses\":$addrs,\"routes\":$routes}}" \
+		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME="$ifname"
+	[ "$T_RC" == 0 ] || { t_fail "macvlan ADD of $ifname" "$(t_last_run)"; return 1; }
+	PREV=$T_OUT
 }
 
 # sbr_del IFNAME [SBR_EXTRA] [NS]
@@ -184,13 +190,10 @@ hostile() { # DESC CODE MSG EXTRA [PREV] [IFNAME]
 		CNI_NETNS="$POD_path" CNI_IFNAME="${6:-net4}"
 	t_err "$1" "$2" "$3"
 }
+# (every range and refusal is in the unit suite; here: the code, and nothing changed)
 hostile "table 0" 7 'out of range' '"table":0' "$prev4"
-hostile "table -1" 7 'out of range' '"table":-1' "$prev4"
-hostile "table 2^32" 7 'out of range' '"table":4294967296' "$prev4"
-hostile "table as a string" 6 'table' '"table":"100"' "$prev4"
 hostile "three gateways" 7 'more than 2 entries' '"gateways":["10.0.0.1","fd00::1","10.0.0.2"]' "$prev4"
 hostile "a malformed gateway" 7 'invalid static gateway IP address: 10.0.0.300' '"gateways":["10.0.0.300"]' "$prev4"
-hostile "two IPv4 gateways" 7 'multiple IPv4 addresses' '"gateways":["10.0.0.1","10.0.0.2"]' "$prev4"
 hostile "no prevResult" 7 'must be called as chained plugin' ''
 hostile "prevResult without addresses" 7 'No IP addresses supplied' '' '{"cniVersion":"1.0.0","ips":[]}'
 hostile "prevResult's addresses all of another interface" 7 'no IP address of interface net4' '' \
@@ -208,7 +211,7 @@ sbr_del net4 '"table":-1'
 t_ok "DEL with an out-of-range table succeeds (ADD made nothing)"
 t_eq "and changes nothing" "$before" "$(state "$POD")"
 
-echo "# 6. the result at every CNI version (table mode on net4)"
+echo "# 6. the result at every CNI version (table mode on net4; one DEL takes every rule)"
 sbr_del net4 '"table":5000'
 for v in $VERSIONS; do
 	case $v in
@@ -220,10 +223,11 @@ for v in $VERSIONS; do
 		CNI_NETNS="$POD_path" CNI_IFNAME=net4
 	t_ok "[$v] ADD"
 	t_jq "[$v] result is prevResult" "[$prev,$T_OUT]" '(.[0] | del(.dns)) == (.[1] | del(.dns))' true
-	t_cni DEL "{\"cniVersion\":\"$v\",\"name\":\"sbnet\",\"type\":\"sbr\",\"table\":6000}" \
-		CNI_NETNS="$POD_path" CNI_IFNAME=net4
-	t_ok "[$v] DEL"
 done
+r=$(rules "$POD")
+t_contains "a rule per ADD" "from 10.94.0.14 lookup 6000" "$r"
+t_cni DEL '{"cniVersion":"0.1.0","name":"sbnet","type":"sbr","table":6000}' CNI_NETNS="$POD_path" CNI_IFNAME=net4
+t_ok "DEL at 0.1.0"
 r=$(rules "$POD")
 t_eq "every version's rule deleted" "" "$( [[ $r != *"lookup 6000"* && $r != *"lookup 5000"* ]] || echo "$r")"
 
@@ -265,5 +269,43 @@ cni_with "$REF/sbr" DEL '{"cniVersion":"1.0.0","name":"sbnet","type":"sbr"}' CNI
 t_ok "Go: DEL net5"
 t_eq "the same rules after DEL" "$(rules "$PODB")" "$(rules "$PODA")"
 t_eq "no rule left" "" "$(rules "$PODA")"
+
+echo "# 9. a kernel failure at every netlink request of ADD (strace): undone each time"
+# PODC gets the ADD plainly; PODD the same ADD failing at its 1st, 2nd, ...
+# sendmsg until one runs to its end. No failed attempt may leave anything:
+# each would show in PODD's final state, which must be PODC's. Checked once,
+# at the end, and the plugin run without timeout or PLUGIN_WRAPPER: under
+# user-mode Linux every process costs 50 to 130 ms. (A second address's
+# failure after the first's table was filled is in section 5.)
+if command -v strace >/dev/null; then
+	t_netns PODC
+	t_netns PODD
+	addrs='[{"address":"10.98.0.18/24","gateway":"10.98.0.1"}]'
+	# No default route in main: every route deleted first must come back by the undo alone.
+	routes='[{"dst":"10.81.0.0/16","gw":"10.98.0.5"},{"dst":"10.82.0.0/16","gw":"10.98.0.5"}]'
+	rail net8 "$M1" "$addrs" "$routes" '' "$PODC"
+	t_ok "PODC: ADD"
+	mv_add net8 "$M2" "$addrs" "$routes" '' "$PODD"
+	conf="{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\",\"prevResult\":$PREV}"
+	failed=0 bad= rc=1
+	for ((n = 1; n < 100 && rc != 0; n++)); do
+		(
+			export CNI_COMMAND=ADD CNI_CONTAINERID=cnitest CNI_NETNS=$PODD_path CNI_IFNAME=net8 CNI_PATH=$BIN
+			exec strace -qq -o /dev/null -e trace=sendmsg -e inject=sendmsg:error=EIO:when=$n "$SBR"
+		) <<<"$conf" >"$T_DIR/inj.out" 2>/dev/null
+		rc=$?
+		[ "$rc" == 0 ] && break
+		failed=$((failed + 1))
+		t_slurp out "$T_DIR/inj.out"
+		[[ $out == *'"code":'* ]] || bad+=" #$n"
+	done
+	t_ne "ADD failed at some request" 0 "$failed"
+	t_eq "every failure is error JSON" "" "$bad"
+	t_eq "ADD past the last request succeeds" 0 "$rc"
+	t_eq "nothing left by $failed failed ADDs: the same rules and tables as PODC" \
+		"$(state "$PODC")" "$(state "$PODD")"
+else
+	t_log "# SKIP section 9: strace not found"
+fi
 
 t_summary
