@@ -23,7 +23,8 @@ static bool family_ok(int family)
 	return family == AF_INET || family == AF_INET6;
 }
 
-int net_route_add(struct net_ns *ns, const struct net_route *route)
+static int route_send(struct net_ns *ns, uint16_t type, uint16_t flags,
+		      const struct net_route *route)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct rtmsg rtm = { 0 };
@@ -36,22 +37,25 @@ int net_route_add(struct net_ns *ns, const struct net_route *route)
 	alen = (int)ip_addr_size(&route->dst.addr);
 	if (route->dst.len > (unsigned int)alen * 8 || route->scope > 255)
 		return -EINVAL;
-	if (route->has_gw && route->gw.family != route->dst.addr.family)
+	if ((route->has_gw && route->gw.family != route->dst.addr.family) ||
+	    (route->has_src && route->src.family != route->dst.addr.family) ||
+	    route->protocol > 255 || route->type > 255)
 		return -EINVAL;
 	table = route->table ? route->table : RT_TABLE_MAIN;
 	rtm.rtm_family = (uint8_t)route->dst.addr.family;
 	rtm.rtm_dst_len = (uint8_t)route->dst.len;
 	/* Tables past 255 only fit in RTA_TABLE. */
 	rtm.rtm_table = table < 256 ? (uint8_t)table : RT_TABLE_UNSPEC;
-	rtm.rtm_protocol = RTPROT_BOOT;
+	rtm.rtm_protocol = route->protocol ? (uint8_t)route->protocol : RTPROT_BOOT;
 	/* Unset means universe, as the reference sends when the result has no scope. */
 	rtm.rtm_scope = route->scope >= 0 ? (uint8_t)route->scope : RT_SCOPE_UNIVERSE;
-	rtm.rtm_type = RTN_UNICAST;
-	r = nlsock_msg_new(RTM_NEWROUTE, NLM_F_CREATE, &rtm, sizeof(rtm), &msg);
+	rtm.rtm_type = route->type ? (uint8_t)route->type : RTN_UNICAST;
+	r = nlsock_msg_new(type, flags, &rtm, sizeof(rtm), &msg);
 	if (r < 0)
 		return r;
 	if (nla_put(msg, RTA_DST, alen, route->dst.addr.bytes) < 0 ||
 	    (route->has_gw && nla_put(msg, RTA_GATEWAY, alen, route->gw.bytes) < 0) ||
+	    (route->has_src && nla_put(msg, RTA_PREFSRC, alen, route->src.bytes) < 0) ||
 	    nla_put_u32(msg, RTA_OIF, (uint32_t)route->ifindex) < 0 ||
 	    (route->priority && nla_put_u32(msg, RTA_PRIORITY, route->priority) < 0) ||
 	    (table >= 256 && nla_put_u32(msg, RTA_TABLE, table) < 0))
@@ -65,6 +69,11 @@ int net_route_add(struct net_ns *ns, const struct net_route *route)
 			return -EMSGSIZE;
 	}
 	return nlsock_request(ns, msg);
+}
+
+int net_route_add(struct net_ns *ns, const struct net_route *route)
+{
+	return route_send(ns, RTM_NEWROUTE, NLM_F_CREATE, route);
 }
 
 struct route_list {
@@ -99,6 +108,9 @@ static int route_from_object(struct rtnl_route *rr, struct rtnl_nexthop *nh, str
 	rt.priority = rtnl_route_get_priority(rr);
 	rt.table = rtnl_route_get_table(rr);
 	rt.scope = rtnl_route_get_scope(rr);
+	rt.has_src = nlsock_ip_from_addr(rtnl_route_get_pref_src(rr), family, &rt.src);
+	rt.protocol = rtnl_route_get_protocol(rr);
+	rt.type = rtnl_route_get_type(rr);
 	*ret = rt;
 	return 0;
 }
@@ -213,4 +225,96 @@ int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex)
 		}
 	}
 	return -ENOENT;
+}
+
+int net_route_replace(struct net_ns *ns, const struct net_route *route)
+{
+	return route_send(ns, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, route);
+}
+
+int net_route_del(struct net_ns *ns, const struct net_route *route)
+{
+	return route_send(ns, RTM_DELROUTE, 0, route);
+}
+
+struct table_list {
+	unsigned int table; /* 0: every table */
+	struct route_list l;
+};
+
+static int table_cb(struct nl_object *obj, const struct nlmsghdr *nlh, void *data)
+{
+	struct rtnl_route *rr = (struct rtnl_route *)obj;
+	struct table_list *t = data;
+	struct rtnl_nexthop *nh;
+	struct net_route rt;
+	int r;
+
+	(void)nlh;
+	if (strcmp(nl_object_get_type(obj), "route/route") != 0 ||
+	    !family_ok(rtnl_route_get_family(rr)) ||
+	    (t->table && rtnl_route_get_table(rr) != t->table))
+		return 0;
+	nh = rtnl_route_get_nnexthops(rr) == 1 ? rtnl_route_nexthop_n(rr, 0) : NULL;
+	if (nh && route_from_object(rr, nh, &rt) < 0)
+		return 0;
+	if (!nh) {
+		/* Only its table and destination say anything of a route through no one link. */
+		struct nl_addr *dst = rtnl_route_get_dst(rr);
+
+		rt = (struct net_route){ .scope = rtnl_route_get_scope(rr),
+					 .table = rtnl_route_get_table(rr),
+					 .type = rtnl_route_get_type(rr) };
+		rt.dst.addr.family = rtnl_route_get_family(rr);
+		if (dst && !nlsock_ip_from_addr(dst, rt.dst.addr.family, &rt.dst.addr))
+			return 0;
+		rt.dst.len = dst ? nl_addr_get_prefixlen(dst) : 0;
+	}
+	r = nlsock_grow((void **)&t->l.v, &t->l.cap, t->l.n, sizeof(*t->l.v));
+	if (r < 0)
+		return r;
+	t->l.v[t->l.n++] = rt;
+	return 0;
+}
+
+static void table_reset(void *data)
+{
+	struct table_list *t = data;
+
+	t->l.n = t->l.base;
+}
+
+static int table_dump(struct net_ns *ns, int family, struct table_list *t)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct rtmsg rtm = { .rtm_family = (uint8_t)family };
+	int r;
+
+	r = nlsock_msg_new(RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm), &msg);
+	if (r < 0)
+		return r;
+	t->l.base = t->l.n;
+	return nlsock_query(ns, msg, table_cb, table_reset, t);
+}
+
+int net_route_list_table(struct net_ns *ns, unsigned int table, int family,
+			 struct net_route **ret, size_t *ret_n)
+{
+	struct table_list t = { .table = table };
+	int r = 0;
+
+	net_ack_clear();
+	if (family != AF_UNSPEC && !family_ok(family))
+		return -EINVAL;
+	if (family == AF_UNSPEC || family == AF_INET)
+		r = table_dump(ns, AF_INET, &t);
+	if (r >= 0 && (family == AF_UNSPEC || family == AF_INET6))
+		r = table_dump(ns, AF_INET6, &t);
+	if (r < 0) {
+		free(t.l.v);
+		return r;
+	}
+	*ret = t.l.v;
+	*ret_n = t.l.n;
+	return 0;
 }

@@ -18,6 +18,10 @@ struct net_route {
 	unsigned int priority; /* 0: none */
 	unsigned int table;    /* 0: main */
 	int scope;             /* -1: the kernel's default for the route */
+	bool has_src;
+	struct ip_addr src;    /* RTA_PREFSRC, the source hint */
+	unsigned int protocol; /* 0: boot */
+	unsigned int type;     /* 0: unicast */
 };
 
 /**
@@ -50,3 +54,38 @@ int net_route_list(struct net_ns *ns, int ifindex, int family, struct net_route 
  * Return: 0 on success, -ENOENT when there is no default route, negative errno otherwise.
  */
 int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex);
+
+/**
+ * net_route_replace() - add a route or replace the one it matches (NLM_F_CREATE|NLM_F_REPLACE)
+ * @ns: the netns (its handle), NULL for the caller's
+ * @route: route
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_route_replace(struct net_ns *ns, const struct net_route *route);
+
+/**
+ * net_route_del() - delete a route
+ * @ns: the netns (its handle), NULL for the caller's
+ * @route: as net_route_list_table() returned it: every field given must match
+ *
+ * Return: 0 on success, -ESRCH when no route matches, negative errno otherwise.
+ */
+int net_route_del(struct net_ns *ns, const struct net_route *route);
+
+/**
+ * net_route_list_table() - the routes of one table, or of every table
+ * @ns: the netns (its handle), NULL for the caller's
+ * @table: the table, 0 for every one
+ * @family: AF_INET, AF_INET6 or AF_UNSPEC for both
+ * @ret: malloc'ed array, written only on success
+ * @ret_n: number of entries
+ *
+ * Unlike net_route_list(), routes without a link (blackhole, unreachable) and
+ * multipath routes are listed too, with ifindex 0: a table that holds only
+ * those is still in use.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_route_list_table(struct net_ns *ns, unsigned int table, int family,
+			 struct net_route **ret, size_t *ret_n);

@@ -37,6 +37,7 @@
 #include "common/net/nlsock.h"
 #include "common/net/ns.h"
 #include "common/net/route.h"
+#include "common/net/rule.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
@@ -643,6 +644,92 @@ static void test_addrs_routes(void)
 	CHECK(ifindex == v0.ifindex, "default route via tv0 (%d)", ifindex);
 }
 
+static bool find_rule(int family, const char *src, uint32_t table, struct net_rule *ret)
+{
+	_cleanup_free_ struct net_rule *v = NULL;
+	struct ip_addr a = A(src);
+	size_t n = 0;
+
+	if (net_rule_list(NULL, family, &v, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].has_src && ip_addr_equal(&v[i].src.addr, &a) && v[i].table == table) {
+			*ret = v[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The routes of one table (0: of any) to a prefix, and the last of them. */
+static size_t count_in_table(unsigned int table, const char *dst, struct net_route *ret)
+{
+	_cleanup_free_ struct net_route *v = NULL;
+	struct ip_prefix p = P(dst);
+	size_t n = 0, found = 0;
+
+	if (net_route_list_table(NULL, table, AF_UNSPEC, &v, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if ((!table || v[i].table == table) && v[i].dst.len == p.len &&
+		    ip_addr_equal(&v[i].dst.addr, &p.addr)) {
+			*ret = v[i];
+			found++;
+		}
+	}
+	return found;
+}
+
+/* Rules, and routes replaced, deleted and listed by table (sbr's requests), on tv0. */
+static void test_rules_tables(void)
+{
+	struct net_rule rule, got;
+	struct net_route rt;
+	struct net_link v0;
+
+	if (!CHECK_R(net_link_get_by_name(NULL, "tv0", &v0), 0, "tv0 for rules"))
+		return;
+	rule = (struct net_rule){ .family = AF_INET, .has_src = true, .src = P("10.10.0.1/32"),
+				  .table = 100 };
+	CHECK_R(net_rule_add(NULL, &rule), 0, "rule from 10.10.0.1 lookup 100");
+	CHECK(find_rule(AF_INET, "10.10.0.1", 100, &got) && got.plain && got.src.len == 32 &&
+		      got.has_priority && got.priority > 0 && got.priority < 32766,
+	      "listed, plain, with the kernel's priority %u", got.priority);
+	rule = (struct net_rule){ .family = AF_INET6, .has_src = true, .src = P("fd00:10::1/128"),
+				  .table = 5000 };
+	CHECK_R(net_rule_add(NULL, &rule), 0, "rule from fd00:10::1 lookup 5000 (FRA_TABLE only)");
+	CHECK(find_rule(AF_UNSPEC, "fd00:10::1", 5000, &got) && got.family == AF_INET6 && got.plain,
+	      "IPv6 rule to table 5000 listed");
+	CHECK(!find_rule(AF_INET, "fd00:10::1", 5000, &got), "not among the IPv4 rules");
+	CHECK_R(net_rule_del(NULL, &got), 0, "delete it as listed");
+	CHECK_R(net_rule_del(NULL, &got), -ENOENT, "delete it again");
+	rule.table = 0;
+	CHECK_R(net_rule_add(NULL, &rule), -EINVAL, "a rule without a table");
+	CHECK(find_rule(AF_INET, "10.10.0.1", 100, &got) && net_rule_del(NULL, &got) == 0 &&
+		      !find_rule(AF_INET, "10.10.0.1", 100, &got),
+	      "IPv4 rule deleted");
+
+	rt = (struct net_route){ .ifindex = v0.ifindex, .dst = P("10.23.0.0/16"), .has_src = true,
+				 .src = A("10.10.0.1"), .protocol = RTPROT_STATIC, .table = 101,
+				 .scope = RT_SCOPE_LINK };
+	CHECK_R(net_route_add(NULL, &rt), 0, "route with a source hint, proto static, table 101");
+	CHECK(count_in_table(101, "10.23.0.0/16", &rt) == 1 && rt.has_src &&
+		      addr_is(&rt.src, "10.10.0.1") && rt.protocol == RTPROT_STATIC &&
+		      rt.type == RTN_UNICAST && rt.ifindex == v0.ifindex,
+	      "listed with its source, protocol %u, type %u", rt.protocol, rt.type);
+	rt.mtu = 1400;
+	CHECK_R(net_route_replace(NULL, &rt), 0, "replace it with an MTU");
+	CHECK(count_in_table(101, "10.23.0.0/16", &rt) == 1 && rt.mtu == 1400,
+	      "still one route, mtu %u", rt.mtu);
+	CHECK(count_in_table(0, "10.23.0.0/16", &rt) == 1 && rt.table == 101,
+	      "table 0: every table's routes, table 101's among them");
+	CHECK(count_in_table(RT_TABLE_MAIN, "10.20.0.0/16", &rt) == 2, "main's two routes listed");
+	CHECK(count_in_table(101, "10.23.0.0/16", &rt) == 1 && net_route_del(NULL, &rt) == 0,
+	      "delete the table-101 route as listed");
+	CHECK(count_in_table(101, "10.23.0.0/16", &rt) == 0, "gone");
+	CHECK_R(net_route_del(NULL, &rt), -ESRCH, "delete it again");
+}
+
 static int result_build(struct cni_result *res, const char *ifname)
 {
 	struct cni_ip ip4 = { .address = P("10.30.0.2/24"), .has_gateway = true,
@@ -970,6 +1057,7 @@ int main(void)
 	test_sysctl();
 	test_links(fd_a, fd_b);
 	test_addrs_routes();
+	test_rules_tables();
 	test_iface();
 	test_delete();
 	test_handles(fd_a, fd_b);
