@@ -189,6 +189,7 @@ for i in 1 2 3 4; do
 	same+=("net$i:$(macvlan_rail "rail$i" "${masters[$((i - 1))]}" rails)")
 done
 attach_rails "same subnet" "${same[@]}"
+t_eq "our tuning keeps what DEL restores, one record per rail" 4 "$(tuning_state)"
 t_eq "four rules, four tables" 4 "$(rules | awk '{print $NF}' | sort -u | grep -c .)"
 for i in 1 2 3 4; do
 	check_rail "same subnet" "net$i" 192.168.77.200
