@@ -102,6 +102,11 @@ static int netdev_back(const char *pci, const char *name, struct net_link *ret)
 	return net_link_get_by_name(NULL, name, ret);
 }
 
+int hostdev_guid_netdev(const struct hostdev_guid_vf *v, const char *name, struct net_link *ret)
+{
+	return netdev_back(v->vf.pci, name, ret);
+}
+
 int hostdev_guid_set(const struct hostdev_guid_vf *v, uint64_t guid, const char *name,
 		     struct net_link *ret, bool *ret_changed)
 {

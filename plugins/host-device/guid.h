@@ -53,6 +53,18 @@ int hostdev_guid_set(const struct hostdev_guid_vf *v, uint64_t guid, const char 
 		     struct net_link *ret, bool *ret_changed);
 
 /**
+ * hostdev_guid_netdev() - a VF's netdev in the host, named as it should be
+ * @v: the VF
+ * @name: its name
+ * @ret: the netdev, written only on success
+ *
+ * A GUID change that failed after the bind can leave it under the kernel's name.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int hostdev_guid_netdev(const struct hostdev_guid_vf *v, const char *name, struct net_link *ret);
+
+/**
  * hostdev_guid_restore() - give a host netdev that is an InfiniBand VF a GUID back
  * @name: the netdev, in the host
  * @guid: the GUID to give back

@@ -333,10 +333,16 @@ fail_pod:
 	transit_undo(&in);
 	signals_restore(&sigmask);
 out:
-	/* The device is home under its original name: what it had there is given back. */
-	if (r < 0 && guid_changed)
+	/* The device is home: under its original name, it gets what it had there back. */
+	if (r < 0 && guid_changed) {
+		struct net_link home;
+		int k = hostdev_guid_netdev(&vf, orig, &home);
+
+		if (k < 0)
+			log_error("undo: cannot find VF %s as %s to give its GUID back: %s", vf.vf.pci,
+				  orig, strerror(-k));
 		hostdev_state_restore(orig, hostdev_state_attachment(ctx->env.container_id, ifname));
-	else if (r < 0 && kept)
+	} else if (r < 0 && kept)
 		(void)hostdev_state_remove(orig);
 	transit_close(&in);
 	host_close(&host);
