@@ -333,8 +333,20 @@ void fake_vf_reset(void)
 	fake_vfs = (struct fake_vfs){ 0 };
 }
 
+static int sysfs_rename(const char *pci, const char *name);
+
+/* sysfs shows a VF's netdev under its name: a rename in the host shows there. */
+static void vf_renamed(int ifindex, const char *name)
+{
+	for (size_t i = 0; i < FAKE_VF_MAX; i++)
+		if (fake_vfs.vfs[i].used && fake_vfs.vfs[i].netdev_ifindex == ifindex &&
+		    fake_net.current == 0)
+			(void)sysfs_rename(fake_vfs.vfs[i].pci, name);
+}
+
 struct fake_vf *fake_vf_add(const char *pci, int pf_ifindex, uint32_t index, int netdev_ifindex)
 {
+	fake_net_renamed = vf_renamed;
 	for (size_t i = 0; i < FAKE_VF_MAX; i++) {
 		struct fake_vf *v = &fake_vfs.vfs[i];
 
@@ -435,6 +447,8 @@ static int sysfs_rename(const char *pci, const char *name)
 	struct dirent *e;
 	int r = -ENOENT;
 
+	if (!fake_sysfs_root()[0])
+		return -ENOENT;
 	snprintf(dir, sizeof(dir), "%s/bus/pci/devices/%s/net", fake_sysfs_root(), pci);
 	d = opendir(dir);
 	if (!d)
