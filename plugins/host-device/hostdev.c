@@ -165,12 +165,19 @@ static int state_keep(const struct cni_ctx *ctx, const struct net_link *dev, con
  * An InfiniBand VF gets its GUID before the move: its driver binds again to
  * apply it, which only the host can see. The state is kept first, since DEL
  * cannot read back the GUID it replaces, and every way out gives it back.
+ * Termination signals wait: between the bind and the rename the device has a
+ * name the kernel chose, by which no DEL would find it.
  */
 static int guid_set(const struct hostdev_conf *c, const struct hostdev_guid_vf *vf,
 		    const char *orig, struct net_link *dev, bool *ret_changed, struct cni_err *err)
 {
 	char text[GUID_TEXT_SIZE];
-	int r = hostdev_guid_set(vf, c->guid, orig, dev, ret_changed);
+	sigset_t sigmask;
+	int r;
+
+	signals_block_termination(&sigmask);
+	r = hostdev_guid_set(vf, c->guid, orig, dev, ret_changed);
+	signals_restore(&sigmask);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_KERNEL, r,
 				   "cannot give InfiniBand VF %s (VF %u of PF %s) GUID %s: %s", orig,
@@ -336,12 +343,15 @@ out:
 	/* The device is home: under its original name, it gets what it had there back. */
 	if (r < 0 && guid_changed) {
 		struct net_link home;
-		int k = hostdev_guid_netdev(&vf, orig, &home);
+		int k;
 
+		signals_block_termination(&sigmask);
+		k = hostdev_guid_netdev(&vf, orig, &home);
 		if (k < 0)
 			log_error("undo: cannot find VF %s as %s to give its GUID back: %s", vf.vf.pci,
 				  orig, strerror(-k));
 		hostdev_state_restore(orig, hostdev_state_attachment(ctx->env.container_id, ifname));
+		signals_restore(&sigmask);
 	} else if (r < 0 && kept)
 		(void)hostdev_state_remove(orig);
 	transit_close(&in);

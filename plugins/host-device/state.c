@@ -13,6 +13,7 @@
 #include "common/util/file.h"
 #include "common/util/guid.h"
 #include "common/util/log.h"
+#include "common/util/signals.h"
 #include "common/util/text.h"
 #include "plugins/host-device/guid.h"
 #include "plugins/host-device/state.h"
@@ -201,8 +202,12 @@ void hostdev_state_restore(const char *orig, uint64_t attachment)
 	}
 	if (r >= 0 && s.has_guid) {
 		char text[GUID_TEXT_SIZE];
+		sigset_t sigmask;
 
+		/* Between the bind and the rename the device has a name no DEL looks for. */
+		signals_block_termination(&sigmask);
 		r = hostdev_guid_restore(orig, s.guid, &link);
+		signals_restore(&sigmask);
 		if (r < 0) {
 			log_warning("DEL: cannot give %s its GUID %s back: %s; the state is kept for "
 				    "a later DEL", orig, guid_format(s.guid, text), strerror(-r));
