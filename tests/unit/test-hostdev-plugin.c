@@ -1380,6 +1380,7 @@ static void test_guid_add_del(void **state)
 {
 	struct hostdev_state s;
 	struct net_link *l;
+	char line[256];
 
 	(void)state;
 	ib_world();
@@ -1390,6 +1391,9 @@ static void test_guid_add_del(void **state)
 	assert_true(op_index("set vf 1 guids") < op_index("rebind " VF_PCI));
 	assert_true(op_index("rebind " VF_PCI) < op_index("rename ib7 to ibvf1"));
 	assert_true(op_index("rename ib7 to ibvf1") < op_index("move"));
+	/* No kill between the bind and the rename: the device would have a name no DEL knows. */
+	for (unsigned int n = op_index("set vf 1"); n <= op_index("rename ib7 to ibvf1"); n++)
+		assert_non_null(strstr(op_line(n, line, sizeof(line)), "[blocked]"));
 	l = fake_net_find(pod, "net1");
 	assert_non_null(l);
 	assert_true(hw_guid(l) == guid_pod);
@@ -1401,9 +1405,15 @@ static void test_guid_add_del(void **state)
 	assert_true(s.up);
 	assert_string_equal(s.alias, "vf-a");
 
+	fake_net.ops = 0;
+	fake_net.log_len = 0;
+	fake_net.log[0] = '\0';
 	assert_int_equal(run(CNI_CMD_DEL, CONF_RUNTIME_GUID), 0);
 	assert_ib_home(UINT64_MAX);
 	assert_int_equal(fake_vfs.rebinds, 2);
+	assert_true(op_index("move") < op_index("set vf 1 guids on ib0 node=ffffffffffffffff"));
+	for (unsigned int n = op_index("set vf 1"); n <= op_index("rename ib7 to ibvf1"); n++)
+		assert_non_null(strstr(op_line(n, line, sizeof(line)), "[blocked]"));
 	/* A second DEL: nothing left to give back. */
 	assert_int_equal(run(CNI_CMD_DEL, CONF_RUNTIME_GUID), 0);
 	assert_int_equal(fake_vfs.rebinds, 2);
