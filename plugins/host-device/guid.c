@@ -115,13 +115,18 @@ int hostdev_guid_set(const struct hostdev_guid_vf *v, uint64_t guid, const char 
 
 	*ret_changed = false;
 	guid_format(guid, text);
-	r = net_vf_set_ib_guid(NULL, v->pf_ifindex, v->vf.index, guid, guid);
+	/* Node GUID first, as ib-sriov-cni: when the kernel refuses it, nothing changed. */
+	r = net_vf_set_ib_guid(NULL, v->pf_ifindex, v->vf.index, NET_VF_NODE_GUID, guid);
+	if (r >= 0) {
+		*ret_changed = true;
+		r = net_vf_set_ib_guid(NULL, v->pf_ifindex, v->vf.index, NET_VF_PORT_GUID, guid);
+	}
 	if (r < 0) {
-		log_error("cannot set GUID %s of VF %u (%s) on its PF %s: %s", text, v->vf.index,
-			  v->vf.pci, v->vf.pf_pci, strerror(-r));
+		log_error("cannot set %s GUID %s of VF %u (%s) on its PF %s: %s",
+			  *ret_changed ? "port" : "node", text, v->vf.index, v->vf.pci, v->vf.pf_pci,
+			  strerror(-r));
 		return r;
 	}
-	*ret_changed = true;
 	r = device_pci_rebind(v->vf.pci);
 	if (r < 0) {
 		log_error("cannot bind VF %s to its driver again to apply GUID %s: %s", v->vf.pci,

@@ -40,9 +40,9 @@ int hostdev_guid_vf(const struct net_link *dev, const char *source, struct hostd
  * @guid: the GUID (node and port alike, as ib-sriov-cni sets them)
  * @name: the name the VF's netdev has in the host, and keeps
  * @ret: the VF's netdev after the change, written only on success
- * @ret_changed: whether the kernel took the GUIDs (a failure after that leaves them set)
+ * @ret_changed: whether the kernel took a GUID (a failure after that leaves it set)
  *
- * Sets both GUIDs through the PF, then binds the VF's driver again (mlx5
+ * Sets the node, then the port GUID through the PF, then binds the VF's driver again (mlx5
  * reads a VF's GUIDs when its driver binds) and waits for its netdev, which
  * comes back down, without alias, under a kernel name: it is named @name again.
  *

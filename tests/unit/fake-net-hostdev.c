@@ -379,62 +379,72 @@ static struct net_link *link_any(int ifindex)
 }
 
 /*
- * do_setlink() -> do_setvfinfo(): a PF that is no InfiniBand device is
- * -EOPNOTSUPP; a VF index out of range -EINVAL (the driver's answer).
+ * do_setlink() -> do_setvfinfo() for every IFLA_VF_INFO, stopping at the
+ * first failure: of each it applies the node GUID if there is one, else the
+ * port GUID, and ignores the other (as the kernel does). A PF that is no
+ * InfiniBand device is -EOPNOTSUPP, a VF index the PF does not have -EINVAL.
  */
+static int vf_guid_one(const struct net_link *pf, int pf_ifindex, const struct nlattr *info)
+{
+	const struct nlattr *g, *node = NULL, *port = NULL;
+	struct ifla_vf_guid v;
+	struct fake_vf *f;
+	int r, rem;
+
+	if (nla_type(info) != IFLA_VF_INFO)
+		return -EINVAL;
+	nla_for_each_nested(g, info, rem) {
+		if (nla_type(g) == IFLA_VF_IB_NODE_GUID)
+			node = g;
+		else if (nla_type(g) == IFLA_VF_IB_PORT_GUID)
+			port = g;
+	}
+	g = node ? node : port;
+	if (!g)
+		return 0;
+	if (nla_len(g) != sizeof(v))
+		return -EINVAL;
+	memcpy(&v, nla_data(g), sizeof(v));
+	if ((r = fake_net_op("set vf %u %s guid on %s to %016llx", v.vf, node ? "node" : "port",
+			     pf ? pf->name : "?", (unsigned long long)v.guid)) < 0)
+		return r;
+	if (!pf)
+		return -ENODEV;
+	if (pf->type != ARPHRD_INFINIBAND)
+		return -EOPNOTSUPP;
+	if (!(f = vf_find(pf_ifindex, v.vf)))
+		return -EINVAL;
+	if (node) {
+		f->node_set = true;
+		f->node_guid = v.guid;
+	} else {
+		f->port_set = true;
+		f->port_guid = v.guid;
+	}
+	return 0;
+}
+
 static int vf_here(struct nl_msg *msg)
 {
 	const struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	const struct ifinfomsg *ifi = nlmsg_data(nlh);
-	const struct nlattr *a, *info, *g;
-	struct ifla_vf_guid node = { 0 }, port = { 0 };
-	bool has_node = false, has_port = false;
+	const struct nlattr *a, *info;
 	struct net_link *pf;
-	struct fake_vf *v;
-	int r, rem, rem2, rem3;
+	int r, rem, rem2;
 
 	fake_vfs.last_len = nlh->nlmsg_len <= sizeof(fake_vfs.last) ? nlh->nlmsg_len : 0;
 	memcpy(fake_vfs.last, nlh, fake_vfs.last_len);
 	if (nlh->nlmsg_type != RTM_SETLINK)
 		return -EOPNOTSUPP;
+	pf = link_any(ifi->ifi_index);
+	if (pf && fake_net_find(fake_net.current, pf->name) != pf)
+		pf = NULL;
 	nlmsg_for_each_attr(a, nlh, sizeof(*ifi), rem) {
 		if (nla_type(a) != IFLA_VFINFO_LIST)
 			return -EOPNOTSUPP;
-		nla_for_each_nested(info, a, rem2) {
-			if (nla_type(info) != IFLA_VF_INFO)
-				return -EINVAL;
-			nla_for_each_nested(g, info, rem3) {
-				if (nla_len(g) != sizeof(node))
-					return -EINVAL;
-				if (nla_type(g) == IFLA_VF_IB_NODE_GUID) {
-					memcpy(&node, nla_data(g), sizeof(node));
-					has_node = true;
-				} else if (nla_type(g) == IFLA_VF_IB_PORT_GUID) {
-					memcpy(&port, nla_data(g), sizeof(port));
-					has_port = true;
-				}
-			}
-		}
-	}
-	pf = link_any(ifi->ifi_index);
-	if ((r = fake_net_op("set vf %u guids on %s node=%016llx port=%016llx", node.vf,
-			     pf ? pf->name : "?", (unsigned long long)node.guid,
-			     (unsigned long long)port.guid)) < 0)
-		return r;
-	if (!pf || fake_net_find(fake_net.current, pf->name) != pf)
-		return -ENODEV;
-	if (pf->type != ARPHRD_INFINIBAND)
-		return -EOPNOTSUPP;
-	v = vf_find(ifi->ifi_index, node.vf);
-	if (!v || (has_port && port.vf != node.vf))
-		return -EINVAL;
-	if (has_node) {
-		v->node_set = true;
-		v->node_guid = node.guid;
-	}
-	if (has_port) {
-		v->port_set = true;
-		v->port_guid = port.guid;
+		nla_for_each_nested(info, a, rem2)
+			if ((r = vf_guid_one(pf, ifi->ifi_index, info)) < 0)
+				return r;
 	}
 	return 0;
 }

@@ -1386,9 +1386,10 @@ static void test_guid_add_del(void **state)
 	ib_world();
 	assert_int_equal(run(CNI_CMD_ADD, CONF_RUNTIME_GUID), 0);
 	/* Set on the PF for virtfn1, applied by a bind, all before the move. */
-	assert_int_not_equal(op_index("set vf 1 guids on ib0 node=0200000000000001 "
-				      "port=0200000000000001"), 0);
-	assert_true(op_index("set vf 1 guids") < op_index("rebind " VF_PCI));
+	assert_int_not_equal(op_index("set vf 1 node guid on ib0 to 0200000000000001"), 0);
+	assert_true(op_index("set vf 1 node guid") < op_index("set vf 1 port guid on ib0 to "
+								"0200000000000001"));
+	assert_true(op_index("set vf 1 port guid") < op_index("rebind " VF_PCI));
 	assert_true(op_index("rebind " VF_PCI) < op_index("rename ib7 to ibvf1"));
 	assert_true(op_index("rename ib7 to ibvf1") < op_index("move"));
 	/* No kill between the bind and the rename: the device would have a name no DEL knows. */
@@ -1411,7 +1412,7 @@ static void test_guid_add_del(void **state)
 	assert_int_equal(run(CNI_CMD_DEL, CONF_RUNTIME_GUID), 0);
 	assert_ib_home(UINT64_MAX);
 	assert_int_equal(fake_vfs.rebinds, 2);
-	assert_true(op_index("move") < op_index("set vf 1 guids on ib0 node=ffffffffffffffff"));
+	assert_true(op_index("move") < op_index("set vf 1 node guid on ib0 to ffffffffffffffff"));
 	for (unsigned int n = op_index("set vf 1"); n <= op_index("rename ib7 to ibvf1"); n++)
 		assert_non_null(strstr(op_line(n, line, sizeof(line)), "[blocked]"));
 	/* A second DEL: nothing left to give back. */
@@ -1444,15 +1445,15 @@ static void test_guid_keys(void **state)
 		const char *conf;
 		const char *set;
 	} cases[] = {
-		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\""), "node=000000000000000c" },
+		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\""), "node guid on ib0 to 000000000000000c" },
 		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\",\"args\":{\"cni\":{\"guid\":"
-			    "\"00:00:00:00:00:00:00:0b\"}}"), "node=000000000000000b" },
+			    "\"00:00:00:00:00:00:00:0b\"}}"), "node guid on ib0 to 000000000000000b" },
 		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\",\"args\":{\"cni\":{\"guid\":"
 			    "\"00:00:00:00:00:00:00:0b\"}},\"runtimeConfig\":{\"infinibandGUID\":"
-			    "\"00:00:00:00:00:00:00:0A\"}"), "node=000000000000000a" },
+			    "\"00:00:00:00:00:00:00:0A\"}"), "node guid on ib0 to 000000000000000a" },
 		/* An empty capability is none: the next key is taken. */
 		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\",\"runtimeConfig\":{\"infinibandGUID\":"
-			    "\"\"}"), "node=000000000000000c" },
+			    "\"\"}"), "node guid on ib0 to 000000000000000c" },
 	};
 
 	(void)state;
@@ -1466,7 +1467,7 @@ static void test_guid_keys(void **state)
 	/* Without a GUID nothing of the kind happens. */
 	ib_world();
 	assert_int_equal(run(CNI_CMD_ADD, CONF_GUID("\"mtu\":2044")), 0);
-	assert_int_equal(op_index("guids"), 0);
+	assert_int_equal(op_index(" guid on "), 0);
 	assert_int_equal(op_index("rebind"), 0);
 	assert_int_equal(run(CNI_CMD_DEL, CONF_GUID("\"mtu\":2044")), 0);
 	assert_int_equal(fake_vfs.rebinds, 0);
@@ -1540,7 +1541,7 @@ static void test_guid_add_fails_after_set(void **state)
 	(void)state;
 	ib_world();
 	assert_int_equal(run(CNI_CMD_ADD, CONF_RUNTIME_GUID), 0);
-	set = op_index("set vf 1 guids");
+	set = op_index("set vf 1 node guid");
 	total = fake_net.ops;
 	assert_int_not_equal(set, 0);
 	for (unsigned int n = set; n <= total; n++) {
@@ -1550,7 +1551,8 @@ static void test_guid_add_fails_after_set(void **state)
 		assert_int_not_equal(run(CNI_CMD_ADD, CONF_RUNTIME_GUID), 0);
 		fake_net.fail_at = 0;
 		if (n == set) {
-			/* The kernel refused the GUID: nothing to give back. */
+			/* The kernel refused the node GUID: nothing to give back. */
+			assert_false(ib_vf->node_set || ib_vf->port_set);
 			assert_int_equal(fake_vfs.rebinds, 0);
 			assert_int_equal(err.code, CNI_ERR_KERNEL);
 			assert_non_null(strstr(err.msg, "GUID 02:00:00:00:00:00:00:01"));
