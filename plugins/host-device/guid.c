@@ -76,6 +76,15 @@ int hostdev_guid_vf(const struct net_link *dev, const char *source, struct hostd
 	return 0;
 }
 
+void hostdev_guid_warn_zero(const struct net_link *dev)
+{
+	if (dev->type == ARPHRD_INFINIBAND && dev->hwaddr_len == IPOIB_HWADDR_LEN &&
+	    hwaddr_guid(dev) == 0)
+		log_warning("%s has a zero GUID: the subnet manager gives its port no LID, so it stays "
+			    "down in the pod; give it one with runtimeConfig.infinibandGUID (capability "
+			    "infinibandGUID), args.cni.guid or guid", dev->name);
+}
+
 /* The VF's netdev after its driver bound again, named @name. */
 static int netdev_back(const char *pci, const char *name, struct net_link *ret)
 {

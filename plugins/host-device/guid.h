@@ -35,6 +35,14 @@ int hostdev_guid_vf(const struct net_link *dev, const char *source, struct hostd
 		    struct cni_err *err);
 
 /**
+ * hostdev_guid_warn_zero() - warn when an InfiniBand device without a GUID is about to move as it is
+ * @dev: the device, in the host
+ *
+ * The symptom users see is a pod interface that stays down: say why, and how to fix it.
+ */
+void hostdev_guid_warn_zero(const struct net_link *dev);
+
+/**
  * hostdev_guid_set() - give an InfiniBand VF a node and port GUID, in effect, under its name
  * @v: the VF
  * @guid: the GUID (node and port alike, as ib-sriov-cni sets them)

@@ -261,6 +261,8 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 		r = hostdev_guid_vf(&dev, c.guid_source, &vf, err);
 		if (r < 0)
 			goto out;
+	} else {
+		hostdev_guid_warn_zero(&dev);
 	}
 	r = state_keep(ctx, &dev, orig, returned, c.has_guid ? &vf : NULL);
 	if (r < 0 && c.has_guid) {
