@@ -1,6 +1,7 @@
-/* Host devices in sysfs: PCI, auxiliary-bus and kernel-path lookups, DPDK drivers */
+/* Host devices in sysfs: PCI, auxiliary-bus and kernel-path lookups, DPDK drivers, SR-IOV VFs */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -259,4 +260,92 @@ int device_ib_port(const char *ifname, struct device_ib_port *ret)
 		if (v && ret->n_pkeys < sizeof(ret->pkeys) / sizeof(ret->pkeys[0]))
 			ret->pkeys[ret->n_pkeys++] = (uint16_t)v;
 	}
+}
+
+int device_netdev_vf(const char *ifname, struct device_vf *ret)
+{
+	_cleanup_(closedirp) DIR *d = NULL;
+	char path[PATH_MAX], target[PATH_MAX];
+	struct device_vf vf = { 0 };
+	const char *base;
+	struct dirent *e;
+	int r;
+
+	r = device_netdev_pci(ifname, vf.pci, sizeof(vf.pci));
+	if (r < 0)
+		return r;
+	r = sysfs_path(path, sizeof(path), "/bus/pci/devices/%s/physfn", vf.pci);
+	if (r >= 0)
+		r = link_base(path, target, sizeof(target), &base);
+	if (r < 0)
+		return r;
+	if (!component_ok(base) || strlen(base) >= sizeof(vf.pf_pci))
+		return -EINVAL;
+	snprintf(vf.pf_pci, sizeof(vf.pf_pci), "%s", base);
+	r = sysfs_path(path, sizeof(path), "/bus/pci/devices/%s", vf.pf_pci);
+	if (r < 0)
+		return r;
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char link[PATH_MAX];
+		unsigned long n;
+		char *end;
+
+		if (strncmp(e->d_name, "virtfn", 6) != 0 || !e->d_name[6])
+			continue;
+		n = strtoul(e->d_name + 6, &end, 10);
+		if (*end || n > UINT32_MAX || snprintf(link, sizeof(link), "%s/%s", path,
+						       e->d_name) >= (int)sizeof(link))
+			continue;
+		if (link_base(link, target, sizeof(target), &base) == 0 &&
+		    strcmp(base, vf.pci) == 0) {
+			vf.index = (unsigned int)n;
+			*ret = vf;
+			return 0;
+		}
+	}
+	/* A physfn whose PF does not list the VF: sysfs changing under us (sriov_numvfs). */
+	return -ENOENT;
+}
+
+/* Writes @text to a sysfs attribute, whole, in one write as sysfs takes it. */
+static int sysfs_write(const char *path, const char *text)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int device_pci_rebind(const char *addr)
+{
+	char path[PATH_MAX], target[PATH_MAX], driver[NAME_MAX + 1];
+	const char *base;
+	int r;
+
+	if (!component_ok(addr))
+		return -EINVAL;
+	r = sysfs_path(path, sizeof(path), "/bus/pci/devices/%s/driver", addr);
+	if (r >= 0)
+		r = link_base(path, target, sizeof(target), &base);
+	if (r < 0)
+		return r;
+	if (!component_ok(base))
+		return -EINVAL;
+	snprintf(driver, sizeof(driver), "%s", base);
+	r = sysfs_path(path, sizeof(path), "/bus/pci/drivers/%s/unbind", driver);
+	if (r >= 0)
+		r = sysfs_write(path, addr);
+	if (r < 0)
+		return r;
+	r = sysfs_path(path, sizeof(path), "/bus/pci/drivers/%s/bind", driver);
+	return r < 0 ? r : sysfs_write(path, addr);
 }

@@ -1,4 +1,4 @@
-/* Host devices in sysfs: PCI, auxiliary-bus and kernel-path lookups, DPDK drivers */
+/* Host devices in sysfs: PCI, auxiliary-bus and kernel-path lookups, DPDK drivers, SR-IOV VFs */
 #pragma once
 
 #include <net/if.h>
@@ -94,3 +94,35 @@ struct device_ib_port {
  * device), another negative errno.
  */
 int device_ib_port(const char *ifname, struct device_ib_port *ret);
+
+/* What identifies an SR-IOV VF to its PF. */
+struct device_vf {
+	char pci[32];          /* the VF's PCI address */
+	char pf_pci[32];       /* its PF's, from its physfn link */
+	unsigned int index;    /* N of the PF's virtfnN link to the VF */
+};
+
+/**
+ * device_netdev_vf() - the SR-IOV VF a host netdev is
+ * @ifname: the netdev (the host's)
+ * @ret: filled on success
+ *
+ * From /sys/class/net/<ifname>/device, its physfn link, and the PF's virtfnN
+ * link that points back to the VF.
+ *
+ * Return: 0 on success, -ENOENT when the netdev is no PCI function or no VF,
+ * another negative errno.
+ */
+int device_netdev_vf(const char *ifname, struct device_vf *ret);
+
+/**
+ * device_pci_rebind() - unbind a PCI function from its driver and bind it again
+ * @addr: PCI address
+ *
+ * Its netdevs and RDMA devices are removed and made again, in the host netns,
+ * under new indices and kernel-chosen names, as udev may rename them later.
+ *
+ * Return: 0 on success, -ENOENT when it has no driver bound, another negative
+ * errno (the function may be left without a driver when the bind fails).
+ */
+int device_pci_rebind(const char *addr);

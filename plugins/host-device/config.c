@@ -12,6 +12,7 @@
 #include "common/net/device.h"
 #include "common/net/link.h"
 #include "common/util/cleanup.h"
+#include "common/util/guid.h"
 #include "plugins/host-device/config.h"
 
 /* A kernelpath longer than this cannot be looked up below a sysfs root (device.c). */
@@ -73,6 +74,35 @@ static int conf_device_id(const struct cni_ctx *ctx, bool lenient, struct hostde
 		return cni_err_set(err, CNI_ERR_NOT_FOUND, -ENODEV,
 				   "%s %.64s not found: neither a PCI nor an auxiliary-bus device",
 				   fields[i], v);
+	}
+	return 0;
+}
+
+/*
+ * The GUID an InfiniBand VF gets: the capability Multus fills from the pod's
+ * annotation wins, as capabilities do, over CNI_ARGS in the config (where
+ * ib-sriov-cni reads it) and the plain key. An empty value is none.
+ */
+static int conf_guid(const struct cni_ctx *ctx, struct hostdev_conf *c, struct cni_err *err)
+{
+	static const char *const fields[] = { "runtimeConfig.infinibandGUID", "args.cni.guid", "guid" };
+	const char *v;
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		v = NULL;
+		if ((r = cni_conf_get_str(&ctx->conf, fields[i], &v, err)) < 0)
+			return r;
+		if (!v || !*v)
+			continue;
+		if (guid_parse(v, &c->guid) < 0 || c->guid == 0)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "invalid %s \"%.64s\": an InfiniBand GUID is 8 hex octets "
+					   "separated by ':', not all zero, e.g. 02:00:00:00:00:00:00:01",
+					   fields[i], v);
+		c->has_guid = true;
+		c->guid_source = fields[i];
+		return 0;
 	}
 	return 0;
 }
@@ -150,6 +180,13 @@ int hostdev_config_load(const struct cni_ctx *ctx, bool lenient, struct hostdev_
 	}
 	if (!c.has_ipam && !lenient && (r = attach_check_l2_version(ctx, err)) < 0)
 		return r;
+	if (!lenient && (r = conf_guid(ctx, &c, err)) < 0)
+		return r;
+	if (c.has_guid && c.dpdk)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "%s is set, but %s is bound to a userspace driver: host-device "
+				   "sets GUIDs only on an InfiniBand VF's netdev; remove %s",
+				   c.guid_source, c.value, c.guid_source);
 	/* Where Multus wants the device described: a path the config may name, or none. */
 	if (!lenient &&
 	    ((r = cni_conf_get_str(&ctx->conf, "runtimeConfig.CNIDeviceInfoFile", &c.devinfo_file,

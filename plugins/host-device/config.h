@@ -29,6 +29,9 @@ struct hostdev_conf {
 	bool dpdk;          /* a PCI device bound to a userspace driver: nothing moves */
 	bool has_ipam;
 	const char *devinfo_file; /* runtimeConfig.CNIDeviceInfoFile (ADD), NULL when not asked */
+	bool has_guid;            /* ADD gives an InfiniBand VF this node and port GUID */
+	uint64_t guid;
+	const char *guid_source;  /* the key it came from, for messages */
 };
 
 /**
@@ -41,7 +44,8 @@ struct hostdev_conf {
  *       that names no device
  *
  * The first of "device", "hwaddr", "kernelpath", then the device IDs
- * (runtimeConfig.deviceID, deviceID, pciBusID).
+ * (runtimeConfig.deviceID, deviceID, pciBusID). ADD reads the InfiniBand
+ * GUID: runtimeConfig.infinibandGUID, else args.cni.guid, else "guid".
  *
  * Return: 0 on success, negative errno on failure.
  */

@@ -15,11 +15,13 @@
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
 #include "common/net/rdma.h"
+#include "common/util/guid.h"
 #include "common/util/log.h"
 #include "common/util/nsfd.h"
 #include "common/util/signals.h"
 #include "plugins/host-device/config.h"
 #include "plugins/host-device/devinfo.h"
+#include "plugins/host-device/guid.h"
 #include "plugins/host-device/hostdev.h"
 #include "plugins/host-device/recover.h"
 #include "plugins/host-device/state.h"
@@ -125,14 +127,19 @@ static void rdma_move_back(struct net_ns *from, const struct rdma_dev *dev, int 
  * for a device the kernel handed back from an interrupted move, what the ADD
  * before kept of it (its alias now is the original name, not the node's).
  * Without a state DEL leaves the device down without alias, as the reference.
+ * An InfiniBand VF whose GUID @vf is to change gets back the GUID a state not
+ * yet given back holds, else the one it has now.
  *
- * Return: true when a state of this ADD's own was written (a failed ADD removes it).
+ * Return: 1 when a state of this ADD's own was written (a failed ADD removes it),
+ * 0 when an older one was kept, negative errno when none could be written.
  */
-static bool state_keep(const struct cni_ctx *ctx, const struct net_link *dev, const char *orig,
-		       bool returned)
+static int state_keep(const struct cni_ctx *ctx, const struct net_link *dev, const char *orig,
+		      bool returned, const struct hostdev_guid_vf *vf)
 {
 	struct hostdev_state s = { 0 };
-	bool fresh = !returned || hostdev_state_load(orig, &s) < 0;
+	bool fresh = hostdev_state_load(orig, &s) < 0 || !returned;
+	bool had_guid = s.has_guid;
+	uint64_t guid = s.guid;
 	int r;
 
 	if (fresh) {
@@ -140,14 +147,43 @@ static bool state_keep(const struct cni_ctx *ctx, const struct net_link *dev, co
 		if (!returned)
 			snprintf(s.alias, sizeof(s.alias), "%s", dev->alias);
 	}
+	if (vf) {
+		s.has_guid = true;
+		s.guid = had_guid ? guid : vf->found ? vf->found : HOSTDEV_GUID_DEFAULT;
+	}
 	s.attachment = hostdev_state_attachment(ctx->env.container_id, ctx->env.ifname);
 	r = hostdev_state_save(orig, &s);
 	if (r < 0) {
 		log_warning("cannot keep the state of %s for DEL in %s: %s; DEL will leave it down "
 			    "without alias", orig, HOSTDEV_STATE_DIR, strerror(-r));
-		return false;
+		return r;
 	}
 	return fresh;
+}
+
+/*
+ * An InfiniBand VF gets its GUID before the move: its driver binds again to
+ * apply it, which only the host can see. The state is kept first, since DEL
+ * cannot read back the GUID it replaces, and every way out gives it back.
+ * Termination signals wait: between the bind and the rename the device has a
+ * name the kernel chose, by which no DEL would find it.
+ */
+static int guid_set(const struct hostdev_conf *c, const struct hostdev_guid_vf *vf,
+		    const char *orig, struct net_link *dev, bool *ret_changed, struct cni_err *err)
+{
+	char text[GUID_TEXT_SIZE];
+	sigset_t sigmask;
+	int r;
+
+	signals_block_termination(&sigmask);
+	r = hostdev_guid_set(vf, c->guid, orig, dev, ret_changed);
+	signals_restore(&sigmask);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_KERNEL, r,
+				   "cannot give InfiniBand VF %s (VF %u of PF %s) GUID %s: %s", orig,
+				   vf->vf.index, vf->vf.pf_pci, guid_format(c->guid, text),
+				   strerror(-r));
+	return 0;
 }
 
 /* A DPDK device stays bound to its userspace driver: IPAM only, no mac. */
@@ -183,9 +219,9 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	char pci[DEVINFO_PCI_MAX] = "";
 	struct rdma_dev rdma_any = { 0 };
 	struct transit in = { .tmp = { .fd = -1 } };
-	char clash[128];
-	const char *orig;
-	bool returned, kept = false;
+	struct hostdev_guid_vf vf;
+	char clash[128], orig[IFNAMSIZ] = "";
+	bool returned, kept = false, guid_changed = false;
 	sigset_t sigmask;
 	int r;
 
@@ -210,17 +246,36 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	 * docs/host-device.md). A device the kernel handed back after an
 	 * interrupted move (named CNI_IFNAME or devN) still carries it: keep it.
 	 */
-	orig = dev.name;
 	returned = hostdev_recover_returned_name(dev.name, ifname) &&
 		   hostdev_recover_alias_free(NULL, &dev) == 0;
+	/* A copy: the GUID change looks the device up again, under this name. */
+	snprintf(orig, sizeof(orig), "%.*s", IFNAMSIZ - 1, returned ? dev.alias : dev.name);
 	if (returned) {
-		orig = dev.alias;
 		log_info("%s came back to the host from an interrupted move; its original name %s is kept",
 			 dev.name, orig);
 	}
 	r = host_open(&host, err);
 	if (r < 0)
 		goto out;
+	if (c.has_guid) {
+		r = hostdev_guid_vf(&dev, c.guid_source, &vf, err);
+		if (r < 0)
+			goto out;
+	} else {
+		hostdev_guid_warn_zero(&dev);
+	}
+	r = state_keep(ctx, &dev, orig, returned, c.has_guid ? &vf : NULL);
+	if (r < 0 && c.has_guid) {
+		cni_err_set(err, CNI_ERR_KERNEL, r, "cannot keep the GUID of %s for DEL in %s: %s",
+			    orig, HOSTDEV_STATE_DIR, strerror(-r));
+		goto out;
+	}
+	kept = r > 0;
+	if (c.has_guid) {
+		r = guid_set(&c, &vf, orig, &dev, &guid_changed, err);
+		if (r < 0)
+			goto out;
+	}
 	r = rdma_plan(host.ns, dev.ifindex, false, &rdma, err);
 	if (r < 0)
 		goto out;
@@ -233,7 +288,6 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 		rdma_any = rdma.dev;
 	else if (c.devinfo_file && rdma_dev_of_netdev(host.ns, dev.ifindex, &rdma_any) < 0)
 		rdma_any.name[0] = '\0';
-	kept = state_keep(ctx, &dev, orig, returned);
 	snprintf(clash, sizeof(clash), "container already has an interface named \"%s\"", ifname);
 	in = (struct transit){ .from = { host.ns, host.fd }, .tmp = { .fd = -1 },
 			       .to = { a.pod, a.pod_fd }, .from_name = dev.name, .to_name = ifname,
@@ -288,7 +342,19 @@ fail_pod:
 	transit_undo(&in);
 	signals_restore(&sigmask);
 out:
-	if (r < 0 && kept)
+	/* The device is home: under its original name, it gets what it had there back. */
+	if (r < 0 && guid_changed) {
+		struct net_link home;
+		int k;
+
+		signals_block_termination(&sigmask);
+		k = hostdev_guid_netdev(&vf, orig, &home);
+		if (k < 0)
+			log_error("undo: cannot find VF %s as %s to give its GUID back: %s", vf.vf.pci,
+				  orig, strerror(-k));
+		hostdev_state_restore(orig, hostdev_state_attachment(ctx->env.container_id, ifname));
+		signals_restore(&sigmask);
+	} else if (r < 0 && kept)
 		(void)hostdev_state_remove(orig);
 	transit_close(&in);
 	host_close(&host);

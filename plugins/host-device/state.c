@@ -11,16 +11,21 @@
 #include "common/net/link.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
+#include "common/util/guid.h"
 #include "common/util/log.h"
+#include "common/util/signals.h"
 #include "common/util/text.h"
+#include "plugins/host-device/guid.h"
 #include "plugins/host-device/state.h"
 
 /*
  * The file, in lines: the header, the attachment (16 hex digits), "up 0|1",
  * "mtu N", "alias " and the alias as text_escape() writes it (no newline
- * can be in it). Anything else is not a state of ours.
+ * can be in it). Version 2 adds "guid " and 16 hex digits, the GUID to give
+ * back; a state without one is still written as version 1, which plugins
+ * before GUIDs read. Anything else is not a state of ours.
  */
-#define STATE_HEADER "cni-rdma-plugins host-device state 1"
+#define STATE_HEADER "cni-rdma-plugins host-device state "
 #define STATE_MAX_BYTES 4096
 
 static const char *state_dir = HOSTDEV_STATE_DIR;
@@ -61,15 +66,17 @@ static int dir_open(bool create, int *ret_fd)
 int hostdev_state_save(const char *orig, const struct hostdev_state *s)
 {
 	_cleanup_close_ int dir = -1;
-	char alias[4 * sizeof(s->alias)], text[sizeof(alias) + 128];
+	char alias[4 * sizeof(s->alias)], text[sizeof(alias) + 160], guid[32] = "";
 	const char *step;
 	int n, r;
 
 	if (cni_env_ifname_invalid(orig))
 		return -EINVAL;
 	text_escape(s->alias, strnlen(s->alias, sizeof(s->alias)), alias, sizeof(alias));
-	n = snprintf(text, sizeof(text), STATE_HEADER "\n%016" PRIx64 "\nup %d\nmtu %u\nalias %s\n",
-		     s->attachment, s->up, s->mtu, alias);
+	if (s->has_guid)
+		snprintf(guid, sizeof(guid), "guid %016" PRIx64 "\n", s->guid);
+	n = snprintf(text, sizeof(text), STATE_HEADER "%d\n%016" PRIx64 "\nup %d\nmtu %u\nalias %s\n%s",
+		     s->has_guid ? 2 : 1, s->attachment, s->up, s->mtu, alias, guid);
 	if (n < 0 || (size_t)n >= sizeof(text))
 		return -ENAMETOOLONG;
 	r = dir_open(true, &dir);
@@ -97,9 +104,12 @@ static int parse(char *p, struct hostdev_state *ret)
 	struct hostdev_state s = { 0 };
 	char *v, *end;
 	size_t len;
+	int version;
 
-	if (!(v = line_after(&p, STATE_HEADER)) || *v || !(v = line_after(&p, "")) ||
-	    strlen(v) != 16)
+	if (!(v = line_after(&p, STATE_HEADER)) || (strcmp(v, "1") != 0 && strcmp(v, "2") != 0))
+		return -EINVAL;
+	version = v[0] - '0';
+	if (!(v = line_after(&p, "")) || strlen(v) != 16)
 		return -EINVAL;
 	s.attachment = strtoull(v, &end, 16);
 	if (*end)
@@ -111,11 +121,20 @@ static int parse(char *p, struct hostdev_state *ret)
 	    strlen(v) > 7)
 		return -EINVAL;
 	s.mtu = (unsigned int)strtoul(v, NULL, 10);
-	if (!(v = line_after(&p, "alias ")) || *p)
+	if (!(v = line_after(&p, "alias ")))
 		return -EINVAL;
 	if (text_unescape(v, strlen(v), &len) < 0 || len >= sizeof(s.alias))
 		return -EINVAL;
 	memcpy(s.alias, v, len);
+	if (version == 2) {
+		if (!(v = line_after(&p, "guid ")) || strlen(v) != 16 ||
+		    strspn(v, "0123456789abcdef") != 16)
+			return -EINVAL;
+		s.guid = strtoull(v, NULL, 16);
+		s.has_guid = true;
+	}
+	if (*p)
+		return -EINVAL;
 	*ret = s;
 	return 0;
 }
@@ -180,6 +199,20 @@ void hostdev_state_restore(const char *orig, uint64_t attachment)
 		 */
 		log_debug("DEL: %s is not in the host; its state is kept", orig);
 		return;
+	}
+	if (r >= 0 && s.has_guid) {
+		char text[GUID_TEXT_SIZE];
+		sigset_t sigmask;
+
+		/* Between the bind and the rename the device has a name no DEL looks for. */
+		signals_block_termination(&sigmask);
+		r = hostdev_guid_restore(orig, s.guid, &link);
+		signals_restore(&sigmask);
+		if (r < 0) {
+			log_warning("DEL: cannot give %s its GUID %s back: %s; the state is kept for "
+				    "a later DEL", orig, guid_format(s.guid, text), strerror(-r));
+			return;
+		}
 	}
 	if (r >= 0 && strcmp(link.alias, s.alias) != 0)
 		r = net_link_set_alias(NULL, link.ifindex, s.alias);

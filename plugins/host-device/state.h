@@ -17,6 +17,8 @@ struct hostdev_state {
 	bool up;
 	unsigned int mtu;
 	char alias[256];      /* IFLA_IFALIAS, "" for none */
+	bool has_guid;        /* ADD set an InfiniBand VF's GUIDs: */
+	uint64_t guid;        /* the node and port GUID DEL gives it back */
 };
 
 /**
@@ -70,8 +72,9 @@ int hostdev_state_remove(const char *orig);
  * @attachment: hostdev_state_attachment() of the DEL: a state kept by another
  *              attachment's ADD is left alone
  *
- * Sets the alias, the MTU and the up state, each only when it differs, and
- * removes the state. A device not in the host keeps its state (the kernel
+ * Gives an InfiniBand VF its GUID back first (its driver binds again, which
+ * resets the rest), then sets the alias, the MTU and the up state, each only
+ * when it differs, and removes the state. A device not in the host keeps its state (the kernel
  * hands a physical device back from a destroyed netns in its own time).
  * Failures are logged and keep the state for a later DEL: the device is
  * home, which is what DEL must achieve.

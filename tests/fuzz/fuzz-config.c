@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <json-c/json.h>
 
@@ -12,6 +13,7 @@
 #include "common/cni/error.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
+#include "common/util/guid.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const str_paths[] = {
 	"master", "mode", "mac", "type", "runtimeConfig.mac", "runtimeConfig.infinibandGUID",
 	"runtimeConfig.deviceID", "ipam.type", "ipam.poolName", "deviceID", "pciBusID",
-	"args.cni.mac", "a.b.c.d.e.f.g.h", "kernelpath", "hwaddr", "device",
+	"args.cni.mac", "a.b.c.d.e.f.g.h", "kernelpath", "hwaddr", "device", "args.cni.guid", "guid",
 };
 static const char *const bool_paths[] = {
 	"linkInContainer", "capabilities.mac", "capabilities.ips", "runtimeConfig.mac", "umcast",
@@ -51,6 +53,19 @@ static void expect_err(int r, const struct cni_err *err, const char *what, const
 		cni_err_print(err, NULL, sink());
 }
 
+/* host-device's GUID keys: what parses is 23 bytes and formats back to itself, case aside. */
+static void check_guid(const char *s)
+{
+	char text[GUID_TEXT_SIZE];
+	uint64_t g, again;
+
+	if (guid_parse(s, &g) < 0)
+		return;
+	if (strlen(s) != GUID_TEXT_SIZE - 1 || strcasecmp(guid_format(g, text), s) != 0 ||
+	    guid_parse(text, &again) < 0 || again != g)
+		abort();
+}
+
 static void get_all(const struct cni_conf *conf, const char *path)
 {
 	struct cni_err err = { 0 };
@@ -66,6 +81,8 @@ static void get_all(const struct cni_conf *conf, const char *path)
 	expect_err(r, &err, "cni_conf_get_str", path);
 	if (r > 0 && !s)
 		abort();
+	if (r > 0)
+		check_guid(s);
 	err = (struct cni_err){ 0 };
 	r = cni_conf_get_bool(conf, path, &b, &err);
 	expect_err(r, &err, "cni_conf_get_bool", path);

@@ -606,6 +606,17 @@ fail_case "kernelpath with .." 7 "invalid kernelpath" true \
 	"$(mkconf 1.0.0 dotdot '{"kernelpath": "/sys/devices/../class/net/lo"}')"
 fail_case "bad hwaddr" 7 "invalid hwaddr" true "$(mkconf 1.0.0 badmac '{"hwaddr": "zz"}')"
 fail_case "device is not a string" 6 "device" true "$(mkconf 1.0.0 badtype '{"device": 5}')"
+# InfiniBand VF GUIDs: no kernel here makes an IB VF (no netdevsim), so only
+# the refusals before anything changes run on a real kernel; the set and
+# restore run in the unit suite (test-hostdev-plugin.c, test_guid_*).
+fail_case "GUID for a device that is no InfiniBand VF" 7 \
+	"cannot take a GUID: it is not an InfiniBand device" true \
+	"$(mkconf 1.0.0 guidveth '{"device": "@DEV@", "runtimeConfig": {"infinibandGUID": "02:00:00:00:00:00:00:01"}}')"
+fail_case "malformed infinibandGUID" 7 \
+	"invalid runtimeConfig.infinibandGUID \"02:00:00:00:00:00:01\": an InfiniBand GUID is 8 hex octets" true \
+	"$(mkconf 1.0.0 guidbad '{"device": "@DEV@", "runtimeConfig": {"infinibandGUID": "02:00:00:00:00:00:01"}}')"
+fail_case "zero args.cni.guid" 7 "invalid args.cni.guid" true \
+	"$(mkconf 1.0.0 guidzero '{"device": "@DEV@", "args": {"cni": {"guid": "00:00:00:00:00:00:00:00"}}}')"
 
 # =============================================================================
 echo "# 5. STATUS, VERSION"

@@ -1,9 +1,14 @@
 /* Fakes of the common/net calls host-device adds to fake-net: new netns, RDMA netlink, ethtool */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <net/if_arp.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 #include <rdma/rdma_netlink.h>
@@ -12,6 +17,7 @@
 #include "common/net/rdma.h"
 #include "common/util/nsfd.h"
 #include "tests/unit/fake-net-hostdev.h"
+#include "tests/unit/fake-sysfs.h"
 
 #ifndef NETLINK_RDMA
 #define NETLINK_RDMA 20
@@ -318,9 +324,189 @@ static int rdma_here(int protocol, struct nl_msg *msg,
 	}
 }
 
+/* --- common/net/vf.h and device_pci_rebind() --------------------------------------------- */
+
+struct fake_vfs fake_vfs;
+
+void fake_vf_reset(void)
+{
+	fake_vfs = (struct fake_vfs){ 0 };
+}
+
+static int sysfs_rename(const char *pci, const char *name);
+
+/* sysfs shows a VF's netdev under its name: a rename in the host shows there. */
+static void vf_renamed(int ifindex, const char *name)
+{
+	for (size_t i = 0; i < FAKE_VF_MAX; i++)
+		if (fake_vfs.vfs[i].used && fake_vfs.vfs[i].netdev_ifindex == ifindex &&
+		    fake_net.current == 0)
+			(void)sysfs_rename(fake_vfs.vfs[i].pci, name);
+}
+
+struct fake_vf *fake_vf_add(const char *pci, int pf_ifindex, uint32_t index, int netdev_ifindex)
+{
+	fake_net_renamed = vf_renamed;
+	for (size_t i = 0; i < FAKE_VF_MAX; i++) {
+		struct fake_vf *v = &fake_vfs.vfs[i];
+
+		if (v->used)
+			continue;
+		*v = (struct fake_vf){ .used = true, .pf_ifindex = pf_ifindex, .index = index,
+				       .netdev_ifindex = netdev_ifindex };
+		snprintf(v->pci, sizeof(v->pci), "%s", pci);
+		return v;
+	}
+	return NULL;
+}
+
+static struct fake_vf *vf_find(int pf_ifindex, uint32_t index)
+{
+	for (size_t i = 0; i < FAKE_VF_MAX; i++)
+		if (fake_vfs.vfs[i].used && fake_vfs.vfs[i].pf_ifindex == pf_ifindex &&
+		    fake_vfs.vfs[i].index == index)
+			return &fake_vfs.vfs[i];
+	return NULL;
+}
+
+/* The link of an ifindex in any netns. */
+static struct net_link *link_any(int ifindex)
+{
+	for (size_t i = 0; i < FAKE_NET_MAX_LINKS; i++)
+		if (fake_net.links[i].used && fake_net.links[i].link.ifindex == ifindex)
+			return &fake_net.links[i].link;
+	return NULL;
+}
+
+/*
+ * do_setlink() -> do_setvfinfo() for every IFLA_VF_INFO, stopping at the
+ * first failure: of each it applies the node GUID if there is one, else the
+ * port GUID, and ignores the other (as the kernel does). A PF that is no
+ * InfiniBand device is -EOPNOTSUPP, a VF index the PF does not have -EINVAL.
+ */
+static int vf_guid_one(const struct net_link *pf, int pf_ifindex, const struct nlattr *info)
+{
+	const struct nlattr *g, *node = NULL, *port = NULL;
+	struct ifla_vf_guid v;
+	struct fake_vf *f;
+	int r, rem;
+
+	if (nla_type(info) != IFLA_VF_INFO)
+		return -EINVAL;
+	nla_for_each_nested(g, info, rem) {
+		if (nla_type(g) == IFLA_VF_IB_NODE_GUID)
+			node = g;
+		else if (nla_type(g) == IFLA_VF_IB_PORT_GUID)
+			port = g;
+	}
+	g = node ? node : port;
+	if (!g)
+		return 0;
+	if (nla_len(g) != sizeof(v))
+		return -EINVAL;
+	memcpy(&v, nla_data(g), sizeof(v));
+	if ((r = fake_net_op("set vf %u %s guid on %s to %016llx", v.vf, node ? "node" : "port",
+			     pf ? pf->name : "?", (unsigned long long)v.guid)) < 0)
+		return r;
+	if (!pf)
+		return -ENODEV;
+	if (pf->type != ARPHRD_INFINIBAND)
+		return -EOPNOTSUPP;
+	if (!(f = vf_find(pf_ifindex, v.vf)))
+		return -EINVAL;
+	if (node) {
+		f->node_set = true;
+		f->node_guid = v.guid;
+	} else {
+		f->port_set = true;
+		f->port_guid = v.guid;
+	}
+	return 0;
+}
+
+static int vf_here(struct nl_msg *msg)
+{
+	const struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	const struct ifinfomsg *ifi = nlmsg_data(nlh);
+	const struct nlattr *a, *info;
+	struct net_link *pf;
+	int r, rem, rem2;
+
+	fake_vfs.last_len = nlh->nlmsg_len <= sizeof(fake_vfs.last) ? nlh->nlmsg_len : 0;
+	memcpy(fake_vfs.last, nlh, fake_vfs.last_len);
+	if (nlh->nlmsg_type != RTM_SETLINK)
+		return -EOPNOTSUPP;
+	pf = link_any(ifi->ifi_index);
+	if (pf && fake_net_find(fake_net.current, pf->name) != pf)
+		pf = NULL;
+	nlmsg_for_each_attr(a, nlh, sizeof(*ifi), rem) {
+		if (nla_type(a) != IFLA_VFINFO_LIST)
+			return -EOPNOTSUPP;
+		nla_for_each_nested(info, a, rem2)
+			if ((r = vf_guid_one(pf, ifi->ifi_index, info)) < 0)
+				return r;
+	}
+	return 0;
+}
+
+/* The VF's entry below <pci>/net in the fake sysfs gets @name. */
+static int sysfs_rename(const char *pci, const char *name)
+{
+	char dir[PATH_MAX], from[PATH_MAX + 256], to[PATH_MAX + 64];
+	DIR *d;
+	struct dirent *e;
+	int r = -ENOENT;
+
+	if (!fake_sysfs_root()[0])
+		return -ENOENT;
+	snprintf(dir, sizeof(dir), "%s/bus/pci/devices/%s/net", fake_sysfs_root(), pci);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			snprintf(from, sizeof(from), "%s/%s", dir, e->d_name);
+			snprintf(to, sizeof(to), "%s/%s", dir, name);
+			r = rename(from, to) < 0 ? -errno : 0;
+			break;
+		}
+	closedir(d);
+	return r;
+}
+
+int __wrap_device_pci_rebind(const char *addr)
+{
+	struct fake_vf *v = NULL;
+	struct net_link *l;
+	int r;
+
+	for (size_t i = 0; i < FAKE_VF_MAX; i++)
+		if (fake_vfs.vfs[i].used && strcmp(fake_vfs.vfs[i].pci, addr) == 0)
+			v = &fake_vfs.vfs[i];
+	if ((r = fake_net_op("rebind %s", addr)) < 0)
+		return r;
+	if (!v || !(l = link_any(v->netdev_ifindex)))
+		return -ENOENT;
+	fake_vfs.rebinds++;
+	/* A new netdev in the host, down, without alias; its GID holds the port GUID. */
+	fake_net_place(l, 0);
+	l->ifindex = v->netdev_ifindex = fake_net.next_ifindex++;
+	l->flags &= ~IFF_UP;
+	l->alias[0] = '\0';
+	for (int i = 0; i < 8; i++)
+		l->hwaddr[12 + i] = (uint8_t)(v->port_set ? v->port_guid >> (56 - 8 * i) : 0);
+	if (v->rebind_name) {
+		snprintf(l->name, sizeof(l->name), "%s", v->rebind_name);
+		return sysfs_rename(addr, v->rebind_name);
+	}
+	return 0;
+}
+
 int __wrap_nlsock_talk(struct net_ns *ns, int protocol, struct nl_msg *msg,
 		       int (*cb)(const struct nlmsghdr *nlh, void *data), void (*reset)(void *data),
 		       void *data)
 {
+	if (protocol == NETLINK_ROUTE)
+		return IN_NS(ns, vf_here(msg));
 	return IN_NS(ns, rdma_here(protocol, msg, cb, reset, data));
 }

@@ -53,6 +53,11 @@ extern struct fake_rdma fake_rdma;
 void fake_rdma_reset(void);
 
 /**
+ * fake_vf_reset() - no VFs
+ */
+void fake_vf_reset(void);
+
+/**
  * fake_rdma_add() - an RDMA device in a netns with a netdev on its port
  * Return: the device.
  */
@@ -96,3 +101,44 @@ extern struct fake_ethtool fake_ethtool[FAKE_ETHTOOL_MAX];
  */
 struct fake_ethtool *fake_ethtool_set(int ifindex, const uint8_t *perm, size_t perm_len,
 				      const char *bus_info);
+
+#define FAKE_VF_MAX 4
+
+/*
+ * An SR-IOV VF of an InfiniBand PF: the GUIDs its PF was given for it
+ * (RTM_SETLINK with IFLA_VFINFO_LIST, in place of nlsock_talk() for
+ * common/net/vf.c) take effect when its driver binds again
+ * (device_pci_rebind(), linked with -Wl,--wrap): its netdev then gets a new
+ * index, is down without alias, has the port GUID in its hardware address and,
+ * when @rebind_name is set, that name (as the netdev's entry in sysfs).
+ */
+struct fake_vf {
+	bool used;
+	char pci[32];
+	int pf_ifindex;
+	uint32_t index;
+	int netdev_ifindex;       /* its netdev, in any netns */
+	const char *rebind_name;  /* the kernel's name after a bind, NULL: the same */
+	bool node_set, port_set;
+	uint64_t node_guid, port_guid; /* what the PF holds for it */
+};
+
+struct fake_vfs {
+	struct fake_vf vfs[FAKE_VF_MAX];
+	unsigned int rebinds;
+	uint8_t last[256];        /* the last RTM_SETLINK, as sent */
+	size_t last_len;
+};
+
+extern struct fake_vfs fake_vfs;
+
+/**
+ * fake_vf_add() - a VF of an InfiniBand PF, with its netdev
+ * Return: the VF.
+ */
+struct fake_vf *fake_vf_add(const char *pci, int pf_ifindex, uint32_t index, int netdev_ifindex);
+
+/**
+ * __wrap_device_pci_rebind() - the fake of a driver's unbind and bind
+ */
+int __wrap_device_pci_rebind(const char *addr);

@@ -370,6 +370,8 @@ static int here_link_set_netns(int ifindex, int netns_fd)
 	return here_link_move(ifindex, netns_fd, NULL);
 }
 
+void (*fake_net_renamed)(int ifindex, const char *name);
+
 static int here_link_set_name(int ifindex, const char *name)
 {
 	struct fake_link *l = find_index(fake_net.current, ifindex);
@@ -384,6 +386,8 @@ static int here_link_set_name(int ifindex, const char *name)
 	if (find_name(fake_net.current, name))
 		return -EEXIST;
 	snprintf(l->link.name, sizeof(l->link.name), "%s", name);
+	if (fake_net_renamed)
+		fake_net_renamed(ifindex, name);
 	return 0;
 }
 

@@ -130,6 +130,12 @@ const char *fake_net_sysctl(int ns, const char *path);
  */
 int fake_net_op(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Called after a rename succeeded, NULL for nothing: for fakes whose own
+ * view of a link's name must follow it (sysfs).
+ */
+extern void (*fake_net_renamed)(int ifindex, const char *name);
+
 struct net_ns;
 
 /**

@@ -16,6 +16,11 @@ void fake_sysfs_set_root(const char *root)
 	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root ? root : "");
 }
 
+const char *fake_sysfs_root(void)
+{
+	return sysfs_root;
+}
+
 /* A path below /sys, below the fake tree instead when there is one. */
 static const char *sysfs_path(const char *path, char *buf, size_t size)
 {

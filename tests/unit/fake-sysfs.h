@@ -19,3 +19,8 @@ void fake_sysfs_set_root(const char *root);
  * Return: 0 on success, negative errno on failure.
  */
 int fake_sysfs_mkdirs(const char *root, const char *rel);
+
+/**
+ * fake_sysfs_root() - the directory standing in for /sys, "" for none
+ */
+const char *fake_sysfs_root(void);

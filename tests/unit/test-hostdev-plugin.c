@@ -1284,6 +1284,333 @@ static void test_config_errors(void **state)
 	assert_home(true, "uplink-a");
 }
 
+/*
+ * InfiniBand VF GUIDs. The host: PF ib0 (0000:3b:00.0) with VFs 0000:3b:00.2
+ * (virtfn0) and 0000:3b:00.3 (virtfn1, netdev ibvf1, up, with an alias, no
+ * GUID yet), ens1f0 (Ethernet) beside them. A bind of the VF's driver gives
+ * its netdev the kernel's name ib7 and a new index.
+ */
+#define VF_PCI "0000:3b:00.3"
+#define CONF_GUID(keys) "{\"cniVersion\":\"1.0.0\",\"name\":\"ib\",\"type\":\"host-device\"," \
+			"\"device\":\"ibvf1\"," keys ",\"ipam\":{\"type\":\"fake\"}}"
+#define CONF_RUNTIME_GUID CONF_GUID("\"runtimeConfig\":{\"infinibandGUID\":\"02:00:00:00:00:00:00:01\"}")
+
+static const uint64_t guid_pod = 0x0200000000000001ULL;
+static struct fake_vf *ib_vf;
+
+static void sysfs_link(const char *rel, const char *target)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+static int ib_setup(void **state)
+{
+	sysfs_setup(state);
+	mkdirs("bus/pci/devices/0000:3b:00.0/net/ib0");
+	mkdirs("bus/pci/devices/0000:3b:00.2/net/ibvf0");
+	mkdirs("bus/pci/devices/" VF_PCI "/net/ibvf1");
+	sysfs_link("bus/pci/devices/0000:3b:00.0/virtfn0", "../0000:3b:00.2");
+	sysfs_link("bus/pci/devices/0000:3b:00.0/virtfn1", "../" VF_PCI);
+	sysfs_link("bus/pci/devices/0000:3b:00.2/physfn", "../0000:3b:00.0");
+	sysfs_link("bus/pci/devices/" VF_PCI "/physfn", "../0000:3b:00.0");
+	mkdirs("class/net/ibvf1");
+	mkdirs("class/net/ens1f0");
+	sysfs_link("class/net/ibvf1/device", "../../../bus/pci/devices/" VF_PCI);
+	sysfs_link("class/net/ens1f0/device", "../../../bus/pci/devices/0000:01:00.0");
+	return 0;
+}
+
+static void ib_world(void)
+{
+	struct net_link *pf, *l;
+
+	world(1);
+	fake_vf_reset();
+	pf = fake_net_add_link(0, "ib0", "", ARPHRD_INFINIBAND, 2044);
+	pf->hwaddr_len = 20;
+	l = fake_net_add_link(0, "ibvf1", "", ARPHRD_INFINIBAND, 2044);
+	l->hwaddr_len = 20;
+	l->flags |= IFF_UP;
+	snprintf(l->alias, sizeof(l->alias), "vf-a");
+	ib_vf = fake_vf_add(VF_PCI, pf->ifindex, 1, l->ifindex);
+	ib_vf->rebind_name = "ib7";
+}
+
+/* The GUID in an IPoIB netdev's hardware address (its port GUID). */
+static uint64_t hw_guid(const struct net_link *l)
+{
+	uint64_t g = 0;
+
+	assert_int_equal(l->hwaddr_len, 20);
+	for (int i = 12; i < 20; i++)
+		g = g << 8 | l->hwaddr[i];
+	return g;
+}
+
+/* The index in the log of the first operation that has @what, 0 for none. */
+static unsigned int op_index(const char *what)
+{
+	char line[256];
+
+	for (unsigned int n = 1; n <= fake_net.ops; n++)
+		if (strstr(op_line(n, line, sizeof(line)), what))
+			return n;
+	return 0;
+}
+
+static void assert_ib_home(uint64_t guid)
+{
+	struct net_link *l = fake_net_find(0, "ibvf1");
+
+	assert_non_null(l);
+	assert_true(l->flags & IFF_UP);
+	assert_string_equal(l->alias, "vf-a");
+	assert_int_equal(fake_net_count(pod), pod_own);
+	assert_int_equal(links_outside(0, pod), 0);
+	assert_true(ib_vf->node_guid == guid && ib_vf->port_guid == guid);
+	assert_true(hw_guid(l) == guid);
+	assert_int_equal(fake_net.ipam_allocated, 0);
+	assert_false(state_kept("ibvf1"));
+}
+
+static void test_guid_add_del(void **state)
+{
+	struct hostdev_state s;
+	struct net_link *l;
+	char line[256];
+
+	(void)state;
+	ib_world();
+	assert_int_equal(run(CNI_CMD_ADD, CONF_RUNTIME_GUID), 0);
+	/* Set on the PF for virtfn1, applied by a bind, all before the move. */
+	assert_int_not_equal(op_index("set vf 1 node guid on ib0 to 0200000000000001"), 0);
+	assert_true(op_index("set vf 1 node guid") < op_index("set vf 1 port guid on ib0 to "
+								"0200000000000001"));
+	assert_true(op_index("set vf 1 port guid") < op_index("rebind " VF_PCI));
+	assert_true(op_index("rebind " VF_PCI) < op_index("rename ib7 to ibvf1"));
+	assert_true(op_index("rename ib7 to ibvf1") < op_index("move"));
+	/* No kill between the bind and the rename: the device would have a name no DEL knows. */
+	for (unsigned int n = op_index("set vf 1"); n <= op_index("rename ib7 to ibvf1"); n++)
+		assert_non_null(strstr(op_line(n, line, sizeof(line)), "[blocked]"));
+	l = fake_net_find(pod, "net1");
+	assert_non_null(l);
+	assert_true(hw_guid(l) == guid_pod);
+	assert_string_equal(l->alias, "ibvf1");
+	assert_true(l->flags & IFF_UP);
+	/* Found without a GUID: DEL gives it ib-sriov-cni's default back, not zero. */
+	assert_int_equal(hostdev_state_load("ibvf1", &s), 0);
+	assert_true(s.has_guid && s.guid == UINT64_MAX);
+	assert_true(s.up);
+	assert_string_equal(s.alias, "vf-a");
+
+	fake_net.ops = 0;
+	fake_net.log_len = 0;
+	fake_net.log[0] = '\0';
+	assert_int_equal(run(CNI_CMD_DEL, CONF_RUNTIME_GUID), 0);
+	assert_ib_home(UINT64_MAX);
+	assert_int_equal(fake_vfs.rebinds, 2);
+	assert_true(op_index("move") < op_index("set vf 1 node guid on ib0 to ffffffffffffffff"));
+	for (unsigned int n = op_index("set vf 1"); n <= op_index("rename ib7 to ibvf1"); n++)
+		assert_non_null(strstr(op_line(n, line, sizeof(line)), "[blocked]"));
+	/* A second DEL: nothing left to give back. */
+	assert_int_equal(run(CNI_CMD_DEL, CONF_RUNTIME_GUID), 0);
+	assert_int_equal(fake_vfs.rebinds, 2);
+}
+
+/* A VF that had a GUID gets that one back; the driver keeps the name (no rename). */
+static void test_guid_restores_previous(void **state)
+{
+	struct net_link *l;
+
+	(void)state;
+	ib_world();
+	ib_vf->rebind_name = NULL;
+	l = fake_net_find(0, "ibvf1");
+	for (int i = 12; i < 20; i++)
+		l->hwaddr[i] = (uint8_t)(0xa0 + i);
+	assert_int_equal(run(CNI_CMD_ADD, CONF_RUNTIME_GUID), 0);
+	assert_int_equal(op_index(" to ibvf1"), 0);
+	assert_true(hw_guid(fake_net_find(pod, "net1")) == guid_pod);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_RUNTIME_GUID), 0);
+	assert_ib_home(0xacadaeafb0b1b2b3ULL);
+}
+
+/* runtimeConfig.infinibandGUID wins over args.cni.guid, which wins over "guid". */
+static void test_guid_keys(void **state)
+{
+	static const struct {
+		const char *conf;
+		const char *set;
+	} cases[] = {
+		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\""), "node guid on ib0 to 000000000000000c" },
+		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\",\"args\":{\"cni\":{\"guid\":"
+			    "\"00:00:00:00:00:00:00:0b\"}}"), "node guid on ib0 to 000000000000000b" },
+		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\",\"args\":{\"cni\":{\"guid\":"
+			    "\"00:00:00:00:00:00:00:0b\"}},\"runtimeConfig\":{\"infinibandGUID\":"
+			    "\"00:00:00:00:00:00:00:0A\"}"), "node guid on ib0 to 000000000000000a" },
+		/* An empty capability is none: the next key is taken. */
+		{ CONF_GUID("\"guid\":\"00:00:00:00:00:00:00:0c\",\"runtimeConfig\":{\"infinibandGUID\":"
+			    "\"\"}"), "node guid on ib0 to 000000000000000c" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		ib_world();
+		assert_int_equal(run(CNI_CMD_ADD, cases[i].conf), 0);
+		assert_int_not_equal(op_index(cases[i].set), 0);
+		assert_int_equal(run(CNI_CMD_DEL, cases[i].conf), 0);
+		assert_ib_home(UINT64_MAX);
+	}
+	/* Without a GUID nothing of the kind happens. */
+	ib_world();
+	assert_int_equal(run(CNI_CMD_ADD, CONF_GUID("\"mtu\":2044")), 0);
+	assert_int_equal(op_index(" guid on "), 0);
+	assert_int_equal(op_index("rebind"), 0);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_GUID("\"mtu\":2044")), 0);
+	assert_int_equal(fake_vfs.rebinds, 0);
+}
+
+/* Refused before anything changes: no kernel operation but lookups, no state. */
+static void assert_refused(const char *conf, const char *msg_part)
+{
+	char line[256];
+
+	assert_int_equal(run(CNI_CMD_ADD, conf), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	if (!strstr(err.msg, msg_part))
+		fail_msg("\"%s\" not in \"%s\"", msg_part, err.msg);
+	for (unsigned int n = 1; n <= fake_net.ops; n++) {
+		op_line(n, line, sizeof(line));
+		if (!strstr(line, "get ") && !strstr(line, ": open "))
+			fail_msg("operation %u changed something: %s", n, line);
+	}
+	assert_false(state_kept("ibvf1"));
+	assert_false(state_kept("ens1f0"));
+	assert_int_equal(fake_vfs.rebinds, 0);
+	assert_false(ib_vf->node_set || ib_vf->port_set);
+}
+
+static void test_guid_refused(void **state)
+{
+	static const char *const malformed[] = {
+		"02:00:00:00:00:00:01", "02:00:00:00:00:00:00:01:02", "02-00-00-00-00-00-00-01",
+		"2:00:00:00:00:00:00:01", "02:00:00:00:00:00:00:0x", "00:00:00:00:00:00:00:00",
+		"02:00:00:00:00:00:00:01 ",
+	};
+	char conf[512];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(malformed); i++) {
+		ib_world();
+		snprintf(conf, sizeof(conf), CONF_GUID("\"runtimeConfig\":{\"infinibandGUID\":\"%s\"}"),
+			 malformed[i]);
+		assert_refused(conf, "invalid runtimeConfig.infinibandGUID");
+		assert_non_null(strstr(err.msg, "8 hex octets separated by ':'"));
+		ib_world();
+		snprintf(conf, sizeof(conf), CONF_GUID("\"guid\":\"%s\""), malformed[i]);
+		assert_refused(conf, "invalid guid");
+	}
+	ib_world();
+	assert_int_equal(run(CNI_CMD_ADD, CONF_GUID("\"guid\":7")), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_DECODE);
+
+	/* Not an InfiniBand device. */
+	ib_world();
+	assert_refused("{\"cniVersion\":\"1.0.0\",\"name\":\"ib\",\"type\":\"host-device\","
+		       "\"device\":\"ens1f0\",\"guid\":\"02:00:00:00:00:00:00:01\"}",
+		       "not an InfiniBand device");
+	assert_non_null(fake_net_find(0, "ens1f0"));
+	/* An InfiniBand netdev that is no VF (a PF): no physfn. */
+	ib_world();
+	assert_refused("{\"cniVersion\":\"1.0.0\",\"name\":\"ib\",\"type\":\"host-device\","
+		       "\"device\":\"ib0\",\"guid\":\"02:00:00:00:00:00:00:01\"}",
+		       "not an SR-IOV VF");
+}
+
+/*
+ * A failure at every operation after the GUID was set: the device is home
+ * with the GUID, alias and up state it had, and no state is left.
+ */
+static void test_guid_add_fails_after_set(void **state)
+{
+	unsigned int set, total;
+
+	(void)state;
+	ib_world();
+	assert_int_equal(run(CNI_CMD_ADD, CONF_RUNTIME_GUID), 0);
+	set = op_index("set vf 1 node guid");
+	total = fake_net.ops;
+	assert_int_not_equal(set, 0);
+	for (unsigned int n = set; n <= total; n++) {
+		ib_world();
+		fake_net.fail_at = n;
+		fake_net.fail_errno = EIO;
+		assert_int_not_equal(run(CNI_CMD_ADD, CONF_RUNTIME_GUID), 0);
+		fake_net.fail_at = 0;
+		if (n == set) {
+			/* The kernel refused the node GUID: nothing to give back. */
+			assert_false(ib_vf->node_set || ib_vf->port_set);
+			assert_int_equal(fake_vfs.rebinds, 0);
+			assert_int_equal(err.code, CNI_ERR_KERNEL);
+			assert_non_null(strstr(err.msg, "GUID 02:00:00:00:00:00:00:01"));
+			assert_false(state_kept("ibvf1"));
+			continue;
+		}
+		assert_ib_home(UINT64_MAX);
+	}
+}
+
+/* DEL after the pod's netns is gone: the state gives the GUID back when the device is home. */
+static void test_guid_del_without_netns(void **state)
+{
+	struct net_link *l;
+
+	(void)state;
+	ib_world();
+	assert_int_equal(run(CNI_CMD_ADD, CONF_RUNTIME_GUID), 0);
+	/* The kernel hands the device back as net1 (its name in the pod). */
+	l = fake_net_find(pod, "net1");
+	fake_net_place(l, 0);
+	fake_net_destroy_netns(pod);
+	assert_int_equal(run(CNI_CMD_DEL, CONF_RUNTIME_GUID), 0);
+	l = fake_net_find(0, "ibvf1");
+	assert_non_null(l);
+	assert_true(ib_vf->port_guid == UINT64_MAX);
+	assert_true(hw_guid(l) == UINT64_MAX);
+	assert_false(state_kept("ibvf1"));
+}
+
+static void test_guid_state_file(void **state)
+{
+	struct hostdev_state s = { .attachment = 1, .up = true, .mtu = 2044, .has_guid = true,
+				   .guid = 0x0011223344556677ULL };
+	struct hostdev_state got;
+
+	(void)state;
+	forget_states();
+	assert_int_equal(hostdev_state_save("ibvf1", &s), 0);
+	assert_int_equal(hostdev_state_load("ibvf1", &got), 0);
+	assert_memory_equal(&got, &s, sizeof(s));
+	/* A file of a plugin before GUIDs still reads; one without the GUID line does not. */
+	write_state_file("ibvf1", "cni-rdma-plugins host-device state 1\n0000000000000001\nup 1\n"
+				  "mtu 2044\nalias \n");
+	assert_int_equal(hostdev_state_load("ibvf1", &got), 0);
+	assert_false(got.has_guid);
+	write_state_file("ibvf1", "cni-rdma-plugins host-device state 2\n0000000000000001\nup 1\n"
+				  "mtu 2044\nalias \nguid 00112233445566\n");
+	assert_int_equal(hostdev_state_load("ibvf1", &got), -EINVAL);
+	write_state_file("ibvf1", "cni-rdma-plugins host-device state 2\n0000000000000001\nup 1\n"
+				  "mtu 2044\nalias \nguid 00112233445566AA\n");
+	assert_int_equal(hostdev_state_load("ibvf1", &got), -EINVAL);
+	write_state_file("ibvf1", "cni-rdma-plugins host-device state 3\n0000000000000001\nup 1\n"
+				  "mtu 2044\nalias \n");
+	assert_int_equal(hostdev_state_load("ibvf1", &got), -EINVAL);
+	forget_states();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -1317,6 +1644,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dpdk, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_not_found, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_device_info, sysfs_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_guid_add_del, ib_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_guid_restores_previous, ib_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_guid_keys, ib_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_guid_refused, ib_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_guid_add_fails_after_set, ib_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_guid_del_without_netns, ib_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_guid_state_file, ib_setup, sysfs_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, states_setup, states_teardown);

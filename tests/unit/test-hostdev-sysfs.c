@@ -167,6 +167,47 @@ static void test_kernelpath(void **state)
 }
 
 /* The root is a test seam only: without the setter, lookups read the real /sys. */
+/* An SR-IOV VF: its PF by physfn, its index by the PF's virtfnN link that points back. */
+static void test_netdev_vf(void **state)
+{
+	struct device_vf vf;
+
+	(void)state;
+	pci_dev("0000:05:00.0", "mlx5_core", (const char *const[]){ "ib0", NULL });
+	for (int i = 1; i <= 4; i++) {
+		char rel[128];
+
+		snprintf(rel, sizeof(rel), "0000:05:00.%d", i);
+		pci_dev(rel, "mlx5_core", NULL);
+		snprintf(rel, sizeof(rel), "bus/pci/devices/0000:05:00.%d/physfn", i);
+		symlink_at(rel, "../0000:05:00.0");
+	}
+	symlink_at("bus/pci/devices/0000:05:00.0/virtfn0", "../0000:05:00.1");
+	symlink_at("bus/pci/devices/0000:05:00.0/virtfn1", "../0000:05:00.2");
+	symlink_at("bus/pci/devices/0000:05:00.0/virtfn10", "../0000:05:00.3");
+	symlink_at("bus/pci/devices/0000:05:00.0/virtfnx", "../0000:05:00.4");
+	mkdirs("class/net/ibv3");
+	symlink_at("class/net/ibv3/device", "../../../bus/pci/devices/0000:05:00.3");
+	mkdirs("class/net/ibv1");
+	symlink_at("class/net/ibv1/device", "../../../bus/pci/devices/0000:05:00.2");
+	mkdirs("class/net/ib0");
+	symlink_at("class/net/ib0/device", "../../../bus/pci/devices/0000:05:00.0");
+	mkdirs("class/net/orphan");
+	symlink_at("class/net/orphan/device", "../../../bus/pci/devices/0000:05:00.4");
+
+	assert_int_equal(device_netdev_vf("ibv3", &vf), 0);
+	assert_string_equal(vf.pci, "0000:05:00.3");
+	assert_string_equal(vf.pf_pci, "0000:05:00.0");
+	assert_int_equal(vf.index, 10);
+	assert_int_equal(device_netdev_vf("ibv1", &vf), 0);
+	assert_int_equal(vf.index, 1);
+	/* A PF has no physfn; a VF its PF does not list (virtfnx is no index). */
+	assert_int_equal(device_netdev_vf("ib0", &vf), -ENOENT);
+	assert_int_equal(device_netdev_vf("orphan", &vf), -ENOENT);
+	assert_int_equal(device_netdev_vf("nosuch", &vf), -ENOENT);
+	assert_int_equal(device_netdev_vf("../ibv3", &vf), -EINVAL);
+}
+
 static void test_root_reset(void **state)
 {
 	char name[IFNAMSIZ];
@@ -189,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_aux_netdev),
 		cmocka_unit_test(test_dpdk),
 		cmocka_unit_test(test_kernelpath),
+		cmocka_unit_test(test_netdev_vf),
 		cmocka_unit_test(test_root_reset),
 	};
 
