@@ -10,6 +10,7 @@
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/cni/result-copy.h"
 #include "common/cni/result.h"
 #include "common/net/addr.h"
 #include "common/net/link.h"
@@ -302,16 +303,12 @@ static int add_tables(struct sbr_add *s, struct cni_err *err)
 	return 0;
 }
 
-/* The result passes through unchanged, in the config's version (the dispatch converts). */
+/* The result passes through unchanged; the dispatch prints it in the config's version. */
 static int copy_result(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
-	_cleanup_free_ char *json = NULL;
-	int r;
-
-	r = cni_result_to_json(ctx->conf.prev_result, ctx->conf.cni_version, &json, err);
-	if (r < 0)
-		return r;
-	return cni_result_parse(json, strlen(json), ctx->conf.cni_version, ret, err);
+	if (cni_result_copy(ctx->conf.prev_result, ret) < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	return 0;
 }
 
 static int sbr_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
