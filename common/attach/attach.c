@@ -199,6 +199,20 @@ int attach_result(struct attach *a, const uint8_t *hwaddr, size_t hwaddr_len,
 	return 0;
 }
 
+int attach_address(struct attach *a, const struct net_link *link, struct cni_result *ret,
+		   struct cni_err *err)
+{
+	int r;
+
+	r = attach_ipam_add(a, err);
+	if (r < 0)
+		return r;
+	if ((r = attach_configure(a, link, err)) < 0 ||
+	    (r = attach_result(a, link->hwaddr, link->hwaddr_len, ret, err)) < 0)
+		attach_ipam_undo(a);
+	return r;
+}
+
 /* The interface prevResult records for CNI_IFNAME in CNI_NETNS. */
 static int prev_iface(const struct cni_ctx *ctx, const struct cni_iface **ret, struct cni_err *err)
 {

@@ -156,6 +156,22 @@ int attach_result(struct attach *a, const uint8_t *hwaddr, size_t hwaddr_len,
 		  struct cni_result *ret, struct cni_err *err);
 
 /**
+ * attach_address() - IPAM, the interface configured as its result says, the ADD result
+ * @a: the attachment
+ * @link: the interface CNI_IFNAME in the pod, as looked up
+ * @ret: result to fill
+ * @err: as attach_ipam_add(), attach_configure() and attach_result()
+ *
+ * The steps every plugin that creates its interface in the pod takes after
+ * creating it. On a failure after IPAM reserved, the reservation is released
+ * (attach_ipam_undo()); the interface is the caller's to remove.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int attach_address(struct attach *a, const struct net_link *link, struct cni_result *ret,
+		   struct cni_err *err);
+
+/**
  * attach_check_begin() - what every CHECK starts with: the netns, IPAM CHECK, prevResult's interface
  * @a: filled, to release with attach_close() whatever this returns
  * @ctx: context

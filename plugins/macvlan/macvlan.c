@@ -118,20 +118,12 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 		net_err_op(err, r, "failed to find new macvlan", ifname);
 		goto fail_link;
 	}
-	r = attach_ipam_add(&a, err);
+	r = attach_address(&a, &link, ret, err);
 	if (r < 0)
 		goto fail_link;
-	r = attach_configure(&a, &link, err);
-	if (r < 0)
-		goto fail_ipam;
-	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);
-	if (r < 0)
-		goto fail_ipam;
 	log_debug("ADD %s: %s in %s", ctx->env.container_id, ifname, ctx->env.netns);
 	goto out;
 
-fail_ipam:
-	attach_ipam_undo(&a);
 fail_link:
 	attach_undo_link(a.pod, &link, ifname);
 out:

@@ -111,15 +111,9 @@ static int tap_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni
 	r = setup(&c, &a, &link, &bridge, err);
 	if (r < 0)
 		goto fail_link;
-	r = attach_ipam_add(&a, err);
+	r = attach_address(&a, &link, ret, err);
 	if (r < 0)
 		goto fail_link;
-	r = attach_configure(&a, &link, err);
-	if (r < 0)
-		goto fail_ipam;
-	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);
-	if (r < 0)
-		goto fail_ipam;
 	/* The last step: only a complete attachment outlives this process. */
 	r = net_tap_persist(fd);
 	if (r < 0) {
