@@ -39,14 +39,14 @@ mr_rails() {
 	for i in 1 2 3 4; do
 		addr=$(mr_addr "$pod" "$i")
 		table=$(mr_in_pod "$pod" ip -4 rule show | sed -n "s|.*from $addr lookup \\([0-9]*\\).*|\\1|p")
-		[ -n "$addr" ] && [ -n "$table" ] || { echo "net$i: no address or no rule"; return 1; }
+		[ -n "$addr" ] && [ -n "$table" ] || { echo "net$i: no address or no rule" >&2; return 1; }
 		mr_in_pod "$pod" ip -4 route get 192.168.185.200 from "$addr" | grep -q "dev net$i " ||
-			{ echo "net$i: from $addr not through net$i"; return 1; }
+			{ echo "net$i: from $addr not through net$i" >&2; return 1; }
 		mr_in_pod "$pod" ip -4 route show table "$table" >"$work/mr-table" 2>&1
 		grep -q "^default via 192.168.185.1 dev net$i" "$work/mr-table" ||
-			{ echo "net$i: table $table has no default route through net$i:"; cat "$work/mr-table"; return 1; }
+			{ { echo "net$i: table $table has no default route through net$i:"; cat "$work/mr-table"; } >&2; return 1; }
 		[ "$(mr_in_pod "$pod" cat /proc/sys/net/ipv4/conf/net$i/arp_ignore /proc/sys/net/ipv4/conf/net$i/arp_announce /proc/sys/net/ipv4/conf/net$i/rp_filter | tr '\n' ' ')" = "1 2 0 " ] ||
-			{ echo "net$i: the profile's ARP settings are not set"; return 1; }
+			{ echo "net$i: the profile's ARP settings are not set" >&2; return 1; }
 	done
 }
 
