@@ -9,28 +9,19 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 
-struct sysctl_op {
-	const char *rel;
-	const char *value; /* NULL: read into buf */
-	char *buf;
-	size_t len;
+struct sysctl_batch {
+	struct net_sysctl_op *ops;
+	size_t n;
+	size_t done;
 };
 
-/*
- * Opened from inside the netns: /proc/sys/net shows the netns of the task
- * that looks it up, whatever /proc was mounted from.
- */
-static int sysctl_op_run(void *userdata)
+static int sysctl_op_run(int dir, struct net_sysctl_op *op)
 {
-	struct sysctl_op *op = userdata;
-	_cleanup_close_ int dir = -1, fd = -1;
+	_cleanup_close_ int fd = -1;
 	size_t off = 0;
 	ssize_t n;
 	int r;
 
-	dir = open("/proc/sys/net", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir < 0)
-		return -errno;
 	r = file_open_beneath(dir, op->rel, op->value ? O_WRONLY : O_RDONLY, 0, &fd);
 	if (r < 0)
 		return r;
@@ -63,20 +54,58 @@ static int sysctl_op_run(void *userdata)
 	return 0;
 }
 
+/*
+ * Every file opened from inside the netns: /proc/sys/net shows the netns of
+ * the task that looks a name up, whatever /proc was mounted from.
+ */
+static int sysctl_batch_run(void *userdata)
+{
+	struct sysctl_batch *b = userdata;
+	_cleanup_close_ int dir = -1;
+	int r;
+
+	dir = open("/proc/sys/net", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	for (; b->done < b->n; b->done++) {
+		r = sysctl_op_run(dir, &b->ops[b->done]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int net_sysctl_batch(struct net_ns *ns, struct net_sysctl_op *ops, size_t n, size_t *ret_done)
+{
+	struct sysctl_batch b = { .ops = ops };
+	int r = 0;
+
+	/* The ops before a malformed one run, as they would one call at a time. */
+	while (b.n < n && ops[b.n].rel && *ops[b.n].rel &&
+	       (ops[b.n].value || (ops[b.n].buf && ops[b.n].len >= 2)))
+		b.n++;
+	if (b.n > 0)
+		r = net_ns_run(ns, sysctl_batch_run, &b);
+	*ret_done = b.done;
+	if (r == 0 && b.n < n)
+		r = -EINVAL;
+	return r;
+}
+
 int net_sysctl_read(struct net_ns *ns, const char *rel, char *buf, size_t len)
 {
-	struct sysctl_op op = { .rel = rel, .buf = buf, .len = len };
+	struct net_sysctl_op op = { .rel = rel, .buf = buf, .len = len };
+	size_t done;
 
-	if (!rel || !*rel || !buf || len < 2)
-		return -EINVAL;
-	return net_ns_run(ns, sysctl_op_run, &op);
+	return net_sysctl_batch(ns, &op, 1, &done);
 }
 
 int net_sysctl_write(struct net_ns *ns, const char *rel, const char *value)
 {
-	struct sysctl_op op = { .rel = rel, .value = value };
+	struct net_sysctl_op op = { .rel = rel, .value = value };
+	size_t done;
 
-	if (!rel || !*rel || !value)
+	if (!value)
 		return -EINVAL;
-	return net_ns_run(ns, sysctl_op_run, &op);
+	return net_sysctl_batch(ns, &op, 1, &done);
 }

@@ -5,6 +5,14 @@
 
 struct net_ns;
 
+/* One read or write of net_sysctl_batch(). */
+struct net_sysctl_op {
+	const char *rel; /* as for net_sysctl_read() */
+	const char *value; /* the text to write; NULL: read into @buf */
+	char *buf;
+	size_t len;
+};
+
 /**
  * net_sysctl_read() - read /proc/sys/net/<rel> as the netns behind @ns sees it
  * @ns: the netns (its handle), NULL for the caller's
@@ -28,3 +36,14 @@ int net_sysctl_read(struct net_ns *ns, const char *rel, char *buf, size_t len);
  * refuses) on failure.
  */
 int net_sysctl_write(struct net_ns *ns, const char *rel, const char *value);
+
+/**
+ * net_sysctl_batch() - net_sysctl_read() and net_sysctl_write() in order, in one visit to the netns
+ * @ns: the netns (its handle), NULL for the caller's
+ * @ops: the reads and writes
+ * @n: how many
+ * @ret_done: how many succeeded before the first failure (all of them on success)
+ *
+ * Return: 0 on success, the first failure's negative errno (as the single calls say).
+ */
+int net_sysctl_batch(struct net_ns *ns, struct net_sysctl_op *ops, size_t n, size_t *ret_done);

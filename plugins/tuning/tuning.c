@@ -15,6 +15,7 @@
 #include "common/net/linkattr.h"
 #include "common/net/neterr.h"
 #include "common/net/netsysctl.h"
+#include "common/util/cleanup.h"
 #include "common/util/log.h"
 #include "plugins/tuning/allowlist.h"
 #include "plugins/tuning/config.h"
@@ -97,15 +98,23 @@ static int read_originals(struct net_ns *ns, const struct tuning_conf *c, const 
 			  const struct net_linkattr *la, struct tuning_state_sysctl *orig,
 			  struct tuning_state *st, struct cni_err *err)
 {
+	_cleanup_free_ struct net_sysctl_op *ops = calloc(c->n_sysctls + 1, sizeof(*ops));
+	size_t done;
 	int r;
 
+	if (!ops)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->n_sysctls; i++) {
+		snprintf(orig[i].path, sizeof(orig[i].path), "%s", c->sysctls[i].path);
+		ops[i] = (struct net_sysctl_op){ .rel = c->sysctls[i].path, .buf = orig[i].value,
+						 .len = sizeof(orig[i].value) };
+	}
+	r = net_sysctl_batch(ns, ops, c->n_sysctls, &done);
+	if (r < 0)
+		return sysctl_read_err(&c->sysctls[done], r, err);
 	for (size_t i = 0; i < c->n_sysctls; i++) {
 		const struct tuning_sysctl *s = &c->sysctls[i];
 
-		snprintf(orig[i].path, sizeof(orig[i].path), "%s", s->path);
-		r = net_sysctl_read(ns, s->path, orig[i].value, sizeof(orig[i].value));
-		if (r < 0)
-			return sysctl_read_err(s, r, err);
 		if (s->scope == TUNING_KEY_OWN)
 			st->sysctls[st->n_sysctls++] = orig[i];
 		else if (s->scope == TUNING_KEY_OTHER)
@@ -144,21 +153,24 @@ static int apply(struct net_ns *ns, const struct tuning_conf *c, const struct ne
 		 const char *ifname, size_t *ret_sysctls, struct tuning_state *undo,
 		 struct cni_err *err)
 {
+	_cleanup_free_ struct net_sysctl_op *ops = calloc(c->n_sysctls + 1, sizeof(*ops));
 	int ifindex = la->ifindex;
 	int r;
 
-	for (size_t i = 0; i < c->n_sysctls; i++) {
-		const struct tuning_sysctl *s = &c->sysctls[i];
+	if (!ops)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->n_sysctls; i++)
+		ops[i] = (struct net_sysctl_op){ .rel = c->sysctls[i].path, .value = c->sysctls[i].value };
+	r = net_sysctl_batch(ns, ops, c->n_sysctls, ret_sysctls);
+	if (r < 0) {
+		const struct tuning_sysctl *s = &c->sysctls[*ret_sysctls];
 
-		r = net_sysctl_write(ns, s->path, s->value);
 		if (r == -EINVAL)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
 					   "sysctl %s: the kernel refused the value \"%.128s\"", s->key,
 					   s->value);
-		if (r < 0)
-			return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot write /proc/sys/net/%s: %s",
-					   s->path, strerror(-r));
-		*ret_sysctls = i + 1;
+		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot write /proc/sys/net/%s: %s",
+				   s->path, strerror(-r));
 	}
 	if (c->has_mac) {
 		r = net_linkattr_set_hwaddr(ns, ifindex, c->mac, c->mac_len);
