@@ -169,5 +169,11 @@ printf '%-16s %14s %14s %26s\n' "ratio ours/go" "$(ratio "$our_med" "$go_med")" 
 	"$(ratio "$our_cni" "$go_cni")"
 [ "$go_n" = "$pods" ] && [ "$our_n" = "$pods" ] ||
 	echo "note: RunPodSandbox spans found for $go_n (go) and $our_n (ours) of $pods pods each"
+# Every pod's figures, sorted: Ready moves in steps of about a second (the kubelet's PLEG
+# relists every second), so a median or p90 is one step or another.
+for b in go ours; do
+	printf 'all %-4s Ready (ms): %s\n' "$b" "$(awk -v b="$b" '$1 == b {print $3}' "$work/ready" | sort -n | tr '\n' ' ')"
+	printf 'all %-4s RunPodSandbox (ms): %s\n' "$b" "$(awk -v b="$b" '$1 ~ "^bk8-" b "-[0-9]" {print $2}' "$work/sandbox" | sort -n | tr '\n' ' ')"
+done
 echo "CNI time: containerd's RunPodSandbox span (Multus' ADD of eth0 and the $rails rails, plus the sandbox container)."
 printf 'the run took %d s (cluster up and down included)\n' "$((SECONDS - t_start))"
