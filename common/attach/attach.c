@@ -272,3 +272,19 @@ int attach_check_end(struct attach *a, const struct cni_iface *iface, const stru
 				   iface->mac, mac);
 	return iface_check(a->pod, a->ctx->env.ifname, a->ctx->conf.prev_result, err);
 }
+
+int attach_del_created(const struct cni_ctx *ctx, const char *kind, const char *what,
+		       struct cni_err *err)
+{
+	struct attach a = { .pod_fd = -1 };
+	int r;
+
+	r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
+	if (r < 0)
+		return r;
+	r = attach_open_del(&a, ctx, err);
+	if (r > 0)
+		r = attach_delete_link(a.pod, ctx->env.ifname, kind, what, err);
+	attach_close(&a);
+	return r;
+}

@@ -120,6 +120,20 @@ int attach_delete_link(struct net_ns *ns, const char *name, const char *kind, co
 		       struct cni_err *err);
 
 /**
+ * attach_del_created() - DEL of a plugin that created CNI_IFNAME in the pod: IPAM, then the link
+ * @ctx: context
+ * @kind: as for attach_delete_link()
+ * @what: as for attach_delete_link()
+ * @err: IPAM's error, or as attach_open_del() and attach_delete_link()
+ *
+ * IPAM first: its reservation must go even when the netns is already gone.
+ *
+ * Return: 0 on success (a netns or link already gone included), negative errno on failure.
+ */
+int attach_del_created(const struct cni_ctx *ctx, const char *kind, const char *what,
+		       struct cni_err *err);
+
+/**
  * attach_undo_link() - delete the link an ADD created, after a later step failed
  * @ns: the netns it is in now (NULL: the plugin's own)
  * @link: the link as created, by index so that a same-named stranger is never hit; when

@@ -7,7 +7,6 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
-#include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
@@ -133,18 +132,7 @@ out:
 
 static int macvlan_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
-	struct attach a = { .pod_fd = -1 };
-	int r;
-
-	/* IPAM first: its reservation must go even when the netns is already gone. */
-	r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
-	if (r < 0)
-		return r;
-	r = attach_open_del(&a, ctx, err);
-	if (r > 0)
-		r = attach_delete_link(a.pod, ctx->env.ifname, "macvlan", "a macvlan", err);
-	attach_close(&a);
-	return r;
+	return attach_del_created(ctx, "macvlan", "a macvlan", err);
 }
 
 static int macvlan_check(const struct cni_ctx *ctx, struct cni_err *err)

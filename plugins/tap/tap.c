@@ -6,7 +6,6 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/error.h"
-#include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
@@ -135,18 +134,7 @@ out:
 
 static int tap_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
-	struct attach a = { .pod_fd = -1 };
-	int r;
-
-	/* IPAM first: its reservation must go even when the netns is already gone. */
-	r = cni_ipam_run(ctx, CNI_CMD_DEL, NULL, err);
-	if (r < 0)
-		return r;
-	r = attach_open_del(&a, ctx, err);
-	if (r > 0)
-		r = attach_delete_link(a.pod, ctx->env.ifname, "tun", "a tap", err);
-	attach_close(&a);
-	return r;
+	return attach_del_created(ctx, "tun", "a tap", err);
 }
 
 static int tap_check(const struct cni_ctx *ctx, struct cni_err *err)
