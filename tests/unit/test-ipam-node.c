@@ -281,6 +281,12 @@ static void test_pool_sizes(void **state)
 	nvipam_pools_free(&pools);
 }
 
+/* The same node after c1 was deleted. */
+static const char pool_gone[] =
+	"{\"pools\":{"
+	"\"p1\":{\"subnet\":\"10.0.0.0/24\",\"startIP\":\"10.0.0.1\",\"endIP\":\"10.0.0.16\","
+	"\"gateway\":\"10.0.0.1\",\"exclusions\":[{\"startIP\":\"10.0.0.10\",\"endIP\":\"10.0.0.12\"}]}}}";
+
 static void test_metrics_text(void **state)
 {
 	struct nvipam_pools pools = { 0 };
@@ -315,6 +321,45 @@ static void test_metrics_text(void **state)
 	assert_non_null(strstr(text, "nv_ipam_node_pool_size{pool=\"old\",type=\"ippool\"} 0\n"));
 	assert_non_null(strstr(text, "nv_ipam_node_ready 0\n"));
 	assert_non_null(strstr(text, "process_resident_memory_bytes "));
+	free(text);
+	nvipam_pools_free(&pools);
+
+	/* The pool is deleted while a pod still holds one of its addresses: size 0, free 0. */
+	assert_int_equal(nvipam_pools_parse(pool_gone, strlen(pool_gone), "f", &pools, &err), 0);
+	assert_int_equal(metrics_set_pools(&m, &pools), 0);
+	assert_int_equal(metrics_render(&m, &text, &len), 0);
+	assert_non_null(strstr(text, "nv_ipam_node_pool_size{pool=\"c1\",type=\"cidrpool\"} 0\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_free{pool=\"c1\",type=\"cidrpool\"} 0\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_allocated{pool=\"c1\",type=\"cidrpool\"} 3\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_size{pool=\"p1\",type=\"ippool\"} 12\n"));
+	free(text);
+	nvipam_pools_free(&pools);
+	metrics_free(&m);
+}
+
+/* An IPv6 /64 block: its size and free are past a float's 53 bits, allocated is not. */
+static void test_metrics_v6_sizes(void **state)
+{
+	static const char v6[] = "{\"pools\":{\"v6\":{\"subnet\":\"fd00::/48\",\"startIP\":\"fd00:0:0:1::1\","
+				 "\"endIP\":\"fd00:0:0:1:ffff:ffff:ffff:fffe\",\"gateway\":\"fd00::1\"}}}";
+	struct nvipam_pools pools = { 0 };
+	struct cni_err err = { 0 };
+	struct metrics m;
+	char name[] = "v6";
+	struct gc_pool_count counts[] = { { .pool = name, .allocated = 2 } };
+	struct gc_result res = { .pools = counts, .n_pools = 1 };
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(metrics_init(&m), 0);
+	assert_int_equal(nvipam_pools_parse(v6, strlen(v6), "f", &pools, &err), 0);
+	assert_int_equal(metrics_set_pools(&m, &pools), 0);
+	assert_int_equal(metrics_set_usage(&m, &res), 0);
+	assert_int_equal(metrics_render(&m, &text, &len), 0);
+	assert_non_null(strstr(text, "nv_ipam_node_pool_size{pool=\"v6\",type=\"ippool\"} 18446744073709551614\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_free{pool=\"v6\",type=\"ippool\"} 18446744073709551612\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_allocated{pool=\"v6\",type=\"ippool\"} 2\n"));
 	free(text);
 	nvipam_pools_free(&pools);
 	metrics_free(&m);
@@ -353,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_conf_cooldown),
 		cmocka_unit_test(test_pool_sizes),
 		cmocka_unit_test(test_metrics_text),
+		cmocka_unit_test(test_metrics_v6_sizes),
 		cmocka_unit_test(test_bind_addresses),
 	};
 

@@ -100,8 +100,11 @@ int metrics_set_pools(struct metrics *m, const struct nvipam_pools *pools)
 	int r = 0;
 
 	pthread_mutex_lock(&m->lock);
-	for (size_t i = 0; i < m->n_pools; i++)
+	/* A pool that left the file hands out nothing more, though its holders remain. */
+	for (size_t i = 0; i < m->n_pools; i++) {
 		m->pools[i].in_file = false;
+		m->pools[i].size = 0;
+	}
 	for (size_t i = 0; i < pools->n; i++) {
 		struct metrics_pool *p = pool_get(m, pools->pools[i].key);
 
