@@ -32,7 +32,7 @@ static const struct flag flags[] = {
 	{ "node-name", F_STR, F(node_name), NULL, "the node this runs on (required; the DaemonSet gives spec.nodeName)" },
 	{ "ippools-namespace", F_STR, F(ippools_namespace), "kube-system", "the namespace of the IPPool and CIDRPool objects" },
 	{ "store-file", F_STR, F(store_file), "/var/lib/cni/nv-ipam/store", "nv-ipam's allocation store on the node (written into nv-ipam.conf)" },
-	{ "store-handover", F_BOOL, F(store_handover), "true", "on stop, write the store in the reference nv-ipam daemon's format for it to start on (nv-ipam answers code 11 until ipam-node starts again); false: going back to the reference loses the store" },
+	{ "store-handover", F_BOOL, F(store_handover), "true", "on stop, write the store in the reference nv-ipam daemon's format for it to start on (nv-ipam answers code 11 until ipam-node starts again); false: the store stays ours, and the reference daemon starts only after nv-ipam-tool handover" },
 	{ "kubeconfig", F_STR, F(kubeconfig), NULL, "a kubeconfig, outside a pod (else $KUBECONFIG, the pod's service account, ~/.kube/config)" },
 	{ "metrics-bind-address", F_STR, F(metrics_bind_address), ":8080", "where /metrics is served ([HOST]:PORT; 0: not at all)" },
 	{ "health-probe-bind-address", F_STR, F(health_probe_bind_address), ":8081", "where /healthz and /readyz are served ([HOST]:PORT; 0: not at all)" },
