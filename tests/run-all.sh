@@ -19,15 +19,7 @@ out=${TEST_BUILD_ROOT:-$top/build-tests}
 fuzz_seconds=${FUZZ_SECONDS:-20}
 passed=0 failed=0 skipped=0
 status=0
-
-# count BUILD [LOG]: add a meson test run's results (LOG: testlog-<wrapper>.json for --wrap runs)
-count() {
-	local log=$1/meson-logs/${2:-testlog.json}
-	[ -f "$log" ] || return 0
-	passed=$((passed + $(jq -s '[.[] | select(.result == "OK")] | length' "$log")))
-	failed=$((failed + $(jq -s '[.[] | select(.result == "FAIL" or .result == "TIMEOUT" or .result == "ERROR")] | length' "$log")))
-	skipped=$((skipped + $(jq -s '[.[] | select(.result == "SKIP")] | length' "$log")))
-}
+. tests/results.sh
 
 # section TITLE: a heading with the time spent so far, to see where the minutes go
 section() { printf '\n===== %s ===== (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
@@ -231,6 +223,10 @@ side_wait "$out/main" kube
 
 section "summary"
 echo "$passed passed, $failed failed, $skipped skipped in $((SECONDS / 60))m$((SECONDS % 60))s"
+if [ ${#not_run[@]} -gt 0 ]; then
+	echo "not run (their kit is not beside this checkout; README: \"Test suites\"):"
+	printf '  %s\n' "${not_run[@]}"
+fi
 if [ "$(id -u)" -eq 0 ] && [ "$skipped" -gt 0 ]; then
 	echo "tests were skipped although running as root" >&2
 	status=1

@@ -16,7 +16,7 @@ set -uo pipefail
 src=${1:?usage: $0 SOURCE_ROOT KIT_DIR}
 kitdir=${2:?usage: $0 SOURCE_ROOT KIT_DIR}
 kit=$src/../shared/k8s/k8s
-[ -x "$kit" ] || { echo "SKIP: $kit missing (the Kubernetes kit of ../shared)"; exit 77; }
+[ -x "$kit" ] || { echo "NOT RUN: no Kubernetes kit at $kit (../shared/k8s beside the checkout)"; exit 77; }
 command -v jq >/dev/null || { echo "error: jq missing (tests/install-deps.sh test)" >&2; exit 2; }
 ex=$src/conf-examples
 ns=nvidia-network-operator
