@@ -50,9 +50,26 @@ static size_t text_members(const char *buf, size_t len)
 	return n;
 }
 
+/* "offset N (line L, column C)": an editor finds the line, a byte count finds the rest. */
+static void where_at(const char *buf, size_t off, char *out, size_t size)
+{
+	size_t line = 1, col = 1;
+
+	for (size_t i = 0; i < off; i++) {
+		if (buf[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	snprintf(out, size, "offset %zu (line %zu, column %zu)", off, line, col);
+}
+
 int cjson_parse(const char *buf, size_t len, const char *what, struct json_object **ret,
 		struct cni_err *err)
 {
+	char at[80];
 	_cleanup_(json_tokener_freep) json_tokener *tok = NULL;
 	struct json_object *o;
 	enum json_tokener_error jerr;
@@ -77,17 +94,18 @@ int cjson_parse(const char *buf, size_t len, const char *what, struct json_objec
 		if (jerr == json_tokener_continue)
 			return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
 					   "error unmarshall %s: unexpected end of JSON input", what);
-		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "error unmarshall %s: %s at offset %zu",
-				   what, json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
+		where_at(buf, json_tokener_get_parse_end(tok), at, sizeof(at));
+		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "error unmarshall %s: %s at %s", what,
+				   json_tokener_error_desc(jerr), at);
 	}
 	used = json_tokener_get_parse_end(tok);
 	while (used < len && strchr(" \t\r\n", buf[used]))
 		used++;
 	if (used != len) {
 		json_object_put(o);
+		where_at(buf, used, at, sizeof(at));
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
-				   "error unmarshall %s: invalid character after top-level value at offset %zu",
-				   what, used);
+				   "error unmarshall %s: invalid character after top-level value at %s", what, at);
 	}
 	/*
 	 * json-c keeps one member per key, at the first one's place with the last

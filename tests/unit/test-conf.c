@@ -101,6 +101,8 @@ static void test_malformed(void **state)
 	expect_fail("{\"name\":\"n\",}", CNI_ERR_DECODE, "error unmarshall network config");
 	expect_fail("{\"name\":\"n\"} {}", CNI_ERR_DECODE, "unexpected character at offset 13");
 	expect_fail("{\"name\":\"n\"}   x", CNI_ERR_DECODE, "error unmarshall network config");
+	/* Where: the line and column too. */
+	expect_fail("{\n  \"name\": \"n\",\n  \"mtu\": 15x\n}", CNI_ERR_DECODE, "(line 3, column 12)");
 	expect_fail("[1,2]", CNI_ERR_DECODE, "expected an object");
 	expect_fail("{'name':'n'}", CNI_ERR_DECODE, "error unmarshall");
 	expect_fail("{\"name\":\"n\",\"x\":\"\xff\"}", CNI_ERR_DECODE, "error unmarshall");
