@@ -8,6 +8,7 @@ set -euo pipefail
 
 # Network namespaces need root: a user with sudo is asked for it.
 if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "run-all.sh needs root (network namespaces, the images, the kernels): run it as root or install sudo" >&2; exit 1; }
 	exec sudo -E bash "$0" "$@"
 fi
 

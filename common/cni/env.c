@@ -138,7 +138,8 @@ int cni_env_load(struct cni_env *ret, struct cni_err *err)
 		}
 	}
 	if (ret->command == CNI_CMD_UNKNOWN)
-		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "unknown CNI_COMMAND: %s", cmd);
+		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL,
+				   "unknown CNI_COMMAND: %s (one of ADD, DEL, CHECK, STATUS, GC, VERSION)", cmd);
 
 #define CHECK_VAR(flag, var, value)                                                            \
 	if ((needs & (flag)) && !*(value))                                                     \

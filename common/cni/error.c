@@ -16,6 +16,7 @@ int cni_err_set(struct cni_err *err, int code, int r, const char *fmt, ...)
 	if (!err || err->code != CNI_OK)
 		return r;
 	err->code = code;
+	err->errnum = r;
 	err->details[0] = '\0';
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);

@@ -30,6 +30,7 @@ enum cni_code {
 
 struct cni_err {
 	int code;
+	int errnum;                /* the negative errno cni_err_set() was given */
 	char msg[1024];
 	char details[2048];
 };

@@ -115,8 +115,19 @@ static int check_command_version(const struct cni_ctx *ctx, struct cni_err *err)
 	}
 	if (need && cni_version_cmp(ctx->conf.cni_version, need) < 0)
 		return cni_err_set(err, CNI_ERR_INCOMPATIBLE_VERSION, -EINVAL,
-				   "config version does not allow %s", ctx->env.command_name);
+				   "config version does not allow %s (it needs cniVersion %s or later, the config has %s)",
+				   ctx->env.command_name, need, ctx->conf.cni_version);
 	return 0;
+}
+
+/* A refusal met by a user who is not root: what a runtime would have given the plugin. */
+static void hint_privileges(struct cni_err *err)
+{
+	size_t n = strnlen(err->msg, sizeof(err->msg));
+
+	if ((err->errnum == -EPERM || err->errnum == -EACCES) && geteuid() != 0)
+		snprintf(err->msg + n, sizeof(err->msg) - n,
+			 " (not root: a CNI plugin needs CAP_SYS_ADMIN and CAP_NET_ADMIN, as runtimes run it)");
 }
 
 void cni_plugin_open_netns(struct cni_ctx *ctx)
@@ -299,6 +310,7 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 		r = run(p, &ctx, &err);
 
 	if (r < 0) {
+		hint_privileges(&err);
 		log_error("%s failed (container %s, ifname %s, network %s): %s%s%s",
 			  ctx.env.command_name, ctx.env.container_id, ctx.env.ifname,
 			  ctx.conf.name ? ctx.conf.name : "?", err.msg, err.details[0] ? ": " : "",

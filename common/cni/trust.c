@@ -14,6 +14,7 @@
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
+#include "common/util/log.h"
 
 /* The settings file lists a few directories; anything larger is not one. */
 #define SETTINGS_MAX_BYTES (64u * 1024u)
@@ -31,6 +32,7 @@ struct area {
 /* Read once per process: every plugin is a short-lived single-threaded process. */
 static struct {
 	bool loaded;
+	bool missing;               /* the file does not exist: the defaults apply */
 	int r;
 	struct cni_err err;
 	struct area areas[AREAS];
@@ -90,8 +92,16 @@ static int settings_read(const char *path, char **ret, size_t *ret_len, struct c
 	int r;
 
 	if (stat(path, &st) < 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT) {
+			const char *env = getenv(TRUST_SETTINGS_ENV);
+
+			settings.missing = true;
+			/* The node's own file is optional; one named on purpose was meant to exist. */
+			if (env && *env)
+				log_warning("node settings %s (%s) does not exist: the default directories apply",
+					 path, TRUST_SETTINGS_ENV);
 			return 0;
+		}
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -errno,
 				   "node settings %s: cannot be read: %s", path, strerror(errno));
 	}
@@ -267,8 +277,9 @@ static int locate(enum trust_area area, const char *key, const char *path, const
 		area_list(a, list, sizeof(list));
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "%s \"%.256s\" is outside the directories a network config may name "
-				   "for it (%s); the node allows others in %s (\"%s\")",
-				   key, path, list, trust_settings_path(), a->key);
+				   "for it (%s); the node allows others in %s (\"%s\")%s",
+				   key, path, list, trust_settings_path(), a->key,
+				   settings.missing ? ", a file that does not exist" : "");
 	}
 	snprintf(rel, size, "%s", norm[best_len] == '/' ? norm + best_len + 1 : "");
 	*ret_root = best;

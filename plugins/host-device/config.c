@@ -126,6 +126,19 @@ int hostdev_config_load(const struct cni_ctx *ctx, bool lenient, struct hostdev_
 		return r;
 	c.has_ipam = cni_conf_has_ipam(&ctx->conf);
 
+	/*
+	 * A malformed hwaddr is a mistake even where "device" wins over it: ADD refuses it.
+	 * DEL does not, for the attachments an older build made with it.
+	 */
+	if (!lenient && device && *device && hwaddr && *hwaddr) {
+		uint8_t mac[sizeof(c.mac)];
+		size_t mac_len;
+
+		if (hwaddr_parse(hwaddr, mac, &mac_len) < 0)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "invalid hwaddr \"%.64s\" (beside \"device\", which it would not override)",
+					   hwaddr);
+	}
 	/* The first selector given wins, in the reference's order. */
 	if (device && *device) {
 		const char *why = cni_env_ifname_invalid(device);

@@ -241,6 +241,12 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 			    c.source, c.value, r == -ENODEV ? "no such network interface" : strerror(-r));
 		goto out;
 	}
+	/* The kernel keeps a loopback in its netns (the move fails with EEXIST): the config's fault. */
+	if (dev.flags & IFF_LOOPBACK) {
+		r = cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				"%s is a loopback device: it cannot be moved into a pod", dev.name);
+		goto out;
+	}
 	/*
 	 * The original name travels with the device as its alias, for DEL (see
 	 * docs/host-device.md). A device the kernel handed back after an

@@ -569,6 +569,15 @@ fail_case "empty IPAM result" 101 "missing IP config" false \
 	"$(mkconf 1.0.0 emptyipam '{"device": "@DEV@", "ipam": {"type": "emptyipam"}}')"
 t_contains "[empty IPAM result] IPAM DEL after the ADD" \
 	"$(printf 'emptyipam ADD cnitest\nemptyipam DEL cnitest')" "$(cat "$IPAMLOG")"
+fail_case "a malformed hwaddr beside device" 7 'invalid hwaddr "zz:zz"' true \
+	"$(mkconf 1.0.0 badmac '{"device": "@DEV@", "hwaddr": "zz:zz"}')"
+# An attachment an older build made with it still goes at DEL.
+t_cni DEL "$(mkconf 1.0.0 badmac '{"device": "nosuchdev0", "hwaddr": "zz:zz"}')" CNI_NETNS=
+t_ok "[a malformed hwaddr beside device] DEL succeeds"
+t_netns pod
+t_cni ADD "$(mkconf 1.0.0 loop '{"device": "lo"}')" CNI_NETNS="$pod_path"
+t_err "[device lo] ADD fails with code 7" 7 "lo is a loopback device: it cannot be moved into a pod"
+ip netns del "$pod"
 fail_case "IPAM not found" 101 "" true \
 	"$(mkconf 1.0.0 noipam '{"device": "@DEV@", "ipam": {"type": "nosuchipam"}}')"
 fail_case "route fails after IPAM (up)" 100 "" true \

@@ -566,6 +566,16 @@ fail_case "ifname a/b" 4 "" \
 	"$(mkconf 1.0.0 slashif "{\"ipam\": $(hostlocal 10.97.2.0/24)}")" CNI_IFNAME=a/b
 fail_case "containerID with bad characters" 4 "invalid characters in containerID" \
 	"$(mkconf 1.0.0 badid "{\"ipam\": $(hostlocal 10.97.3.0/24)}")" "CNI_CONTAINERID=bad/id!"
+fail_case "CNI_COMMAND in lower case" 4 "unknown CNI_COMMAND: add (one of ADD, DEL, CHECK, STATUS, GC, VERSION)" \
+	"$(mkconf 1.0.0 lower "{\"ipam\": $(hostlocal 10.97.4.0/24)}")" CNI_COMMAND=add
+# Not root (a user trying the plugin by hand): the error says what it lacks. Not under a
+# checker's wrapper, which would run as that user too.
+if [ ${#T_BASE_WRAP[@]} -eq 0 ] && command -v setpriv >/dev/null; then
+	T_WRAP=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	fail_case "not root" 100 "(not root: a CNI plugin needs CAP_SYS_ADMIN and CAP_NET_ADMIN" \
+		"$(mkconf 1.0.0 notroot "{\"ipam\": $(hostlocal 10.97.5.0/24)}")"
+	T_WRAP=()
+fi
 
 # =============================================================================
 echo "# 9. nothing left behind"

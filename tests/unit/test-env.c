@@ -105,7 +105,7 @@ static void test_unknown_and_absent_command(void **state)
 	(void)state;
 	assert_int_equal(load("ATTACH", &env, &err), -EINVAL);
 	assert_int_equal(err.code, CNI_ERR_INVALID_ENV);
-	assert_string_equal(err.msg, "unknown CNI_COMMAND: ATTACH");
+	assert_string_equal(err.msg, "unknown CNI_COMMAND: ATTACH (one of ADD, DEL, CHECK, STATUS, GC, VERSION)");
 	unsetenv("CNI_COMMAND");
 	err = (struct cni_err){ 0 };
 	assert_int_equal(cni_env_load(&env, &err), 0);

@@ -111,7 +111,8 @@ static void test_flags_errors(void **state)
 	flags_fail((const char *[]){ "x", "--node-name", NULL }, "flag needs an argument: --node-name");
 	flags_fail((const char *[]){ "x", "positional", NULL }, "takes no arguments");
 	flags_fail((const char *[]){ "x", "-x", NULL }, "unknown shorthand flag");
-	flags_fail((const char *[]){ "x", "--stale-ip-check-interval=5", NULL }, "invalid argument \"5\"");
+	flags_fail((const char *[]){ "x", "--stale-ip-check-interval=5", NULL },
+		   "invalid argument \"5\" for \"--stale-ip-check-interval\" flag: a duration such as 30s");
 	flags_fail((const char *[]){ "x", "--cni-daemon-call-timeout=-1", NULL }, "invalid argument");
 }
 

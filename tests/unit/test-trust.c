@@ -136,6 +136,8 @@ static void test_defaults(void **state)
 	assert_refused(check(none, TRUST_DEVINFO, "/etc/cni/net.d/00-multus.conf"), "is outside");
 	assert_refused(check(none, TRUST_LOG, "/etc/shadow"),
 		       "is outside the directories a network config may name for it (/var/log)");
+	/* The file named is missing: the refusal says so. */
+	assert_refused(check(none, TRUST_LOG, "/etc/shadow"), "(\"logDirs\"), a file that does not exist");
 	assert_refused(check(none, TRUST_STATE, "/var/lib/cni/nv-ipamx/store"), "is outside");
 	assert_refused(check(none, TRUST_LOG, "/var/log/../../etc/shadow"),
 		       "without \".\" or \"..\" components");

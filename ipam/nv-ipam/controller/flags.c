@@ -81,7 +81,10 @@ static int set(const struct flag *f, const char *val, struct controller_flags *c
 			cf->ignored[cf->n_ignored++] = f->name;
 		return 0;
 	}
-	fprintf(err, "ipam-controller: invalid argument \"%s\" for \"--%s\" flag\n", val, f->name);
+	fprintf(err, "ipam-controller: invalid argument \"%s\" for \"--%s\" flag: %s\n", val, f->name,
+		f->kind == F_DURATION ? "a duration such as 30s, 1m or 1h30m"
+		: f->kind == F_BOOL   ? "true or false"
+				      : "a whole number from 0");
 	return -EINVAL;
 }
 

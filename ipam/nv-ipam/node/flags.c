@@ -99,7 +99,10 @@ static int set(const struct flag *f, const char *name, const char *val, struct n
 			nf->ignored[nf->n_ignored++] = f->name;
 		return 0;
 	}
-	fprintf(err, "ipam-node: invalid argument \"%s\" for \"--%s\" flag\n", val, name);
+	fprintf(err, "ipam-node: invalid argument \"%s\" for \"--%s\" flag: %s\n", val, name,
+		f->kind == F_DURATION ? "a duration such as 30s, 1m or 1h30m"
+		: f->kind == F_BOOL   ? "true or false"
+				      : "a whole number from 0");
 	return -EINVAL;
 }
 
