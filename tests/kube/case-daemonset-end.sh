@@ -27,23 +27,24 @@ check "its metrics (in the pod, :8080) show the release and the pool" \
 	      grep -qx "nv_ipam_node_pool_allocated{pool=\"kpool\",type=\"ippool\"} 0" <<<"$m"'
 check "its probes answer in the pod (:8081)" \
 	eval '[ "$("$KIT/k8s" netns "$DIR" "$NS" "$(ds_pod)" curl -s 127.0.0.1:8081/readyz)" = ok ]'
-# conf-examples/nv-ipam/monitoring: the headless Service gets the pod as its endpoint on
-# :8080, and what Prometheus would scrape there (the pod network from the host) is /metrics.
-kc apply -f "$top/conf-examples/nv-ipam/monitoring/nv-ipam-metrics-services.yaml" >/dev/null
-ds_endpoint() {
-	kc get endpointslices -n "$NS" -l kubernetes.io/service-name=nv-ipam-node-metrics -o json |
-		jq -r '.items[].endpoints[]? | select(.conditions.ready) | .addresses[0]' | head -1
-}
-check "the example's Service lists the DaemonSet's pod; its /metrics answers there" \
-	wait_until 30 eval 'ep=$(ds_endpoint) && [ "$ep" = "$(ds_pod_field status.podIP)" ] &&
-		curl -s --max-time 5 "http://$ep:8080/metrics" | grep -qx "nv_ipam_node_pool_size{pool=\"kpool\",type=\"ippool\"} 15"'
-kc delete -f "$top/conf-examples/nv-ipam/monitoring/nv-ipam-metrics-services.yaml" >/dev/null
-
 # The kubelet back: the orphan sandbox goes, its DEL finds nothing to release.
 K8S_NICE=${K8S_NICE:-5} "$KIT/k8s" up-node "$DIR" >>"$work/kit.log" 2>&1
 check "kubelet back: the orphan's sandbox is torn down, its DEL through Multus" \
 	wait_until 90 eval 'grep -q "Del: default:kmv:" "$DIR/logs/multus.log"'
 check "nothing was allocated again meanwhile" eval '! store_has_kmv'
+
+# conf-examples/nv-ipam/monitoring: the headless Service gets the pod as its endpoint on
+# :8080 (once ready again: the kubelet was down), and what Prometheus would scrape there
+# (the pod network from the host) is /metrics.
+kc apply -f "$top/conf-examples/nv-ipam/monitoring/nv-ipam-metrics-services.yaml" >/dev/null
+ds_endpoint() {
+	kc get endpointslices -n "$NS" -l kubernetes.io/service-name=nv-ipam-node-metrics -o json |
+		jq -r 'first(.items[].endpoints[]? | select(.conditions.ready) | .addresses[0]) // empty'
+}
+check "the example's Service lists the DaemonSet's pod; its /metrics answers there" \
+	wait_until 60 eval 'ep=$(ds_endpoint) && [ "$ep" = "$(ds_pod_field status.podIP)" ] &&
+		m=$(curl -s --max-time 5 "http://$ep:8080/metrics") && grep -qx "nv_ipam_node_pool_size{pool=\"kpool\",type=\"ippool\"} 15" <<<"$m"'
+kc delete -f "$top/conf-examples/nv-ipam/monitoring/nv-ipam-metrics-services.yaml" >/dev/null
 
 # Going back: a live pod on the network, then the DaemonSet's pod stops and hands the store
 # over in the reference daemon's format, as that daemon reads it: the live pod's address
