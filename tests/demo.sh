@@ -13,7 +13,7 @@ fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tests/install-deps.sh" demo
 
-build=${BUILD_DIR:-$top/build-demo}
+build=${BUILD_DIR:-$top/build}
 [ -d "$build" ] || meson setup "$build" "$top" -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
 ninja -C "$build" >/dev/null

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Installs what building, the demo and the test suites need on Debian 12.
-# Usage: tests/install-deps.sh [demo|arm64|test]
-#   arm64: the arm64 cross build (image/cross/arm64.ini) and qemu-user to run
-#   its tests; test: every suite, the arm64 build included.
+# Usage: tests/install-deps.sh [demo|cniclient|arm64|test]
+#   demo: the build and the demo; cniclient: those and the two Go packages the
+#   bundled libcni client (tests/e2e/cniclient) builds from; arm64: the arm64
+#   cross build (image/cross/arm64.ini) and qemu-user to run its tests; test:
+#   every suite, the arm64 build included.
 set -euo pipefail
 
 what=${1:-test}
 pkgs=(meson ninja-build gcc pkg-config libnl-3-dev libnl-route-3-dev
       libjson-c-dev iproute2 jq containernetworking-plugins
       libcurl4-openssl-dev libmicrohttpd-dev libyaml-dev)
+if [ "$what" = cniclient ]; then
+	pkgs+=(golang-go golang-github-appc-cni-dev)
+fi
 if [ "$what" = test ]; then
 	# kmod and the archive keyring: the user-mode Linux guests of tests/kernel/
 	# load their modules with modprobe; their packages are verified with the keyring.
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
-	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client)
+	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
+	       xz-utils curl openssl)
 fi
 # Debian's cross compiler links against the arm64 packages of the
 # multiarch archive, which needs the architecture added to dpkg.
