@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/cni/version.h"
+#include "common/util/text.h"
 
 void cni_conf_free(struct cni_conf *conf)
 {
@@ -234,4 +236,18 @@ bool cni_conf_has_ipam(const struct cni_conf *conf)
 bool cni_conf_ipam_type_valid(const char *type)
 {
 	return type && *type && !strchr(type, '/') && strcmp(type, ".") != 0 && strcmp(type, "..") != 0;
+}
+
+const char *cni_conf_near_key(const struct cni_conf *conf, const char *object, const char *key)
+{
+	struct json_object *o = *object ? cjson_get(conf->root, object) : conf->root;
+
+	if (!o || !json_object_is_type(o, json_type_object))
+		return NULL;
+	json_object_object_foreach(o, name, value) {
+		(void)value;
+		if (strcasecmp(name, key) != 0 && text_near(name, key, 2))
+			return name;
+	}
+	return NULL;
 }

@@ -1,4 +1,5 @@
 /* Text: UTF-8, escaping of untrusted strings, JSON strings, growable buffers, hashes */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,4 +411,39 @@ void text_buf_free(struct text_buf *b)
 {
 	free(b->data);
 	*b = (struct text_buf){ 0 };
+}
+
+bool text_near(const char *a, const char *b, unsigned int max)
+{
+	/* Three rows of the optimal-string-alignment table: the swap looks two back. */
+	unsigned int rows[3][64], *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+	size_t n = strlen(a), m = strlen(b);
+
+	if (n > 63 || m > 63 || (n > m ? n - m : m - n) > max)
+		return false;
+	for (size_t j = 0; j <= m; j++)
+		prev[j] = (unsigned int)j;
+	for (size_t i = 1; i <= n; i++) {
+		unsigned int *t;
+
+		cur[0] = (unsigned int)i;
+		for (size_t j = 1; j <= m; j++) {
+			unsigned int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			unsigned int v = prev[j - 1] + cost;
+
+			if (prev[j] + 1 < v)
+				v = prev[j] + 1;
+			if (cur[j - 1] + 1 < v)
+				v = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && prev2[j - 2] + 1 < v)
+				v = prev2[j - 2] + 1;
+			cur[j] = v;
+		}
+		t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[m] <= max;
 }

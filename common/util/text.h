@@ -173,3 +173,15 @@ void text_buf_put_json_str(struct text_buf *b, const char *s, enum text_json_sty
  * @b: buffer
  */
 void text_buf_free(struct text_buf *b);
+
+/**
+ * text_near() - whether two short words are at most @max edits apart, case aside
+ * @a: a word
+ * @b: another
+ * @max: the edits allowed (a letter added, dropped, changed, or two swapped)
+ *
+ * For telling a misspelt key from an unrelated one; words over 63 bytes are never near.
+ *
+ * Return: true when near, equal words included.
+ */
+bool text_near(const char *a, const char *b, unsigned int max);

@@ -358,6 +358,25 @@ static void test_gc_attachments(void **state)
 	cni_conf_free(&c);
 }
 
+/* A key near the one looked for, at the top level or in an object; never the key itself. */
+static void test_near_key(void **state)
+{
+	struct cni_conf c = { 0 };
+	struct cni_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mastr\":\"eth1\","
+			       "\"ipam\":{\"type\":\"nv-ipam\",\"poolNmae\":\"p\"}}", &c, &err), 0);
+	assert_string_equal(cni_conf_near_key(&c, "", "master"), "mastr");
+	assert_string_equal(cni_conf_near_key(&c, "ipam", "poolName"), "poolNmae");
+	assert_null(cni_conf_near_key(&c, "ipam", "poolType"));
+	assert_null(cni_conf_near_key(&c, "nothere", "master"));
+	cni_conf_free(&c);
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"MASTER\":\"eth1\"}", &c, &err), 0);
+	assert_null(cni_conf_near_key(&c, "", "master"));
+	cni_conf_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_typed_getters),
 		cmocka_unit_test(test_dns_and_prev_result),
 		cmocka_unit_test(test_gc_attachments),
+		cmocka_unit_test(test_near_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

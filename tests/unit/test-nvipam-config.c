@@ -186,6 +186,7 @@ static void test_defaults(void **state)
 	load_ok(net("", ""), "", &c);
 	assert_int_equal(c->n_pools, 1);
 	assert_string_equal(c->pool_names[0], "net1");
+	assert_true(c->pool_from_name);
 	assert_string_equal(c->pool_keys[0], "net1");
 	assert_int_equal(c->pool_type, NVIPAM_POOL_IPPOOL);
 	assert_string_equal(c->pool_file, NVIPAM_DEFAULT_POOL_FILE);

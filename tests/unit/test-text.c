@@ -175,6 +175,24 @@ static void test_rfc3339(void **state)
 	assert_string_equal(rfc3339_format(RFC3339_MAX + 1000, buf), "9999-12-31T23:59:59Z");
 }
 
+/* Misspellings of a key: a letter dropped, changed, added, two swapped; case aside. */
+static void test_near(void **state)
+{
+	(void)state;
+	assert_true(text_near("mastr", "master", 2));
+	assert_true(text_near("poolNmae", "poolName", 1));
+	assert_true(text_near("poolname", "poolName", 0));
+	assert_true(text_near("masterr", "master", 1));
+	assert_true(text_near("mester", "master", 1));
+	assert_false(text_near("mode", "master", 2));
+	assert_false(text_near("poolType", "poolName", 2));
+	assert_false(text_near("", "master", 2));
+	assert_false(text_near("ab", "ba", 0));
+	assert_true(text_near("ab", "ba", 1));
+	assert_false(text_near("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+			       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_json_str),
 		cmocka_unit_test(test_hashes),
 		cmocka_unit_test(test_rfc3339),
+		cmocka_unit_test(test_near),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

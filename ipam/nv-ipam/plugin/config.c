@@ -16,6 +16,7 @@
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
+#include "common/util/log.h"
 #include "ipam/nv-ipam/plugin/config.h"
 
 #define NVIPAM_CONF_FILE_NAME "nv-ipam.conf"
@@ -211,8 +212,15 @@ static int resolve_pools(const struct cni_ctx *ctx, const struct nvipam_layer *i
 	force = in->has_force_pool_name ? in->force_pool_name :
 		file->has_force_pool_name ? file->force_pool_name : false;
 	pool_name = in->pool_name ? in->pool_name : file->pool_name;
-	if (!pool_name && !force)
+	if (!pool_name && !force) {
+		const char *near = cni_conf_near_key(&ctx->conf, "ipam", "poolName");
+
 		pool_name = ctx->conf.name;
+		c->pool_from_name = true;
+		if (near)
+			log_warning("the ipam config has \"%s\", which is not a key: is it \"poolName\" "
+				    "misspelt? The pool is the network's name, \"%s\"", near, pool_name);
+	}
 	if (!pool_name || !*pool_name)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "no pool provided");
 

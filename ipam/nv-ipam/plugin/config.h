@@ -23,6 +23,7 @@ struct nvipam_config {
 	char pool_names[NVIPAM_MAX_POOLS][NVIPAM_POOL_KEY_MAX]; /* names as given */
 	char pool_keys[NVIPAM_MAX_POOLS][NVIPAM_POOL_KEY_MAX];  /* "<name>" or "cidrpool/<name>" */
 	size_t n_pools;
+	bool pool_from_name;   /* no poolName: the pool is the network's name, the reference's fallback */
 	enum nvipam_pool_type pool_type;
 	char pool_file[4096];
 	char store_file[4096];

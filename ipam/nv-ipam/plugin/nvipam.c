@@ -83,8 +83,9 @@ static const struct nvipam_pool *find_pool(const struct session *s, size_t i, st
 
 	if (!p)
 		cni_err_set(err, CNI_ERR_POOL_NOT_FOUND, -ENOENT,
-			    "configuration for pool \"%s\", poolType \"%s\" not found in %s",
-			    s->conf->pool_names[i], nvipam_pool_type_name(s->conf->pool_type), s->conf->pool_file);
+			    "configuration for pool \"%s\", poolType \"%s\" not found in %s%s",
+			    s->conf->pool_names[i], nvipam_pool_type_name(s->conf->pool_type), s->conf->pool_file,
+			    s->conf->pool_from_name ? " (the network's name: the config gives no poolName)" : "");
 	return p;
 }
 
