@@ -34,7 +34,10 @@ static void print_usage(const struct cni_plugin *p, FILE *out)
 		"  CNI_ARGS         extra K=V;K=V arguments\n"
 		"%s"
 		"The result (or a CNI error) is printed on stdout; diagnostics go to stderr.\n"
-		"CNI spec versions: %s\n",
+		"The node's settings (which directories a config may name) are read from\n"
+		"%s, or the file " TRUST_SETTINGS_ENV " names.\n"
+		"CNI spec versions: %s\n"
+		"Every field, default and error: docs/%s.md in the source.\n",
 		p->name, p->summary,
 		p->ipam ? "A CNI IPAM plugin: run by an interface plugin (macvlan, ipoib, host-device)\n"
 			  "with the network config on stdin and the runtime's environment variables:\n" :
@@ -46,7 +49,7 @@ static void print_usage(const struct cni_plugin *p, FILE *out)
 			  "  CNI_NETNS        path of the pod network namespace (ADD, CHECK; optional for DEL)\n"
 			  "  CNI_IFNAME       interface name inside the pod (ADD, DEL, CHECK)\n",
 		p->ipam ? "" : "  CNI_PATH         ':'-separated directories searched for the IPAM plugin\n",
-		cni_version_list(list, sizeof(list)));
+		TRUST_SETTINGS_FILE, cni_version_list(list, sizeof(list)), p->name);
 }
 
 static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *ret_exit)
@@ -59,7 +62,8 @@ static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *r
 		print_usage(p, stdout);
 		*ret_exit = 0;
 	} else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0) {
-		printf("%s (cni-rdma-plugins) %s (CNI spec versions %s)\n", p->name, PROJECT_VERSION,
+		/* Every binary's first line: "<name> (cni-rdma-plugins) <version>"; details after. */
+		printf("%s (cni-rdma-plugins) %s\nCNI spec versions: %s\n", p->name, PROJECT_VERSION,
 		       cni_version_list(list, sizeof(list)));
 		if (p->about_state)
 			printf("%s\n", p->about_state);

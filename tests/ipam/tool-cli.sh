@@ -12,7 +12,7 @@ for c in carve node-pools show release check gc; do
 	check "$c --help" "\"$TOOL\" $c --help | grep -q '^Usage: nv-ipam-tool $c'"
 done
 check "--help lists the commands" "\"$TOOL\" --help | grep -q '^  node-pools'"
-check "--version, and the store formats it reads" "[ \"\$(\"$TOOL\" --version | head -1)\" = 'nv-ipam-tool 0.1.0' ] && \"$TOOL\" --version | grep -q '^store formats: reads 2 (writes 2)'"
+check "--version, and the store formats it reads" "[ \"\$(\"$TOOL\" --version | head -1)\" = 'nv-ipam-tool (cni-rdma-plugins) 0.1.0' ] && \"$TOOL\" --version | grep -q '^store formats: reads 2 (writes 2)'"
 
 # Bad usage: exit 2 and a message on stderr, nothing on stdout.
 err_of() { "$@" 2>"$work/err" >"$work/out"; echo $?; }

@@ -91,7 +91,7 @@ static void print_version(const char *src_dir)
 	char path[4096];
 	size_t len;
 
-	printf("cni-install %s\n", PROJECT_VERSION);
+	printf("cni-install (cni-rdma-plugins) %s\n", PROJECT_VERSION);
 	if (snprintf(path, sizeof(path), "%s/%s", src_dir, CARRIED_FILE) >= (int)sizeof(path) ||
 	    file_read(path, 4096, &text, &len) < 0)
 		return;

@@ -399,7 +399,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (f.version) {
-		printf("ipam-controller %s (cni-rdma-plugins)\n", PROJECT_VERSION);
+		printf("ipam-controller (cni-rdma-plugins) %s\n", PROJECT_VERSION);
 		return 0;
 	}
 	klog_setup(strcmp(f.logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, (int)f.v, -1);

@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (f.version) {
-		printf("ipam-node %s (cni-rdma-plugins)\n", PROJECT_VERSION);
+		printf("ipam-node (cni-rdma-plugins) %s\n", PROJECT_VERSION);
 		return 0;
 	}
 	if (check_flags(&f, stderr) < 0)

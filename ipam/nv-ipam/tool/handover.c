@@ -25,7 +25,8 @@ static const char handover_help[] =
 	"store lock.\n"
 	"\n"
 	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
-	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n";
+	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
+	"  -h, --help             this text\n";
 
 static const char adopt_help[] =
 	"Usage: nv-ipam-tool adopt [--store FILE] [--lock-timeout-ms N]\n"
@@ -37,7 +38,8 @@ static const char adopt_help[] =
 	"or another process holds the store lock.\n"
 	"\n"
 	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
-	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n";
+	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
+	"  -h, --help             this text\n";
 
 /* The daemon's lock, as it takes it (a flock on the store file), held until exit. */
 static int lock_store_file(const char *path, int *ret_fd, struct cni_err *err)

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("nv-ipam-tool %s\n%s\n", PROJECT_VERSION, NVIPAM_STORE_FORMATS);
+		printf("nv-ipam-tool (cni-rdma-plugins) %s\n%s\n", PROJECT_VERSION, NVIPAM_STORE_FORMATS);
 		return CLI_EXIT_OK;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
