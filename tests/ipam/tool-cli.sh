@@ -28,6 +28,9 @@ check "node-pools without a node" "[ \$(env -u NODE_NAME \"$TOOL\" node-pools --
 printf '{"items": [' >"$work/trunc.json"
 check "truncated JSON" "[ \$(err_of \"$TOOL\" carve --pools \"$work/trunc.json\" --nodes \"$FIX/nodes.json\") = 1 ] && grep -q \"$work/trunc.json: malformed JSON\" \"$work/err\""
 check "missing file" "[ \$(err_of \"$TOOL\" carve --pools \"$work/nope\" --nodes \"$FIX/nodes.json\") = 1 ] && grep -q 'No such file' \"$work/err\""
+printf 'apiVersion: v1\nitems: []\n' >"$work/pools.yaml"
+check "YAML given: it says it reads JSON and how to get it" "[ \$(err_of \"$TOOL\" node-pools --node host-a --input \"$work/pools.yaml\" --stdout) = 1 ] && grep -q 'this reads JSON, as .kubectl get ippools,cidrpools -o json. prints it' \"$work/err\""
+check "a node no pool gives a block: the nodes that have one are named" "[ \$(err_of \"$TOOL\" node-pools --node host-x --input \"$FIX/pools.json\" --stdout) = 1 ] && grep -q 'the nodes with blocks: host-a, host-b' \"$work/err\""
 check "a Node passed as a pool" "[ \$(err_of \"$TOOL\" carve --pools \"$FIX/nodes.json\" --nodes \"$FIX/nodes.json\") = 1 ] && grep -q 'not an IPPool or a CIDRPool' \"$work/err\""
 
 # carve: the fixtures without their status give back the status they hold.

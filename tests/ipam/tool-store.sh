@@ -53,7 +53,7 @@ T show --pool-file "$work/pools.json" --pool nosuch >"$work/show2.txt" 2>"$work/
 check "show --pool of no pool: says so, exits 1, prints nothing" \
 	"[ $rc = 1 ] && grep -q 'no pool \"nosuch\" in' \"$work/err\" && [ ! -s \"$work/show2.txt\" ]"
 check "show --pool filters" "[ \"\$(T show --pool-file \"$work/pools.json\" --pool cidrpool/pc --json | jq -r '[.pools[].pool] | join(\" \")')\" = cidrpool/pc ]"
-check "show of a missing store is empty" "[ \"\$(\"$TOOL\" show --store \"$work/none/store\" --pool-file \"$work/pools.json\" --json | jq -c '[.pools[].used]')\" = '[0,0]' ] && [ ! -e \"$work/none\" ]"
+check "show of a missing store says so, exits 1 and creates nothing" "! \"$TOOL\" show --store \"$work/none/store\" --pool-file \"$work/pools.json\" --json >\"$work/out\" 2>\"$work/err\" && grep -q \"no store at $work/none/store\" \"$work/err\" && [ ! -s \"$work/out\" ] && [ ! -e \"$work/none\" ]"
 
 # check on a clean store.
 check "check: clean store passes" "T check --pool-file \"$work/pools.json\" >\"$work/out\" && grep -q '^5 allocations, 0 errors, 0 warnings$' \"$work/out\""

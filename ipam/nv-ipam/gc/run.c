@@ -141,7 +141,11 @@ static void report_line(FILE *out, const struct judged *j, unsigned long thresho
 		fputs(", not ", out);
 		k8s_fput_escaped(out, j->a->pod_uid);
 	}
-	fprintf(out, " (miss %lu of %lu)", j->count, threshold);
+	/* A count carried over from runs with a higher --misses can be past this one's. */
+	if (j->count <= threshold)
+		fprintf(out, " (miss %lu of %lu)", j->count, threshold);
+	else
+		fprintf(out, " (miss %lu; %lu is enough to release)", j->count, threshold);
 	if (j->held)
 		fputs(": its interface holds another address in the pool whose pod is listed "
 		      "(a damaged store: see nv-ipam-tool check)", out);

@@ -96,10 +96,15 @@ int k8s_objects_parse(const char *buf, size_t len, const char *origin, struct k8
 		jerr = json_tokener_get_error(tok);
 		if (!doc || jerr != json_tokener_success) {
 			json_object_put(doc);
-			r = cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "%s: malformed JSON at offset %zu: %s",
+			/* YAML (kubectl's default for -o yaml) is the usual mistake: say what is read. */
+			r = cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "%s: malformed JSON at offset %zu: %s%s",
 					origin, pos + json_tokener_get_parse_end(tok),
 					jerr == json_tokener_continue ? "unexpected end of input"
-								      : json_tokener_error_desc(jerr));
+								      : json_tokener_error_desc(jerr),
+					buf[pos] != '{' && buf[pos] != '['
+						? " (this reads JSON, as `kubectl get ippools,cidrpools -o json` "
+						  "prints it)"
+						: "");
 			goto fail;
 		}
 		pos += json_tokener_get_parse_end(tok);

@@ -71,6 +71,57 @@ struct nodepools_args {
 	bool allow_empty;
 };
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The nodes the pools' status gives a block, sorted, for a --node that matched none. */
+static void nodes_with_blocks(const struct k8s_objects *objs, char *buf, size_t size)
+{
+	_cleanup_free_ const char **names = NULL;
+	size_t n = 0, cap = 0, o = 0, shown = 0, distinct = 0;
+
+	for (size_t i = 0; i < objs->n_items; i++) {
+		const char *kind = k8s_object_kind(objs->items[i]);
+		struct json_object *allocs = cjson_get(cjson_get(objs->items[i], "status"), "allocations");
+
+		if (!kind || (strcmp(kind, "IPPool") != 0 && strcmp(kind, "CIDRPool") != 0) ||
+		    !json_object_is_type(allocs, json_type_array))
+			continue;
+		for (size_t k = 0; k < json_object_array_length(allocs); k++) {
+			struct json_object *nn = cjson_get(json_object_array_get_idx(allocs, k), "nodeName");
+
+			if (!json_object_is_type(nn, json_type_string))
+				continue;
+			if (n == cap) {
+				const char **v = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+				if (!v)
+					break;
+				names = v;
+			}
+			names[n++] = json_object_get_string(nn);
+		}
+	}
+	snprintf(buf, size, "none");
+	if (n == 0)
+		return;
+	qsort(names, n, sizeof(*names), str_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(names[i - 1], names[i]) == 0)
+			continue;
+		distinct++;
+		/* Room kept for the count of those that do not fit. */
+		if (o + strlen(names[i]) + 2 < size - 24) {
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", shown ? ", " : "", names[i]);
+			shown++;
+		}
+	}
+	if (shown < distinct)
+		snprintf(buf + o, size - o, " and %zu more", distinct - shown);
+}
+
 static int nodepools_option(int opt, const char *arg, void *ctx)
 {
 	struct nodepools_args *a = ctx;
@@ -130,16 +181,18 @@ int nodepools_main(int argc, char **argv)
 		if (notes && fclose(notes) == 0)
 			print_notes(notes_text);
 	}
+	if (r >= 0 && !a.allow_empty && nodepools_count(text) == 0) {
+		char nodes[512];
+
+		nodes_with_blocks(&objs, nodes, sizeof(nodes));
+		r = cni_err_set(&err, CNI_ERR_INVALID_CONFIG, -ENOENT,
+				"no pool gives node \"%s\" a block (a mistyped name, or a node the "
+				"controller has not reached yet): nothing written (--allow-empty writes a "
+				"file of no pool); the nodes with blocks: %s", node, nodes);
+	}
 	k8s_objects_free(&objs);
 	if (r < 0)
 		return cli_fail(&err);
-	if (!a.allow_empty && nodepools_count(text) == 0) {
-		cni_err_set(&err, CNI_ERR_INVALID_CONFIG, -ENOENT,
-			    "no pool gives node \"%s\" a block (a mistyped name, or a node the controller "
-			    "has not reached yet): nothing written (--allow-empty writes a file of no pool)",
-			    node);
-		return cli_fail(&err);
-	}
 	if (a.to_stdout) {
 		fputs(text, stdout);
 		return CLI_EXIT_OK;

@@ -27,7 +27,8 @@ static const char show_help[] =
 	"\n"
 	"Show the store per pool: this node's block (from the node pool file), the used and\n"
 	"free address counts, and each allocation with its pod namespace/name, container ID,\n"
-	"interface, network and age. Takes the store lock while reading.\n"
+	"interface, network and age (a container ID longer than 16 characters shows its\n"
+	"first 13, as crictl does; --json has it whole). Takes the store lock while reading.\n"
 	"\n"
 	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
 	"  --pool-file FILE       the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ");\n"
@@ -67,6 +68,39 @@ struct shown {
 	unsigned long free_count;
 };
 
+struct widths {
+	int ip, pod, net, ifname, age;
+};
+
+static void row_text(const struct nvipam_alloc *a, time_t now, char ip[IP_PREFIX_STRLEN], char *pod,
+		     size_t pod_size, char age[32])
+{
+	ip_addr_format(&a->ip, ip, IP_PREFIX_STRLEN);
+	snprintf(pod, pod_size, "%s/%s", *a->pod_namespace ? a->pod_namespace : "-",
+		 *a->pod_name ? a->pod_name : "-");
+	format_age((long long)(now - a->created), age, 32);
+}
+
+static void widen(int *w, const char *s)
+{
+	int n = (int)strlen(s);
+
+	if (n > *w)
+		*w = n;
+}
+
+static void row_widths(const struct nvipam_alloc *a, time_t now, struct widths *w)
+{
+	char ip[IP_PREFIX_STRLEN], age[32], pod[600];
+
+	row_text(a, now, ip, pod, sizeof(pod), age);
+	widen(&w->ip, ip);
+	widen(&w->pod, pod);
+	widen(&w->net, *a->network ? a->network : "-");
+	widen(&w->ifname, a->ifname);
+	widen(&w->age, age);
+}
+
 static void block_text(const struct nvipam_pool *p, char *buf, size_t len)
 {
 	char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
@@ -93,18 +127,23 @@ static void print_text(const struct shown *v, size_t n, time_t now)
 		} else {
 			printf("  (no block on this node)  used %zu\n", s->n);
 		}
+		/* Columns as wide as this pool's values: 80 columns for IPv4 and short names. */
+		struct widths w = { 2, 3, 7, 6, 3 };
+
+		for (size_t j = 0; j < s->n; j++)
+			row_widths(s->allocs[j], now, &w);
 		if (s->n)
-			printf("  %-39s %-40s %-20s %-15s %-16s %s\n", "IP", "POD", "NETWORK", "IFNAME",
-			       "AGE", "CONTAINER");
+			printf("  %-*s %-*s %-*s %-*s %-*s %s\n", w.ip, "IP", w.pod, "POD", w.net, "NETWORK",
+			       w.ifname, "IFNAME", w.age, "AGE", "CONTAINER");
 		for (size_t j = 0; j < s->n; j++) {
 			const struct nvipam_alloc *a = s->allocs[j];
 			char ip[IP_PREFIX_STRLEN], age[32], pod[600];
 
-			snprintf(pod, sizeof(pod), "%s/%s", *a->pod_namespace ? a->pod_namespace : "-",
-				 *a->pod_name ? a->pod_name : "-");
-			format_age((long long)(now - a->created), age, sizeof(age));
-			printf("  %-39s %-40s %-20s %-15s %-16s %s\n", ip_addr_format(&a->ip, ip, sizeof(ip)),
-			       pod, *a->network ? a->network : "-", a->ifname, age, a->container_id);
+			row_text(a, now, ip, pod, sizeof(pod), age);
+			/* A runtime's 64-digit ID shortened as crictl shows it; --json has it whole. */
+			printf("  %-*s %-*s %-*s %-*s %-*s %.*s\n", w.ip, ip, w.pod, pod, w.net,
+			       *a->network ? a->network : "-", w.ifname, a->ifname, w.age, age,
+			       strlen(a->container_id) > 16 ? 13 : 16, a->container_id);
 		}
 	}
 }
@@ -303,6 +342,13 @@ int show_main(int argc, char **argv)
 	}
 	if (cli_store_open(&files, &st, &err) < 0)
 		goto out;
+	/* An empty listing would read as "nothing allocated": a mistyped --store says so. */
+	if (!st) {
+		cni_err_set(&err, CNI_ERR_IO, -ENOENT,
+			    "no store at %s (nv-ipam creates it at its first ADD; --store names another)",
+			    store_path);
+		goto out;
+	}
 	r = collect(st, &pools, a.only, &v, &n);
 	if (r >= 0 && a.only && n == 0) {
 		cni_err_set(&err, CNI_ERR_INVALID_CONFIG, -ENOENT,
