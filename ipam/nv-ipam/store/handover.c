@@ -158,13 +158,60 @@ static int cmp_str(const void *x, const void *y)
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
+/*
+ * @s with every byte that is not UTF-8 replaced by U+FFFD (a copy, or @s itself when it
+ * is valid; NULL when out of memory). Go's encoder writes such a byte as "\ufffd", its
+ * decoder reads that back as U+FFFD, which the encoder then writes as it is: the
+ * daemon's checksum is of that second form, so the file must hold it.
+ */
+static char *go_decoded(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *v;
+
+	if (text_utf8_valid(s, n))
+		return (char *)s;
+	v = malloc(n * 3 + 1);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t len = text_utf8_decode(s + i, n - i, NULL);
+
+		if (len == 0) {
+			memcpy(v + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(v + o, s + i, len);
+		o += len;
+		i += len;
+	}
+	v[o] = '\0';
+	return v;
+}
+
+/* A JSON string as the daemon reads it back and writes it again. */
+static void put_str(struct text_buf *b, const char *s)
+{
+	char *v = go_decoded(s);
+
+	if (!v) {
+		b->oom = true;
+		return;
+	}
+	text_buf_put_json_str(b, v, TEXT_JSON_GO);
+	if (v != s)
+		free(v);
+}
+
 static void put_member(struct text_buf *b, const char *name, const char *value, bool first)
 {
 	if (!first)
 		text_buf_putc(b, ',');
 	text_buf_put_json_str(b, name, TEXT_JSON_GO);
 	text_buf_putc(b, ':');
-	text_buf_put_json_str(b, value, TEXT_JSON_GO);
+	put_str(b, value);
 }
 
 static void put_entry(struct text_buf *b, const struct entry *e)
@@ -172,7 +219,7 @@ static void put_entry(struct text_buf *b, const struct entry *e)
 	const struct nvipam_alloc *a = e->a;
 	char ip[IP_PREFIX_STRLEN], created[RFC3339_STRLEN];
 
-	text_buf_put_json_str(b, e->key, TEXT_JSON_GO);
+	put_str(b, e->key);
 	text_buf_putc(b, ':');
 	text_buf_putc(b, '{');
 	put_member(b, "container_id", a->container_id, true);
@@ -205,8 +252,19 @@ static int entries_sorted(const struct nvipam_store *s, struct entry **ret)
 		return -ENOMEM;
 	for (size_t i = 0; r >= 0 && i < s->n_allocs; i++) {
 		v[i].a = &s->allocs[i].a;
-		if (asprintf(&v[i].key, "%s_%s", s->allocs[i].a.container_id, s->allocs[i].a.ifname) < 0)
+		char *key;
+
+		if (asprintf(&v[i].key, "%s_%s", s->allocs[i].a.container_id, s->allocs[i].a.ifname) < 0) {
 			v[i].key = NULL, r = -ENOMEM;
+			continue;
+		}
+		/* Sorted as written: a key is compared as the daemon reads it. */
+		key = go_decoded(v[i].key);
+		if (key != v[i].key) {
+			free(v[i].key);
+			v[i].key = key;
+			r = key ? 0 : -ENOMEM;
+		}
 	}
 	if (r >= 0)
 		qsort(v, s->n_allocs, sizeof(*v), cmp_entry);
@@ -285,7 +343,7 @@ int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint
 			ip_addr_format(&p->last_reserved, last, sizeof(last));
 		if (i)
 			text_buf_putc(&body, ',');
-		text_buf_put_json_str(&body, keys[i], TEXT_JSON_GO);
+		put_str(&body, keys[i]);
 		text_buf_puts(&body, ":{");
 		put_member(&body, "name", keys[i], true);
 		text_buf_puts(&body, ",\"entries\":{");
