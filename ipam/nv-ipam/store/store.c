@@ -490,6 +490,35 @@ const struct nvipam_alloc *nvipam_store_find_pod(const struct nvipam_store *s, c
 	return NULL;
 }
 
+/* Byte @i of "<container_id>_<ifname>", the reference daemon's key of an attachment. */
+static char key_at(const char *container_id, size_t id_len, const char *ifname, size_t i)
+{
+	if (i < id_len)
+		return container_id[i];
+	return i == id_len ? '_' : ifname[i - id_len - 1];
+}
+
+const struct nvipam_alloc *nvipam_store_find_key(const struct nvipam_store *s, const char *pool,
+						 const char *container_id, const char *ifname)
+{
+	const struct store_pool *p = store_model_pool(s, pool);
+	size_t id_len = strlen(container_id), len = id_len + 1 + strlen(ifname);
+
+	for (size_t i = 0; p && i < s->n_allocs; i++) {
+		const struct nvipam_alloc *m = &s->allocs[i].a;
+		size_t m_id_len = strlen(m->container_id), k = 0;
+
+		if (m->pool != p->key || m_id_len == id_len || m_id_len + 1 + strlen(m->ifname) != len)
+			continue;
+		while (k < len && key_at(container_id, id_len, ifname, k) ==
+				  key_at(m->container_id, m_id_len, m->ifname, k))
+			k++;
+		if (k == len)
+			return m;
+	}
+	return NULL;
+}
+
 int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool round_robin)
 {
 	const char *pool = a->pool ? a->pool : "";
