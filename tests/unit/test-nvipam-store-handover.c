@@ -143,11 +143,140 @@ static void test_older_handover_readable(void **state)
 	expect_open_fails(path, CNI_ERR_IO, "checksum mismatch");
 }
 
+/* ---- a reference file written after the takeover ---- */
+
+static char *ref_doc3(const char *a, const char *b, const char *c)
+{
+	char *all = NULL, *doc;
+
+	assert_true(asprintf(&all, "%s%s%s%s%s", a, *b ? "," : "", b, *c ? "," : "", c) > 0);
+	doc = ref_doc(all, "10.0.0.9");
+	free(all);
+	return doc;
+}
+
+static void assert_held(struct nvipam_store *s, const char *cid, const char *addr)
+{
+	const struct nvipam_alloc *a = nvipam_store_find(s, "p", cid, "net1");
+
+	if (!addr) {
+		if (a)
+			fail_msg("%s still holds an address", cid);
+		return;
+	}
+	if (!a)
+		fail_msg("%s holds nothing, expected %s", cid, addr);
+	assert_ip(&a->ip, addr);
+}
+
+/*
+ * The daemon's write lands after the store was taken over: what it added and released
+ * since is merged, what nv-ipam did since is kept, and nothing is given twice.
+ */
+static void test_late_write_merged(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *rec = path_in("store.adopted");
+	_cleanup_free_ char *c1 = ref_entry("c1", "10.0.0.2", "pod1");
+	_cleanup_free_ char *c2 = ref_entry("c2", "10.0.0.3", "pod2");
+	_cleanup_free_ char *d1 = ref_entry("d1", "10.0.0.5", "dpod1");
+	_cleanup_free_ char *d2 = ref_entry("d2", "10.0.0.4", "dpod2");
+	_cleanup_free_ char *base = ref_doc3(c1, c2, "");
+	_cleanup_free_ char *late = NULL, *text = NULL, *recorded = NULL;
+	const char *keys[] = { "p", NULL };
+	struct nvipam_store *s;
+
+	(void)state;
+	/* Taken over by the first ADD's open: recorded as read. */
+	write_all(path, base, strlen(base));
+	open_pools_ok(path, keys, &s);
+	nvipam_store_close(s);
+	recorded = read_all(rec, NULL);
+	assert_string_equal(recorded, base);
+
+	/* nv-ipam's own work since: c3 added, c2 released. */
+	open_ok(path, &s);
+	add_ok(s, "p", "10.0.0.4", "c3", "net1", true);
+	assert_int_equal(nvipam_store_remove(s, "p", "c2", "net1"), 1);
+	commit_ok(s);
+	nvipam_store_close(s);
+
+	/* The daemon's late write: it released c1, added d1, and d2 on the address nv-ipam gave c3. */
+	late = ref_doc3(c2, d1, d2);
+	write_all(path, late, strlen(late));
+	open_pools_ok(path, keys, &s);
+	nvipam_store_close(s);
+	open_ok(path, &s);
+	assert_held(s, "c1", NULL);
+	assert_held(s, "c2", NULL);
+	assert_held(s, "c3", "10.0.0.4");
+	assert_held(s, "d1", "10.0.0.5");
+	assert_held(s, "d2", NULL);
+	assert_int_equal(nvipam_store_count(s), 2);
+	nvipam_store_close(s);
+	text = read_all(path, NULL);
+	assert_non_null(strstr(text, "\"version\":2"));
+	free(recorded);
+	recorded = read_all(rec, NULL);
+	assert_string_equal(recorded, late);
+
+	/* Written again unchanged (the same late file): nothing moves. */
+	write_all(path, late, strlen(late));
+	assert_int_equal(adopt_ok(path), NVIPAM_STORE_MERGED);
+	open_ok(path, &s);
+	assert_false(nvipam_store_dirty(s));
+	assert_int_equal(nvipam_store_count(s), 2);
+	assert_held(s, "d1", "10.0.0.5");
+	nvipam_store_close(s);
+}
+
+/* Handed over, changed and taken back, then its late write: merged against what was taken. */
+static void test_late_write_after_handover(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *rec = path_in("store.adopted");
+	_cleanup_free_ char *d1 = ref_entry("d1", "10.0.0.5", "dpod1");
+	_cleanup_free_ char *doc = NULL, *late = NULL, *recorded = NULL, *cut = NULL, *both = NULL;
+	const char *entries;
+	struct nvipam_store *s;
+
+	(void)state;
+	open_ok(path, &s);
+	add_ok(s, "p", "10.0.0.2", "c1", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
+	handover_ok(path);
+	doc = read_all(path, NULL);
+	assert_int_equal(adopt_ok(path), NVIPAM_STORE_RESUMED);
+	recorded = read_all(rec, NULL);
+	assert_string_equal(recorded, doc);
+
+	/* nv-ipam allocates, then the daemon's late write adds d1 to what was handed over. */
+	open_ok(path, &s);
+	add_ok(s, "p", "10.0.0.3", "c2", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
+	/* The handed-over entries, and d1. */
+	entries = strstr(doc, "\"entries\":{") + strlen("\"entries\":{");
+	cut = strndup(entries, (size_t)(strstr(entries, "},\"last_pool_config\"") - entries));
+	assert_true(asprintf(&both, "%s,%s", cut, d1) > 0);
+	late = ref_doc(both, "10.0.0.2");
+	write_all(path, late, strlen(late));
+	open_ok(path, &s);
+	assert_held(s, "c1", "10.0.0.2");
+	assert_held(s, "c2", "10.0.0.3");
+	assert_held(s, "d1", "10.0.0.5");
+	nvipam_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_handover_not_utf8, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_older_handover_readable, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_late_write_merged, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_late_write_after_handover, helper_setup,
+						helper_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, helper_group_setup, helper_group_teardown);

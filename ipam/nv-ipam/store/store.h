@@ -385,6 +385,8 @@ enum nvipam_store_adoption {
 	NVIPAM_STORE_RESUMED,  /* handed over, and unchanged since: our logs are the truth again */
 	NVIPAM_STORE_MIGRATED, /* the reference daemon's store (changed since a handover, or
 				* never ours), migrated into pool logs */
+	NVIPAM_STORE_MERGED,   /* the reference daemon's store file written again after it was
+				* taken over: its changes since merged into the pool logs */
 };
 
 /**
