@@ -267,6 +267,15 @@ static void test_late_write_after_handover(void **state)
 	assert_held(s, "c2", "10.0.0.3");
 	assert_held(s, "d1", "10.0.0.5");
 	nvipam_store_close(s);
+
+	/* Nothing looked before ipam-node stopped: the handover writes the merge first. */
+	handover_ok(path);
+	assert_int_equal(adopt_ok(path), NVIPAM_STORE_RESUMED);
+	open_ok(path, &s);
+	assert_held(s, "d1", "10.0.0.5");
+	assert_held(s, "c2", "10.0.0.3");
+	assert_int_equal(nvipam_store_count(s), 3);
+	nvipam_store_close(s);
 }
 
 int main(void)

@@ -438,24 +438,26 @@ static bool legacy_has(const struct store_legacy *l, const struct store_legacy_a
 static void record_read(struct nvipam_store *s, struct store_legacy *ret)
 {
 	_cleanup_free_ char *data = NULL;
-	enum store_file_kind kind;
+	enum store_file_kind kind = STORE_FILE_NONE;
 	struct cni_err why = { 0 };
 	char name[NAME_MAX + 1];
+	const char *what = NULL;
 	size_t len = 0;
 	int r;
 
 	record_name(s, name, sizeof(name));
 	r = file_read_at(s->dir_fd, name, STORE_DISK_MAX_BYTES, &data, &len);
-	if (r >= 0)
-		r = store_migrate_read(data, len, &kind, ret, &why);
-	if (r >= 0 && kind != STORE_FILE_REFERENCE) {
-		store_migrate_free(ret);
-		r = -EINVAL;
-	}
 	if (r < 0)
-		log_warning("store %s: %s" STORE_ADOPTED_SUFFIX " cannot be read (%s): every entry of "
-			    "the reference store file is taken as the daemon's", s->path, s->path,
-			    r == -EINVAL && why.msg[0] ? why.msg : strerror(-r));
+		what = strerror(-r);
+	else if (store_migrate_read(data, len, &kind, ret, &why) < 0)
+		what = why.msg;
+	else if (kind != STORE_FILE_REFERENCE)
+		what = "not the reference daemon's format";
+	if (!what)
+		return;
+	store_migrate_free(ret);
+	log_warning("store %s: %s" STORE_ADOPTED_SUFFIX " cannot be read (%s): every entry of the "
+		    "reference store file is taken as the daemon's", s->path, s->path, what);
 }
 
 /* An entry the daemon added after the takeover, into the model unless nv-ipam's clash. */
@@ -596,6 +598,9 @@ int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret
 	if (r < 0)
 		return r;
 	r = store_handover_daemon(s, err);
+	/* A late write merged on the way is written first: taken back, the pool logs are read. */
+	if (r >= 0 && s->merge)
+		r = s->dirty ? nvipam_store_commit(s, err) : store_commit_file(s, err);
 	if (r >= 0 && store_handover_render(s, &doc, &sum) < 0)
 		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	if (r >= 0) {
