@@ -259,7 +259,7 @@ static int ensure_current(struct nvipam_store *s, bool write_missing, struct cni
 	r = store_disk_lock_node(s, true, err);
 	if (r >= 0)
 		r = load_whole(s, false, err);
-	if (r >= 0 && (s->migrate || s->dirty))
+	if (r >= 0 && (s->migrate || (s->merge && s->dirty)))
 		r = nvipam_store_commit(s, err);
 	else if (r >= 0 && !s->has_manifest)
 		r = store_commit_file(s, err);
