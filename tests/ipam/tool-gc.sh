@@ -204,9 +204,11 @@ check "no allocation, no block: record dropped" \
 out=$("$TOOL" gc --store "$work/store" --pool-file "$work/pools-no2.json" --pods "$work/all.json" --listed-at "$t2" --misses 1)
 check "pool1 (in the file) kept, nothing more to drop" "! grep -q dropped <<<\"\$out\""
 
-# Names from the store are printed escaped (CNI_ARGS may hold spaces and control bytes);
+# Names from the store are printed escaped (a store an older build wrote may hold control
+# bytes from CNI_ARGS, which ADD now refuses: written into the log, escaped as it keeps them);
 # stdin as the listing.
-nvipam_pod ADD c10 "default/evil pod$(printf '\033')[31m" u10 >/dev/null
+nvipam_pod ADD c10 "default/evil" u10 >/dev/null
+store_edit '(.allocations[] | select(.containerID == "c10") | .podName) = "evil pod\\x1b[31m"'
 wait_older
 t3=$(date +%s)
 out=$(pods default/a/u1 | G --pods - --listed-at "$t3" --misses 1)

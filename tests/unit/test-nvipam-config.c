@@ -925,6 +925,39 @@ static void test_device_id(void **state)
 	expect_refused(net("", top), "", CNI_ERR_INVALID_CONFIG, "deviceID is longer than");
 }
 
+/*
+ * What a handover would write into the reference daemon's store and that it reads back
+ * otherwise (bytes that are not UTF-8) is refused at ADD, with the code of a bad
+ * container ID; the other commands still read what an older build recorded.
+ */
+static void test_metadata_refused_at_add(void **state)
+{
+	static const char *const bad[] = { "\xff", "a\xc3", "\xed\xa0\x80", "a\x01b", "a\x7f", "\xc2\x85" };
+	static const char *const keys[] = { "K8S_POD_NAMESPACE", "K8S_POD_NAME", "K8S_POD_UID" };
+	_cleanup_free_ struct nvipam_config *c = NULL;
+	char args[128], top[64];
+
+	(void)state;
+	loaded.env.command = CNI_CMD_ADD;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(args, sizeof(args), "%s=%s", keys[k], bad[i]);
+			expect_refused(net("", ""), args, CNI_ERR_INVALID_ENV, keys[k]);
+		}
+	}
+	expect_refused(net("", "\"deviceID\":\"0000:3b:00.2\\u0001\""), "", CNI_ERR_INVALID_CONFIG,
+		       "deviceID holds a control character");
+	/* UTF-8 that is not ASCII is a name like another. */
+	load_ok(net("", "\"deviceID\":\"d\u00e9v\""), "K8S_POD_NAME=caf\xc3\xa9", &c);
+	assert_string_equal(c->pod_name, "caf\xc3\xa9");
+	assert_string_equal(c->device_id, "d\xc3\xa9v");
+	snprintf(top, sizeof(top), "\"deviceID\":\"x\\u0007\"");
+	loaded.env.command = CNI_CMD_CHECK;
+	load_ok(net("", top), "K8S_POD_NAME=p\xffq;K8S_POD_UID=\x01", &c);
+	assert_string_equal(c->pod_name, "p\xffq");
+	loaded.env.command = CNI_CMD_NONE;
+}
+
 /* Child side of test_default_conf_dir: 0 passed, 1 failed, 77 skipped. */
 static int default_conf_dir_child(void)
 {
@@ -1040,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(test_args_without_cni),
 		cmocka_unit_test(test_k8s_args),
 		cmocka_unit_test(test_device_id),
+		cmocka_unit_test(test_metadata_refused_at_add),
 		cmocka_unit_test(test_default_conf_dir),
 	};
 

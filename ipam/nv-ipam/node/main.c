@@ -214,6 +214,7 @@ static int adopt_store(struct node *n)
 		[NVIPAM_STORE_OURS] = "store is ours",
 		[NVIPAM_STORE_RESUMED] = "store taken back as handed over",
 		[NVIPAM_STORE_MIGRATED] = "store migrated from the reference nv-ipam node daemon's",
+		[NVIPAM_STORE_MERGED] = "store merged with the reference daemon's late write",
 	};
 	const char *path = n->flags->store_file;
 	enum nvipam_store_adoption how;

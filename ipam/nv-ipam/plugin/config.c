@@ -17,6 +17,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/log.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/plugin/config.h"
 
 #define NVIPAM_CONF_FILE_NAME "nv-ipam.conf"
@@ -417,11 +418,42 @@ static int copy_arg(const struct cni_args *args, const char *key, char *dst, siz
 	return 0;
 }
 
+/*
+ * Why a string recorded with an allocation cannot be, or NULL. The reference daemon's store
+ * keeps it as a JSON string: bytes that are not UTF-8 come back from it as U+FFFD, so
+ * the daemon's checksum of a store handed over could never match what was written;
+ * control characters have no business in a Kubernetes name.
+ */
+static const char *metadata_invalid(const char *v)
+{
+	size_t len = strlen(v);
+
+	if (!text_utf8_valid(v, len))
+		return "is not valid UTF-8";
+	for (size_t i = 0; i < len;) {
+		uint32_t cp = 0;
+		size_t n = text_utf8_decode(v + i, len - i, &cp);
+
+		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+			return "holds a control character";
+		i += n;
+	}
+	return NULL;
+}
+
 /* Recorded with the allocation; none is required (cnitool and podman send no pod). */
 static int resolve_metadata(const struct cni_ctx *ctx, struct nvipam_config *c,
 			    struct cni_err *err)
 {
-	const char *dev = NULL, *rc_dev = NULL;
+	const struct {
+		const char *key;
+		const char *value;
+	} args[] = {
+		{ "K8S_POD_NAMESPACE", c->pod_namespace },
+		{ "K8S_POD_NAME", c->pod_name },
+		{ "K8S_POD_UID", c->pod_uid },
+	};
+	const char *dev = NULL, *rc_dev = NULL, *why;
 	int r;
 
 	if ((r = copy_arg(&ctx->args, "K8S_POD_NAMESPACE", c->pod_namespace,
@@ -429,6 +461,11 @@ static int resolve_metadata(const struct cni_ctx *ctx, struct nvipam_config *c,
 	    (r = copy_arg(&ctx->args, "K8S_POD_NAME", c->pod_name, sizeof(c->pod_name), err)) < 0 ||
 	    (r = copy_arg(&ctx->args, "K8S_POD_UID", c->pod_uid, sizeof(c->pod_uid), err)) < 0)
 		return r;
+	/* Only ADD writes them: CHECK and STATUS of what an older build recorded still work. */
+	for (size_t i = 0; ctx->env.command == CNI_CMD_ADD && i < ARRAY_SIZE(args); i++)
+		if ((why = metadata_invalid(args[i].value)))
+			return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL, "CNI_ARGS: %s %s",
+					   args[i].key, why);
 	if ((r = cni_conf_get_str(&ctx->conf, "deviceID", &dev, err)) < 0 ||
 	    (r = cni_conf_get_str(&ctx->conf, "runtimeConfig.deviceID", &rc_dev, err)) < 0)
 		return r;
@@ -437,6 +474,8 @@ static int resolve_metadata(const struct cni_ctx *ctx, struct nvipam_config *c,
 	if (strlen(dev) >= sizeof(c->device_id))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "deviceID is longer than %zu bytes", sizeof(c->device_id) - 1);
+	if (ctx->env.command == CNI_CMD_ADD && (why = metadata_invalid(dev)))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "deviceID %s", why);
 	memcpy(c->device_id, dev, strlen(dev) + 1);
 	return 0;
 }

@@ -198,6 +198,31 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 }
 
 /*
+ * After a handover the reference daemon keys each allocation "<container>_<ifname>": two
+ * attachments of one key would be one entry to it, and its DEL of either would free the
+ * other's address. Refused here rather than refusing '_', which Multus interface names
+ * and hand-chosen container IDs use; runtimes' IDs are hex and never meet this.
+ */
+static int check_key(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
+		     struct cni_err *err)
+{
+	const struct nvipam_alloc *m = nvipam_store_find_key(s->store, pool->key,
+							      ctx->env.container_id, ctx->env.ifname);
+	char ip[IP_PREFIX_STRLEN];
+
+	if (!m)
+		return 0;
+	return cni_err_set(err, CNI_ERR_INVALID_ENV, -EEXIST,
+			   "container ID \"%s\" with interface \"%s\" has the key \"%s_%s\" of the "
+			   "attachment of container \"%s\", interface \"%s\" (IP %s in pool \"%s\"): "
+			   "the reference nv-ipam node daemon's store, which a handover writes, keys "
+			   "allocations \"<container>_<interface>\" and could not tell them apart",
+			   ctx->env.container_id, ctx->env.ifname, ctx->env.container_id,
+			   ctx->env.ifname, m->container_id, m->ifname,
+			   ip_addr_format(&m->ip, ip, sizeof(ip)), pool->name);
+}
+
+/*
  * A pod has one sandbox at a time: what its previous sandbox holds in the pool (a runtime
  * that lost it without a DEL; a crash between teardown steps) is this one's, or the pod's
  * address would stay held until the pod is deleted, and a static IP would be refused for
@@ -290,6 +315,9 @@ static int nvipam_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 			ips[i] = have->ip;
 			continue;
 		}
+		r = check_key(&s, ctx, pools[i], err);
+		if (r < 0)
+			goto out;
 		take_over(&s, ctx, pools[i], &reqs[i]);
 		r = allocate_one(&s, ctx, pools[i], &reqs[i], &ips[i], err);
 		if (r < 0)

@@ -12,6 +12,7 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
+#include "ipam/nv-ipam/store/handover.h"
 #include "ipam/nv-ipam/store/manifest.h"
 #include "ipam/nv-ipam/store/model.h"
 #include "ipam/nv-ipam/store/private.h"
@@ -40,6 +41,10 @@ int store_commit_file(struct nvipam_store *s, struct cni_err *err)
 	char dir[4096];
 	int r;
 
+	/* What is taken over is recorded first: its later change is then seen as one. */
+	r = store_handover_record(s, err);
+	if (r < 0)
+		return r;
 	snprintf(dir, sizeof(dir), "%s.d", s->name);
 	store_manifest_render(&b, dir);
 	if (b.oom)
@@ -264,7 +269,8 @@ int store_commit_write(struct nvipam_store *s, bool defer_sync, struct cni_err *
 
 	if (s->migrate)
 		return commit_migration(s, err);
-	if (!s->has_manifest)
+	/* A merge's lines go first: until the store file says version 2, they are redone. */
+	if (!s->has_manifest && !s->merge)
 		r = store_commit_file(s, err);
 	if (r >= 0)
 		r = store_disk_pool_dir(s, true, err);
@@ -301,6 +307,8 @@ int store_commit_write(struct nvipam_store *s, bool defer_sync, struct cni_err *
 		}
 		text_buf_free(&b);
 	}
+	if (!s->has_manifest && (r = store_commit_file(s, err)) < 0)
+		return r;
 	return commit_dropped(s, err);
 }
 

@@ -16,12 +16,14 @@
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
+#include "common/util/log.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/handover.h"
+#include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/private.h"
 
 #define MARKER_MAX_BYTES 4096
@@ -158,13 +160,60 @@ static int cmp_str(const void *x, const void *y)
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
+/*
+ * @s with every byte that is not UTF-8 replaced by U+FFFD (a copy, or @s itself when it
+ * is valid; NULL when out of memory). Go's encoder writes such a byte as "\ufffd", its
+ * decoder reads that back as U+FFFD, which the encoder then writes as it is: the
+ * daemon's checksum is of that second form, so the file must hold it.
+ */
+static char *go_decoded(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *v;
+
+	if (text_utf8_valid(s, n))
+		return (char *)s;
+	v = malloc(n * 3 + 1);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t len = text_utf8_decode(s + i, n - i, NULL);
+
+		if (len == 0) {
+			memcpy(v + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(v + o, s + i, len);
+		o += len;
+		i += len;
+	}
+	v[o] = '\0';
+	return v;
+}
+
+/* A JSON string as the daemon reads it back and writes it again. */
+static void put_str(struct text_buf *b, const char *s)
+{
+	char *v = go_decoded(s);
+
+	if (!v) {
+		b->oom = true;
+		return;
+	}
+	text_buf_put_json_str(b, v, TEXT_JSON_GO);
+	if (v != s)
+		free(v);
+}
+
 static void put_member(struct text_buf *b, const char *name, const char *value, bool first)
 {
 	if (!first)
 		text_buf_putc(b, ',');
 	text_buf_put_json_str(b, name, TEXT_JSON_GO);
 	text_buf_putc(b, ':');
-	text_buf_put_json_str(b, value, TEXT_JSON_GO);
+	put_str(b, value);
 }
 
 static void put_entry(struct text_buf *b, const struct entry *e)
@@ -172,7 +221,7 @@ static void put_entry(struct text_buf *b, const struct entry *e)
 	const struct nvipam_alloc *a = e->a;
 	char ip[IP_PREFIX_STRLEN], created[RFC3339_STRLEN];
 
-	text_buf_put_json_str(b, e->key, TEXT_JSON_GO);
+	put_str(b, e->key);
 	text_buf_putc(b, ':');
 	text_buf_putc(b, '{');
 	put_member(b, "container_id", a->container_id, true);
@@ -205,8 +254,19 @@ static int entries_sorted(const struct nvipam_store *s, struct entry **ret)
 		return -ENOMEM;
 	for (size_t i = 0; r >= 0 && i < s->n_allocs; i++) {
 		v[i].a = &s->allocs[i].a;
-		if (asprintf(&v[i].key, "%s_%s", s->allocs[i].a.container_id, s->allocs[i].a.ifname) < 0)
+		char *key;
+
+		if (asprintf(&v[i].key, "%s_%s", s->allocs[i].a.container_id, s->allocs[i].a.ifname) < 0) {
 			v[i].key = NULL, r = -ENOMEM;
+			continue;
+		}
+		/* Sorted as written: a key is compared as the daemon reads it. */
+		key = go_decoded(v[i].key);
+		if (key != v[i].key) {
+			free(v[i].key);
+			v[i].key = key;
+			r = key ? 0 : -ENOMEM;
+		}
 	}
 	if (r >= 0)
 		qsort(v, s->n_allocs, sizeof(*v), cmp_entry);
@@ -285,7 +345,7 @@ int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint
 			ip_addr_format(&p->last_reserved, last, sizeof(last));
 		if (i)
 			text_buf_putc(&body, ',');
-		text_buf_put_json_str(&body, keys[i], TEXT_JSON_GO);
+		put_str(&body, keys[i]);
 		text_buf_puts(&body, ":{");
 		put_member(&body, "name", keys[i], true);
 		text_buf_puts(&body, ",\"entries\":{");
@@ -321,6 +381,166 @@ int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint
 	return b->oom ? -ENOMEM : 0;
 }
 
+/* ---- a reference file written after the takeover ---- */
+
+static void record_name(const struct nvipam_store *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s" STORE_ADOPTED_SUFFIX, s->name);
+}
+
+bool store_handover_recorded(const struct nvipam_store *s)
+{
+	char name[NAME_MAX + 1];
+
+	record_name(s, name, sizeof(name));
+	return faccessat(s->dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int store_handover_record(struct nvipam_store *s, struct cni_err *err)
+{
+	char name[NAME_MAX + 1];
+	const char *step = "";
+	int r;
+
+	if (!s->adopted)
+		return 0;
+	record_name(s, name, sizeof(name));
+	r = file_write_atomic_at(s->dir_fd, name, s->adopted, s->adopted_len, 0600, &step);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot write %s" STORE_ADOPTED_SUFFIX ": %s: %s",
+				   s->path, step, strerror(-r));
+	free(s->adopted);
+	s->adopted = NULL;
+	s->adopted_len = 0;
+	return 0;
+}
+
+/* Entries compared whole: pool, attachment, address. */
+static int cmp_legacy(const void *x, const void *y)
+{
+	const struct nvipam_alloc *a = &((const struct store_legacy_alloc *)x)->a;
+	const struct nvipam_alloc *b = &((const struct store_legacy_alloc *)y)->a;
+	int c = strcmp(a->pool, b->pool);
+
+	if (!c)
+		c = strcmp(a->container_id, b->container_id);
+	if (!c)
+		c = strcmp(a->ifname, b->ifname);
+	return c ? c : ip_addr_cmp(&a->ip, &b->ip);
+}
+
+static bool legacy_has(const struct store_legacy *l, const struct store_legacy_alloc *e)
+{
+	return l->n_allocs && bsearch(e, l->allocs, l->n_allocs, sizeof(*l->allocs), cmp_legacy);
+}
+
+/* The record, read as a reference file; an empty one when it cannot be. */
+static void record_read(struct nvipam_store *s, struct store_legacy *ret)
+{
+	_cleanup_free_ char *data = NULL;
+	enum store_file_kind kind = STORE_FILE_NONE;
+	struct cni_err why = { 0 };
+	char name[NAME_MAX + 1];
+	const char *what = NULL;
+	size_t len = 0;
+	int r;
+
+	record_name(s, name, sizeof(name));
+	r = file_read_at(s->dir_fd, name, STORE_DISK_MAX_BYTES, &data, &len);
+	if (r < 0)
+		what = strerror(-r);
+	else if (store_migrate_read(data, len, &kind, ret, &why) < 0)
+		what = why.msg;
+	else if (kind != STORE_FILE_REFERENCE)
+		what = "not the reference daemon's format";
+	if (!what)
+		return;
+	store_migrate_free(ret);
+	log_warning("store %s: %s" STORE_ADOPTED_SUFFIX " cannot be read (%s): every entry of the "
+		    "reference store file is taken as the daemon's", s->path, s->path, what);
+}
+
+/* An entry the daemon added after the takeover, into the model unless nv-ipam's clash. */
+static int merge_add(struct nvipam_store *s, const struct nvipam_alloc *e, size_t *added,
+		     size_t *clashes)
+{
+	const struct nvipam_alloc *have = nvipam_store_find(s, e->pool, e->container_id, e->ifname);
+	char ip[IP_PREFIX_STRLEN], other[IP_PREFIX_STRLEN];
+	int r;
+
+	ip_addr_format(&e->ip, ip, sizeof(ip));
+	if (have && ip_addr_equal(&have->ip, &e->ip))
+		return 0;
+	if (have) {
+		log_error("store %s: the reference daemon gave container %s, interface %s IP %s in "
+			  "pool %s after nv-ipam took the store over, and nv-ipam gave it %s: nv-ipam's "
+			  "kept", s->path, e->container_id, e->ifname, ip, e->pool,
+			  ip_addr_format(&have->ip, other, sizeof(other)));
+		++*clashes;
+		return 0;
+	}
+	r = nvipam_store_add(s, e, false);
+	if (r == -EEXIST) {
+		log_error("store %s: the reference daemon gave IP %s in pool %s to container %s, "
+			  "interface %s after nv-ipam took the store over, and nv-ipam gave it to "
+			  "another attachment: nv-ipam's kept; one of the two pods must be restarted",
+			  s->path, ip, e->pool, e->container_id, e->ifname);
+		++*clashes;
+		return 0;
+	}
+	if (r == -E2BIG) {
+		log_error("store %s: the reference daemon's entry of IP %s in pool %s is too long to "
+			  "record: not merged", s->path, ip, e->pool);
+		++*clashes;
+		return 0;
+	}
+	if (r >= 0)
+		++*added;
+	return r;
+}
+
+int store_handover_merge(struct nvipam_store *s, const struct store_legacy *late,
+			 struct cni_err *err)
+{
+	struct store_legacy base = { 0 }, now = *late;
+	size_t added = 0, released = 0, clashes = 0;
+	bool same;
+	int r = 0;
+
+	record_read(s, &base);
+	same = base.checksum && base.checksum == late->checksum;
+	if (base.n_allocs)
+		qsort(base.allocs, base.n_allocs, sizeof(*base.allocs), cmp_legacy);
+	/* Sorted in place: the caller frees it whole, order does not matter to it. */
+	if (now.n_allocs)
+		qsort(now.allocs, now.n_allocs, sizeof(*now.allocs), cmp_legacy);
+	for (size_t i = 0; r >= 0 && i < now.n_allocs; i++)
+		if (!legacy_has(&base, &now.allocs[i]))
+			r = merge_add(s, &now.allocs[i].a, &added, &clashes);
+	for (size_t i = 0; r >= 0 && i < base.n_allocs; i++) {
+		const struct nvipam_alloc *e = &base.allocs[i].a;
+		const struct nvipam_alloc *have;
+
+		if (legacy_has(&now, &base.allocs[i]))
+			continue;
+		have = nvipam_store_find(s, e->pool, e->container_id, e->ifname);
+		if (have && ip_addr_equal(&have->ip, &e->ip))
+			released += nvipam_store_remove(s, e->pool, e->container_id, e->ifname);
+	}
+	store_migrate_free(&base);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	if (same)
+		log_warning("store %s: the reference daemon wrote its store file again after nv-ipam "
+			    "took it over, unchanged: the pool logs hold it already", s->path);
+	else
+		log_warning("store %s: the reference daemon's store file changed after nv-ipam took "
+			    "it over (a write of a daemon stopping landed late): merged into the pool "
+			    "logs: %zu added, %zu released, %zu clashing with nv-ipam's own (kept)",
+			    s->path, added, released, clashes);
+	return 0;
+}
+
 /* ---- taking the store over and handing it back ---- */
 
 int nvipam_store_adopt(const char *path, unsigned int timeout_ms, enum nvipam_store_adoption *ret,
@@ -340,6 +560,9 @@ int nvipam_store_adopt(const char *path, unsigned int timeout_ms, enum nvipam_st
 	if (r >= 0 && s->migrate) {
 		*ret = NVIPAM_STORE_MIGRATED;
 		r = nvipam_store_commit(s, err);
+	} else if (r >= 0 && s->merge) {
+		*ret = NVIPAM_STORE_MERGED;
+		r = s->dirty ? nvipam_store_commit(s, err) : store_commit_file(s, err);
 	} else if (r >= 0) {
 		*ret = marked ? NVIPAM_STORE_RESUMED : NVIPAM_STORE_OURS;
 		if (marked && !s->has_manifest)
@@ -375,6 +598,9 @@ int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret
 	if (r < 0)
 		return r;
 	r = store_handover_daemon(s, err);
+	/* A late write merged on the way is written first: taken back, the pool logs are read. */
+	if (r >= 0 && s->merge)
+		r = s->dirty ? nvipam_store_commit(s, err) : store_commit_file(s, err);
 	if (r >= 0 && store_handover_render(s, &doc, &sum) < 0)
 		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	if (r >= 0) {

@@ -18,6 +18,14 @@ struct text_buf;
  */
 #define STORE_HANDOVER_SUFFIX ".handed-over"
 
+/*
+ * "<name>.adopted" beside the store file: the reference daemon's store file as it was
+ * when it was last taken over (migrated, or resumed after a handover). A reference file
+ * found after that is a daemon's write that landed later; what it changed since this
+ * one is merged into the pool logs.
+ */
+#define STORE_ADOPTED_SUFFIX ".adopted"
+
 /* The reference daemon's socket, where the Network Operator puts it: beside the store file. */
 #define STORE_HANDOVER_DAEMON_SOCKET "daemon.sock"
 
@@ -86,3 +94,43 @@ int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint
  */
 int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
 		     struct cni_err *err);
+
+/**
+ * store_handover_recorded() - whether a reference store file was taken over before
+ * @s: store, its directory open
+ *
+ * Return: true when "<name>.adopted" is there.
+ */
+bool store_handover_recorded(const struct nvipam_store *s);
+
+/**
+ * store_handover_record() - record the reference store file being taken over
+ * @s: store under the exclusive node lock; its @adopted, when set, is written as
+ *     "<name>.adopted" (whole, by rename) and let go
+ * @err: code 5 when it cannot be written
+ *
+ * Called before the store file is replaced by the one pointing at the pool logs.
+ *
+ * Return: 0 on success (nothing to record included), negative errno on failure.
+ */
+int store_handover_record(struct nvipam_store *s, struct cni_err *err);
+
+/**
+ * store_handover_merge() - merge into the pool logs what the reference daemon changed
+ *                          in its store file after it was taken over
+ * @s: store opened whole, its pool logs loaded, its @adopted the file found now
+ * @late: what that file holds
+ * @err: 999 for out of memory
+ *
+ * Compared with the file recorded at the takeover: an entry the daemon added is added
+ * (unless nv-ipam gave its address, or the attachment another address, since: then
+ * nv-ipam's stays and the clash is logged as an error); an entry it released is
+ * released when nv-ipam still holds it as it was. What both files hold is left as the
+ * pool logs have it (nv-ipam may have released it since). Without a readable record,
+ * every entry of @late is taken as the daemon's addition. Logged as a warning with the
+ * counts. The caller commits: the lines, then the record of @late, then the store file.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int store_handover_merge(struct nvipam_store *s, const struct store_legacy *late,
+			 struct cni_err *err);

@@ -408,6 +408,31 @@ static int reference_convert(struct json_object *pools, struct store_legacy *l, 
 	return 0;
 }
 
+/*
+ * FNV-1a-32 of @data with every U+FFFD written "\ufffd": how an older nv-ipam's handover
+ * counted a byte that was not UTF-8 (Go's encoder writes it so, but the daemon's checksum
+ * is of the decoded form, U+FFFD as it is). A store it wrote stays readable.
+ */
+static uint32_t hash_escaped_fffd(const char *data, size_t len)
+{
+	static const char fffd[] = "\xef\xbf\xbd";
+	uint32_t h = TEXT_HASH32_INIT;
+	size_t i = 0;
+
+	while (i < len) {
+		const char *hit = memmem(data + i, len - i, fffd, 3);
+		size_t run = hit ? (size_t)(hit - (data + i)) : len - i;
+
+		h = text_hash32(data + i, run, h);
+		i += run;
+		if (hit) {
+			h = text_hash32("\\ufffd", 6, h);
+			i += 3;
+		}
+	}
+	return h;
+}
+
 static int reference_read(struct json_object *root, int64_t version, struct store_legacy *l,
 			  struct cni_err *why)
 {
@@ -446,6 +471,12 @@ static int reference_read(struct json_object *root, int64_t version, struct stor
 		return corrupt(why, -ENOMEM, "out of memory");
 	}
 	sum = text_hash32(b.data, b.len, TEXT_HASH32_INIT);
+	if (sum != (uint32_t)checksum && hash_escaped_fffd(b.data, b.len) == (uint32_t)checksum) {
+		log_warning("nv-ipam daemon store: its checksum counts U+FFFD as its JSON escape (an "
+			    "older nv-ipam's handover of a name that was not UTF-8): read as it was "
+			    "written; the reference daemon refuses such a file");
+		sum = (uint32_t)checksum;
+	}
 	text_buf_free(&b);
 	if (sum != (uint32_t)checksum)
 		return corrupt(why, -EINVAL, "checksum mismatch (recorded %" PRId64 ", computed %" PRIu32 ")",

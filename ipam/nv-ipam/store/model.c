@@ -173,6 +173,10 @@ void store_model_reset(struct nvipam_store *s)
 	free(s->headerless);
 	s->headerless = NULL;
 	s->n_headerless = 0;
+	free(s->adopted);
+	s->adopted = NULL;
+	s->adopted_len = 0;
+	s->merge = false;
 	s->migrate = false;
 	s->dirty = false;
 }

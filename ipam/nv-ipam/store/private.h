@@ -71,6 +71,10 @@ struct nvipam_store {
 	int file_lock_fd;              /* the reference daemon's flock on a reference store file */
 	bool owner;                    /* ipam-node or the tool taking or handing over the store */
 	uint32_t resume_sum;           /* owner: the checksum handed over (0: none) */
+	bool marked;                   /* owner: the handover's marker is there */
+	char *adopted;                 /* the reference store file being taken over, as read: */
+	size_t adopted_len;            /* recorded as "<name>.adopted" before the store file */
+	bool merge;                    /* a reference file written after an adoption, merged */
 	bool dirty;
 };
 

@@ -92,6 +92,12 @@ static int file_read(struct nvipam_store *s, enum store_file_kind *ret_kind,
 			return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: %s", s->path,
 					   why.msg);
 	}
+	/* Kept to be recorded, should it be taken over: its later change is seen by comparison. */
+	if (s->whole && *ret_kind == STORE_FILE_REFERENCE) {
+		free(s->adopted);
+		s->adopted_len = len;
+		s->adopted = TAKE_PTR(data);
+	}
 	/*
 	 * Every command but its owner's, whatever the file holds: the reference daemon may
 	 * hold the store (a handover killed before it replaced our store file left the marker).
@@ -129,6 +135,14 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 		/* What its owner handed over, unchanged: the pool logs say the same, and more. */
 		store_migrate_free(&legacy);
 		kind = STORE_FILE_NONE;
+	} else if (kind == STORE_FILE_REFERENCE && !s->marked && store_handover_recorded(s)) {
+		/*
+		 * Taken over before, and the daemon's file is back: its last write landed
+		 * after (a daemon stopping). The pool logs stay the truth, and what the daemon
+		 * did since the file recorded then is merged into them.
+		 */
+		s->merge = true;
+		kind = STORE_FILE_NONE;
 	}
 	if (kind == STORE_FILE_REFERENCE) {
 		r = store_migrate_load(s, &legacy, allow_dups, err);
@@ -137,8 +151,11 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	}
 	s->has_manifest = kind == STORE_FILE_CURRENT;
 	r = store_disk_pool_dir(s, false, err);
-	if (r == -ENOENT)
-		return 0;
+	if (r == -ENOENT) {
+		r = s->merge ? store_handover_merge(s, &legacy, err) : 0;
+		store_migrate_free(&legacy);
+		return r;
+	}
 	if (r >= 0)
 		r = store_disk_list(s, &stems, &n, err);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -170,6 +187,9 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	}
 	for (size_t i = 0; r >= 0 && i < s->n_pools; i++)
 		r = store_load_settle(s, i, err);
+	if (r >= 0 && s->merge)
+		r = store_handover_merge(s, &legacy, err);
+	store_migrate_free(&legacy);
 	return r;
 }
 
@@ -186,7 +206,7 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 		r = store_disk_lock_node(s, true, err);
 	if (r >= 0 && owner) {
 		s->owner = true;
-		(void)store_handover_marker(s, &s->resume_sum);
+		s->marked = store_handover_marker(s, &s->resume_sum);
 	}
 	if (r >= 0)
 		r = load_whole(s, inspect, err);
@@ -239,7 +259,7 @@ static int ensure_current(struct nvipam_store *s, bool write_missing, struct cni
 	r = store_disk_lock_node(s, true, err);
 	if (r >= 0)
 		r = load_whole(s, false, err);
-	if (r >= 0 && s->migrate)
+	if (r >= 0 && (s->migrate || (s->merge && s->dirty)))
 		r = nvipam_store_commit(s, err);
 	else if (r >= 0 && !s->has_manifest)
 		r = store_commit_file(s, err);
@@ -485,6 +505,35 @@ const struct nvipam_alloc *nvipam_store_find_pod(const struct nvipam_store *s, c
 
 		if (m->pool == p->key && strcmp(m->pod_uid, pod_uid) == 0 &&
 		    strcmp(m->ifname, ifname) == 0 && strcmp(m->container_id, container_id) != 0)
+			return m;
+	}
+	return NULL;
+}
+
+/* Byte @i of "<container_id>_<ifname>", the reference daemon's key of an attachment. */
+static char key_at(const char *container_id, size_t id_len, const char *ifname, size_t i)
+{
+	if (i < id_len)
+		return container_id[i];
+	return i == id_len ? '_' : ifname[i - id_len - 1];
+}
+
+const struct nvipam_alloc *nvipam_store_find_key(const struct nvipam_store *s, const char *pool,
+						 const char *container_id, const char *ifname)
+{
+	const struct store_pool *p = store_model_pool(s, pool);
+	size_t id_len = strlen(container_id), len = id_len + 1 + strlen(ifname);
+
+	for (size_t i = 0; p && i < s->n_allocs; i++) {
+		const struct nvipam_alloc *m = &s->allocs[i].a;
+		size_t m_id_len = strlen(m->container_id), k = 0;
+
+		if (m->pool != p->key || m_id_len == id_len || m_id_len + 1 + strlen(m->ifname) != len)
+			continue;
+		while (k < len && key_at(container_id, id_len, ifname, k) ==
+				  key_at(m->container_id, m_id_len, m->ifname, k))
+			k++;
+		if (k == len)
 			return m;
 	}
 	return NULL;

@@ -205,6 +205,23 @@ const struct nvipam_alloc *nvipam_store_find_pod(const struct nvipam_store *s, c
 						 const char *container_id);
 
 /**
+ * nvipam_store_find_key() - an allocation of another attachment in a pool that the
+ *                           reference daemon's store would key as this one
+ * @s: store
+ * @pool: pool key
+ * @container_id: container ID
+ * @ifname: interface name
+ *
+ * The daemon keys an attachment "<container_id>_<ifname>": "a_b" with "c" and "a" with
+ * "b_c" are one key to it. The same container ID is the same key only with the same
+ * interface, which nvipam_store_find() finds.
+ *
+ * Return: the allocation, NULL when none.
+ */
+const struct nvipam_alloc *nvipam_store_find_key(const struct nvipam_store *s, const char *pool,
+						 const char *container_id, const char *ifname);
+
+/**
  * nvipam_store_add() - record an allocation and the pool's last reserved IP
  * @s: store
  * @a: allocation to copy (strings duplicated; NULL strings become "")
@@ -368,6 +385,8 @@ enum nvipam_store_adoption {
 	NVIPAM_STORE_RESUMED,  /* handed over, and unchanged since: our logs are the truth again */
 	NVIPAM_STORE_MIGRATED, /* the reference daemon's store (changed since a handover, or
 				* never ours), migrated into pool logs */
+	NVIPAM_STORE_MERGED,   /* the reference daemon's store file written again after it was
+				* taken over: its changes since merged into the pool logs */
 };
 
 /**

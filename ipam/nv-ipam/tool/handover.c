@@ -105,6 +105,7 @@ int adopt_main(int argc, char **argv)
 		[NVIPAM_STORE_OURS] = "the store was ours",
 		[NVIPAM_STORE_RESUMED] = "the store was as handed over: resumed from the pool logs",
 		[NVIPAM_STORE_MIGRATED] = "the reference daemon's store was migrated into pool logs",
+		[NVIPAM_STORE_MERGED] = "the reference daemon's store file, written after it was taken over, was merged into the pool logs",
 	};
 	struct cni_err err = { 0 };
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
