@@ -275,6 +275,8 @@ static int round_once(struct election *e, struct api_client *c, const char *path
 		note(e, "reading the lease: %s", err.msg);
 		return r;
 	}
+	/* No lease yet is no failure: a refused create must report its own error, not the 404. */
+	err = (struct cni_err){ 0 };
 	if (got && election_lease_parse(got, &rec) < 0) {
 		note(e, "the lease %s/%s is not a Lease", e->cfg.ns, e->cfg.name);
 		return -EBADMSG;
