@@ -66,10 +66,12 @@ t1=$(api_now)
 posts=$(api_count "^POST $LEASES\$" "$t0")
 ge "lease creates retried while refused (3.4 s, retry period 1 s)" 3 "$posts"
 le "lease creates no faster than the retry period" 4 "$posts"
-fails=$(grep -c '"leader election round failed"' "$log" || true)
 n403=$(grep -c "\"leader election round failed\" err=\"creating the lease: POST $LEASES: 403 " "$log" || true)
-ge "failed rounds logged" 3 "$fails"
-eq "every failed round names the create's 403" "$fails" "$n403"
+ge "failed rounds name the create's 403" 3 "$n403"
+# Else only a read that timed out (the first TLS handshake under valgrind is slow).
+other=$(grep '"leader election round failed"' "$log" | grep -v "err=\"creating the lease: POST $LEASES: 403 " |
+	grep -v 'err="reading the lease: GET [^ ]*: [A-Za-z ]* timed out' || true)
+eq "no round failed otherwise" "" "$other"
 eq "no failed round names the GET's 404" 0 "$(grep '"leader election round failed"' "$log" | grep -c ' 404 ' || true)"
 eq "no lease stored while refused" "" "$(lease el-ns holderIdentity)"
 api_rules '[]'
@@ -140,6 +142,7 @@ eq "the stored Lease names it as it is (valid UTF-8, no U+FFFD)" "$id_b" "$holde
 eq "the lease held throughout: acquired once" 1 "$(acquired "$log")"
 eq "never lost" 0 "$(grep -c '"leader election lost' "$log" || true)"
 eq "no transition" 0 "$(lease el-uts leaseTransitions)"
-eq "no failed round" 0 "$(grep -c '"leader election round failed"' "$log" || true)"
+eq "no round failed while it led" "" \
+	"$(sed -n '/"successfully acquired lease"/,$p' "$log" | grep '"leader election round failed"' || true)"
 stop_ctl "$pid"
 summary
