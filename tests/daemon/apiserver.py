@@ -23,6 +23,8 @@
 #   "bookmark" a watch that sends one bookmark and ends
 #   "garbage"  200 with a body that is not JSON (a watch: one line of it, then the end)
 #   "hang"     {"seconds": S}: answers nothing for S seconds, then closes
+# A request body's bytes that are not valid UTF-8 are stored as U+FFFD, as the real API
+# server's JSON decoder (Go's) stores them.
 import json
 import os
 import re
@@ -174,7 +176,7 @@ class Handler(BaseHTTPRequestHandler):
                 lock.notify_all()
             return self.send(200, obj)
         try:
-            obj = json.loads(self.body() or b"{}")
+            obj = json.loads((self.body() or b"{}").decode("utf-8", "replace"))
         except ValueError:
             return self.status(400, "BadRequest")
         if self.command == "POST" and name is None:

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "common/util/text.h"
 #include "ipam/nv-ipam/controller/election.h"
 
 #define ME "ctrl-a_1111"
@@ -141,6 +142,56 @@ static void test_identity(void **state)
 	assert_int_equal(strrchr(a, '_')[15], '4');
 }
 
+/*
+ * A host name that is not UTF-8 (a UTS namespace allows any bytes): each invalid byte and
+ * control character is one '_', always the same; what is valid, multibyte too, is kept.
+ */
+static void test_identity_host_bytes(void **state)
+{
+	static const unsigned char u[16] = { 0xde, 0xad, 0xbe, 0xef, 0, 1, 0xff, 3,
+					     0xff, 5, 6, 7, 8, 9, 10, 11 };
+	static const char uuid[] = "_deadbeef-0001-4f03-bf05-060708090a0b";
+	static const struct { const char *host, *want; } cases[] = {
+		{ "ctrl-7d9f", "ctrl-7d9f" },
+		{ "", "" },
+		{ "a\xff\xfe" "b", "a__b" },
+		{ "\xff\xfe", "__" },
+		{ "tab\there\x7f", "tab_here_" },
+		{ "c1\xc2\x85", "c1_" },               /* U+0085, a C1 control */
+		{ "gr\xc3\xbc\xc3\x9f" "e", "gr\xc3\xbc\xc3\x9f" "e" },
+		{ "cut\xe2\x82", "cut__" },            /* a sequence cut short */
+		{ "over\xc0\xaf", "over__" },          /* an overlong '/' */
+		{ "sur\xed\xa0\x80", "sur___" },       /* a surrogate */
+	};
+	char a[ELECTION_IDENTITY_MAX + 1], b[ELECTION_IDENTITY_MAX + 1], want[ELECTION_IDENTITY_MAX + 1];
+	char host[300];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(want, sizeof(want), "%s%s", cases[i].want, uuid);
+		assert_int_equal(election_identity_make(cases[i].host, u, a, sizeof(a)), 0);
+		assert_string_equal(a, want);
+		assert_true(text_utf8_valid(a, strlen(a)));
+		assert_int_equal(election_identity_make(cases[i].host, u, b, sizeof(b)), 0);
+		assert_string_equal(a, b);
+	}
+	/* Bounded: 64 bytes of the host at most, so within an Event's reportingInstance. */
+	memset(host, 'h', sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	assert_int_equal(election_identity_make(host, u, a, sizeof(a)), 0);
+	assert_int_equal(strlen(a), ELECTION_IDENTITY_MAX);
+	assert_true(ELECTION_IDENTITY_MAX <= 128);
+	assert_int_equal(strspn(a, "h"), ELECTION_IDENTITY_HOST_MAX);
+	assert_string_equal(a + ELECTION_IDENTITY_HOST_MAX, uuid);
+	/* A two-byte character across the bound: its first byte alone is invalid. */
+	host[ELECTION_IDENTITY_HOST_MAX - 1] = '\xc3';
+	host[ELECTION_IDENTITY_HOST_MAX] = '\xbc';
+	assert_int_equal(election_identity_make(host, u, a, sizeof(a)), 0);
+	assert_int_equal(a[ELECTION_IDENTITY_HOST_MAX - 1], '_');
+	assert_true(text_utf8_valid(a, strlen(a)));
+	assert_int_equal(election_identity_make("h", u, a, ELECTION_IDENTITY_MAX), -ENOSPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_released_and_short),
 		cmocka_unit_test(test_lease_json),
 		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_identity_host_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

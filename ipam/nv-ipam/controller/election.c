@@ -30,6 +30,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
 #include "common/util/rfc3339.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/controller/election.h"
 #include "ipam/nv-ipam/controller/request.h"
@@ -275,6 +276,8 @@ static int round_once(struct election *e, struct api_client *c, const char *path
 		note(e, "reading the lease: %s", err.msg);
 		return r;
 	}
+	/* No lease yet is no failure: a refused create must report its own error, not the 404. */
+	err = (struct cni_err){ 0 };
 	if (got && election_lease_parse(got, &rec) < 0) {
 		note(e, "the lease %s/%s is not a Lease", e->cfg.ns, e->cfg.name);
 		return -EBADMSG;
@@ -402,6 +405,38 @@ void election_run(struct election *e, struct api_client *c)
 	}
 }
 
+int election_identity_make(const char *host, const unsigned char uuid[16], char *buf, size_t size)
+{
+	size_t n = strnlen(host, ELECTION_IDENTITY_HOST_MAX), o = 0;
+	unsigned char u[16];
+
+	if (size < ELECTION_IDENTITY_MAX + 1)
+		return -ENOSPC;
+	/* A sequence cut by the bound above is invalid too: its bytes become '_' as well. */
+	for (size_t i = 0; i < n;) {
+		uint32_t cp = 0;
+		size_t len = text_utf8_decode(host + i, n - i, &cp);
+
+		if (len == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+			buf[o++] = '_';
+			i += len ? len : 1;
+			continue;
+		}
+		memcpy(buf + o, host + i, len);
+		o += len;
+		i += len;
+	}
+	memcpy(u, uuid, sizeof(u));
+	/* A version 4 UUID, as controller-runtime's suffix. */
+	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);
+	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);
+	snprintf(buf + o, size - o,
+		 "_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+		 u[14], u[15]);
+	return 0;
+}
+
 int election_identity(char *buf, size_t size)
 {
 	unsigned char u[16];
@@ -409,15 +444,8 @@ int election_identity(char *buf, size_t size)
 
 	if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u))
 		return -errno;
-	/* A version 4 UUID, as controller-runtime's suffix. */
-	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);
-	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);
 	if (gethostname(host, sizeof(host)) < 0)
 		snprintf(host, sizeof(host), "ipam-controller");
 	host[sizeof(host) - 1] = '\0';
-	snprintf(buf, size,
-		 "%.180s_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", host,
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-		 u[14], u[15]);
-	return 0;
+	return election_identity_make(host, u, buf, size);
 }

@@ -151,11 +151,35 @@ void election_stats(struct election *e, unsigned long *ret_transitions, unsigned
  */
 void election_free(struct election *e);
 
+/* A host name's bytes kept in an identity (Linux's HOST_NAME_MAX); "_" and a UUID follow. */
+#define ELECTION_IDENTITY_HOST_MAX 64
+/* An identity's length at most: within an Event's reportingInstance (128) too. */
+#define ELECTION_IDENTITY_MAX (ELECTION_IDENTITY_HOST_MAX + 1 + 36)
+
 /**
- * election_identity() - "hostname_uuid", a replica's identity as controller-runtime makes it
+ * election_identity_make() - "hostname_uuid" from a host name and 16 random bytes
+ * @host: the host name: any bytes, of which the first ELECTION_IDENTITY_HOST_MAX are used
+ * @uuid: 16 random bytes, written as a version 4 UUID
  * @buf: output
- * @size: its size (at least 64)
+ * @size: its size (at least ELECTION_IDENTITY_MAX + 1)
  *
- * Return: 0, or a negative errno (no randomness).
+ * Every byte of @host that is not part of valid UTF-8, and every control character (C0,
+ * DEL, C1), becomes one '_': the API server stores a string's invalid bytes as U+FFFD, and
+ * a holder that reads back another identity than its own loses its lease at each renewal.
+ * The same host name always gives the same text; a valid one is kept as it is.
+ *
+ * Return: 0, or -ENOSPC when @size is too small.
+ */
+int election_identity_make(const char *host, const unsigned char uuid[16], char *buf, size_t size);
+
+/**
+ * election_identity() - this replica's identity: its host name and a random UUID
+ * @buf: output
+ * @size: its size (at least ELECTION_IDENTITY_MAX + 1)
+ *
+ * As election_identity_make(), with gethostname() ("ipam-controller" when it fails) and
+ * fresh randomness: the form controller-runtime gives its replicas.
+ *
+ * Return: 0, -ENOSPC, or a negative errno (no randomness).
  */
 int election_identity(char *buf, size_t size);

@@ -271,7 +271,8 @@ int events_emit(struct events *ev, struct api_client *c, struct json_object *obj
 		}
 		if (r != -ENOENT)
 			return r;
-		/* The Event expired (an hour's TTL) or was deleted: a new one. */
+		/* The Event expired (an hour's TTL) or was deleted: a new one, whose failure is its own. */
+		*err = (struct cni_err){ 0 };
 		free(path);
 		path = NULL;
 	} else if (!take_token(ev, object, now)) {
@@ -296,6 +297,9 @@ int events_emit(struct events *ev, struct api_client *c, struct json_object *obj
 		}
 		if (r != -EEXIST)
 			return r;
+		/* The name was taken: the next attempt (another nanosecond) reports its own answer. */
+		if (attempt == 0)
+			*err = (struct cni_err){ 0 };
 	}
 	return r;
 }

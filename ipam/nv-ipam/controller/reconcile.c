@@ -392,6 +392,8 @@ static int reconcile_pool(struct reconciler *r, struct api_client *c, struct jso
 			rc = -ENOMEM;
 			break;
 		}
+		/* The 409 is handled: a failure of the read must be logged as its own. */
+		err = (struct cni_err){ 0 };
 		rc = request_json(c, NULL, path, NULL, NULL, WRITE_TIMEOUT_MS, &out, &st, &err);
 		if (rc < 0) {
 			if (st.http == 404)
