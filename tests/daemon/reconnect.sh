@@ -54,7 +54,9 @@ node() {
 		--cni-skip-nv-ipam-binary-copy --cni-log-file="$d/cni.log" \
 		--metrics-bind-address=0 --health-probe-bind-address=0 "$@" 2>"$d/log" &
 	defer "kill $!"
+	PIDS+=("$!:$d/log")
 }
+PIDS=()
 has_pool() { grep -q "\"$2\"" "$work/$1/conf/node-pools.json" 2>/dev/null; }
 
 api_start
@@ -80,8 +82,9 @@ node ns-clean --stale-ip-check-interval=3s --stale-ip-check-count-before-release
 "$IPAM_CONTROLLER" --ippools-namespace=ns-ctl --kubeconfig "$KUBECONFIG_FILE" \
 	--metrics-bind-address=0 --health-probe-bind-address=0 2>"$work/controller.log" &
 defer "kill $!"
+PIDS+=("$!:$work/controller.log")
 for ns in ns-storm ns-404 ns-reset ns-clean; do
-	wait_for 10 has_pool $ns pool-a || bad "$ns: the node pool file was written"
+	wait_for 60 has_pool $ns pool-a || bad "$ns: the node pool file was written"
 done
 
 # The cleaner's node: addresses for pods p1 (first page), p3 (second page) and gone.
@@ -137,26 +140,30 @@ n=$(count_between "$(watches ns-reset ippools)" "$T3" "$(plus "$T3" 3.5)")
 ge "after a change: the backoff starts over at 0.5 s (watches in 3.5 s)" 3 "$n"
 le "after a change: still paced" 5 "$n"
 
-# Each misbehaviour over its window.
-until_clock "$(plus "$T0" "$WINDOW")"
-T0_END=$(plus "$T0" "$WINDOW")
+# Each misbehaviour over the $WINDOW s from its collection's first request (a daemon
+# under valgrind takes seconds to start).
+first() { awk -v re="$1" '($2 " " $3) ~ re { print $1; exit }' "$work/api/requests.log"; }
 paced() {
-	local n
-	n=$(count_between "$2" "$3" "$4")
+	local n start
+	start=$(first "$2")
+	start=${start:-$T0}
+	until_clock "$(plus "$start" "$WINDOW")"
+	n=$(count_between "$2" "$start" "$(plus "$start" "$WINDOW")")
 	if [ "$n" -ge 3 ] && [ "$n" -le "$PACED" ]; then ok "$1: $n in $WINDOW s"; else bad "$1: $n in $WINDOW s, expected 3 to $PACED"; fi
 }
-paced "empty 200 watch: watches" "$(watches ns-empty ippools)" "$T0" "$T0_END"
-le "empty 200 watch: no relist" 1 "$(count_between "$(lists ns-empty ippools)" "$T0" "$T0_END")"
-le "empty 200 watch: the other kind's watch stays open" 1 "$(count_between "$(watches ns-empty cidrpools)" "$T0" "$T0_END")"
-paced "bookmark then close: watches" "$(watches ns-bookmark ippools)" "$T0" "$T0_END"
-paced "410 on watch: lists" "$(lists ns-gone ippools)" "$T0" "$T0_END"
-paced "410 on watch: watches" "$(watches ns-gone ippools)" "$T0" "$T0_END"
-paced "garbage event: lists" "$(lists ns-garbage ippools)" "$T0" "$T0_END"
-paced "garbage event: watches" "$(watches ns-garbage ippools)" "$T0" "$T0_END"
-paced "controller, empty 200 node watch: watches" "^GET /api/v1/nodes[?]watch=1" "$T0" "$T0_END"
-paced "controller, 410 on its CIDRPool watch: lists" "$(lists ns-ctl cidrpools)" "$T0" "$T0_END"
+paced "empty 200 watch: watches" "$(watches ns-empty ippools)"
+le "empty 200 watch: no relist" 1 "$(count_between "$(lists ns-empty ippools)" "$T0" 99999)"
+le "empty 200 watch: the other kind's watch stays open" 1 "$(count_between "$(watches ns-empty cidrpools)" "$T0" 99999)"
+paced "bookmark then close: watches" "$(watches ns-bookmark ippools)"
+paced "410 on watch: lists" "$(lists ns-gone ippools)"
+paced "410 on watch: watches" "$(watches ns-gone ippools)"
+paced "garbage event: lists" "$(lists ns-garbage ippools)"
+paced "garbage event: watches" "$(watches ns-garbage ippools)"
+paced "controller, empty 200 node watch: watches" "^GET /api/v1/nodes[?]watch=1"
+paced "controller, 410 on its CIDRPool watch: lists" "$(lists ns-ctl cidrpools)"
 until_clock "$(plus "$T1" "$WINDOW")"
-paced "500 storm: requests" "^GET $API/ns-storm/ippools[?]" "$T1" "$(plus "$T1" "$WINDOW")"
+n=$(count_between "^GET $API/ns-storm/ippools[?]" "$T1" "$(plus "$T1" "$WINDOW")")
+if [ "$n" -ge 3 ] && [ "$n" -le "$PACED" ]; then ok "500 storm: requests: $n in $WINDOW s"; else bad "500 storm: requests: $n in $WINDOW s, expected 3 to $PACED"; fi
 if has_pool ns-storm pool-a; then ok "500 storm: the node pool file keeps the pool"; else bad "500 storm: the node pool file keeps the pool"; fi
 check_log ns-empty 'ended after [0-9]* ms with no change' "empty 200 watch: the node says why it waits"
 
@@ -170,4 +177,18 @@ check_log ns-clean "continue token expired, listing again from the start" "clean
 check_log ns-clean 'allocations="2 listed, 1 missed, 1 released' "cleaner: a pass saw the pods of both pages (p1, p3), released gone"
 ip=$(jq -r '.ips[0].address' "$work/add-gone.json")
 check_log ns-clean "released ${ip%/*} in pool pool-a: container c-gone .* pod default/gone" "cleaner: gone's ${ip%/*} released"
+
+# Every daemon stops on SIGTERM with status 0, nothing reported by a sanitizer.
+stopped=0
+for p in "${PIDS[@]}"; do kill -TERM "${p%%:*}"; done
+for p in "${PIDS[@]}"; do
+	rc=0
+	wait "${p%%:*}" || rc=$?
+	if [ "$rc" -eq 0 ] && ! grep -q -E 'Sanitizer|runtime error' "${p#*:}"; then
+		stopped=$((stopped + 1))
+	else
+		echo "${p#*:}: status $rc" && grep -A20 -E 'Sanitizer|runtime error' "${p#*:}" | head -40
+	fi
+done
+eq "every daemon stopped cleanly" "${#PIDS[@]}" "$stopped"
 summary
