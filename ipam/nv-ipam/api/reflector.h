@@ -47,7 +47,7 @@ struct api_reflector_stats {
 	bool synced;              /* listed at least once (or found not served) */
 	bool absent;              /* the last list found the collection not served */
 	unsigned long lists;      /* lists that completed */
-	unsigned long restarts;   /* watches that broke off or failed to start */
+	unsigned long restarts;   /* watches that broke off, failed to start or ended at once */
 	unsigned long expired;    /* relists forced by a 410 */
 	unsigned long events;     /* events applied */
 	time_t last_list;         /* CLOCK_REALTIME of the last list that completed */
