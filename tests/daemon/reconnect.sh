@@ -121,7 +121,7 @@ api_put "$API/ns-404/ippools" "$(pool ns-404 pool-b 11)"
 if wait_for 20 has_pool ns-404 pool-b; then ok "after the 404: a new pool reaches the node pool file"; else bad "after the 404: a new pool reaches the node pool file"; fi
 if has_pool ns-404 pool-a; then ok "after the 404: the old pool stays"; else bad "after the 404: the old pool stays"; fi
 
-# A watch that delivered a change resets the backoff: 4 failures (the next wait 16 s),
+# A watch that delivered a change resets the backoff: 4 failures (the next wait 8 s),
 # a working watch, a change; then every watch ends at once again.
 T2=$(api_now)
 api_rules "[$RULES_A, $RULES_STORM,
