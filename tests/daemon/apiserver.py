@@ -15,6 +15,9 @@
 #   POST /_test/rules                    body: [RULE, ...], replacing the rules
 #   GET  /_test/objects?path=COLLECTION  the stored objects, as a list
 #   GET  /_test/now                      the clock of requests.log
+#   POST /_test/close?path=REGEX         ends (cleanly) every open watch whose PATH matches
+# A list honours limit= and continue= (pages in the order objects were first stored; the
+# token is the offset, "c3"; a malformed one gets a 400).
 # RULE: {"method": "GET", "path": REGEX matched against PATH from its start, "watch": true
 # or false (absent: both), "times": N (absent: forever), "action": ACTION, ...}; the first
 # rule that matches and has times left answers. ACTION:
@@ -23,6 +26,8 @@
 #   "bookmark" a watch that sends one bookmark and ends
 #   "garbage"  200 with a body that is not JSON (a watch: one line of it, then the end)
 #   "hang"     {"seconds": S}: answers nothing for S seconds, then closes
+#   "page"     {"size": N}: a list answered as usual, but at most N items a page (an API
+#              server may give fewer than limit=, with a continue token)
 # A request body's bytes that are not valid UTF-8 are stored as U+FFFD, as the real API
 # server's JSON decoder (Go's) stores them.
 import json
@@ -41,6 +46,7 @@ store = {}  # collection path -> {name: object}
 rules = []
 rv = [1]
 events = []  # (rv, collection, type, object)
+closes = []  # (generation, REGEX) of /_test/close
 log = open(os.path.join(DIR, "requests.log"), "a", buffering=1)
 t0 = time.monotonic()
 
@@ -146,6 +152,9 @@ class Handler(BaseHTTPRequestHandler):
         elif a == "hang":
             time.sleep(r.get("seconds", 30))
             self.close_connection = True
+        elif a == "page":
+            url = urlsplit(self.path)
+            self.list(split(url.path)[0], parse_qs(url.query), r["size"])
 
     def handle_any(self):
         url = urlsplit(self.path)
@@ -160,7 +169,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.misbehave(r, watch)
         coll, name, _ = split(url.path)
         if self.command == "GET" and name is None:
-            return self.watch(coll, q) if watch else self.list(coll)
+            return self.watch(coll, q) if watch else self.list(coll, q)
         if self.command == "GET":
             obj = store.get(coll, {}).get(name)
             return self.send(200, obj) if obj else self.status(404, "NotFound")
@@ -196,23 +205,44 @@ class Handler(BaseHTTPRequestHandler):
         put(coll, obj, "MODIFIED")
         return self.send(200, obj)
 
-    def list(self, coll):
+    def list(self, coll, q, cap=0):
         with lock:
             items = list(store.get(coll, {}).values())
             now = rv[0]
-        self.send(200, {"kind": "List", "apiVersion": "v1",
-                        "metadata": {"resourceVersion": str(now)}, "items": items})
+        meta = {"resourceVersion": str(now)}
+        token = q.get("continue", [""])[0]
+        if token and not re.fullmatch(r"c[0-9]+", token):
+            return self.status(400, "BadRequest")
+        start = int(token[1:]) if token else 0
+        limit = int(q.get("limit", ["0"])[0] or 0)
+        if cap:
+            limit = min(limit, cap) if limit > 0 else cap
+        if limit > 0 and start + limit < len(items):
+            meta["continue"] = "c%d" % (start + limit)
+            items = items[start:start + limit]
+        else:
+            items = items[start:]
+        self.send(200, {"kind": "List", "apiVersion": "v1", "metadata": meta, "items": items})
+
+    def closed(self, gen):
+        return any(g > gen and re.match(rx, self.path) for g, rx in closes)
 
     def watch(self, coll, q):
         since = int(q.get("resourceVersion", ["0"])[0] or 0)
         until = time.monotonic() + int(q.get("timeoutSeconds", ["300"])[0])
+        with lock:
+            gen = len(closes)
         self.start_stream()
         try:
             while time.monotonic() < until:
                 with lock:
+                    if self.closed(gen):
+                        break
                     new = [e for e in events if e[0] > since and e[1] == coll]
                     if not new:
                         lock.wait(1)
+                        if self.closed(gen):
+                            break
                         new = [e for e in events if e[0] > since and e[1] == coll]
                     now = rv[0]
                 for e in new:
@@ -235,6 +265,11 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 rules = json.loads(self.body())
             return self.send(200, rules)
+        if path == "/_test/close":
+            with lock:
+                closes.append((len(closes) + 1, q["path"][0]))
+                lock.notify_all()
+            return self.send(200, None, raw=b"")
         if path == "/_test/now":
             return self.send(200, None, raw=b"%.3f" % (time.monotonic() - t0))
         if path == "/_test/objects":

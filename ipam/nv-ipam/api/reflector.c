@@ -7,6 +7,17 @@
  * again from the last version; one whose version is gone (410, as an HTTP status or an
  * ERROR event) lists again, since events were lost. The objects are kept under a lock so
  * that any thread may take a snapshot.
+ *
+ * Pacing: a server that ends every watch at once, or answers every one with a 410, must
+ * not make this loop at the speed of loopback. Every failure (a watch that could not
+ * start, broke off, ended within a second with no change, or forced a list; a list that
+ * failed) waits the backoff before the next request, and the backoff starts over only
+ * when a watch shows the server works: it delivered a change, or stayed open a minute.
+ * A list that succeeds does not reset it: "list fine, watch 410" would loop otherwise.
+ *
+ * A 404 on the list of a collection listed before keeps its objects (an API server
+ * restarting serves its CRDs a few seconds after the rest): they stay until a list
+ * succeeds, or for ABSENT_GRACE_S, after which the collection is taken as empty.
  */
 #include <errno.h>
 #include <poll.h>
@@ -23,6 +34,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/reflector.h"
 #include "ipam/nv-ipam/api/watch.h"
@@ -31,6 +43,18 @@
 #define BACKOFF_FIRST_MS 500u
 #define BACKOFF_MAX_MS 16000u
 #define LIST_TIMEOUT_MS 60000L
+/* A watch ending sooner than this with no change is a failure (client-go's rule). */
+#define SHORT_WATCH_MS 1000L
+/* A watch open this long (quiet collections get bookmarks only) resets the backoff. */
+#define HEALTHY_WATCH_MS 60000L
+/*
+ * A collection listed before and answering 404 since keeps its objects this long: longer
+ * than an API server's restart; a CRD truly deleted took its objects with it (DELETED
+ * events came first), so only a reflector that missed those keeps stale ones, this long.
+ */
+#define ABSENT_GRACE_S 300L
+/* Expired continue tokens (410 on a later page) that restart one list from its start. */
+#define LIST_RESTARTS_MAX 3
 /* A watch that sends nothing for this long past its timeout is dead (no FIN came). */
 #define WATCH_IDLE_MARGIN_S 60L
 #define KEY_MAX 600
@@ -53,6 +77,8 @@ struct api_reflector {
 	struct objset objs;              /* under lock */
 	struct api_reflector_stats stats; /* under lock */
 	char *rv;                        /* the last version seen: only the run's thread */
+	bool listed;                     /* the objects are a list's (not "not served") */
+	int64_t gone_since_ms;           /* CLOCK_MONOTONIC of the first 404 since; 0: none */
 	unsigned int backoff_ms;
 	unsigned int seed;
 };
@@ -351,25 +377,45 @@ static int list_page(struct api_reflector *r, struct api_client *c, const char *
 	return rc;
 }
 
+/*
+ * A 404 on the list: true when the objects listed before are kept (a failure, noted),
+ * false when the collection is to be taken as empty.
+ */
+static bool keep_on_404(struct api_reflector *r)
+{
+	int64_t now = clock_mono_ms();
+
+	if (!r->listed)
+		return false;
+	if (!r->gone_since_ms)
+		r->gone_since_ms = now;
+	if (now - r->gone_since_ms >= ABSENT_GRACE_S * 1000)
+		return false;
+	note(r, API_NOTE_LIST_FAILED,
+	     "listing %s: 404 (not served): keeping the %zu listed before until a list succeeds "
+	     "(for %ld s at most)", r->cfg.resource, r->objs.n, ABSENT_GRACE_S);
+	return true;
+}
+
 /* 0: listed, 1: not served, negative: failed (noted). */
 static int do_list(struct api_reflector *r, struct api_client *c)
 {
 	struct objset fresh = { 0 }, old;
 	_cleanup_free_ char *rv = NULL, *cont = NULL;
 	struct cni_err err = { 0 };
-	bool restarted = false;
+	int restarts = 0;
 	int rc;
 
 	for (;;) {
 		char *page_rv = NULL, *next = NULL;
 
 		rc = list_page(r, c, cont, &fresh, &page_rv, &next, &err);
-		if (rc == -ESTALE && cont && !restarted) {
-			/* The continue token expired between pages: the list starts over, once. */
+		if (rc == -ESTALE && cont && restarts < LIST_RESTARTS_MAX) {
+			/* The continue token expired between pages: the list starts over. */
 			objset_free(&fresh);
 			free(cont);
 			cont = NULL;
-			restarted = true;
+			restarts++;
 			err = (struct cni_err){ 0 };
 			continue;
 		}
@@ -382,12 +428,16 @@ static int do_list(struct api_reflector *r, struct api_client *c)
 		if (!*cont)
 			break;
 	}
+	if (rc == 1)
+		objset_free(&fresh);
 	if (rc < 0) {
 		objset_free(&fresh);
 		if (rc != -ECANCELED)
 			note(r, API_NOTE_LIST_FAILED, "listing %s: %s", r->cfg.resource, err.msg);
 		return rc;
 	}
+	if (rc == 1 && keep_on_404(r))
+		return -ENOENT;
 	pthread_mutex_lock(&r->lock);
 	old = r->objs;
 	r->objs = fresh;
@@ -399,6 +449,8 @@ static int do_list(struct api_reflector *r, struct api_client *c)
 	objset_free(&old);
 	free(r->rv);
 	r->rv = rc == 0 ? TAKE_PTR(rv) : NULL;
+	r->listed = rc == 0;
+	r->gone_since_ms = 0;
 	if (rc == 1)
 		note(r, API_NOTE_ABSENT, "%s are not served (is the CRD installed?): taken as none",
 		     r->cfg.resource);
@@ -416,6 +468,7 @@ struct watch_ctx {
 	struct api_reflector *r;
 	struct api_lines lines;
 	bool changed;
+	unsigned long changes; /* ADDED, MODIFIED and DELETED applied (bookmarks are none) */
 	char why[1024]; /* for an error the stream gave */
 };
 
@@ -472,6 +525,7 @@ static int watch_line(void *ctx, const char *line, size_t len)
 		}
 		set_rv(r, ev.resource_version);
 		w->changed = true;
+		w->changes++;
 		break;
 	}
 	api_event_clear(&ev);
@@ -493,7 +547,10 @@ static int watch_data(void *ctx, const char *data, size_t len)
 	return rc;
 }
 
-/* 0: ended at its timeout; -ESTALE: list again; -ECANCELED: stop; else failed (noted). */
+/*
+ * 0: ended at its timeout; -ESTALE: list again; -ECANCELED: stop; else failed (noted).
+ * Resets the backoff when the watch showed the server works.
+ */
 static int do_watch(struct api_reflector *r, struct api_client *c)
 {
 	long timeout = r->cfg.watch_timeout_s > 0 ? r->cfg.watch_timeout_s
@@ -504,6 +561,7 @@ static int do_watch(struct api_reflector *r, struct api_client *c)
 				   .on_data = watch_data, .ctx = &w };
 	struct api_response resp = { 0 };
 	struct cni_err err = { 0 };
+	int64_t started, lasted;
 	int rc;
 
 	if (!rv || asprintf(&params, "watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld",
@@ -512,7 +570,9 @@ static int do_watch(struct api_reflector *r, struct api_client *c)
 		return -ENOMEM;
 	}
 	req.path = path;
+	started = clock_mono_ms();
 	rc = api_call(c, &req, &resp, &err);
+	lasted = clock_mono_ms() - started;
 	if (rc >= 0 && resp.http >= 200 && resp.http < 300 && api_lines_pending(&w.lines)) {
 		snprintf(w.why, sizeof(w.why), "the stream ended in the middle of an event");
 		rc = -ECONNRESET;
@@ -523,12 +583,25 @@ static int do_watch(struct api_reflector *r, struct api_client *c)
 		snprintf(w.why, sizeof(w.why), "%ld %s%s%s", st.http, st.reason, st.message[0] ? ": " : "",
 			 st.message);
 		rc = resp.http == 410 ? -ESTALE : resp.http == 404 ? -ENOENT : api_status_errno(resp.http);
+	} else if (rc >= 0 && lasted < SHORT_WATCH_MS && w.changes == 0) {
+		/*
+		 * Ended at once with nothing, or a bookmark only: the server (or a proxy) is not
+		 * watching. client-go counts a bookmark as an event here; one that answers every
+		 * watch with a bookmark and its end would then be watched again at full speed.
+		 */
+		snprintf(w.why, sizeof(w.why), "the watch ended after %lld ms with no change",
+			 (long long)lasted);
+		rc = -EPIPE;
 	} else if (rc < 0 && !w.why[0]) {
 		snprintf(w.why, sizeof(w.why), "%s", err.msg);
 	}
 	api_response_free(&resp);
 	api_lines_free(&w.lines);
-	if (rc == -ECANCELED || rc == 0)
+	if (rc == -ECANCELED)
+		return rc;
+	if (w.changes > 0 || lasted >= HEALTHY_WATCH_MS)
+		r->backoff_ms = BACKOFF_FIRST_MS;
+	if (rc == 0)
 		return rc;
 	if (rc == -ESTALE || rc == -EBADMSG) {
 		pthread_mutex_lock(&r->lock);
@@ -543,7 +616,7 @@ static int do_watch(struct api_reflector *r, struct api_client *c)
 	r->stats.restarts++;
 	pthread_mutex_unlock(&r->lock);
 	note(r, API_NOTE_WATCH_FAILED, "watching %s: %s", r->cfg.resource, w.why);
-	/* The collection went away (its CRD was deleted): a list says so. */
+	/* The collection went away (its CRD was deleted, or is not served yet): a list says so. */
 	return rc == -ENOENT ? -ESTALE : rc;
 }
 
@@ -565,7 +638,6 @@ void api_reflector_run(struct api_reflector *r, struct api_client *c)
 					return;
 				continue;
 			}
-			r->backoff_ms = BACKOFF_FIRST_MS;
 			if (rc == 1) {
 				if (pause_ms(r, (unsigned int)(r->cfg.absent_retry_s > 0 ? r->cfg.absent_retry_s
 											 : 30) * 1000u))
@@ -577,13 +649,9 @@ void api_reflector_run(struct api_reflector *r, struct api_client *c)
 		rc = do_watch(r, c);
 		if (rc == -ECANCELED)
 			return;
-		if (rc == -ESTALE) {
-			need_list = true;
-		} else if (rc < 0) {
-			if (backoff(r))
-				return;
-		} else {
-			r->backoff_ms = BACKOFF_FIRST_MS;
-		}
+		need_list = rc == -ESTALE;
+		/* A relist too: a server that answers every watch with a 410 is not listed in a loop. */
+		if (rc < 0 && backoff(r))
+			return;
 	}
 }

@@ -12,7 +12,8 @@ struct json_object;
 enum api_reflector_note {
 	API_NOTE_LISTED,        /* a list replaced the objects (@msg: how many) */
 	API_NOTE_ABSENT,        /* the collection is not served (404: its CRD is not installed) */
-	API_NOTE_LIST_FAILED,   /* a list failed (@msg says why); retried after a backoff */
+	API_NOTE_LIST_FAILED,   /* a list failed (@msg says why; a 404 keeping the objects listed
+				 * before too); retried after a backoff */
 	API_NOTE_EXPIRED,       /* the watch's version is gone (410): listing again */
 	API_NOTE_WATCH_FAILED,  /* a watch could not start or broke off (@msg says why) */
 	API_NOTE_BAD_EVENT,     /* an event did not parse (@msg says why): listing again */
@@ -46,7 +47,7 @@ struct api_reflector_stats {
 	bool synced;              /* listed at least once (or found not served) */
 	bool absent;              /* the last list found the collection not served */
 	unsigned long lists;      /* lists that completed */
-	unsigned long restarts;   /* watches that broke off or failed to start */
+	unsigned long restarts;   /* watches that broke off, failed to start or ended at once */
 	unsigned long expired;    /* relists forced by a 410 */
 	unsigned long events;     /* events applied */
 	time_t last_list;         /* CLOCK_REALTIME of the last list that completed */
@@ -72,9 +73,14 @@ int api_reflector_new(const struct api_reflector_config *cfg, int stop_fd,
  *
  * Lists in pages, then watches from the list's resourceVersion with bookmarks; a watch
  * that ends at its timeout is started again from the last version seen; a 410 (the
- * version is gone) or an event that does not parse lists again; a failure waits a backoff
- * (0.5 s doubling to 16 s) first. A 404 counts as an empty collection, looked at again
- * every @absent_retry_s.
+ * version is gone) or an event that does not parse lists again. Every failure waits a
+ * backoff (0.5 s doubling to 16 s) before the next request: a watch that could not start,
+ * broke off, ended within a second with no change (a bookmark is none) or forced a list,
+ * and a list that failed. The backoff starts over after a watch that delivered a change
+ * or stayed open a minute, never after a list alone. A 404 on the first list, or on one
+ * after a previous 404 left the collection empty, counts as an empty collection, looked
+ * at again every @absent_retry_s; a 404 after a list succeeded keeps the objects (a
+ * failure, noted) until a list succeeds, for 300 s at most, then counts as empty too.
  */
 void api_reflector_run(struct api_reflector *r, struct api_client *c);
 

@@ -31,6 +31,8 @@
 /* After a failed pass: sooner than the interval, never in a loop. */
 #define RETRY_MS 5000L
 #define PAGE_SIZE 500
+/* Expired continue tokens (410 on a later page) that restart one listing from its start. */
+#define LIST_RESTARTS_MAX 3
 #define LIST_TIMEOUT_MS 60000L
 /*
  * The store lock is waited for at most this long: a stop must not wait behind it (the
@@ -55,7 +57,7 @@ static int list_pods(struct node *n, struct api_client *c, struct pods *ret, str
 {
 	_cleanup_free_ char *selector = NULL, *esc = NULL, *cont = NULL;
 	struct pods pods = { 0 };
-	bool restarted = false;
+	int restarts = 0;
 	int r = 0;
 
 	if (asprintf(&selector, "spec.nodeName=%s", n->flags->node_name) < 0) {
@@ -66,7 +68,7 @@ static int list_pods(struct node *n, struct api_client *c, struct pods *ret, str
 	if (!esc)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	for (;;) {
-		_cleanup_free_ char *path = NULL, *cesc = cont ? api_escape(cont) : NULL;
+		_cleanup_free_ char *path = NULL, *cesc = cont ? api_escape(cont) : NULL, *following = NULL;
 		struct page pg = { .err = err };
 		struct api_request req = { .timeout_ms = LIST_TIMEOUT_MS, .on_data = page_data,
 					   .ctx = &pg };
@@ -96,21 +98,29 @@ static int list_pods(struct node *n, struct api_client *c, struct pods *ret, str
 		}
 		api_response_free(&resp);
 		next = r >= 0 ? liststream_string(pg.ls, "metadata.continue") : "";
-		free(cont);
-		cont = *next ? strdup(next) : NULL;
+		if (*next && !(following = strdup(next)))
+			r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		if (r >= 0)
 			r = pods_reader_end(pg.ls, "the pod listing", err);
 		else
 			pods_reader_free(pg.ls);
-		if (r == -ESTALE && !restarted && cont) {
-			/* The continue token expired: the listing starts over, once. */
+		if (r == -ESTALE && cont && restarts < LIST_RESTARTS_MAX) {
+			/*
+			 * The continue token expired (the pages took longer than the API server
+			 * keeps a list's version, 5 minutes by default): the pods of the pages
+			 * read are dropped and the listing starts over.
+			 */
+			klog_info(0, "cleaner: the pod listing's continue token expired, listing again from the start",
+				  "detail", err->msg, NULL);
 			pods_free(&pods);
 			free(cont);
 			cont = NULL;
-			restarted = true;
+			restarts++;
 			*err = (struct cni_err){ 0 };
 			continue;
 		}
+		free(cont);
+		cont = TAKE_PTR(following);
 		if (r < 0 || !cont)
 			break;
 	}

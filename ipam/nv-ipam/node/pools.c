@@ -4,8 +4,10 @@
  * Each kind is mirrored by a reflector (list, then watch) on a thread of its own; after
  * every change either one renders the file from both (k8s/nodefile.c, what nv-ipam-tool
  * node-pools writes too) and replaces it atomically when its bytes differ. A kind whose
- * CRD is not installed counts as none. Nothing is written before both kinds are listed
- * once: a half-known set of pools would remove the other kind's blocks.
+ * CRD is not installed counts as none; one that answers 404 after it was listed keeps its
+ * pools for a while (an API server restarting: api/reflector.c). Nothing is written
+ * before both kinds are listed once: a half-known set of pools would remove the other
+ * kind's blocks.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Paced reconnects and the last good state: ipam-node and ipam-controller against an API
+# server that ends every watch at once (an empty 200, a bookmark then the end), answers
+# every watch with a 410 or a line that is not JSON, answers 500 to everything, or 404 to
+# a pool list for 3 s. Each misbehaviour gets its own ipam-node (its own pool namespace,
+# all at once): the requests in a window are counted against the backoff's schedule (0.5 s
+# doubling: 5 in 10 s; loopback without it makes thousands). A 404 keeps the node pool
+# file's pools; a watch that delivered a change resets the backoff; the cleaner's pod
+# listing restarts when a later page's continue token expired (410) and the pass
+# releases the address of a pod that is gone while keeping one on the second page.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../node-settings.sh"
+NVIPAM=$(realpath "${NVIPAM_BIN:-$(dirname "$IPAM_NODE")/nv-ipam}")
+
+API=/apis/nv-ipam.nvidia.com/v1alpha1/namespaces
+WINDOW=10
+# The backoff's schedule over $WINDOW s: requests at 0, 0.5, 1.5, 3.5 and 7.5 s.
+PACED=7
+
+# count_between ERE SINCE UNTIL: requests whose "METHOD PATH" matches ERE, logged in
+# [SINCE, UNTIL) of the server's clock.
+count_between() {
+	awk -v since="$2" -v until="$3" -v re="$1" \
+		'$1 >= since && $1 < until && ($2 " " $3) ~ re { n++ } END { print n + 0 }' \
+		"$work/api/requests.log"
+}
+lists() { echo "^GET $API/$1/$2[?]limit="; }
+watches() { echo "^GET $API/$1/$2[?]watch=1"; }
+# until_clock T: until the server's clock reaches T.
+until_clock() { while awk -v now="$(api_now)" -v t="$1" 'BEGIN { exit !(now < t) }'; do sleep 0.2; done; }
+plus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
+api_close() { api_curl -X POST "https://127.0.0.1:$API_PORT/_test/close?path=$1" >/dev/null; }
+
+# pool NS NAME OCTET: an IPPool with a block for node-a.
+pool() {
+	printf '{"apiVersion": "nv-ipam.nvidia.com/v1alpha1", "kind": "IPPool",
+	  "metadata": {"name": "%s", "namespace": "%s"},
+	  "spec": {"subnet": "10.%s.0.0/16", "perNodeBlockSize": 16, "gateway": "10.%s.0.1"},
+	  "status": {"allocations": [{"nodeName": "node-a", "startIP": "10.%s.0.1", "endIP": "10.%s.0.16"}]}}' \
+		"$2" "$1" "$3" "$3" "$3" "$3"
+}
+pod() {
+	printf '{"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "default", "name": "%s", "uid": "u-%s"},
+	  "spec": {"nodeName": "node-a"}, "status": {"phase": "Running"}}' "$1" "$1"
+}
+
+# node NS [FLAGS...]: an ipam-node for the pools of NS, in $work/NS.
+node() {
+	local ns=$1 d=$work/$1
+	shift
+	mkdir -p "$d/bin" "$d/conf" "$d/store"
+	"$IPAM_NODE" --node-name=node-a --ippools-namespace="$ns" --kubeconfig "$KUBECONFIG_FILE" \
+		--store-file="$d/store/store" --cni-bin-dir="$d/bin" --cni-conf-dir="$d/conf" \
+		--cni-skip-nv-ipam-binary-copy --cni-log-file="$d/cni.log" \
+		--metrics-bind-address=0 --health-probe-bind-address=0 "$@" 2>"$d/log" &
+	defer "kill $!"
+	PIDS+=("$!:$d/log")
+}
+PIDS=()
+has_pool() { grep -q "\"$2\"" "$work/$1/conf/node-pools.json" 2>/dev/null; }
+
+api_start
+for ns in ns-empty ns-bookmark ns-gone ns-garbage ns-storm ns-404 ns-reset ns-clean; do
+	api_put "$API/$ns/ippools" "$(pool "$ns" pool-a 10)"
+done
+for p in p1 p2 p3 gone; do api_put /api/v1/pods "$(pod $p)"; done
+
+RULES_A='{"path": "'$API'/ns-empty/ippools[?]", "watch": true, "action": "empty"},
+  {"path": "'$API'/ns-bookmark/ippools[?]", "watch": true, "action": "bookmark"},
+  {"path": "'$API'/ns-gone/ippools[?]", "watch": true, "action": "status", "code": 410},
+  {"path": "'$API'/ns-garbage/ippools[?]", "watch": true, "action": "garbage"},
+  {"path": "/api/v1/nodes[?]", "watch": true, "action": "empty"},
+  {"path": "'$API'/ns-ctl/cidrpools[?]", "watch": true, "action": "status", "code": 410},
+  {"path": "/api/v1/pods[?]", "action": "page", "size": 2}'
+RULES_STORM='{"path": "'$API'/ns-storm/ippools[?]", "action": "status", "code": 500}'
+api_rules "[$RULES_A]"
+T0=$(api_now)
+for ns in ns-empty ns-bookmark ns-gone ns-garbage ns-storm ns-404 ns-reset; do
+	node $ns --stale-ip-check-interval=0
+done
+node ns-clean --stale-ip-check-interval=3s --stale-ip-check-count-before-release=0
+"$IPAM_CONTROLLER" --ippools-namespace=ns-ctl --kubeconfig "$KUBECONFIG_FILE" \
+	--metrics-bind-address=0 --health-probe-bind-address=0 2>"$work/controller.log" &
+defer "kill $!"
+PIDS+=("$!:$work/controller.log")
+for ns in ns-storm ns-404 ns-reset ns-clean; do
+	wait_for 60 has_pool $ns pool-a || bad "$ns: the node pool file was written"
+done
+
+# The cleaner's node: addresses for pods p1 (first page), p3 (second page) and gone.
+node_settings "$work/settings.json" "$work/ns-clean"
+conf='{"cniVersion": "1.0.0", "name": "net1", "ipam": {"type": "nv-ipam", "poolName": "pool-a", "confDir": "'$work/ns-clean/conf'"}}'
+for p in p1 p3 gone; do
+	CNI_COMMAND=ADD CNI_CONTAINERID=c-$p CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1 \
+		CNI_IFNAME=net1 CNI_PATH=/nonexistent \
+		CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=$p;K8S_POD_UID=u-$p" \
+		"$NVIPAM" <<<"$conf" >"$work/add-$p.json" 2>>"$work/nv-ipam.log" || bad "nv-ipam ADD for pod $p"
+done
+# The watches to be ended below are older than a second: not taken for short ones.
+sleep 1
+
+# 404 on a pool list for 3 s, 500 to everything: a watch ended to meet them.
+T1=$(api_now)
+api_rules "[$RULES_A, $RULES_STORM,
+  {\"path\": \"$API/ns-404/ippools[?]\", \"action\": \"status\", \"code\": 404}]"
+api_close "$API/ns-(404|storm)/"
+kept=0 samples=0
+while awk -v now="$(api_now)" -v t="$(plus "$T1" 3)" 'BEGIN { exit !(now < t) }'; do
+	samples=$((samples + 1))
+	has_pool ns-404 pool-a && kept=$((kept + 1))
+	sleep 0.25
+done
+T1_END=$(api_now)
+api_rules "[$RULES_A, $RULES_STORM]"
+eq "404 for 3 s: the node pool file kept the pool in every look ($samples)" "$samples" "$kept"
+ge "404 for 3 s: lists were tried" 1 "$(count_between "$(lists ns-404 ippools)" "$T1" "$T1_END")"
+le "404 for 3 s: lists paced" 4 "$(count_between "$(lists ns-404 ippools)" "$T1" "$T1_END")"
+check_log() { if grep -q "$2" "$work/$1/log"; then ok "$3"; else bad "$3"; sed 's/^/  /' "$work/$1/log" | tail -20; fi; }
+check_log ns-404 'keeping the 1 listed before until a list succeeds' "404: the node logs that it keeps the pools"
+api_put "$API/ns-404/ippools" "$(pool ns-404 pool-b 11)"
+if wait_for 20 has_pool ns-404 pool-b; then ok "after the 404: a new pool reaches the node pool file"; else bad "after the 404: a new pool reaches the node pool file"; fi
+if has_pool ns-404 pool-a; then ok "after the 404: the old pool stays"; else bad "after the 404: the old pool stays"; fi
+
+# A watch that delivered a change resets the backoff: 4 failures (the next wait 8 s),
+# a working watch, a change; then every watch ends at once again.
+T2=$(api_now)
+api_rules "[$RULES_A, $RULES_STORM,
+  {\"path\": \"$API/ns-reset/ippools[?]\", \"watch\": true, \"times\": 4, \"action\": \"empty\"}]"
+api_close "$API/ns-reset/"
+reset_watched() { [ "$(count_between "$(watches ns-reset ippools)" "$T2" 99999)" -ge 5 ]; }
+wait_for 20 reset_watched || bad "ns-reset: a watch after 4 failures"
+sleep 0.3
+api_put "$API/ns-reset/ippools" "$(pool ns-reset pool-b 12)"
+if wait_for 5 has_pool ns-reset pool-b; then ok "ns-reset: the change came by the watch"; else bad "ns-reset: the change came by the watch"; fi
+T3=$(api_now)
+api_rules "[$RULES_A, $RULES_STORM, {\"path\": \"$API/ns-reset/ippools[?]\", \"watch\": true, \"action\": \"empty\"}]"
+api_close "$API/ns-reset/"
+until_clock "$(plus "$T3" 3.5)"
+n=$(count_between "$(watches ns-reset ippools)" "$T3" "$(plus "$T3" 3.5)")
+ge "after a change: the backoff starts over at 0.5 s (watches in 3.5 s)" 3 "$n"
+le "after a change: still paced" 5 "$n"
+
+# Each misbehaviour over the $WINDOW s from its collection's first request (a daemon
+# under valgrind takes seconds to start).
+first() { awk -v re="$1" '($2 " " $3) ~ re { print $1; exit }' "$work/api/requests.log"; }
+paced() {
+	local n start
+	start=$(first "$2")
+	start=${start:-$T0}
+	until_clock "$(plus "$start" "$WINDOW")"
+	n=$(count_between "$2" "$start" "$(plus "$start" "$WINDOW")")
+	if [ "$n" -ge 3 ] && [ "$n" -le "$PACED" ]; then ok "$1: $n in $WINDOW s"; else bad "$1: $n in $WINDOW s, expected 3 to $PACED"; fi
+}
+paced "empty 200 watch: watches" "$(watches ns-empty ippools)"
+le "empty 200 watch: no relist" 1 "$(count_between "$(lists ns-empty ippools)" "$T0" 99999)"
+le "empty 200 watch: the other kind's watch stays open" 1 "$(count_between "$(watches ns-empty cidrpools)" "$T0" 99999)"
+paced "bookmark then close: watches" "$(watches ns-bookmark ippools)"
+paced "410 on watch: lists" "$(lists ns-gone ippools)"
+paced "410 on watch: watches" "$(watches ns-gone ippools)"
+paced "garbage event: lists" "$(lists ns-garbage ippools)"
+paced "garbage event: watches" "$(watches ns-garbage ippools)"
+paced "controller, empty 200 node watch: watches" "^GET /api/v1/nodes[?]watch=1"
+paced "controller, 410 on its CIDRPool watch: lists" "$(lists ns-ctl cidrpools)"
+until_clock "$(plus "$T1" "$WINDOW")"
+n=$(count_between "^GET $API/ns-storm/ippools[?]" "$T1" "$(plus "$T1" "$WINDOW")")
+if [ "$n" -ge 3 ] && [ "$n" -le "$PACED" ]; then ok "500 storm: requests: $n in $WINDOW s"; else bad "500 storm: requests: $n in $WINDOW s, expected 3 to $PACED"; fi
+if has_pool ns-storm pool-a; then ok "500 storm: the node pool file keeps the pool"; else bad "500 storm: the node pool file keeps the pool"; fi
+check_log ns-empty 'ended after [0-9]* ms with no change' "empty 200 watch: the node says why it waits"
+
+# The cleaner: pages of 2 pods ([p1 p2] [p3 gone]); pod gone deleted, the next continued
+# page answered 410: the listing starts over and the pass releases gone's address only.
+api_rules "[{\"path\": \"/api/v1/pods[?].*continue=\", \"times\": 1, \"action\": \"status\", \"code\": 410},
+  $RULES_A, $RULES_STORM]"
+api_curl -X DELETE "https://127.0.0.1:$API_PORT/api/v1/pods/gone" >/dev/null
+if wait_for 15 grep -q ' 1 released' "$work/ns-clean/log"; then ok "cleaner: a pass released an address"; else bad "cleaner: a pass released an address"; fi
+check_log ns-clean "continue token expired, listing again from the start" "cleaner: a 410 on a continued page restarts the listing"
+check_log ns-clean 'allocations="2 listed, 1 missed, 1 released' "cleaner: a pass saw the pods of both pages (p1, p3), released gone"
+ip=$(jq -r '.ips[0].address' "$work/add-gone.json")
+check_log ns-clean "released ${ip%/*} in pool pool-a: container c-gone .* pod default/gone" "cleaner: gone's ${ip%/*} released"
+
+# Every daemon stops on SIGTERM with status 0, nothing reported by a sanitizer.
+stopped=0
+for p in "${PIDS[@]}"; do kill -TERM "${p%%:*}"; done
+for p in "${PIDS[@]}"; do
+	rc=0
+	wait "${p%%:*}" || rc=$?
+	if [ "$rc" -eq 0 ] && ! grep -q -E 'Sanitizer|runtime error' "${p#*:}"; then
+		stopped=$((stopped + 1))
+	else
+		echo "${p#*:}: status $rc" && grep -A20 -E 'Sanitizer|runtime error' "${p#*:}" | head -40
+	fi
+done
+eq "every daemon stopped cleanly" "${#PIDS[@]}" "$stopped"
+summary
