@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs every test suite: unit, netns, e2e, nvipam and kube; the image under
+# Builds and runs every test suite: unit, netns, e2e, nvipam, daemon and kube; the image under
 # podman; the unit and netns suites again under ASan+UBSan; the unit suite
 # and the plugins under valgrind; the fuzzers for a bounded time; the netns
 # suites under user-mode Linux 5.10 and 6.1. Needs root for the netns and e2e
@@ -87,7 +87,7 @@ fi
 arm64_took=$((SECONDS - arm64_started))
 echo "arm64 section took $((arm64_took / 60))m$((arm64_took % 60))s"
 
-section "unit and netns beside nvipam, under ASan+UBSan"
+section "unit, netns and daemon beside nvipam, under ASan+UBSan"
 meson setup "$out/asan" "${suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbuildtype=debug >/dev/null
 ninja -C "$out/asan"
@@ -99,7 +99,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=
 BURSTS=30 MIN_KILLS=40 GC_CRASH_NEED_DUE=0 side_start "$out/asan" nvipam --suite nvipam --timeout-multiplier 3
 # The hostile suite's sections 1 to 6 run under valgrind below; here 7 and 8 (the
 # kills and faults, which valgrind's wrapper would change).
-HOSTILE_SECTIONS="7 8" meson test -C "$out/asan" --no-rebuild --print-errorlogs --suite unit --suite netns \
+HOSTILE_SECTIONS="7 8" meson test -C "$out/asan" --no-rebuild --print-errorlogs --suite unit --suite netns --suite daemon \
 	--timeout-multiplier 3 || status=1
 count "$out/asan"
 side_wait "$out/asan" nvipam
