@@ -77,6 +77,7 @@ for ((i = 1; i <= ROUNDS; i++)); do
 	# The owner's stop hands over.
 	kill -TERM "${!wp}"
 	wait_for 12 node_gone "${!wp}" || bad_rounds+=("$i: the owner did not stop")
+	[ "${NODE_RC:-1}" = 0 ] || bad_rounds+=("$i: the owner's stop: status $NODE_RC")
 	grep -q "store handed over in the reference daemon's format" "$work/$WIN.log" ||
 		no_handover=$((no_handover + 1))
 	[ -e "$MARKER" ] || no_marker=$((no_marker + 1))
