@@ -19,12 +19,19 @@ cat >"$work/conf/node-pools.json" <<'JSON'
 {"pools": {"pool1": {"subnet": "10.79.0.0/24", "startIP": "10.79.0.2", "endIP": "10.79.0.254", "gateway": "10.79.0.1"}}}
 JSON
 NODE_KUBECONFIG=$work/stuck.kubeconfig node_start s
-wait_for 10 grep -q "store is ours" "$work/s.log" || { bad "ipam-node did not adopt"; cat "$work/s.log"; }
+wait_for 10 grep -q "config for shim CNI written" "$work/s.log" || { bad "ipam-node did not adopt"; cat "$work/s.log"; }
 node_add s1 >"$work/add.out" 2>&1 && grep -q '"10\.79\.0\.' "$work/add.out" && ok "nv-ipam ADD" ||
 	{ bad "nv-ipam ADD"; cat "$work/add.out"; }
 # A thread in open() of a FIFO waits in wait_for_partner: a reflector, once connected.
-fifo_waiters() { cat /proc/"$s_PID"/task/*/wchan 2>/dev/null | tr '\0' '\n' | grep -c wait_for_partner; }
-wait_for 5 test "$(fifo_waiters)" -ge 1 && ok "threads stuck in open() of the CA" ||
+fifo_waiters() {
+	local f n=0
+	for f in /proc/"$s_PID"/task/*/wchan; do
+		[ "$(cat "$f" 2>/dev/null)" != wait_for_partner ] || n=$((n + 1))
+	done
+	echo "$n"
+}
+stuck() { [ "$(fifo_waiters)" -ge 1 ]; }
+wait_for 10 stuck && ok "threads stuck in open() of the CA" ||
 	bad "threads stuck in open() of the CA: $(fifo_waiters)"
 t0=$(date +%s%N)
 kill -TERM "$s_PID"
