@@ -2,8 +2,8 @@
  * ipam-node: nv-ipam's node program, run by the Network Operator's nv-ipam-node DaemonSet
  *
  * At start, in order (any failure ends it with status 1, as the reference's does): the
- * flags; the owner lock, then the store lock; the store adopted (taken back after a handover, or migrated from
- * the reference daemon's); nv-ipam and nv-ipam-tool installed into --cni-bin-dir (not
+ * flags; the owner lock, then the store lock; the store adopted (taken back after a
+ * handover, or migrated from the reference daemon's); nv-ipam and nv-ipam-tool installed into --cni-bin-dir (not
  * over a store of a format this build cannot read: that is logged, and the rest runs);
  * nv-ipam.conf written; the API connection; the probe and metrics servers. Then three
  * threads work until SIGTERM or SIGINT: one reflector per pool kind (each change rewrites
@@ -11,9 +11,9 @@
  * a pool file sync that failed), tells every thread to stop through one eventfd that all
  * their waits watch, hands the store over in the reference daemon's format (so that
  * going back to it keeps every address) and exits. The handover runs whether or not
- * every thread ended, and only while the owner lock is ours. Every file is replaced by rename and
- * the store by its own crash-safe commits: a stop at any instant leaves nothing
- * half-written.
+ * every thread ended, and only while the owner lock is ours. Every file is replaced by
+ * rename and the store by its own crash-safe commits: a stop at any instant leaves
+ * nothing half-written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,8 +91,8 @@ int node_store_lock(struct node *n, char *msg, size_t len)
 	if (n->store_lock_fd >= 0 && stat(path, &now) == 0 && now.st_dev == n->store_locked.st_dev &&
 	    now.st_ino == n->store_locked.st_ino)
 		return 0;
-	/* Missing, or replaced by rename since: the lock goes to the file there now. */
-	/* Non-blocking: a FIFO there must not hang the start (the signals are blocked). */
+	/* Missing, or replaced by rename since: the lock goes to the file there now. Opened
+	 * non-blocking: a FIFO there must not hang the start (the signals are blocked). */
 	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		snprintf(msg, len, "cannot open store file %s: %s", path,

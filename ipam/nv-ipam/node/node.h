@@ -96,7 +96,8 @@ void node_cleaner_run(struct node *n, void *c);
  * nv-ipam writes the store file by rename when it first makes one: the lock is then on the
  * old inode, and is taken again on the new one.
  *
- * Return: 0 when held, -EWOULDBLOCK when another process holds it, other negative errno.
+ * Return: 0 when held, -EWOULDBLOCK when another process holds it, -EINVAL when it is
+ * not a regular file, other negative errno.
  */
 int node_store_lock(struct node *n, char *ret_msg, size_t len);
 
