@@ -3,8 +3,9 @@
  *
  * At start, in order (any failure ends it with status 1, as the reference's does): the
  * flags; the owner lock, then the store lock; the store adopted (taken back after a
- * handover, or migrated from the reference daemon's); nv-ipam and nv-ipam-tool installed into --cni-bin-dir (not
- * over a store of a format this build cannot read: that is logged, and the rest runs);
+ * handover, or migrated from the reference daemon's); nv-ipam and nv-ipam-tool installed
+ * into --cni-bin-dir (not over a store of a format this build cannot read: that is
+ * logged, and the rest runs);
  * nv-ipam.conf written; the API connection; the probe and metrics servers. Then three
  * threads work until SIGTERM or SIGINT: one reflector per pool kind (each change rewrites
  * the node pool file), and the cleaner. The main thread waits for the signal (and retries
