@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -24,6 +27,7 @@
 #include "ipam/nv-ipam/node/conf.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/metrics.h"
+#include "ipam/nv-ipam/node/node.h"
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/serve/http.h"
 
@@ -386,6 +390,62 @@ static void test_bind_addresses(void **state)
 	assert_int_equal(serve_parse_address(":65536", &sa, &len), -EINVAL);
 }
 
+/* One owner lock per store: a second taker is refused, a file replaced is no longer held. */
+static void test_owner_lock(void **state)
+{
+	char dir[] = "/tmp/test-ipam-node.XXXXXX", store[64], owner[96], other[64], msg[256];
+	struct node_flags f = { 0 }, g = { 0 };
+	struct node a = { .flags = &f, .owner_fd = -1 }, b = { .flags = &f, .owner_fd = -1 };
+	struct node c = { .flags = &g, .owner_fd = -1 };
+	struct timespec t0, t1;
+	sigset_t sigs;
+	long ms;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(store, sizeof(store), "%s/store", dir);
+	snprintf(owner, sizeof(owner), "%s.owner", store);
+	f.store_file = store;
+	assert_false(node_owner_held(&a));
+	assert_int_equal(node_owner_lock(&a, msg, sizeof(msg)), 0);
+	assert_true(node_owner_held(&a));
+	assert_int_equal(node_owner_lock(&b, msg, sizeof(msg)), -EWOULDBLOCK);
+	assert_non_null(strstr(msg, "another ipam-node holds the owner lock"));
+	assert_non_null(strstr(msg, owner));
+	/* Waited for (no signal of @sigs comes), then refused. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGUSR1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(node_lock_wait(&b, node_owner_lock, 120, &sigs, msg, sizeof(msg)), -EWOULDBLOCK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	assert_true(ms >= 120);
+	/* Released by its holder: the next one takes it. */
+	close(a.owner_fd);
+	a.owner_fd = -1;
+	assert_int_equal(node_lock_wait(&b, node_owner_lock, 120, &sigs, msg, sizeof(msg)), 0);
+	assert_true(node_owner_held(&b));
+	/* Removed and made anew: whoever locks the new file would own the store too. */
+	assert_int_equal(unlink(owner), 0);
+	assert_false(node_owner_held(&b));
+	close(b.owner_fd);
+	assert_int_equal(unlink(owner), -1);
+	/* Not a regular file, or a link: refused, named. */
+	snprintf(other, sizeof(other), "%s/s2", dir);
+	g.store_file = other;
+	snprintf(owner, sizeof(owner), "%s.owner", other);
+	assert_int_equal(mkfifo(owner, 0600), 0);
+	assert_int_equal(node_owner_lock(&c, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, owner));
+	assert_int_equal(unlink(owner), 0);
+	assert_int_equal(symlink("/dev/zero", owner), 0);
+	assert_int_equal(node_owner_lock(&c, msg, sizeof(msg)), -ELOOP);
+	assert_non_null(strstr(msg, "symbolic link"));
+	assert_int_equal(unlink(owner), 0);
+	assert_int_equal(c.owner_fd, -1);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_text),
 		cmocka_unit_test(test_metrics_v6_sizes),
 		cmocka_unit_test(test_bind_addresses),
+		cmocka_unit_test(test_owner_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,7 +75,8 @@ static void expect_pools_open_fails(const char *path, const char *key, int code,
 static void test_store_path_of_another_store(void **state)
 {
 	static const char *const names[] = { "store.lock", "store.gc", "store.d", "x.log", "x.snap",
-					     "store.tmp.12", "store.d/p.lock", "store.d/p.log/x" };
+					     "store.owner", "store.tmp.12", "store.d/p.lock",
+					     "store.d/p.log/x" };
 	_cleanup_free_ char *store = path_in("store");
 	_cleanup_free_ char *pool_dir = path_in("store.d");
 	_cleanup_free_ char *lock = path_in("store.lock");

@@ -2,17 +2,19 @@
  * ipam-node: nv-ipam's node program, run by the Network Operator's nv-ipam-node DaemonSet
  *
  * At start, in order (any failure ends it with status 1, as the reference's does): the
- * flags; the store lock; the store adopted (taken back after a handover, or migrated from
- * the reference daemon's); nv-ipam and nv-ipam-tool installed into --cni-bin-dir (not
- * over a store of a format this build cannot read: that is logged, and the rest runs);
+ * flags; the owner lock, then the store lock; the store adopted (taken back after a
+ * handover, or migrated from the reference daemon's); nv-ipam and nv-ipam-tool installed
+ * into --cni-bin-dir (not over a store of a format this build cannot read: that is
+ * logged, and the rest runs);
  * nv-ipam.conf written; the API connection; the probe and metrics servers. Then three
  * threads work until SIGTERM or SIGINT: one reflector per pool kind (each change rewrites
  * the node pool file), and the cleaner. The main thread waits for the signal (and retries
  * a pool file sync that failed), tells every thread to stop through one eventfd that all
  * their waits watch, hands the store over in the reference daemon's format (so that
- * going back to it keeps every address) and exits. Every file is replaced by rename and
- * the store by its own crash-safe commits: a stop at any instant leaves nothing
- * half-written.
+ * going back to it keeps every address) and exits. The handover runs whether or not
+ * every thread ended, and only while the owner lock is ours. Every file is replaced by
+ * rename and the store by its own crash-safe commits: a stop at any instant leaves
+ * nothing half-written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,11 +45,22 @@
 #include "ipam/nv-ipam/serve/http.h"
 #include "ipam/nv-ipam/store/store.h"
 
-/* How long the threads get to end after a stop is asked for. */
-#define STOP_BUDGET_MS 1700L
+/*
+ * The Network Operator gives the pod 10 s (terminationGracePeriodSeconds) from SIGTERM to
+ * SIGKILL: the threads get most of it, the handover's wait for the node lock the rest,
+ * and its render and writes fit in what is left.
+ */
+#define STOP_THREADS_MS 6500L
+#define HANDOVER_LOCK_WAIT_MS 2500u
 
-/* How long adopting and handing over wait for the store's node lock (ADDs under way). */
+/* How long adopting waits for the store's node lock (ADDs under way). */
 #define STORE_LOCK_WAIT_MS 5000u
+
+/*
+ * How long the owner lock and the store lock are waited for at start: a predecessor
+ * ending its handover, not a second ipam-node that runs (this one then exits 1).
+ */
+#define START_LOCK_WAIT_MS 3000L
 
 enum { T_IPPOOLS, T_CIDRPOOLS, T_CLEANER, N_THREADS };
 
@@ -79,11 +92,18 @@ int node_store_lock(struct node *n, char *msg, size_t len)
 	if (n->store_lock_fd >= 0 && stat(path, &now) == 0 && now.st_dev == n->store_locked.st_dev &&
 	    now.st_ino == n->store_locked.st_ino)
 		return 0;
-	/* Missing, or replaced by rename since: the lock goes to the file there now. */
-	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* Missing, or replaced by rename since: the lock goes to the file there now. Opened
+	 * non-blocking: a FIFO there must not hang the start (the signals are blocked). */
+	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		snprintf(msg, len, "cannot open %s: %s", path, strerror(errno));
+		snprintf(msg, len, "cannot open store file %s: %s", path,
+			 errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 		return -errno;
+	}
+	if (fstat(fd, &now) == 0 && !S_ISREG(now.st_mode)) {
+		close(fd);
+		snprintf(msg, len, "store file %s is not a regular file", path);
+		return -EINVAL;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &now) < 0) {
 		int e = errno;
@@ -188,6 +208,12 @@ static int check_flags(const struct node_flags *f, FILE *err)
 		return -EINVAL;
 	}
 	free(dir);
+	/* Checked again where it is opened; here so that the message comes before any log. */
+	if (lstat(f->store_file, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fprintf(err, "ipam-node: invalid config: store-file %s is not a regular file\n",
+			f->store_file);
+		return -EINVAL;
+	}
 	if (f->stale_check_interval_ms > 0 && f->stale_check_interval_ms < 1000) {
 		fprintf(err, "ipam-node: invalid config: stale-ip-check-interval below 1s\n");
 		return -EINVAL;
@@ -224,6 +250,8 @@ static int adopt_store(struct node *n)
 	int r;
 
 	r = nvipam_store_adopt(path, STORE_LOCK_WAIT_MS, &how, &total, &err);
+	/* From here on a stop hands over, whatever happens next: the store may be ours now. */
+	n->store_adopted = r >= 0;
 	if (r == -EPROTONOSUPPORT) {
 		klog_error(err.msg, "store format not readable by this build: nv-ipam not installed, "
 			   "the store left as it is", "store", path, "formats", NVIPAM_STORE_FORMATS, NULL);
@@ -233,10 +261,10 @@ static int adopt_store(struct node *n)
 		klog_error(err.msg, "failed to adopt store", "store", path, NULL);
 		return 1;
 	}
-	n->store_adopted = true;
 	snprintf(count, sizeof(count), "%zu", total);
 	klog_info(0, said[how], "store", path, "allocations", count, NULL);
-	/* A rewritten store file is a new inode: the lock moves to it. */
+	/* A rewritten store file is a new inode: the lock moves to it (no ipam-node can have
+	 * taken it meanwhile: they wait for the owner lock). */
 	r = node_store_lock(n, msg, sizeof(msg));
 	if (r < 0) {
 		klog_error(msg, "failed to lock store", NULL);
@@ -256,7 +284,12 @@ static void handover_store(const struct node *n)
 
 	if (!n->store_adopted || !n->flags->store_handover)
 		return;
-	if (nvipam_store_handover(path, STORE_LOCK_WAIT_MS, &total, &checksum, &err) < 0) {
+	if (!node_owner_held(n)) {
+		klog_error("the owner lock file was removed or replaced", "store not handed over: "
+			   "another ipam-node may own it", "store", path, NULL);
+		return;
+	}
+	if (nvipam_store_handover(path, HANDOVER_LOCK_WAIT_MS, &total, &checksum, &err) < 0) {
 		klog_error(err.msg, "failed to hand the store over", "store", path, NULL);
 		return;
 	}
@@ -266,8 +299,8 @@ static void handover_store(const struct node *n)
 		  "ipam-node to start again", "store", path, "allocations", count, "checksum", sum, NULL);
 }
 
-/* The start-up steps before any thread; 0 or the exit status. */
-static int prepare(struct node *n)
+/* The start-up steps before any thread; 0, the exit status, or -1 when stopped (status 0). */
+static int prepare(struct node *n, const sigset_t *sigs)
 {
 	const struct node_flags *f = n->flags;
 	_cleanup_free_ char *conf = NULL;
@@ -277,9 +310,15 @@ static int prepare(struct node *n)
 
 	for (int i = 0; i < f->n_ignored; i++)
 		klog_info(0, "flag taken and ignored: nv-ipam has no daemon", "flag", f->ignored[i], NULL);
-	r = node_store_lock(n, msg, sizeof(msg));
+	r = node_lock_wait(n, node_owner_lock, START_LOCK_WAIT_MS, sigs, msg, sizeof(msg));
+	if (r == 0)
+		r = node_lock_wait(n, node_store_lock, START_LOCK_WAIT_MS, sigs, msg, sizeof(msg));
+	if (r == -ECANCELED) {
+		klog_info(0, "stopped before the store was adopted", NULL);
+		return -1;
+	}
 	if (r < 0) {
-		klog_error(msg, "failed to lock store", NULL);
+		klog_error(msg, "failed to lock store: this ipam-node does not run", NULL);
 		return 1;
 	}
 	r = adopt_store(n);
@@ -317,25 +356,27 @@ static int prepare(struct node *n)
 	return 0;
 }
 
-static void stop_threads(struct worker *w, int stop_fd)
+/* Return: false when a thread did not end within STOP_THREADS_MS (it is left running). */
+static bool stop_threads(struct worker *w, int stop_fd)
 {
 	struct timespec deadline;
+	bool all = true;
 
 	(void)!write(stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
 	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += (STOP_BUDGET_MS % 1000) * 1000000L;
-	deadline.tv_sec += STOP_BUDGET_MS / 1000 + deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec += (STOP_THREADS_MS % 1000) * 1000000L;
+	deadline.tv_sec += STOP_THREADS_MS / 1000 + deadline.tv_nsec / 1000000000L;
 	deadline.tv_nsec %= 1000000000L;
 	for (int i = 0; i < N_THREADS; i++) {
 		if (!w[i].started)
 			continue;
 		if (pthread_timedjoin_np(w[i].thread, NULL, &deadline) != 0) {
-			/* Everything it writes is replaced by rename: ending now is safe. */
-			klog_error("a thread did not end in time", "IPAM node daemon stopped", NULL);
-			_exit(0);
+			all = false;
+			continue;
 		}
 		w[i].started = false;
 	}
+	return all;
 }
 
 int main(int argc, char **argv)
@@ -346,6 +387,7 @@ int main(int argc, char **argv)
 	struct cni_err err = { 0 };
 	sigset_t sigs;
 	int rc = 1, sig;
+	bool stuck = false;
 
 	if (node_flags_parse(argc, (const char *const *)argv, &f, stderr) < 0) {
 		fprintf(stderr, "Run 'ipam-node --help' for usage.\n");
@@ -370,7 +412,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	node = (struct node){ .flags = &f, .store_lock_fd = -1 };
+	node = (struct node){ .flags = &f, .owner_fd = -1, .store_lock_fd = -1 };
 	node.stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (node.stop_fd < 0 || metrics_init(&node.metrics) < 0 ||
 	    pthread_mutex_init(&node.sync_lock, NULL) != 0 ||
@@ -390,7 +432,7 @@ int main(int argc, char **argv)
 			  node.pool_file, "staleIPCheckInterval", interval, "countBeforeRelease", count,
 			  NULL);
 	}
-	rc = prepare(&node);
+	rc = prepare(&node, &sigs);
 	if (rc) {
 		rc = rc < 0 ? 0 : rc;
 		goto out;
@@ -416,7 +458,7 @@ int main(int argc, char **argv)
 		if (api_client_new(&node.conn, node.user_agent, node.stop_fd, &w[i].client) < 0 ||
 		    pthread_create(&w[i].thread, NULL, work, &w[i]) != 0) {
 			klog_error("cannot start a thread", "cannot start", NULL);
-			stop_threads(w, node.stop_fd);
+			stuck = !stop_threads(w, node.stop_fd);
 			goto out;
 		}
 		w[i].started = true;
@@ -429,18 +471,26 @@ int main(int argc, char **argv)
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
 		if (__atomic_load_n(&node.sync_failed, __ATOMIC_RELAXED))
-			node_pools_sync(&node);
+			node_pools_retry(&node);
 	}
 	klog_info(0, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-	stop_threads(w, node.stop_fd);
+	stuck = !stop_threads(w, node.stop_fd);
 	rc = 0;
-	klog_info(0, "IPAM node daemon stopped", NULL);
+	if (!stuck)
+		klog_info(0, "IPAM node daemon stopped", NULL);
 	goto out;
 serve_failed:
 	klog_error(err.msg, "unable to start the probe and metrics servers", NULL);
 out:
-	/* However it ends, once the store was ours: not running, the store is the reference's. */
+	/* However it ends, once the store was ours: not running, the store is the reference's.
+	 * No thread holds the node lock across a wait: a stuck one does not keep this out. */
 	handover_store(&node);
+	if (stuck) {
+		/* What it was writing is replaced by rename: ending under it is safe, freeing
+		 * what it uses is not. */
+		klog_error("a thread did not end in time", "IPAM node daemon stopped", NULL);
+		_exit(rc);
+	}
 	serve_stop(probes);
 	serve_stop(metrics_srv);
 	for (int i = 0; i < N_THREADS; i++)
@@ -453,6 +503,8 @@ out:
 	free(node.user_agent);
 	if (node.store_lock_fd >= 0)
 		close(node.store_lock_fd);
+	if (node.owner_fd >= 0)
+		close(node.owner_fd);
 	if (node.stop_fd >= 0)
 		close(node.stop_fd);
 	return rc;

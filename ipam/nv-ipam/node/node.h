@@ -2,12 +2,20 @@
 #pragma once
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
 #include "ipam/nv-ipam/api/conn.h"
 #include "ipam/nv-ipam/node/metrics.h"
+
+/*
+ * "<store-file>.owner": the lock one ipam-node holds for its life. The store file and its
+ * flock cannot be it: adopting replaces the file, and a second ipam-node could lock the
+ * new one before the first locks it again.
+ */
+#define NODE_OWNER_SUFFIX ".owner"
 
 struct api_reflector;
 struct node_flags;
@@ -25,6 +33,9 @@ struct node {
 	bool sync_failed;            /* the last sync could not write: the main loop tries again */
 	char **notes;                /* the refusals logged, so that each is logged once */
 	size_t n_notes;
+	/* the owner lock (owner.c): taken first, held until exit, never moved */
+	int owner_fd;
+	struct stat owner_locked;
 	/* the store lock, as the reference daemon takes it: a flock on --store-file */
 	int store_lock_fd;
 	struct stat store_locked;
@@ -45,6 +56,13 @@ int node_pools_start(struct node *n);
  * @n: node (any thread)
  */
 void node_pools_sync(struct node *n);
+
+/**
+ * node_pools_retry() - node_pools_sync() unless a sync is under way (it may be a long
+ *                      one): for the main thread, which must not wait behind it
+ * @n: node
+ */
+void node_pools_retry(struct node *n);
 
 /**
  * node_pools_ready() - whether the first sync is written
@@ -78,6 +96,42 @@ void node_cleaner_run(struct node *n, void *c);
  * nv-ipam writes the store file by rename when it first makes one: the lock is then on the
  * old inode, and is taken again on the new one.
  *
- * Return: 0 when held, -EWOULDBLOCK when another process holds it, other negative errno.
+ * Return: 0 when held, -EWOULDBLOCK when another process holds it, -EINVAL when it is
+ * not a regular file, other negative errno.
  */
 int node_store_lock(struct node *n, char *ret_msg, size_t len);
+
+/**
+ * node_owner_lock() - take the owner lock: a non-blocking flock on "<store-file>.owner",
+ *                     created when missing, a regular file and no link
+ * @n: node
+ * @ret_msg: why it failed
+ * @len: its size
+ *
+ * Return: 0 when held, -EWOULDBLOCK when another process holds it, other negative errno.
+ */
+int node_owner_lock(struct node *n, char *ret_msg, size_t len);
+
+/**
+ * node_owner_held() - whether the owner lock is still ours: taken, and its file still the
+ *                     one at its path (a lock on a file someone removed guards nothing)
+ * @n: node
+ *
+ * Return: true when it is.
+ */
+bool node_owner_held(const struct node *n);
+
+/**
+ * node_lock_wait() - try @take until it succeeds, fails otherwise than -EWOULDBLOCK, or
+ *                    @wait_ms pass; SIGTERM or SIGINT (blocked, in @sigs) end the wait
+ * @n: node
+ * @take: node_owner_lock() or node_store_lock()
+ * @wait_ms: how long another holder is waited for
+ * @sigs: the stop signals
+ * @ret_msg: why it failed
+ * @len: its size
+ *
+ * Return: 0 when held, -ECANCELED on a stop signal, else what @take returned last.
+ */
+int node_lock_wait(struct node *n, int (*take)(struct node *, char *, size_t), long wait_ms,
+		   const sigset_t *sigs, char *ret_msg, size_t len);

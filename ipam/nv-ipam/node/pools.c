@@ -10,6 +10,7 @@
  * kind's blocks.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,14 @@ oom:
 	return -ENOMEM;
 }
 
+/* A stop asked for: a render of a large pool set is not begun, nor its result written. */
+static bool stopping(const struct node *n)
+{
+	struct pollfd pfd = { .fd = n->stop_fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
 static void sync_locked(struct node *n)
 {
 	_cleanup_free_ char *text = NULL, *old = NULL, *notes_text = NULL;
@@ -237,6 +246,8 @@ static void sync_locked(struct node *n)
 		if (!st.synced)
 			return;
 	}
+	if (stopping(n))
+		return;
 	if (gather(n, &objs, &n_objs) < 0) {
 		cni_err_set(&err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		goto failed;
@@ -252,6 +263,10 @@ static void sync_locked(struct node *n)
 		log_notes(n, notes_text);
 	if (r < 0)
 		goto failed;
+	if (stopping(n)) {
+		api_objects_free(objs, n_objs);
+		return;
+	}
 	read_r = file_read(n->pool_file, POOL_FILE_MAX_BYTES, &old, &old_len);
 	if (read_r < 0 || old_len != strlen(text) || memcmp(old, text, old_len) != 0) {
 		r = file_make_parents(n->pool_file, 0755);
@@ -296,6 +311,14 @@ failed:
 void node_pools_sync(struct node *n)
 {
 	pthread_mutex_lock(&n->sync_lock);
+	sync_locked(n);
+	pthread_mutex_unlock(&n->sync_lock);
+}
+
+void node_pools_retry(struct node *n)
+{
+	if (pthread_mutex_trylock(&n->sync_lock) != 0)
+		return;
 	sync_locked(n);
 	pthread_mutex_unlock(&n->sync_lock);
 }

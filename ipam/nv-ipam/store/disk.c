@@ -93,7 +93,7 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 static int store_path_check(const char *path, struct cni_err *err)
 {
 	static const char *const own_suffixes[] = { ".lock", ".gc", ".d", ".log", ".snap",
-						     ".handed-over", ".adopted" };
+						     ".handed-over", ".adopted", ".owner" };
 	const char *name = strrchr(path, '/') + 1;
 	size_t len = strlen(name);
 

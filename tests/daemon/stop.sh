@@ -1,0 +1,71 @@
+#!/bin/bash
+# ipam-node's stop (docs/ipam-node.md, "Stopping"): SIGTERM with a thread that cannot
+# end (stuck in open() of a certificate-authority file that is a FIFO) still hands the
+# store over, within the Network Operator's 10 s grace period; a --store-file (or its
+# owner lock) that is not a regular file ends the start with status 1, naming it, at
+# once rather than hanging in open() with the stop signals blocked.
+. "$(dirname "$0")/lib.sh"
+. "$DAEMON_DIR/nodelib.sh"
+
+api_start
+
+# A stuck thread: curl opens the CA file of the kubeconfig when it connects, and a FIFO
+# nobody writes blocks that open() forever; every wait of ours is out of the picture.
+mkfifo "$work/ca.fifo"
+sed "s|\"certificate-authority\": \"[^\"]*\"|\"certificate-authority\": \"$work/ca.fifo\"|" \
+	"$KUBECONFIG_FILE" >"$work/stuck.kubeconfig"
+# The reflectors never list: the node pool file is written here, as a sync would.
+cat >"$work/conf/node-pools.json" <<'JSON'
+{"pools": {"pool1": {"subnet": "10.79.0.0/24", "startIP": "10.79.0.2", "endIP": "10.79.0.254", "gateway": "10.79.0.1"}}}
+JSON
+NODE_KUBECONFIG=$work/stuck.kubeconfig node_start s
+wait_for 10 grep -q "config for shim CNI written" "$work/s.log" || { bad "ipam-node did not adopt"; cat "$work/s.log"; }
+node_add s1 >"$work/add.out" 2>&1 && grep -q '"10\.79\.0\.' "$work/add.out" && ok "nv-ipam ADD" ||
+	{ bad "nv-ipam ADD"; cat "$work/add.out"; }
+# A thread in open() of a FIFO waits in wait_for_partner: a reflector, once connected.
+fifo_waiters() {
+	local f n=0
+	for f in /proc/"$s_PID"/task/*/wchan; do
+		[ "$(cat "$f" 2>/dev/null)" != wait_for_partner ] || n=$((n + 1))
+	done
+	echo "$n"
+}
+stuck() { [ "$(fifo_waiters)" -ge 1 ]; }
+wait_for 10 stuck && ok "threads stuck in open() of the CA" ||
+	bad "threads stuck in open() of the CA: $(fifo_waiters)"
+t0=$(date +%s%N)
+kill -TERM "$s_PID"
+wait_for 15 node_gone "$s_PID" || bad "ipam-node with a stuck thread did not end"
+ms=$((($(date +%s%N) - t0) / 1000000))
+eq "status after SIGTERM with a stuck thread" 0 "$NODE_RC"
+le "ms from SIGTERM to exit with a stuck thread (grace period 10 s)" 9500 "$ms"
+ge "ms the threads were given" 6000 "$ms"
+grep -q "a thread did not end in time" "$work/s.log" && ok "the stuck thread is logged" ||
+	{ bad "the stuck thread is logged"; cat "$work/s.log"; }
+grep -q "store handed over in the reference daemon's format" "$work/s.log" &&
+	ok "handed over with a stuck thread" || { bad "handed over with a stuck thread"; cat "$work/s.log"; }
+[ -e "$STORE.handed-over" ] && ok "marker after the stop" || bad "marker after the stop"
+ref_entries >"$work/ref.out" 2>&1 && grep -q "^pool1 10\.79\.0\.[0-9]* s1 net1$" "$work/ref.out" &&
+	ok "the reference store holds the allocation" || { bad "the reference store holds the allocation"; cat "$work/ref.out"; }
+
+# Not a regular file: status 1 at once, naming it.
+not_regular() {
+	local what=$1 path=$2 name=$3 t0 ms
+	t0=$(date +%s%N)
+	node_start "$name" --store-file="$path"
+	local pid=${name}_PID
+	wait_for 5 node_gone "${!pid}" || { bad "$what: ipam-node still runs"; return; }
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	eq "$what: status" 1 "$NODE_RC"
+	le "$what: ms until it ended" 2000 "$ms"
+	grep -qF "$path" "$work/$name.log" && ok "$what: named" || { bad "$what: named"; cat "$work/$name.log"; }
+}
+mkfifo "$work/state/fifo"
+not_regular "a FIFO store file" "$work/state/fifo" f1
+mkdir "$work/state/dir"
+not_regular "a directory store file" "$work/state/dir" f2
+ln -s /dev/zero "$work/state/zero"
+not_regular "a symbolic link to /dev/zero" "$work/state/zero" f3
+mkfifo "$work/state/s2.owner"
+not_regular "a FIFO owner lock" "$work/state/s2" f4
+summary
