@@ -241,11 +241,14 @@ bool cni_conf_ipam_type_valid(const char *type)
 const char *cni_conf_near_key(const struct cni_conf *conf, const char *object, const char *key)
 {
 	struct json_object *o = *object ? cjson_get(conf->root, object) : conf->root;
+	struct json_object_iterator it, end;
 
 	if (!o || !json_object_is_type(o, json_type_object))
 		return NULL;
-	json_object_object_foreach(o, name, value) {
-		(void)value;
+	end = json_object_iter_end(o);
+	for (it = json_object_iter_begin(o); !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *name = json_object_iter_peek_name(&it);
+
 		if (strcasecmp(name, key) != 0 && text_near(name, key, 2))
 			return name;
 	}
