@@ -638,13 +638,23 @@ int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret
 
 /* ---- the handover as the operator tool sees it ---- */
 
+void store_handover_marker_at(const char *data, char ret_at[RFC3339_STRLEN])
+{
+	const char *line = strstr(data, "\nat ");
+	char when[64];
+	time_t t;
+
+	ret_at[0] = '\0';
+	/* Written again from the parsed time: the marker's bytes never reach a terminal. */
+	if (line && sscanf(line, "\nat %63s", when) == 1 && rfc3339_parse(when, &t) == 0)
+		rfc3339_format(t, ret_at);
+}
+
 bool store_handover_marker_read(const struct nvipam_store *s, uint32_t *ret_sum,
 				char ret_at[RFC3339_STRLEN])
 {
 	_cleanup_free_ char *data = NULL;
-	char name[NAME_MAX + 1], when[64];
-	const char *line;
-	time_t t;
+	char name[NAME_MAX + 1];
 	size_t len;
 	int r;
 
@@ -657,9 +667,6 @@ bool store_handover_marker_read(const struct nvipam_store *s, uint32_t *ret_sum,
 	if (r < 0)
 		return true;
 	*ret_sum = store_handover_marker_sum(data);
-	/* Written again from the parsed time: the marker's bytes never reach a terminal. */
-	line = strstr(data, "\nat ");
-	if (line && sscanf(line, "\nat %63s", when) == 1 && rfc3339_parse(when, &t) == 0)
-		rfc3339_format(t, ret_at);
+	store_handover_marker_at(data, ret_at);
 	return true;
 }

@@ -145,3 +145,11 @@ int store_handover_merge(struct nvipam_store *s, const struct store_legacy *late
  */
 bool store_handover_marker_read(const struct nvipam_store *s, uint32_t *ret_sum,
 				char ret_at[RFC3339_STRLEN]);
+
+/**
+ * store_handover_marker_at() - when a handover marker's text says it was written
+ * @data: the marker's text, NUL-terminated
+ * @ret_at: the time of its "at" line, written again as RFC 3339; "" when there is none
+ *          or it does not parse
+ */
+void store_handover_marker_at(const char *data, char ret_at[RFC3339_STRLEN]);
