@@ -109,6 +109,7 @@ static void released(const uint8_t *data, size_t size)
 	char *copy = malloc(size + 1);
 	struct text_buf b = { 0 };
 	struct ip_addr *ips = NULL;
+	char at[RFC3339_STRLEN];
 	size_t n = 0, lines = 1;
 
 	if (!copy)
@@ -132,6 +133,9 @@ static void released(const uint8_t *data, size_t size)
 	memcpy(copy, data, size);
 	if (store_handover_marker_sum(copy) && !strstr(copy, "\nchecksum "))
 		fail("a marker checksum without its line");
+	store_handover_marker_at(copy, at);
+	if (*at && (!strstr(copy, "\nat ") || strlen(at) != RFC3339_STRLEN - 1 || at[RFC3339_STRLEN - 2] != 'Z'))
+		fail("a marker time without its line, or not written as RFC 3339");
 	free(copy);
 }
 

@@ -101,11 +101,31 @@ check "every ADD that succeeded and was not deleted is in it, with its address" 
 check "no address held twice in it" '[ -z "$(awk "{print \$1, \$2}" "$work/theirs" | sort | uniq -d)" ]'
 check "the pods' names went with them (the daemon's cleaner keys on them)" \
 	'jq -e ".pools.pool1.entries.a1b2c3_net1.metadata.pod_name == \"test-pod\"" "$store" >/dev/null'
+# files: every file of the store with its inode and checksum (a file replaced by rename
+# is a new inode, even with the same bytes).
+files() { find "$work" -path "$store*" -type f -printf '%P %i\n' | sort | while read -r f i; do echo "$f $i $(sha256sum <"$work/$f")"; done; }
+# shown: the entries show --json lists, as theirs prints them.
+shown() { jq -r '.pools[] | .pool as $p | .allocations[] | "\($p) \(.ip) \(.containerID) \(.ifname)"' | LC_ALL=C sort; }
+files >"$work/files0"
+"$NVIPAM_TOOL" handover --store "$store" >"$work/said" && rc=0 || rc=$?
+check "a second handover says so, exit 0, and writes nothing" \
+	'[ $rc = 0 ] && grep -Eq "^already handed over at 20[0-9-]+T[0-9:]+Z; nothing written: $store holds $(grep -c . "$work/ours") allocations in the reference daemon.s format$" "$work/said" && files | diff "$work/files0" - >&2'
+# Shown while a process holds the daemon's flock on the store file: show does not take it.
+coproc FLOCK { exec python3 -c 'import fcntl,sys,time; f=open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); print("held", flush=True); time.sleep(60)' "$store"; }
+read -r _ <&"${FLOCK[0]}"
+"$NVIPAM_TOOL" show --store "$store" --pool-file "$work/pools.json" --lock-timeout-ms 200 >"$work/show.txt" 2>&1 && rc=0 || rc=$?
+"$NVIPAM_TOOL" show --store "$store" --pool-file "$work/pools.json" --lock-timeout-ms 200 --json >"$work/show.json" 2>&1 && rc2=0 || rc2=$?
+kill "$FLOCK_PID"; wait "$FLOCK_PID" 2>/dev/null || true
+check "show of a handed-over store: a first line saying so and naming the way back" \
+	'[ $rc = 0 ] && head -1 "$work/show.txt" | grep -Eq "^store $store is handed over to the reference nv-ipam node daemon at 20[0-9-]+T[0-9:]+Z: shown as that daemon reads it .*ipam-node.s start or \`nv-ipam-tool adopt\` takes it back$" && grep -q "^pool pool1  block 10.77.0.1-10.77.3.232 " "$work/show.txt"'
+check "show --json of it: handedOver, and exactly the entries the reference daemon reads" \
+	'[ $rc2 = 0 ] && jq -e ".handedOver == true and .changedSinceHandover == false and (.handedOverAt | test(\"Z$\"))" "$work/show.json" >/dev/null && shown <"$work/show.json" | diff <(theirs | LC_ALL=C sort) - >&2'
+check "show took no lock the daemon needs and wrote nothing" 'files | diff "$work/files0" - >&2'
 before=$(sha256sum <"$store")
 out=$(nvipam ADD late 2>/dev/null || true)
 out2=$(nvipam DEL h1-1 2>/dev/null || true)
-check "handed over: ADD and DEL are code 11 naming the marker, the file untouched" \
-	'[ "$(code "$out")" = 11 ] && [ "$(code "$out2")" = 11 ] && grep -q "handed over to the reference nv-ipam node daemon" <<<"$out" && [ "$(sha256sum <"$store")" = "$before" ]'
+check "handed over: ADD and DEL are code 11 naming the marker and the way back, the file untouched" \
+	'[ "$(code "$out")" = 11 ] && [ "$(code "$out2")" = 11 ] && grep -q "handed over to the reference nv-ipam node daemon ($store.handed-over is there, written by ipam-node at its stop or by nv-ipam-tool handover): ipam-node.s start or \`nv-ipam-tool adopt\` takes it back" <<<"$out" && [ "$(sha256sum <"$store")" = "$before" ]'
 
 # ---- Adopted back unchanged: resumed from our logs. ----
 check "adopt of an unchanged handover resumes" \
@@ -124,6 +144,12 @@ check "the daemon running on it: ADD is code 11" '[ "$(code "$out")" = 11 ]'
 out=$("$NVIPAM_TOOL" adopt --store "$store" 2>&1 || true)
 check "adopt refuses while the daemon holds or answers" 'grep -qE "holds the store lock|answers on" <<<"$out" && [ -e "$store.handed-over" ]'
 hold_stop
+files >"$work/files0"
+"$NVIPAM_TOOL" handover --store "$store" >"$work/said" && rc=0 || rc=$?
+check "a handover over the daemon's changes: already handed over, its file kept as it is" \
+	'[ $rc = 0 ] && grep -q "^already handed over at .*; nothing written: .*, written by that daemon since$" "$work/said" && files | diff "$work/files0" - >&2'
+check "show reads the daemon's changes, as the daemon does" \
+	'"$NVIPAM_TOOL" show --store "$store" --json >"$work/show.json" && jq -e ".changedSinceHandover" "$work/show.json" >/dev/null && shown <"$work/show.json" | diff <(theirs | LC_ALL=C sort) - >&2 && grep -q "^pool1 10.77.3.200 dmn2 net1$" <(shown <"$work/show.json")'
 check "adopt after the daemon stopped migrates its changes" \
 	'"$NVIPAM_TOOL" adopt --store "$store" | grep -q "migrated" && ours | grep -q "^pool1 10.77.3.200 dmn2 net1$" && ! ours | grep -q " $victim net1$"'
 ip=$(add_ip late)
@@ -136,5 +162,5 @@ out=$("$NVIPAM_TOOL" adopt --store "$store" 2>&1 || true)
 check "a newer store format is refused, naming the versions this build reads" \
 	'grep -q "unsupported version 3" <<<"$out" && [ "$(jq -r .version "$store")" = 3 ]'
 
-echo "$((19 - fails)) passed, $fails failed"
+echo "$((25 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -54,6 +54,16 @@ check "show --pool of no pool: says so, exits 1, prints nothing" \
 	"[ $rc = 1 ] && grep -q 'no pool \"nosuch\" in' \"$work/err\" && [ ! -s \"$work/show2.txt\" ]"
 check "show --pool filters" "[ \"\$(T show --pool-file \"$work/pools.json\" --pool cidrpool/pc --json | jq -r '[.pools[].pool] | join(\" \")')\" = cidrpool/pc ]"
 check "show of a missing store says so, exits 1 and creates nothing" "! \"$TOOL\" show --store \"$work/none/store\" --pool-file \"$work/pools.json\" --json >\"$work/out\" 2>\"$work/err\" && grep -q \"no store at $work/none/store\" \"$work/err\" && [ ! -s \"$work/out\" ] && [ ! -e \"$work/none\" ]"
+# handover and adopt of no store: refused, nothing created (no store, lock or directory),
+# neither in a directory that exists nor in one that does not.
+mkdir -m 700 "$work/empty"
+for cmd in handover adopt; do
+	rc=0; rc2=0
+	"$TOOL" $cmd --store "$work/empty/store" >"$work/out" 2>"$work/err" || rc=$?
+	"$TOOL" $cmd --store "$work/none/store" >>"$work/out" 2>>"$work/err" || rc2=$?
+	check "$cmd of no store: exit 1, 'no store at', nothing created" \
+		"[ $rc = 1 ] && [ $rc2 = 1 ] && [ \"\$(grep -c '^nv-ipam-tool: no store at $work/\(empty\|none\)/store: nothing to ' \"$work/err\")\" = 2 ] && [ ! -s \"$work/out\" ] && [ -z \"\$(ls -A \"$work/empty\")\" ] && [ ! -e \"$work/none\" ]"
+done
 
 # check on a clean store.
 check "check: clean store passes" "T check --pool-file \"$work/pools.json\" >\"$work/out\" && grep -q '^5 allocations, 0 errors, 0 warnings$' \"$work/out\""

@@ -131,8 +131,9 @@ int store_handover_gate(struct nvipam_store *s, enum store_file_kind kind, struc
 	if (store_handover_marker(s, &sum))
 		return cni_err_set(err, CNI_ERR_TRY_AGAIN, -EBUSY,
 				   "store %s was handed over to the reference nv-ipam node daemon "
-				   "when ipam-node stopped (%s" STORE_HANDOVER_SUFFIX " is there): "
-				   "ipam-node takes it back when it starts", s->path, s->path);
+				   "(%s" STORE_HANDOVER_SUFFIX " is there, written by ipam-node at its "
+				   "stop or by nv-ipam-tool handover): ipam-node's start or "
+				   "`nv-ipam-tool adopt` takes it back", s->path, s->path);
 	if (kind != STORE_FILE_REFERENCE)
 		return 0;
 	/* Only under the exclusive node lock: nv-ipam processes sharing it would lock each other out. */
@@ -606,7 +607,8 @@ int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret
 	if (r >= 0) {
 		snprintf(num, sizeof(num), "%" PRIu32, sum);
 		text_buf_puts(&mark, "nv-ipam handed this store over to the reference nv-ipam node "
-				     "daemon; ipam-node takes it back when it starts\nchecksum ");
+				     "daemon; ipam-node's start or nv-ipam-tool adopt takes it "
+				     "back\nchecksum ");
 		text_buf_puts(&mark, num);
 		text_buf_puts(&mark, "\nat ");
 		text_buf_puts(&mark, rfc3339_format(time(NULL), now));
@@ -632,4 +634,39 @@ int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret
 	text_buf_free(&mark);
 	nvipam_store_close(s);
 	return r;
+}
+
+/* ---- the handover as the operator tool sees it ---- */
+
+void store_handover_marker_at(const char *data, char ret_at[RFC3339_STRLEN])
+{
+	const char *line = strstr(data, "\nat ");
+	char when[64];
+	time_t t;
+
+	ret_at[0] = '\0';
+	/* Written again from the parsed time: the marker's bytes never reach a terminal. */
+	if (line && sscanf(line, "\nat %63s", when) == 1 && rfc3339_parse(when, &t) == 0)
+		rfc3339_format(t, ret_at);
+}
+
+bool store_handover_marker_read(const struct nvipam_store *s, uint32_t *ret_sum,
+				char ret_at[RFC3339_STRLEN])
+{
+	_cleanup_free_ char *data = NULL;
+	char name[NAME_MAX + 1];
+	size_t len;
+	int r;
+
+	*ret_sum = 0;
+	ret_at[0] = '\0';
+	marker_name(s, name, sizeof(name));
+	r = file_read_at(s->dir_fd, name, MARKER_MAX_BYTES, &data, &len);
+	if (r == -ENOENT)
+		return false;
+	if (r < 0)
+		return true;
+	*ret_sum = store_handover_marker_sum(data);
+	store_handover_marker_at(data, ret_at);
+	return true;
 }

@@ -134,3 +134,22 @@ int store_handover_record(struct nvipam_store *s, struct cni_err *err);
  */
 int store_handover_merge(struct nvipam_store *s, const struct store_legacy *late,
 			 struct cni_err *err);
+
+/**
+ * store_handover_marker_read() - read the handover marker, with when it was written
+ * @s: store, its directory open
+ * @ret_sum: the checksum it records (0 when the marker is missing or unreadable)
+ * @ret_at: the time of its "at" line, as RFC 3339 ("" when missing or unreadable)
+ *
+ * Return: true when the marker exists.
+ */
+bool store_handover_marker_read(const struct nvipam_store *s, uint32_t *ret_sum,
+				char ret_at[RFC3339_STRLEN]);
+
+/**
+ * store_handover_marker_at() - when a handover marker's text says it was written
+ * @data: the marker's text, NUL-terminated
+ * @ret_at: the time of its "at" line, written again as RFC 3339; "" when there is none
+ *          or it does not parse
+ */
+void store_handover_marker_at(const char *data, char ret_at[RFC3339_STRLEN]);

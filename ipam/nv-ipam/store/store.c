@@ -17,6 +17,7 @@
  * locked in file name order), and records the verdict.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -776,4 +777,85 @@ int nvipam_store_dir_fd(const struct nvipam_store *s)
 const char *nvipam_store_name(const struct nvipam_store *s)
 {
 	return s->name;
+}
+
+/* ---- a store handed over, read for the operator tool ---- */
+
+/* The node lock shared, when its file is there: creating it would write into the store. */
+static int lock_shared_existing(struct nvipam_store *s, struct cni_err *err)
+{
+	_cleanup_free_ char *name = NULL;
+	int fd;
+
+	if (asprintf(&name, "%s.lock", s->name) < 0) {
+		name = NULL;
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
+	fd = openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0)
+		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot open store lock %s.lock: %s",
+				   s->path, strerror(errno));
+	s->lock_fd = fd;
+	return store_disk_lock_node(s, false, err);
+}
+
+int nvipam_store_open_handed_over(const char *path, unsigned int timeout_ms,
+				  struct nvipam_store **ret,
+				  struct nvipam_store_handover_info *info, struct cni_err *err)
+{
+	_cleanup_free_ char *data = NULL;
+	struct store_legacy legacy = { 0 };
+	struct nvipam_store *s = NULL;
+	enum store_file_kind kind = STORE_FILE_NONE;
+	struct cni_err why = { 0 };
+	uint32_t sum = 0;
+	size_t len = 0;
+	int r;
+
+	*info = (struct nvipam_store_handover_info){ 0 };
+	r = store_new(path, timeout_ms, &s, err);
+	if (r >= 0)
+		r = store_disk_open_dir(s, false, err);
+	/* Looked at before the lock too: a store not handed over is not locked for nothing. */
+	if (r >= 0 && store_handover_marker(s, &sum))
+		r = lock_shared_existing(s, err);
+	else if (r >= 0)
+		goto none;
+	if (r >= 0 && !(info->marked = store_handover_marker_read(s, &sum, info->at)))
+		goto none;
+	if (r >= 0)
+		r = store_disk_read_file(s, &data, &len, err);
+	if (r >= 0) {
+		r = store_migrate_read(data, len, &kind, &legacy, &why);
+		if (r == -ENOMEM)
+			cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+		else if (r == -EPROTONOSUPPORT)
+			cni_err_set(err, CNI_ERR_IO, r, "store file %s has an %s", s->path, why.msg);
+		else if (r < 0)
+			cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: %s", s->path, why.msg);
+	}
+	/* The marker without the daemon's file: a handover killed before it wrote the file. */
+	if (r >= 0 && kind != STORE_FILE_REFERENCE) {
+		store_migrate_free(&legacy);
+		goto none;
+	}
+	if (r >= 0) {
+		info->handed_over = true;
+		/* An unreadable marker has no checksum: nothing to compare with. */
+		info->changed = sum && legacy.checksum != sum;
+		r = store_migrate_load(s, &legacy, true, err);
+	}
+	store_migrate_free(&legacy);
+	if (r < 0) {
+		nvipam_store_close(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+none:
+	nvipam_store_close(s);
+	*ret = NULL;
+	return 0;
 }

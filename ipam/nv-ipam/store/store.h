@@ -8,6 +8,7 @@
 
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
+#include "common/util/rfc3339.h"
 
 /* What --version says of the store formats: ipam-node installs nv-ipam only over a store it reads. */
 #define NVIPAM_STORE_FORMATS                                                                      \
@@ -428,3 +429,35 @@ int nvipam_store_adopt(const char *path, unsigned int timeout_ms, enum nvipam_st
  */
 int nvipam_store_handover(const char *path, unsigned int timeout_ms, size_t *ret_n,
 			  uint32_t *ret_sum, struct cni_err *err);
+
+/* What nvipam_store_open_handed_over() found beside the store file. */
+struct nvipam_store_handover_info {
+	bool marked;      /* "<path>.handed-over" is there */
+	bool handed_over; /* and the store file is in the reference daemon's format */
+	bool changed;     /* that file is not the one handed over: the daemon wrote it since */
+	char at[RFC3339_STRLEN]; /* when it was handed over, from the marker ("" when unknown) */
+};
+
+/**
+ * nvipam_store_open_handed_over() - the store as the reference nv-ipam node daemon reads
+ *                                   it, when it was handed over to that daemon
+ * @path: store file (the operator's), known to exist
+ * @timeout_ms: how long to wait for the node lock
+ * @ret: a read-only store holding the reference file's pools and allocations (network
+ *       names unknown: ""), written only on success: NULL when the store is not handed
+ *       over (no marker, or a handover that did not get to write the file); release with
+ *       nvipam_store_close(), never commit
+ * @info: what was found, written on success
+ * @err: code 11 when the node lock is not free in time; code 5 naming the file when it
+ *       cannot be read or is corrupt
+ *
+ * Writes and creates nothing, and takes only the node lock, shared (and only when its
+ * file is there): never the daemon's flock on the store file, which would keep the
+ * daemon from starting. Under that lock an owner handing the store over or taking it
+ * back (nvipam_store_handover(), nvipam_store_adopt()) is done or not begun.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_open_handed_over(const char *path, unsigned int timeout_ms,
+				  struct nvipam_store **ret,
+				  struct nvipam_store_handover_info *info, struct cni_err *err);

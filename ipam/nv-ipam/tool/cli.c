@@ -88,18 +88,30 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
 int cli_store_open(const struct cli_node_files *files, struct nvipam_store **ret,
 		   struct cni_err *err)
 {
-	_cleanup_free_ char *pool_dir = NULL;
-	struct stat sb;
+	bool there;
+	int r = cli_store_exists(files->store, &there, err);
 
-	if (asprintf(&pool_dir, "%s.d", files->store) < 0) {
-		pool_dir = NULL;
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	}
+	if (r < 0)
+		return r;
 	/* Looking must not create the store's directory or lock file. */
-	if (stat(files->store, &sb) < 0 && errno == ENOENT && stat(pool_dir, &sb) < 0 &&
-	    errno == ENOENT) {
+	if (!there) {
 		*ret = NULL;
 		return 0;
 	}
 	return nvipam_store_open_inspect(files->store, (unsigned int)files->lock_timeout_ms, ret, err);
+}
+
+int cli_store_exists(const char *store, bool *ret, struct cni_err *err)
+{
+	_cleanup_free_ char *pool_dir = NULL;
+	struct stat sb;
+
+	if (asprintf(&pool_dir, "%s.d", store) < 0) {
+		pool_dir = NULL;
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
+	/* Anything but "not there" (a directory that cannot be searched) is for the open to say. */
+	*ret = !(stat(store, &sb) < 0 && errno == ENOENT && stat(pool_dir, &sb) < 0 &&
+		 errno == ENOENT);
+	return 0;
 }

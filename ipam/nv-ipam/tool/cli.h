@@ -105,3 +105,15 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
  */
 int cli_store_open(const struct cli_node_files *files, struct nvipam_store **ret,
 		   struct cni_err *err);
+
+/**
+ * cli_store_exists() - whether there is a store at a path: its file or its pool directory
+ * @store: store file
+ * @ret: false only when neither is there (written on success)
+ * @err: 999 for out of memory
+ *
+ * Looks without creating anything.
+ *
+ * Return: 0 on success, -ENOMEM.
+ */
+int cli_store_exists(const char *store, bool *ret, struct cni_err *err);

@@ -22,7 +22,8 @@ static const char handover_help[] =
 	"later) until ipam-node, or nv-ipam-tool adopt, takes the store back. For a node\n"
 	"whose ipam-node was killed before it could do it, before the reference daemon\n"
 	"starts there. Refused while another process (ipam-node, the daemon) holds the\n"
-	"store lock.\n"
+	"store lock, and when there is no store at --store. A store handed over already,\n"
+	"its file in the daemon's format, is left as it is (the daemon may have changed it).\n"
 	"\n"
 	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
 	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
@@ -35,7 +36,7 @@ static const char adopt_help[] =
 	"unchanged since is ours again as it was; one the reference nv-ipam node daemon\n"
 	"wrote (changed since, or never ours) is migrated into pool logs. nv-ipam then\n"
 	"allocates again. Refused while the daemon answers on daemon.sock beside the store,\n"
-	"or another process holds the store lock.\n"
+	"or another process holds the store lock, and when there is no store at --store.\n"
 	"\n"
 	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
 	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
@@ -66,6 +67,39 @@ static int lock_store_file(const char *path, int *ret_fd, struct cni_err *err)
 	return 0;
 }
 
+/* Neither the store file nor its pool directory: refused, before anything creates them. */
+static int store_required(const char *store, const char *what, struct cni_err *err)
+{
+	bool there;
+	int r = cli_store_exists(store, &there, err);
+
+	if (r < 0 || there)
+		return r;
+	return cni_err_set(err, CNI_ERR_IO, -ENOENT, "no store at %s: nothing to %s (--store "
+			   "names another)", store, what);
+}
+
+/*
+ * Handed over already, the daemon's file there: written again from the pool logs, it
+ * would lose what the daemon did since, and the next adopt would take the logs as
+ * unchanged. Return: 1 when it was (said on stdout), 0 to hand over, negative errno.
+ */
+static int handed_over_already(const struct cli_node_files *files, struct cni_err *err)
+{
+	struct nvipam_store_handover_info info;
+	struct nvipam_store *s = NULL;
+	int r = nvipam_store_open_handed_over(files->store, (unsigned int)files->lock_timeout_ms,
+					      &s, &info, err);
+
+	if (r < 0 || !s)
+		return r;
+	printf("already handed over%s%s; nothing written: %s holds %zu allocations in the "
+	       "reference daemon's format%s\n", *info.at ? " at " : "", info.at, files->store,
+	       nvipam_store_count(s), info.changed ? ", written by that daemon since" : "");
+	nvipam_store_close(s);
+	return 1;
+}
+
 static int parse(const char *cmd, const char *help, int argc, char **argv,
 		 struct cli_node_files *files)
 {
@@ -90,8 +124,15 @@ int handover_main(int argc, char **argv)
 	ret = parse("handover", handover_help, argc, argv, &files);
 	if (ret >= 0)
 		return ret;
-	if (lock_store_file(files.store, &lock, &err) < 0 ||
-	    nvipam_store_handover(files.store, (unsigned int)files.lock_timeout_ms, &n, &sum, &err) < 0)
+	if (store_required(files.store, "hand over", &err) < 0 ||
+	    lock_store_file(files.store, &lock, &err) < 0)
+		return cli_fail(&err);
+	ret = handed_over_already(&files, &err);
+	if (ret < 0)
+		return cli_fail(&err);
+	if (ret > 0)
+		return CLI_EXIT_OK;
+	if (nvipam_store_handover(files.store, (unsigned int)files.lock_timeout_ms, &n, &sum, &err) < 0)
 		return cli_fail(&err);
 	printf("handed over: %s holds %zu allocations in the reference daemon's format "
 	       "(checksum %" PRIu32 "); nv-ipam answers code 11 until the store is adopted\n",
@@ -117,7 +158,8 @@ int adopt_main(int argc, char **argv)
 	ret = parse("adopt", adopt_help, argc, argv, &files);
 	if (ret >= 0)
 		return ret;
-	if (lock_store_file(files.store, &lock, &err) < 0 ||
+	if (store_required(files.store, "adopt", &err) < 0 ||
+	    lock_store_file(files.store, &lock, &err) < 0 ||
 	    nvipam_store_adopt(files.store, (unsigned int)files.lock_timeout_ms, &how, &n, &err) < 0)
 		return cli_fail(&err);
 	printf("adopted: %s (%zu allocations)\n", said[how], n);

@@ -29,6 +29,9 @@ static const char show_help[] =
 	"free address counts, and each allocation with its pod namespace/name, container ID,\n"
 	"interface, network and age (a container ID longer than 16 characters shows its\n"
 	"first 13, as crictl does; --json has it whole). Takes the store lock while reading.\n"
+	"A store handed over to the reference nv-ipam node daemon is shown from its file as\n"
+	"that daemon reads it (network names unknown), under a first line that says so;\n"
+	"the daemon's lock is not taken and nothing is written.\n"
 	"\n"
 	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
 	"  --pool-file FILE       the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ");\n"
@@ -148,7 +151,17 @@ static void print_text(const struct shown *v, size_t n, time_t now)
 	}
 }
 
-static int print_json(const char *store, const struct shown *v, size_t n, time_t now)
+/* The first line over a store handed over: what is shown, and how it comes back. */
+static void print_handed_over(const char *store, const struct nvipam_store_handover_info *h)
+{
+	printf("store %s is handed over to the reference nv-ipam node daemon%s%s%s: shown as "
+	       "that daemon reads it (network names unknown); ipam-node's start or "
+	       "`nv-ipam-tool adopt` takes it back\n", store, *h->at ? " at " : "", h->at,
+	       h->changed ? " (the daemon has written it since)" : "");
+}
+
+static int print_json(const char *store, const struct nvipam_store_handover_info *h,
+		      const struct shown *v, size_t n, time_t now)
 {
 	_cleanup_(json_object_putp) struct json_object *root = json_object_new_object();
 	struct json_object *pools = json_object_new_array();
@@ -160,6 +173,11 @@ static int print_json(const char *store, const struct shown *v, size_t n, time_t
 		return -ENOMEM;
 	}
 	r = k8s_json_add_str(root, "store", store);
+	r = r ? r : k8s_json_add(root, "handedOver", json_object_new_boolean(h->handed_over));
+	if (h->handed_over && *h->at)
+		r = r ? r : k8s_json_add_str(root, "handedOverAt", h->at);
+	if (h->handed_over)
+		r = r ? r : k8s_json_add(root, "changedSinceHandover", json_object_new_boolean(h->changed));
 	for (size_t i = 0; !r && i < n; i++) {
 		const struct shown *s = &v[i];
 		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
@@ -319,6 +337,7 @@ int show_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_node_files files = CLI_NODE_FILES_INIT;
+	struct nvipam_store_handover_info handed = { 0 };
 	struct nvipam_store *st = NULL;
 	struct nvipam_pools pools = { 0 };
 	struct cni_err err = { 0 };
@@ -326,6 +345,7 @@ int show_main(int argc, char **argv)
 	const char *store_path, *pool_file;
 	struct shown *v = NULL;
 	struct stat sb;
+	bool there;
 	size_t n = 0;
 	int r, ret;
 
@@ -340,7 +360,13 @@ int show_main(int argc, char **argv)
 		if (nvipam_pools_load(pool_file, false, &pools, &err) < 0)
 			return cli_fail(&err);
 	}
-	if (cli_store_open(&files, &st, &err) < 0)
+	if (cli_store_exists(store_path, &there, &err) < 0)
+		goto out;
+	/* Handed over, the store is the daemon's file: read as it is, nothing else opened. */
+	if (there && nvipam_store_open_handed_over(store_path, (unsigned int)files.lock_timeout_ms,
+						   &st, &handed, &err) < 0)
+		goto out;
+	if (!st && cli_store_open(&files, &st, &err) < 0)
 		goto out;
 	/* An empty listing would read as "nothing allocated": a mistyped --store says so. */
 	if (!st) {
@@ -357,10 +383,13 @@ int show_main(int argc, char **argv)
 	}
 	if (r >= 0)
 		r = free_counts(st, v, n);
-	if (r >= 0 && a.json)
-		r = print_json(store_path, v, n, time(NULL));
-	else if (r >= 0)
+	if (r >= 0 && a.json) {
+		r = print_json(store_path, &handed, v, n, time(NULL));
+	} else if (r >= 0) {
+		if (handed.handed_over)
+			print_handed_over(store_path, &handed);
 		print_text(v, n, time(NULL));
+	}
 	if (r < 0) {
 		cni_err_set(&err, CNI_ERR_INTERNAL, r, "out of memory");
 		goto out;
