@@ -5,7 +5,8 @@
 # /healthz, /readyz, /metrics and an AdmissionReview are answered, each within kubelet's
 # 1 s, at least 99% of the time; the servers close the trickling connections by their
 # deadline (5 s, the webhook's 10 s) however often a byte arrives; the other address is
-# held to its share of the connections. The daemons keep running throughout.
+# held to its share of the connections; large request bodies are held to a budget that
+# leaves small reviews alone. The daemons keep running throughout.
 . "$(dirname "$0")/lib.sh"
 
 SECONDS_PER_PHASE=12
@@ -137,6 +138,34 @@ check_deadlines "$work/p64.out" "64 slow connections a server" "" 32
 for name in node-health node-metrics ctl-health webhook; do
 	ge "the other address is held to $PER_IP connections of $name" 32 "$(field "$work/p64.out" attack "$name-other" refused)"
 done
+
+# Request bodies: four connections that each send 4 MiB but the last byte hold the budget
+# of large bodies; a fifth large one is refused (503), a review of a few KiB still passes.
+python3 - "$hook" "$review" >"$work/bodies.out" 2>&1 <<'EOF' || true
+import http.client, json, socket, ssl, sys
+port, review = int(sys.argv[1]), sys.argv[2].encode()
+ctx = ssl.create_default_context()
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+path = "/validate-nv-ipam-nvidia-com-v1alpha1-ippool"
+size = 4 << 20
+held = []
+for _ in range(4):
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0)))
+    s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (path.encode(), size))
+    s.sendall(b" " * (size - 1))
+    held.append(s)
+def post(body):
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=5)
+    c.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    return r.status, r.read()
+status, _ = post(b" " * size)
+print("large", status)
+status, data = post(review)
+print("small", status, json.loads(data)["response"]["allowed"])
+EOF
+eq "a fifth large body while four are held: 503" "large 503" "$(grep large "$work/bodies.out")"
+eq "a small review meanwhile: answered" "small 200 True" "$(grep small "$work/bodies.out")"
 
 kill -0 "$node_pid" 2>/dev/null && kill -0 "$ctl_pid" 2>/dev/null && ok "the daemons ran throughout" ||
 	bad "the daemons ran throughout"

@@ -45,7 +45,12 @@
 #define PER_IP_CONNECTION_LIMIT 128
 /* What a connection may hold of request headers and buffers (libmicrohttpd's default). */
 #define CONNECTION_MEMORY_BYTES (32u * 1024)
-/* Request bodies held at once by one server: a few of the largest a route takes. */
+/*
+ * Request bodies held at once by one server: each its first BODY_FREE_BYTES (a pool's
+ * review is a few KiB: never refused), what is beyond from a budget of a few of the largest
+ * a route takes (a few connections that send 4 MiB slowly hold no more than that).
+ */
+#define BODY_FREE_BYTES (16u * 1024)
 #define BODY_BUDGET_BYTES (16u << 20)
 /* Handlers and TLS handshakes run on these; a connection stays on the thread that took it. */
 #define THREAD_POOL_SIZE 4
@@ -215,11 +220,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			/* The rest of a body not kept is read and dropped. */
 		} else if (req->body.len + n > max) {
 			req->refused = 413;
-		} else if (!budget_take(s, n)) {
-			req->refused = 503;
 		} else {
-			req->charged += n;
-			text_buf_add(&req->body, upload_data, n);
+			size_t over = req->body.len + n > BODY_FREE_BYTES
+					      ? req->body.len + n - BODY_FREE_BYTES - req->charged : 0;
+
+			if (over && !budget_take(s, over)) {
+				req->refused = 503;
+			} else {
+				req->charged += over;
+				text_buf_add(&req->body, upload_data, n);
+			}
 		}
 		*upload_data_size = 0;
 		return MHD_YES;
