@@ -38,8 +38,9 @@
 /*
  * Kubelet probes from the node's address, Prometheus and the API servers from theirs, with
  * a few connections each: one address (an attacker's) gets a quarter of the connections,
- * so that it alone cannot take them all, and more than the handful kubelet needs, so
- * that the node's own processes sharing kubelet's address do not lock it out either.
+ * so that it alone cannot take them all, and far more than kubelet's handful, so that
+ * dozens of slow ones from kubelet's own address (the node's other processes) still
+ * leave it room.
  */
 #define CONNECTION_LIMIT 512
 #define PER_IP_CONNECTION_LIMIT 128
