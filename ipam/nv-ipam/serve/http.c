@@ -3,6 +3,12 @@
  *
  * Over TLS the certificate and key come from files that a Secret volume replaces when the
  * certificate is renewed: a reload hands the listening socket to a server with the new pair.
+ *
+ * Clients that connect and then send nothing, or a byte now and then, must not silence the
+ * probes: each request has a deadline from the moment its connection is accepted (or its
+ * previous request on the connection ended) to its answer, whatever trickles in meanwhile
+ * (deadline.c); one address holds at most a share of the connections; a pool of threads
+ * answers, so that one slow handler or TLS handshake does not hold up the others.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,11 +25,36 @@
 #include "common/cni/error.h"
 #include "common/util/file.h"
 #include "common/util/text.h"
+#include "ipam/nv-ipam/serve/deadline.h"
 #include "ipam/nv-ipam/serve/http.h"
 
-/* Probes, a scraper and an API server, not a web site: a few connections, none kept long. */
-#define CONNECTION_LIMIT 16
-#define CONNECTION_TIMEOUT_S 10
+/*
+ * Kubelet gives a probe 1 s by default and the API server a webhook 10 s: a request not
+ * answered by then has failed for its client anyway. The webhook's allows for a TLS
+ * handshake and a body of a few MiB.
+ */
+#define DEADLINE_MS 5000
+#define DEADLINE_TLS_MS 10000
+/*
+ * Kubelet probes from the node's address, Prometheus and the API servers from theirs, with
+ * a few connections each: one address (an attacker's) gets a quarter of the connections,
+ * so that it alone cannot take them all, and far more than kubelet's handful, so that
+ * dozens of slow ones from kubelet's own address (the node's other processes) still
+ * leave it room.
+ */
+#define CONNECTION_LIMIT 512
+#define PER_IP_CONNECTION_LIMIT 128
+/* What a connection may hold of request headers and buffers (libmicrohttpd's default). */
+#define CONNECTION_MEMORY_BYTES (32u * 1024)
+/*
+ * Request bodies held at once by one server: each its first BODY_FREE_BYTES (a pool's
+ * review is a few KiB: never refused), what is beyond from a budget of a few of the largest
+ * a route takes (a few connections that send 4 MiB slowly hold no more than that).
+ */
+#define BODY_FREE_BYTES (16u * 1024)
+#define BODY_BUDGET_BYTES (16u << 20)
+/* Handlers and TLS handshakes run on these; a connection stays on the thread that took it. */
+#define THREAD_POOL_SIZE 4
 /* A certificate chain or a key is a few KiB. */
 #define PEM_MAX_BYTES (1u << 20)
 /* What an old server gets to finish after a reload (a webhook answers in milliseconds). */
@@ -48,12 +79,15 @@ struct serve {
 	char *cert_file;
 	char *key_file;
 	struct stat refused_cert, refused_key; /* the last pair refused: told once */
+	struct deadline *deadline;
+	size_t body_bytes; /* held by requests under way, atomic */
 };
 
 /* A request under way: its body, as it arrives. */
 struct request {
 	struct text_buf body;
-	bool too_big;
+	size_t charged;    /* of body_bytes */
+	int refused;       /* the status that answers instead of the route: 413, 503 */
 };
 
 static bool parse_port(const char *s, in_port_t *ret)
@@ -152,6 +186,15 @@ static const struct serve_post_route *post_route_of(const struct serve *s, const
 	return NULL;
 }
 
+/* Bytes of a body counted against the server's budget, if they fit in it. */
+static bool budget_take(struct serve *s, size_t n)
+{
+	if (__atomic_add_fetch(&s->body_bytes, n, __ATOMIC_RELAXED) <= BODY_BUDGET_BYTES)
+		return true;
+	__atomic_sub_fetch(&s->body_bytes, n, __ATOMIC_RELAXED);
+	return false;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
@@ -172,20 +215,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		size_t max = post ? post->max_body : 0;
+		size_t max = post ? post->max_body : 0, n = *upload_data_size;
 
-		if (!req->too_big && req->body.len + *upload_data_size <= max)
-			text_buf_add(&req->body, upload_data, *upload_data_size);
-		else
-			req->too_big = true;
+		if (req->refused) {
+			/* The rest of a body not kept is read and dropped. */
+		} else if (req->body.len + n > max) {
+			req->refused = 413;
+		} else {
+			size_t over = req->body.len + n > BODY_FREE_BYTES
+					      ? req->body.len + n - BODY_FREE_BYTES - req->charged : 0;
+
+			if (over && !budget_take(s, over)) {
+				req->refused = 503;
+			} else {
+				req->charged += over;
+				text_buf_add(&req->body, upload_data, n);
+			}
+		}
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (!route && !post)
 		return reply(conn, 404, NULL, strdup("not found\n"), 10);
 	if (strcmp(method, "POST") == 0 && post) {
-		if (req->too_big)
+		if (req->refused == 413)
 			return reply(conn, 413, NULL, strdup("request body too large\n"), 23);
+		if (req->refused == 503)
+			return reply(conn, 503, NULL, strdup("too many request bodies at once\n"), 32);
 		text_buf_putc(&req->body, '\0');
 		if (req->body.oom)
 			return reply(conn, 500, NULL, strdup("out of memory\n"), 14);
@@ -201,15 +257,35 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct serve *s = cls;
 	struct request *req = *req_cls;
+	const union MHD_ConnectionInfo *info;
 
-	(void)cls;
-	(void)conn;
-	(void)toe;
 	if (req) {
+		__atomic_sub_fetch(&s->body_bytes, req->charged, __ATOMIC_RELAXED);
 		text_buf_free(&req->body);
 		free(req);
 		*req_cls = NULL;
+	}
+	/* A connection kept alive has the same time again for its next request. */
+	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && info)
+		deadline_rearm(s->deadline, info->socket_context);
+}
+
+/* Each connection is watched from its accept to its close (before its socket is closed). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct serve *s = cls;
+	const union MHD_ConnectionInfo *info;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		*socket_context = info ? deadline_add(s->deadline, info->connect_fd) : NULL;
+	} else {
+		deadline_remove(s->deadline, *socket_context);
+		*socket_context = NULL;
 	}
 }
 
@@ -220,9 +296,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 static struct MHD_Daemon *daemon_start(struct serve *s, const struct sockaddr_storage *sa,
 				       int listen_fd, const struct instance *in, bool no_listen)
 {
-	/* ITC: a stop wakes the server's thread at once instead of at its next timeout. */
+	/*
+	 * ITC: a stop wakes the server's threads at once instead of at their next timeout. Poll
+	 * rather than epoll: with a pool, epoll's quiesce (a reload) can race a thread at its
+	 * share of the connections and abort the process.
+	 */
 	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC;
-	struct MHD_OptionItem opts[8];
+	struct MHD_OptionItem opts[9];
 	size_t n = 0;
 
 	if (sa && sa->ss_family == AF_INET6) {
@@ -233,6 +313,8 @@ static struct MHD_Daemon *daemon_start(struct serve *s, const struct sockaddr_st
 	}
 	if (no_listen)
 		flags |= MHD_USE_NO_LISTEN_SOCKET;
+	else
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, THREAD_POOL_SIZE, NULL };
 	if (in->cert_pem) {
 		flags |= MHD_USE_TLS;
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, in->key_pem };
@@ -243,10 +325,13 @@ static struct MHD_Daemon *daemon_start(struct serve *s, const struct sockaddr_st
 	else if (!no_listen)
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)sa };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	/* No inactivity timeout of libmicrohttpd's: the deadline is shorter and always holds. */
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNECTION_LIMIT,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
 
@@ -292,6 +377,7 @@ static int start(const char *addr, const struct serve_route *routes, size_t n,
 	socklen_t len;
 	struct serve *s;
 	const union MHD_DaemonInfo *info;
+	int r;
 
 	*ret = NULL;
 	if (serve_parse_address(addr, &sa, &len) < 0)
@@ -314,8 +400,7 @@ static int start(const char *addr, const struct serve_route *routes, size_t n,
 			serve_stop(s);
 			return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		}
-		int r = read_pair(s, &s->cur, err);
-
+		r = read_pair(s, &s->cur, err);
 		if (r < 0) {
 			serve_stop(s);
 			return r;
@@ -324,6 +409,12 @@ static int start(const char *addr, const struct serve_route *routes, size_t n,
 			serve_stop(s);
 			return cni_err_set(err, CNI_ERR_IO, -ENOTSUP, "libmicrohttpd was built without TLS");
 		}
+	}
+	r = deadline_new(cert_file ? DEADLINE_TLS_MS : DEADLINE_MS, &s->deadline);
+	if (r < 0) {
+		serve_stop(s);
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "cannot start the server's deadline thread: %s",
+				   strerror(-r));
 	}
 	s->cur.daemon = daemon_start(s, &sa, -1, &s->cur, false);
 	if (!s->cur.daemon) {
@@ -419,7 +510,9 @@ void serve_stop(struct serve *s)
 {
 	if (!s)
 		return;
+	/* The daemon's close notifications have removed its connections from the deadlines. */
 	instance_stop(&s->cur);
+	deadline_free(s->deadline);
 	free(s->cert_file);
 	free(s->key_file);
 	free(s);

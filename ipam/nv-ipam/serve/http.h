@@ -14,7 +14,10 @@ struct serve_reply {
 	size_t len;
 };
 
-/* A handler runs on the server's own thread: what it reads must be safe to read there. */
+/*
+ * A handler runs on one of the server's threads, several at once: what it reads must be
+ * safe to read there, and from two of them at the same time.
+ */
 struct serve_route {
 	const char *path;
 	void (*handle)(void *ctx, struct serve_reply *reply); /* GET and HEAD */
@@ -48,6 +51,9 @@ int serve_parse_address(const char *addr, struct sockaddr_storage *ret, socklen_
  * @err: code 7 for a bad address, 5 when it cannot listen (the address in use)
  *
  * GET and HEAD of a route run its handler; any other path is 404, any other method 405.
+ * Each request has a deadline (5 s from its connection's accept, or from the previous
+ * request's end on a kept-alive one), one address holds at most a quarter of the
+ * connections, and a pool of threads answers (docs/security.md).
  *
  * Return: 0 on success, negative errno on failure.
  */
@@ -64,6 +70,9 @@ int serve_start(const char *addr, const struct serve_route *routes, size_t n, st
  * @key_file: its private key, PEM ("tls.key")
  * @ret: the server, NULL for "0"
  * @err: as serve_start(), code 5 naming a file that cannot be read or a pair TLS refuses
+ *
+ * As serve_start()'s, with a deadline of 10 s (a TLS handshake and a body of a few MiB);
+ * a body past its first 16 KiB draws on a budget of the whole server (503 when spent).
  *
  * Return: 0 on success, negative errno on failure.
  */
