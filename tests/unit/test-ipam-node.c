@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -27,6 +28,7 @@
 #include "ipam/nv-ipam/node/conf.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/metrics.h"
+#include "ipam/nv-ipam/daemon/limits.h"
 #include "ipam/nv-ipam/node/node.h"
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/serve/http.h"
@@ -370,6 +372,22 @@ static void test_metrics_v6_sizes(void **state)
 	metrics_free(&m);
 }
 
+/* The open-file soft limit goes up to the hard one: three servers of 512 connections. */
+static void test_raise_nofile(void **state)
+{
+	struct rlimit rl;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max < 64)
+		skip();
+	rl.rlim_cur = 32;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_int_equal(daemon_raise_nofile(), (long)rl.rlim_max);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_true(rl.rlim_cur == rl.rlim_max);
+}
+
 static void test_bind_addresses(void **state)
 {
 	struct sockaddr_storage sa;
@@ -460,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_pool_sizes),
 		cmocka_unit_test(test_metrics_text),
 		cmocka_unit_test(test_metrics_v6_sizes),
+		cmocka_unit_test(test_raise_nofile),
 		cmocka_unit_test(test_bind_addresses),
 		cmocka_unit_test(test_owner_lock),
 	};

@@ -33,6 +33,7 @@
 #include "ipam/nv-ipam/controller/metrics.h"
 #include "ipam/nv-ipam/controller/reconcile.h"
 #include "ipam/nv-ipam/daemon/klog.h"
+#include "ipam/nv-ipam/daemon/limits.h"
 #include "ipam/nv-ipam/serve/http.h"
 
 /*
@@ -403,6 +404,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	klog_setup(strcmp(f.logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, (int)f.v, -1);
+	(void)daemon_raise_nofile();
 
 	/* Every thread inherits this mask: the signals reach only the main thread's wait. */
 	sigemptyset(&sigs);

@@ -37,6 +37,7 @@
 #include "ipam/nv-ipam/api/conn.h"
 #include "ipam/nv-ipam/api/reflector.h"
 #include "ipam/nv-ipam/daemon/klog.h"
+#include "ipam/nv-ipam/daemon/limits.h"
 #include "ipam/nv-ipam/node/conf.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/install.h"
@@ -404,6 +405,7 @@ int main(int argc, char **argv)
 	if (check_flags(&f, stderr) < 0)
 		return 1;
 	klog_setup(strcmp(f.logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, (int)f.v, -1);
+	(void)daemon_raise_nofile();
 
 	/* Every thread inherits this mask: the signals reach only the main thread's wait. */
 	sigemptyset(&sigs);
