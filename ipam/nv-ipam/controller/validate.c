@@ -169,6 +169,12 @@ static void put_value(struct text_buf *b, const struct value *v)
 	text_buf_free(&t);
 }
 
+/* Whether another error would only be counted: what it names need not be written out. */
+static bool errors_full(const struct vctx *c)
+{
+	return c->res->n == VALIDATE_ERRORS_KEPT;
+}
+
 /*
  * One field error. Past VALIDATE_ERRORS_KEPT it is only counted, before anything is
  * formatted: a flood of errors costs a counter each. A repeat of a kept one is dropped, as
@@ -187,7 +193,7 @@ static void add(struct vctx *c, enum validate_kind kind, const char *path, struc
 
 	if (c->err)
 		return;
-	if (res->n == VALIDATE_ERRORS_KEPT) {
+	if (errors_full(c)) {
 		res->more++;
 		return;
 	}
@@ -231,17 +237,40 @@ static const char *name_text(const char *s, char buf[NAME_TEXT_SIZE])
 	return buf;
 }
 
-/* Paths are the code's keys and indexes: a cut one (never seen) still names the field's start. */
+/*
+ * Paths are the code's keys and indexes: a cut one (never seen) still names the field's
+ * start. Written by hand, not by snprintf(): a path is made for each of up to a hundred
+ * thousand elements of an array, most never shown.
+ */
+static size_t path_put(char *out, size_t at, const char *s, size_t n)
+{
+	if (at + n > PATH_MAX_LEN - 1)
+		n = PATH_MAX_LEN - 1 - at;
+	memcpy(out + at, s, n);
+	return at + n;
+}
+
 static void path_child(char *out, const char *base, const char *key)
 {
-	if (snprintf(out, PATH_MAX_LEN, "%s.%s", base, key) >= PATH_MAX_LEN)
-		out[PATH_MAX_LEN - 1] = '\0';
+	size_t at = path_put(out, 0, base, strlen(base));
+
+	at = path_put(out, at, ".", 1);
+	out[path_put(out, at, key, strlen(key))] = '\0';
 }
 
 static void path_index(char *out, const char *base, const char *key, size_t i)
 {
-	if (snprintf(out, PATH_MAX_LEN, "%s.%s[%zu]", base, key, i) >= PATH_MAX_LEN)
-		out[PATH_MAX_LEN - 1] = '\0';
+	char num[24];
+	size_t n = sizeof(num), at;
+
+	num[--n] = ']';
+	do
+		num[--n] = (char)('0' + i % 10);
+	while ((i /= 10) > 0);
+	num[--n] = '[';
+	path_child(out, base, key);
+	at = strlen(out);
+	out[path_put(out, at, num + n, sizeof(num) - n)] = '\0';
 }
 
 /* ---- typed members: present with the right type (1), absent (0), or an error (-1) ---- */
@@ -862,14 +891,24 @@ static void check_static_allocations(struct vctx *c, struct json_object *spec,
 	}
 	/* Each node and each prefix once; a repeat is named once, in the order first seen. */
 	n_nodes = listed_repeats(nodes, n_nodes);
-	for (size_t i = 0; i < n_nodes; i++)
+	for (size_t i = 0; i < n_nodes; i++) {
+		if (errors_full(c)) {
+			c->res->more += n_nodes - i;
+			break;
+		}
 		add(c, VALIDATE_INVALID, "spec.staticAllocations", JV(arr),
 		    "contains multiple entries for node %s", name_text(nodes[i].node, t));
+	}
 	n_prefixes = listed_repeats(prefixes, n_prefixes);
-	for (size_t i = 0; i < n_prefixes; i++)
+	for (size_t i = 0; i < n_prefixes; i++) {
+		if (errors_full(c)) {
+			c->res->more += n_prefixes - i;
+			break;
+		}
 		add(c, VALIDATE_INVALID, "spec.staticAllocations", JV(arr),
 		    "contains multiple entries for prefix %s",
 		    ip_prefix_format(&prefixes[i].pfx, t, sizeof(t)));
+	}
 }
 
 /* cidr, gatewayIndex, perNodeNetworkPrefix and what depends on them; @ret_net when cidr is valid. */
