@@ -39,8 +39,12 @@ static const char *const kind_text[] = {
 	[VALIDATE_FORBIDDEN] = "Forbidden",
 };
 
-/* The bytes of a value shown in an error; a longer one is cut and ends in "...". */
+/*
+ * The bytes of a string shown in an error, and of a value's text (escapes included); a
+ * longer one is cut and ends in "...".
+ */
 #define VALUE_MAX 256
+#define VALUE_TEXT_MAX (2 * VALUE_MAX)
 
 /* The offending value of an Invalid value error, rendered only when the error is kept. */
 enum value_kind {
@@ -146,7 +150,7 @@ static void put_json(struct text_buf *b, struct json_object *o, size_t limit)
 	}
 }
 
-/* @v as the text of a message, at most VALUE_MAX bytes and "...". */
+/* @v as the text of a message, at most VALUE_TEXT_MAX bytes and "...". */
 static void put_value(struct text_buf *b, const struct value *v)
 {
 	struct text_buf t = { 0 };
@@ -155,13 +159,13 @@ static void put_value(struct text_buf *b, const struct value *v)
 	if (v->kind == VAL_STR)
 		put_str(&t, v->s, strlen(v->s));
 	else if (v->kind == VAL_JSON)
-		put_json(&t, v->o, VALUE_MAX);
+		put_json(&t, v->o, VALUE_TEXT_MAX);
 	else
 		text_buf_puts(&t, v->s);
 	if (t.oom) {
 		b->oom = true;
 	} else {
-		n = utf8_cut(t.data ? t.data : "", t.len, VALUE_MAX);
+		n = utf8_cut(t.data ? t.data : "", t.len, VALUE_TEXT_MAX);
 		text_buf_add(b, t.data, n);
 		if (n < t.len)
 			text_buf_puts(b, "...");

@@ -20,7 +20,7 @@ enum validate_kind {
  */
 #define VALIDATE_ERRORS_KEPT 10
 /* No message of validate_message() is longer (the terminator not counted). */
-#define VALIDATE_MESSAGE_MAX 12288
+#define VALIDATE_MESSAGE_MAX 16384
 
 /* The field errors of one object, in the order the reference finds them. */
 struct validate_result {
