@@ -129,14 +129,17 @@ static void put_json(struct text_buf *b, struct json_object *o, size_t limit)
 		text_buf_putc(b, ']');
 		return;
 	case json_type_object: {
+		struct json_object_iterator it = json_object_iter_begin(o);
+		struct json_object_iterator end = json_object_iter_end(o);
+
 		text_buf_putc(b, '{');
-		json_object_object_foreach(o, key, val) {
-			if (b->len >= limit)
-				break;
+		for (; !json_object_iter_equal(&it, &end) && b->len < limit; json_object_iter_next(&it)) {
+			const char *key = json_object_iter_peek_name(&it);
+
 			text_buf_puts(b, i++ ? "," : "");
 			put_str(b, key, strlen(key));
 			text_buf_putc(b, ':');
-			put_json(b, val, limit);
+			put_json(b, json_object_iter_peek_value(&it), limit);
 		}
 		text_buf_putc(b, '}');
 		return;
