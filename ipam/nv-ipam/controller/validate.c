@@ -40,74 +40,244 @@ static const char *const kind_text[] = {
 };
 
 /*
- * One field error. @value is the offending value as JSON text (an Invalid value's only);
- * JSON quoting keeps whatever the object held on one line.
+ * The bytes of a string shown in an error, and of a value's text (escapes included); a
+ * longer one is cut and ends in "...".
  */
-static void add(struct vctx *c, enum validate_kind kind, const char *path, const char *value,
+#define VALUE_MAX 256
+#define VALUE_TEXT_MAX (2 * VALUE_MAX)
+
+/* The offending value of an Invalid value error, rendered only when the error is kept. */
+enum value_kind {
+	VAL_NONE, /* Required value, Forbidden */
+	VAL_JSON, /* a member of the object, as JSON */
+	VAL_STR,  /* a string, quoted */
+	VAL_RAW,  /* literal text ("0", "true") */
+};
+
+struct value {
+	enum value_kind kind;
+	struct json_object *o;
+	const char *s;
+};
+
+#define NO_VALUE ((struct value){ VAL_NONE, NULL, NULL })
+#define JV(obj) ((struct value){ VAL_JSON, (obj), NULL })
+#define SV(str) ((struct value){ VAL_STR, NULL, (str) })
+#define RV(text) ((struct value){ VAL_RAW, NULL, (text) })
+
+/* The length of @s cut to at most @max bytes, not inside a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+/* A string as a JSON string: its first VALUE_MAX bytes, then "..." when it is longer. */
+static void put_str(struct text_buf *b, const char *s, size_t len)
+{
+	char part[VALUE_MAX + 1];
+	size_t n = utf8_cut(s, len, VALUE_MAX), i = 0;
+
+	text_buf_putc(b, '"');
+	while (i < n) {
+		struct text_buf t = { 0 };
+		size_t k = strnlen(s + i, n - i);
+
+		memcpy(part, s + i, k);
+		part[k] = '\0';
+		text_buf_put_json_str(&t, part, TEXT_JSON_PLAIN);
+		if (t.oom || t.len < 2)
+			b->oom = true;
+		else
+			text_buf_add(b, t.data + 1, t.len - 2);
+		text_buf_free(&t);
+		i += k;
+		/* An embedded NUL is shown, not taken for the string's end. */
+		if (i < n) {
+			text_buf_puts(b, "\\u0000");
+			i++;
+		}
+	}
+	text_buf_putc(b, '"');
+	if (n < len)
+		text_buf_puts(b, "...");
+}
+
+/*
+ * A value as JSON text, as json-c writes it plainly, but only as far as @limit bytes of
+ * output: a member holding a whole array of a 3 MiB object costs what is shown of it.
+ */
+static void put_json(struct text_buf *b, struct json_object *o, size_t limit)
+{
+	size_t i = 0;
+
+	if (b->len >= limit)
+		return;
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+		put_str(b, json_object_get_string(o), (size_t)json_object_get_string_len(o));
+		return;
+	case json_type_array:
+		text_buf_putc(b, '[');
+		for (i = 0; i < json_object_array_length(o) && b->len < limit; i++) {
+			text_buf_puts(b, i ? "," : "");
+			put_json(b, json_object_array_get_idx(o, i), limit);
+		}
+		text_buf_putc(b, ']');
+		return;
+	case json_type_object: {
+		struct json_object_iterator it = json_object_iter_begin(o);
+		struct json_object_iterator end = json_object_iter_end(o);
+
+		text_buf_putc(b, '{');
+		for (; !json_object_iter_equal(&it, &end) && b->len < limit; json_object_iter_next(&it)) {
+			const char *key = json_object_iter_peek_name(&it);
+
+			text_buf_puts(b, i++ ? "," : "");
+			put_str(b, key, strlen(key));
+			text_buf_putc(b, ':');
+			put_json(b, json_object_iter_peek_value(&it), limit);
+		}
+		text_buf_putc(b, '}');
+		return;
+	}
+	case json_type_null:
+	case json_type_boolean:
+	case json_type_double:
+	case json_type_int:
+		text_buf_puts(b, o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "null");
+		return;
+	}
+}
+
+/* @v as the text of a message, at most VALUE_TEXT_MAX bytes and "...". */
+static void put_value(struct text_buf *b, const struct value *v)
+{
+	struct text_buf t = { 0 };
+	size_t n;
+
+	if (v->kind == VAL_STR)
+		put_str(&t, v->s, strlen(v->s));
+	else if (v->kind == VAL_JSON)
+		put_json(&t, v->o, VALUE_TEXT_MAX);
+	else
+		text_buf_puts(&t, v->s);
+	if (t.oom) {
+		b->oom = true;
+	} else {
+		n = utf8_cut(t.data ? t.data : "", t.len, VALUE_TEXT_MAX);
+		text_buf_add(b, t.data, n);
+		if (n < t.len)
+			text_buf_puts(b, "...");
+	}
+	text_buf_free(&t);
+}
+
+/* Whether another error would only be counted: what it names need not be written out. */
+static bool errors_full(const struct vctx *c)
+{
+	return c->res->n == VALIDATE_ERRORS_KEPT;
+}
+
+/*
+ * One field error. Past VALIDATE_ERRORS_KEPT it is only counted, before anything is
+ * formatted: a flood of errors costs a counter each. A repeat of a kept one is dropped, as
+ * Kubernetes' aggregate drops it.
+ */
+static void add(struct vctx *c, enum validate_kind kind, const char *path, struct value value,
 		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static void add(struct vctx *c, enum validate_kind kind, const char *path, const char *value,
+static void add(struct vctx *c, enum validate_kind kind, const char *path, struct value value,
 		const char *fmt, ...)
 {
+	struct validate_result *res = c->res;
+	struct text_buf b = { 0 };
 	char detail[512];
-	char **v;
-	char *line;
 	va_list ap;
-	int r;
 
 	if (c->err)
 		return;
+	if (errors_full(c)) {
+		res->more++;
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	if (kind == VALIDATE_INVALID)
-		r = asprintf(&line, "%s: %s: %s: %s", path, kind_text[kind], value, detail);
-	else
-		r = asprintf(&line, "%s: %s: %s", path, kind_text[kind], detail);
-	v = r < 0 ? NULL : realloc(c->res->errors, (c->res->n + 1) * sizeof(*v));
-	if (!v) {
-		if (r >= 0)
-			free(line);
+	text_buf_puts(&b, path);
+	text_buf_puts(&b, ": ");
+	text_buf_puts(&b, kind_text[kind]);
+	text_buf_puts(&b, ": ");
+	if (kind == VALIDATE_INVALID) {
+		put_value(&b, &value);
+		text_buf_puts(&b, ": ");
+	}
+	text_buf_puts(&b, detail);
+	text_buf_putc(&b, '\0');
+	if (b.oom) {
+		text_buf_free(&b);
 		c->err = -ENOMEM;
 		return;
 	}
-	v[c->res->n++] = line;
-	c->res->errors = v;
+	for (size_t i = 0; i < res->n; i++)
+		if (strcmp(res->errors[i], b.data) == 0) {
+			text_buf_free(&b);
+			return;
+		}
+	if (!res->errors && !(res->errors = calloc(VALIDATE_ERRORS_KEPT, sizeof(*res->errors)))) {
+		text_buf_free(&b);
+		c->err = -ENOMEM;
+		return;
+	}
+	res->errors[res->n++] = b.data;
 }
 
-/* A value as JSON text for a message; "null" for none. */
-static const char *jtext(struct json_object *o)
-{
-	return o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-						     JSON_C_TO_STRING_NOSLASHESCAPE)
-		 : "null";
-}
+/* A name of the object in an error's detail: escaped, cut short in @buf (NAME_TEXT_SIZE). */
+#define NAME_TEXT_SIZE 200
 
-/* A string as JSON text (quoted and escaped), in @buf. */
-static const char *qtext(const char *s, char *buf, size_t size)
+static const char *name_text(const char *s, char buf[NAME_TEXT_SIZE])
 {
-	struct text_buf b = { 0 };
-
-	text_buf_put_json_str(&b, s, TEXT_JSON_PLAIN);
-	if (b.oom || !b.data)
-		snprintf(buf, size, "\"\"");
-	else
-		snprintf(buf, size, "%.*s", (int)b.len, b.data);
-	text_buf_free(&b);
+	text_escape(s, strlen(s), buf, NAME_TEXT_SIZE);
 	return buf;
 }
 
-/* Paths are the code's keys and indexes: a cut one (never seen) still names the field's start. */
+/*
+ * Paths are the code's keys and indexes: a cut one (never seen) still names the field's
+ * start. Written by hand, not by snprintf(): a path is made for each of up to a hundred
+ * thousand elements of an array, most never shown.
+ */
+static size_t path_put(char *out, size_t at, const char *s, size_t n)
+{
+	if (at + n > PATH_MAX_LEN - 1)
+		n = PATH_MAX_LEN - 1 - at;
+	memcpy(out + at, s, n);
+	return at + n;
+}
+
 static void path_child(char *out, const char *base, const char *key)
 {
-	if (snprintf(out, PATH_MAX_LEN, "%s.%s", base, key) >= PATH_MAX_LEN)
-		out[PATH_MAX_LEN - 1] = '\0';
+	size_t at = path_put(out, 0, base, strlen(base));
+
+	at = path_put(out, at, ".", 1);
+	out[path_put(out, at, key, strlen(key))] = '\0';
 }
 
 static void path_index(char *out, const char *base, const char *key, size_t i)
 {
-	if (snprintf(out, PATH_MAX_LEN, "%s.%s[%zu]", base, key, i) >= PATH_MAX_LEN)
-		out[PATH_MAX_LEN - 1] = '\0';
+	char num[24];
+	size_t n = sizeof(num), at;
+
+	num[--n] = ']';
+	do
+		num[--n] = (char)('0' + i % 10);
+	while ((i /= 10) > 0);
+	num[--n] = '[';
+	path_child(out, base, key);
+	at = strlen(out);
+	out[path_put(out, at, num + n, sizeof(num) - n)] = '\0';
 }
 
 /* ---- typed members: present with the right type (1), absent (0), or an error (-1) ---- */
@@ -133,7 +303,12 @@ static int get_str(struct vctx *c, struct json_object *o, const char *base, cons
 		return 0;
 	if (!json_object_is_type(v, json_type_string)) {
 		path_child(path, base, key);
-		add(c, VALIDATE_INVALID, path, jtext(v), "must be a string");
+		add(c, VALIDATE_INVALID, path, JV(v), "must be a string");
+		return -1;
+	}
+	if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v)) {
+		path_child(path, base, key);
+		add(c, VALIDATE_INVALID, path, JV(v), "must not contain a NUL character");
 		return -1;
 	}
 	*ret = json_object_get_string(v);
@@ -151,13 +326,13 @@ static int get_int(struct vctx *c, struct json_object *o, const char *base, cons
 		return 0;
 	path_child(path, base, key);
 	if (!json_object_is_type(v, json_type_int)) {
-		add(c, VALIDATE_INVALID, path, jtext(v), "must be an integer");
+		add(c, VALIDATE_INVALID, path, JV(v), "must be an integer");
 		return -1;
 	}
 	errno = 0;
 	*ret = json_object_get_int64(v);
 	if (errno || *ret < min || *ret > max) {
-		add(c, VALIDATE_INVALID, path, jtext(v), "must be a %s integer",
+		add(c, VALIDATE_INVALID, path, JV(v), "must be a %s integer",
 		    max == INT32_MAX ? "32-bit" : "64-bit");
 		*ret = 0;
 		return -1;
@@ -176,7 +351,7 @@ static int get_bool(struct vctx *c, struct json_object *o, const char *base, con
 		return 0;
 	if (!json_object_is_type(v, json_type_boolean)) {
 		path_child(path, base, key);
-		add(c, VALIDATE_INVALID, path, jtext(v), "must be a boolean");
+		add(c, VALIDATE_INVALID, path, JV(v), "must be a boolean");
 		return -1;
 	}
 	*ret = json_object_get_boolean(v);
@@ -197,16 +372,20 @@ static int get_array(struct vctx *c, struct json_object *o, const char *base, co
 		return 0;
 	if (!json_object_is_type(v, json_type_array)) {
 		path_child(path, base, key);
-		add(c, VALIDATE_INVALID, path, jtext(v), "must be an array");
+		add(c, VALIDATE_INVALID, path, JV(v), "must be an array");
 		return -1;
 	}
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
 		struct json_object *e = json_object_array_get_idx(v, i);
 
-		if (json_object_is_type(e, want))
+		if (json_object_is_type(e, want) &&
+		    (!strings || strlen(json_object_get_string(e)) == (size_t)json_object_get_string_len(e)))
 			continue;
 		path_index(path, base, key, i);
-		add(c, VALIDATE_INVALID, path, jtext(e), "must be %s", strings ? "a string" : "an object");
+		if (json_object_is_type(e, want))
+			add(c, VALIDATE_INVALID, path, JV(e), "must not contain a NUL character");
+		else
+			add(c, VALIDATE_INVALID, path, JV(e), "must be %s", strings ? "a string" : "an object");
 		rc = -1;
 	}
 	*ret = rc > 0 ? v : NULL;
@@ -246,11 +425,9 @@ static void check_label_key(struct vctx *c, const char *path, const char *key)
 	const char *slash = strchr(key, '/');
 	const char *name = slash ? slash + 1 : key;
 	size_t n = strlen(name);
-	char q[600];
 
-	qtext(key, q, sizeof(q));
 	if (slash && strchr(name, '/')) {
-		add(c, VALIDATE_INVALID, path, q, "must be a name with an optional DNS subdomain prefix "
+		add(c, VALIDATE_INVALID, path, SV(key), "must be a name with an optional DNS subdomain prefix "
 		    "and '/' (e.g. 'example.com/MyName')");
 		return;
 	}
@@ -259,20 +436,20 @@ static void check_label_key(struct vctx *c, const char *path, const char *key)
 					       : dns_subdomain_problem(key, (size_t)(slash - key));
 
 		if (why)
-			add(c, VALIDATE_INVALID, path, q, "prefix part %s", why);
+			add(c, VALIDATE_INVALID, path, SV(key), "prefix part %s", why);
 	}
 	if (n == 0) {
-		add(c, VALIDATE_INVALID, path, q, "name part must be non-empty");
+		add(c, VALIDATE_INVALID, path, SV(key), "name part must be non-empty");
 		return;
 	}
 	if (n > 63)
-		add(c, VALIDATE_INVALID, path, q, "name part must be no more than 63 characters");
+		add(c, VALIDATE_INVALID, path, SV(key), "name part must be no more than 63 characters");
 	for (size_t i = 0; i < n; i++) {
 		bool edge = i == 0 || i + 1 == n;
 
 		if (is_alnum(name[i]) || (!edge && (name[i] == '-' || name[i] == '_' || name[i] == '.')))
 			continue;
-		add(c, VALIDATE_INVALID, path, q, "name part must consist of alphanumeric characters, "
+		add(c, VALIDATE_INVALID, path, SV(key), "name part must consist of alphanumeric characters, "
 		    "'-', '_' or '.', and start and end with an alphanumeric character");
 		return;
 	}
@@ -282,10 +459,11 @@ static void check_name(struct vctx *c, struct json_object *pool, const char *kin
 {
 	struct json_object *v = member(member(pool, "metadata"), "name");
 	const char *name = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-	char q[600];
 
-	if (!cni_env_valid_id(name))
-		add(c, VALIDATE_INVALID, "metadata.name", qtext(name, q, sizeof(q)),
+	if (v && strlen(name) != (size_t)json_object_get_string_len(v))
+		add(c, VALIDATE_INVALID, "metadata.name", JV(v), "must not contain a NUL character");
+	else if (!cni_env_valid_id(name))
+		add(c, VALIDATE_INVALID, "metadata.name", SV(name),
 		    "invalid %s pool name, should be compatible with CNI network name", kind);
 }
 
@@ -308,7 +486,7 @@ static void check_requirement(struct vctx *c, struct json_object *req, const cha
 {
 	struct json_object *values;
 	const char *key, *op_s;
-	char path[PATH_MAX_LEN], q[600];
+	char path[PATH_MAX_LEN];
 	size_t n;
 	enum op op;
 
@@ -321,15 +499,15 @@ static void check_requirement(struct vctx *c, struct json_object *req, const cha
 	if (field) {
 		if (op == OP_IN || op == OP_NOT_IN) {
 			if (n != 1)
-				add(c, VALIDATE_REQUIRED, path, NULL,
+				add(c, VALIDATE_REQUIRED, path, NO_VALUE,
 				    "must be exactly one value when `operator` is 'In' or 'NotIn' for a node field selector");
 		} else {
 			path_child(path, base, "operator");
-			add(c, VALIDATE_INVALID, path, qtext(op_s, q, sizeof(q)), "not a valid selector operator");
+			add(c, VALIDATE_INVALID, path, SV(op_s), "not a valid selector operator");
 		}
 		if (strcmp(key, "metadata.name") != 0) {
 			path_child(path, base, "key");
-			add(c, VALIDATE_INVALID, path, qtext(key, q, sizeof(q)),
+			add(c, VALIDATE_INVALID, path, SV(key),
 			    "not a valid field selector key (only metadata.name)");
 			return;
 		}
@@ -339,7 +517,7 @@ static void check_requirement(struct vctx *c, struct json_object *req, const cha
 
 			path_index(path, base, "values", i);
 			if (why)
-				add(c, VALIDATE_INVALID, path, qtext(v, q, sizeof(q)), "%s", why);
+				add(c, VALIDATE_INVALID, path, SV(v), "%s", why);
 		}
 		return;
 	}
@@ -347,24 +525,24 @@ static void check_requirement(struct vctx *c, struct json_object *req, const cha
 	case OP_IN:
 	case OP_NOT_IN:
 		if (n == 0)
-			add(c, VALIDATE_REQUIRED, path, NULL,
+			add(c, VALIDATE_REQUIRED, path, NO_VALUE,
 			    "must be specified when `operator` is 'In' or 'NotIn'");
 		break;
 	case OP_EXISTS:
 	case OP_DOES_NOT_EXIST:
 		if (n > 0)
-			add(c, VALIDATE_FORBIDDEN, path, NULL,
+			add(c, VALIDATE_FORBIDDEN, path, NO_VALUE,
 			    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
 		break;
 	case OP_GT:
 	case OP_LT:
 		if (n != 1)
-			add(c, VALIDATE_REQUIRED, path, NULL,
+			add(c, VALIDATE_REQUIRED, path, NO_VALUE,
 			    "must be a single value when `operator` is 'Lt' or 'Gt'");
 		break;
 	case OP_OTHER:
 		path_child(path, base, "operator");
-		add(c, VALIDATE_INVALID, path, qtext(op_s, q, sizeof(q)), "not a valid selector operator");
+		add(c, VALIDATE_INVALID, path, SV(op_s), "not a valid selector operator");
 		break;
 	}
 	path_child(path, base, "key");
@@ -380,13 +558,13 @@ static void check_node_selector(struct vctx *c, struct json_object *spec)
 	if (!sel)
 		return;
 	if (!json_object_is_type(sel, json_type_object)) {
-		add(c, VALIDATE_INVALID, "spec.nodeSelector", jtext(sel), "must be an object");
+		add(c, VALIDATE_INVALID, "spec.nodeSelector", JV(sel), "must be an object");
 		return;
 	}
 	if (get_array(c, sel, "spec", "nodeSelectorTerms", false, &terms) < 0)
 		return;
 	if (!terms || json_object_array_length(terms) == 0) {
-		add(c, VALIDATE_REQUIRED, "spec.nodeSelectorTerms", NULL,
+		add(c, VALIDATE_REQUIRED, "spec.nodeSelectorTerms", NO_VALUE,
 		    "must have at least one node selector term");
 		return;
 	}
@@ -414,11 +592,10 @@ static void check_node_selector(struct vctx *c, struct json_object *spec)
 /* An address; false (and an error) when it is not one. */
 static bool parse_ip(struct vctx *c, const char *path, const char *s, struct ip_addr *ret)
 {
-	char q[600];
 
 	if (ip_addr_parse(s, ret) == 0)
 		return true;
-	add(c, VALIDATE_INVALID, path, qtext(s, q, sizeof(q)), "is not a valid IP address");
+	add(c, VALIDATE_INVALID, path, SV(s), "is not a valid IP address");
 	return false;
 }
 
@@ -444,7 +621,7 @@ static void check_exclusions(struct vctx *c, struct json_object *spec, const str
 		const char *keys[2] = { "startIP", "endIP" };
 		struct ip_addr a[2];
 		bool ok[2] = { false, false };
-		char base[PATH_MAX_LEN], path[PATH_MAX_LEN], q[600];
+		char base[PATH_MAX_LEN], path[PATH_MAX_LEN];
 
 		path_index(base, "spec", "exclusions", i);
 		for (size_t k = 0; k < 2; k++) {
@@ -457,12 +634,12 @@ static void check_exclusions(struct vctx *c, struct json_object *spec, const str
 				continue;
 			ok[k] = true;
 			if (!ip_prefix_contains(net, &a[k]))
-				add(c, VALIDATE_INVALID, path, qtext(s, q, sizeof(q)),
+				add(c, VALIDATE_INVALID, path, SV(s),
 				    "is not part of the %s subnet", nt);
 		}
 		if (ok[0] && ok[1] && a[0].family == a[1].family &&
 		    ipmath_from_addr(&a[1]) < ipmath_from_addr(&a[0]))
-			add(c, VALIDATE_INVALID, base, jtext(e), "endIP should be equal or greater than startIP");
+			add(c, VALIDATE_INVALID, base, JV(e), "endIP should be equal or greater than startIP");
 	}
 }
 
@@ -486,15 +663,15 @@ static void check_per_node(struct vctx *c, struct json_object *spec, int64_t max
 		for (size_t k = 0; k < 2; k++) {
 			path_child(path, base, keys[k]);
 			if (got[k] >= 0 && v[k] < 0)
-				add(c, VALIDATE_INVALID, path, jtext(member(e, keys[k])), "must be non-negative");
+				add(c, VALIDATE_INVALID, path, JV(member(e, keys[k])), "must be non-negative");
 		}
 		if (got[0] >= 0 && got[1] >= 0 && v[1] < v[0])
-			add(c, VALIDATE_INVALID, base, jtext(e),
+			add(c, VALIDATE_INVALID, base, JV(e),
 			    "endIndex must be greater than or equal to startIndex");
 		for (size_t k = 0; k < 2; k++) {
 			path_child(path, base, keys[k]);
 			if (got[k] >= 0 && v[k] > max)
-				add(c, VALIDATE_INVALID, path, jtext(member(e, keys[k])),
+				add(c, VALIDATE_INVALID, path, JV(member(e, keys[k])),
 				    "index is outside of the per-node %s range (max: %lld)", what, (long long)max);
 		}
 	}
@@ -510,16 +687,16 @@ static void check_routes(struct vctx *c, struct json_object *spec, const struct 
 
 	r = get_bool(c, spec, "spec", "defaultGateway", &def);
 	if (r > 0 && def && !has_gateway)
-		add(c, VALIDATE_INVALID, "spec.defaultGateway", "true", "cannot be true if spec.%s is not set",
+		add(c, VALIDATE_INVALID, "spec.defaultGateway", RV("true"), "cannot be true if spec.%s is not set",
 		    gw_field);
 	if (get_array(c, spec, "spec", "routes", false, &arr) <= 0)
 		return;
 	if (!has_gateway && json_object_array_length(arr) > 0)
-		add(c, VALIDATE_INVALID, "spec.routes", jtext(arr), "cannot be set if spec.%s is not set",
+		add(c, VALIDATE_INVALID, "spec.routes", JV(arr), "cannot be set if spec.%s is not set",
 		    gw_field);
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		char base[PATH_MAX_LEN], path[PATH_MAX_LEN], q[600];
+		char base[PATH_MAX_LEN], path[PATH_MAX_LEN];
 		struct ip_prefix dst;
 		const char *s;
 
@@ -527,15 +704,14 @@ static void check_routes(struct vctx *c, struct json_object *spec, const struct 
 		if (get_str(c, e, base, "dst", &s) < 0)
 			continue;
 		path_child(path, base, "dst");
-		qtext(s, q, sizeof(q));
-		if (ip_prefix_parse(s, &dst) < 0) {
-			add(c, VALIDATE_INVALID, path, q, "is not a valid CIDR");
+			if (ip_prefix_parse(s, &dst) < 0) {
+			add(c, VALIDATE_INVALID, path, SV(s), "is not a valid CIDR");
 			continue;
 		}
 		if (net && dst.addr.family != net->addr.family)
-			add(c, VALIDATE_INVALID, path, q, "is not of the pool's address family (IPv4/IPv6)");
+			add(c, VALIDATE_INVALID, path, SV(s), "is not of the pool's address family (IPv4/IPv6)");
 		if (def && dst.len == 0)
-			add(c, VALIDATE_INVALID, path, q,
+			add(c, VALIDATE_INVALID, path, SV(s),
 			    "a default route is not allowed when 'defaultGateway' is true");
 	}
 }
@@ -568,29 +744,28 @@ int validate_ippool(struct json_object *pool, struct validate_result *ret)
 	const char *subnet, *gateway;
 	bool net_ok = false;
 	int64_t size = 0;
-	char q[600];
 	int r;
 
 	check_name(&c, pool, "IP");
 	if (get_str(&c, spec, "spec", "subnet", &subnet) >= 0) {
 		net_ok = ip_prefix_parse(subnet, &net) == 0;
 		if (!net_ok)
-			add(&c, VALIDATE_INVALID, "spec.subnet", qtext(subnet, q, sizeof(q)),
+			add(&c, VALIDATE_INVALID, "spec.subnet", SV(subnet),
 			    "is not a valid CIDR");
 	}
 	r = get_int(&c, spec, "spec", "perNodeBlockSize", INT64_MIN, INT64_MAX, &size);
 	if (r >= 0 && size < 1)
-		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", r ? jtext(member(spec, "perNodeBlockSize")) : "0",
+		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", r ? JV(member(spec, "perNodeBlockSize")) : RV("0"),
 		    "must be at least 1");
 	if (net_ok && size >= 1 && usable_count(&net) < (u128)size)
-		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", jtext(member(spec, "perNodeBlockSize")),
+		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", JV(member(spec, "perNodeBlockSize")),
 		    "is larger than the number of usable addresses in the subnet");
 	check_exclusions(&c, spec, net_ok ? &net : NULL);
 	if (size >= 1)
 		check_per_node(&c, spec, size - 1 > INT32_MAX ? INT32_MAX : size - 1, "block");
 	if (get_str(&c, spec, "spec", "gateway", &gateway) > 0 && *gateway &&
 	    parse_ip(&c, "spec.gateway", gateway, &gw) && net_ok && !ip_prefix_contains(&net, &gw))
-		add(&c, VALIDATE_INVALID, "spec.gateway", qtext(gateway, q, sizeof(q)), "is not part of the subnet");
+		add(&c, VALIDATE_INVALID, "spec.gateway", SV(gateway), "is not part of the subnet");
 	check_node_selector(&c, spec);
 	check_routes(&c, spec, net_ok ? &net : NULL, *gateway != '\0', "gateway");
 	if (c.err) {
@@ -615,13 +790,63 @@ static bool gateway_index_ok(const struct ip_prefix *net, unsigned int len, int6
 	return index != 0 && (u128)index <= count;
 }
 
+/* A node name or a prefix of staticAllocations, and where it is listed. */
+struct listed {
+	const char *node; /* NULL for a prefix */
+	struct ip_prefix pfx;
+	size_t pos;
+};
+
+static int listed_key_cmp(const struct listed *x, const struct listed *y)
+{
+	if (x->node)
+		return strcmp(x->node, y->node);
+	if (x->pfx.len != y->pfx.len)
+		return x->pfx.len < y->pfx.len ? -1 : 1;
+	return ip_addr_cmp(&x->pfx.addr, &y->pfx.addr);
+}
+
+static int listed_cmp(const void *a, const void *b)
+{
+	const struct listed *x = a, *y = b;
+	int r = listed_key_cmp(x, y);
+
+	return r ? r : (x->pos < y->pos ? -1 : x->pos > y->pos);
+}
+
+static int listed_pos_cmp(const void *a, const void *b)
+{
+	const struct listed *x = a, *y = b;
+
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * What is listed more than once, each once and in the order first listed, moved to the
+ * front of @v: sorted, equal ones are neighbours, whatever their number.
+ */
+static size_t listed_repeats(struct listed *v, size_t n)
+{
+	size_t m = 0;
+
+	qsort(v, n, sizeof(*v), listed_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && listed_key_cmp(&v[i], &v[j]) == 0; j++)
+			;
+		if (j - i > 1)
+			v[m++] = v[i];
+	}
+	qsort(v, m, sizeof(*v), listed_pos_cmp);
+	return m;
+}
+
 static void check_static_allocations(struct vctx *c, struct json_object *spec,
 				     const struct ip_prefix *cidr, unsigned int len)
 {
 	struct json_object *arr;
-	_cleanup_free_ const char **nodes = NULL;
-	_cleanup_free_ struct ip_prefix *prefixes = NULL;
+	_cleanup_free_ struct listed *nodes = NULL, *prefixes = NULL;
 	size_t n, n_nodes = 0, n_prefixes = 0;
+	char t[NAME_TEXT_SIZE];
 
 	if (get_array(c, spec, "spec", "staticAllocations", false, &arr) <= 0)
 		return;
@@ -634,68 +859,62 @@ static void check_static_allocations(struct vctx *c, struct json_object *spec,
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		char base[PATH_MAX_LEN], path[PATH_MAX_LEN], q[600];
+		char base[PATH_MAX_LEN], path[PATH_MAX_LEN];
 		const char *node, *pfx_s, *gw_s;
 		struct ip_prefix pfx, pnet;
 		struct ip_addr gw;
 
 		path_index(base, "spec", "staticAllocations", i);
 		if (get_str(c, e, base, "nodeName", &node) > 0 && *node)
-			nodes[n_nodes++] = node;
+			nodes[n_nodes++] = (struct listed){ .node = node, .pos = i };
 		if (get_str(c, e, base, "prefix", &pfx_s) < 0)
 			continue;
 		path_child(path, base, "prefix");
-		qtext(pfx_s, q, sizeof(q));
 		if (ip_prefix_parse(pfx_s, &pfx) < 0) {
-			add(c, VALIDATE_INVALID, path, q, "is not a valid network prefix");
+			add(c, VALIDATE_INVALID, path, SV(pfx_s), "is not a valid network prefix");
 			continue;
 		}
 		pnet = ip_prefix_network(&pfx);
 		if (!ip_addr_equal(&pnet.addr, &pfx.addr)) {
-			add(c, VALIDATE_INVALID, path, q, "network prefix has host bits set");
+			add(c, VALIDATE_INVALID, path, SV(pfx_s), "network prefix has host bits set");
 			continue;
 		}
-		prefixes[n_prefixes++] = pfx;
+		prefixes[n_prefixes++] = (struct listed){ .pfx = pfx, .pos = i };
 		if (!ip_prefix_contains(cidr, &pfx.addr)) {
-			add(c, VALIDATE_INVALID, path, q, "prefix is not part of the pool cidr");
+			add(c, VALIDATE_INVALID, path, SV(pfx_s), "prefix is not part of the pool cidr");
 			continue;
 		}
 		if (pfx.len != len) {
-			add(c, VALIDATE_INVALID, path, q, "prefix size doesn't match spec.perNodeNetworkPrefix");
+			add(c, VALIDATE_INVALID, path, SV(pfx_s), "prefix size doesn't match spec.perNodeNetworkPrefix");
 			continue;
 		}
 		if (get_str(c, e, base, "gateway", &gw_s) <= 0 || !*gw_s)
 			continue;
 		path_child(path, base, "gateway");
 		if (ip_addr_parse(gw_s, &gw) < 0)
-			add(c, VALIDATE_INVALID, path, qtext(gw_s, q, sizeof(q)), "is not a valid IP address");
+			add(c, VALIDATE_INVALID, path, SV(gw_s), "is not a valid IP address");
 		else if (!ip_prefix_contains(&pfx, &gw))
-			add(c, VALIDATE_INVALID, path, qtext(gw_s, q, sizeof(q)), "is outside of the node prefix");
+			add(c, VALIDATE_INVALID, path, SV(gw_s), "is outside of the node prefix");
 	}
 	/* Each node and each prefix once; a repeat is named once, in the order first seen. */
+	n_nodes = listed_repeats(nodes, n_nodes);
 	for (size_t i = 0; i < n_nodes; i++) {
-		size_t k = 0, j;
-
-		for (j = 0; j < i && strcmp(nodes[j], nodes[i]) != 0; j++)
-			;
-		for (size_t m = i; j == i && m < n_nodes; m++)
-			k += strcmp(nodes[m], nodes[i]) == 0;
-		if (k > 1)
-			add(c, VALIDATE_INVALID, "spec.staticAllocations", jtext(arr),
-			    "contains multiple entries for node %s", nodes[i]);
+		if (errors_full(c)) {
+			c->res->more += n_nodes - i;
+			break;
+		}
+		add(c, VALIDATE_INVALID, "spec.staticAllocations", JV(arr),
+		    "contains multiple entries for node %s", name_text(nodes[i].node, t));
 	}
+	n_prefixes = listed_repeats(prefixes, n_prefixes);
 	for (size_t i = 0; i < n_prefixes; i++) {
-		size_t k = 0, j;
-		char t[IP_PREFIX_STRLEN];
-
-		for (j = 0; j < i && !(prefixes[j].len == prefixes[i].len &&
-				       ip_addr_equal(&prefixes[j].addr, &prefixes[i].addr)); j++)
-			;
-		for (size_t m = i; j == i && m < n_prefixes; m++)
-			k += prefixes[m].len == prefixes[i].len && ip_addr_equal(&prefixes[m].addr, &prefixes[i].addr);
-		if (k > 1)
-			add(c, VALIDATE_INVALID, "spec.staticAllocations", jtext(arr),
-			    "contains multiple entries for prefix %s", ip_prefix_format(&prefixes[i], t, sizeof(t)));
+		if (errors_full(c)) {
+			c->res->more += n_prefixes - i;
+			break;
+		}
+		add(c, VALIDATE_INVALID, "spec.staticAllocations", JV(arr),
+		    "contains multiple entries for prefix %s",
+		    ip_prefix_format(&prefixes[i].pfx, t, sizeof(t)));
 	}
 }
 
@@ -707,21 +926,19 @@ static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefi
 	const char *cidr;
 	int64_t idx = 0, len = 0;
 	int r_idx, r_len;
-	char q[600];
 
 	*ret_net_ok = false;
 	if (get_str(c, spec, "spec", "cidr", &cidr) < 0)
 		return;
-	qtext(cidr, q, sizeof(q));
 	if (ip_prefix_parse(cidr, &net) < 0) {
-		add(c, VALIDATE_INVALID, "spec.cidr", q, "is not a valid CIDR");
+		add(c, VALIDATE_INVALID, "spec.cidr", SV(cidr), "is not a valid CIDR");
 		return;
 	}
 	*ret_net = net;
 	*ret_net_ok = true;
 	pnet = ip_prefix_network(&net);
 	if (!ip_addr_equal(&pnet.addr, &net.addr)) {
-		add(c, VALIDATE_INVALID, "spec.cidr", q, "network prefix has host bits set");
+		add(c, VALIDATE_INVALID, "spec.cidr", SV(cidr), "network prefix has host bits set");
 		return;
 	}
 	/* As the reference: the first of these errors ends the checks of the addressing. */
@@ -729,7 +946,7 @@ static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefi
 	if (r_idx < 0)
 		return;
 	if (r_idx > 0 && idx < 0) {
-		add(c, VALIDATE_INVALID, "spec.gatewayIndex", jtext(member(spec, "gatewayIndex")),
+		add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(member(spec, "gatewayIndex")),
 		    "must not be negative");
 		return;
 	}
@@ -737,18 +954,18 @@ static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefi
 	if (r_len < 0)
 		return;
 	if (len < 0) {
-		add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix", jtext(member(spec, "perNodeNetworkPrefix")),
+		add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix", JV(member(spec, "perNodeNetworkPrefix")),
 		    "must not be negative");
 		return;
 	}
 	if (len == 0 || len > (int64_t)ipmath_bits(net.addr.family) || len < (int64_t)net.len) {
 		add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix",
-		    r_len ? jtext(member(spec, "perNodeNetworkPrefix")) : "0",
+		    r_len ? JV(member(spec, "perNodeNetworkPrefix")) : RV("0"),
 		    "must be between the prefix length of \"cidr\" and %u", ipmath_bits(net.addr.family));
 		return;
 	}
 	if (r_idx > 0 && !gateway_index_ok(&net, (unsigned int)len, idx))
-		add(c, VALIDATE_INVALID, "spec.gatewayIndex", jtext(member(spec, "gatewayIndex")),
+		add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(member(spec, "gatewayIndex")),
 		    "gateway index is outside of the node prefix");
 	check_exclusions(c, spec, &net);
 	{
@@ -782,28 +999,19 @@ int validate_cidrpool(struct json_object *pool, struct validate_result *ret)
 char *validate_message(const struct validate_result *res)
 {
 	struct text_buf b = { 0 };
-	size_t shown = 0;
+	bool list = res->n > 1 || res->more;
+	char more[64];
 
+	text_buf_puts(&b, list ? "[" : "");
 	for (size_t i = 0; i < res->n; i++) {
-		bool repeat = false;
-
-		for (size_t j = 0; j < i && !repeat; j++)
-			repeat = strcmp(res->errors[i], res->errors[j]) == 0;
-		if (repeat)
-			continue;
-		text_buf_puts(&b, shown ? ", " : "");
+		text_buf_puts(&b, i ? ", " : "");
 		text_buf_puts(&b, res->errors[i]);
-		shown++;
 	}
-	if (shown > 1) {
-		struct text_buf w = { 0 };
-
-		text_buf_putc(&w, '[');
-		text_buf_add(&w, b.data, b.len);
-		text_buf_putc(&w, ']');
-		text_buf_free(&b);
-		b = w;
+	if (res->more) {
+		snprintf(more, sizeof(more), ", and %zu more error%s", res->more, res->more > 1 ? "s" : "");
+		text_buf_puts(&b, more);
 	}
+	text_buf_puts(&b, list ? "]" : "");
 	text_buf_putc(&b, '\0');
 	if (b.oom) {
 		text_buf_free(&b);

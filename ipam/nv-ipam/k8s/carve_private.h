@@ -47,6 +47,9 @@ struct carve_spec {
 	u128 gw_index;
 	struct static_alloc *statics;
 	size_t n_statics;
+	const struct static_alloc **by_node;  /* those with a node, sorted by node name */
+	size_t n_by_node;
+	const struct static_alloc **by_index; /* all of them, sorted by block index */
 	struct json_object *selector;
 	struct cni_err *err;      /* why the spec is invalid (InvalidSpec) */
 };
@@ -94,6 +97,15 @@ bool carve_block_excluded(const struct space *sp, u128 k, u128 *ret_next);
  * Return: the allocation, NULL when none.
  */
 const struct static_alloc *carve_static_for(const struct carve_spec *p, const char *node);
+
+/**
+ * carve_static_at() - a CIDRPool's static allocation of a prefix
+ * @p: spec
+ * @index: the prefix's block index
+ *
+ * Return: the allocation (with or without a node), NULL when none.
+ */
+const struct static_alloc *carve_static_at(const struct carve_spec *p, u128 index);
 
 /**
  * carve_gateway() - the gateway a CIDRPool allocation of prefix @index must carry

@@ -218,53 +218,132 @@ static bool index_gateway(const struct carve_spec *p, u128 base, struct ip_addr 
 	return true;
 }
 
+/* One element of staticAllocations, the @i-th; its failure in @err. */
+static int parse_static(const struct carve_spec *p, struct json_object *e, size_t i,
+			struct static_alloc *st, struct cni_err *err)
+{
+	struct ip_prefix pfx, pnet;
+	const char *s = NULL;
+	char where[48];
+	int r;
+
+	snprintf(where, sizeof(where), "staticAllocations[%zu]: ", i);
+	st->node = "";
+	if (spec_read_str(e, where, "nodeName", false, &st->node, err) < 0 ||
+	    spec_read_str(e, where, "prefix", true, &s, err) < 0)
+		return -EINVAL;
+	if (ip_prefix_parse(s, &pfx) < 0)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "%s\"prefix\" %s is not a valid network prefix", where, s);
+	pnet = ip_prefix_network(&pfx);
+	if (!ip_addr_equal(&pnet.addr, &pfx.addr))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "%s\"prefix\" %s: network prefix has host bits set", where, s);
+	if (!ip_prefix_contains(&p->net, &pfx.addr))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "%s\"prefix\" %s is not part of the pool cidr", where, s);
+	if (pfx.len != p->prefix_len)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "%s\"prefix\" %s: size doesn't match spec.perNodeNetworkPrefix", where, s);
+	st->index = (ipmath_from_addr(&pfx.addr) - p->sp.first) / p->sp.size;
+	r = spec_read_addr(e, where, "gateway", false, &pfx, "prefix", &st->gateway, err);
+	if (r < 0)
+		return r;
+	st->has_gateway = r > 0;
+	return 0;
+}
+
+/* Orders of the sorted views: by key, then by place in the list (a pointer into statics). */
+static int by_node_cmp(const void *a, const void *b)
+{
+	const struct static_alloc *x = *(const struct static_alloc *const *)a;
+	const struct static_alloc *y = *(const struct static_alloc *const *)b;
+	int r = strcmp(x->node, y->node);
+
+	return r ? r : (x < y ? -1 : x > y);
+}
+
+static int by_index_cmp(const void *a, const void *b)
+{
+	const struct static_alloc *x = *(const struct static_alloc *const *)a;
+	const struct static_alloc *y = *(const struct static_alloc *const *)b;
+	int r = carve_u128_cmp(&x->index, &y->index);
+
+	return r ? r : (x < y ? -1 : x > y);
+}
+
+/*
+ * The first entry listed after another of its node (@node) or of its prefix, and that
+ * other: sorted, an entry's earliest equal is the head of its run. NULL when none.
+ */
+static const struct static_alloc *first_repeat(const struct static_alloc **v, size_t n, bool node,
+					       const struct static_alloc **ret_earlier)
+{
+	const struct static_alloc *best = NULL;
+
+	for (size_t i = 1, head = 0; i < n; i++) {
+		bool same = node ? strcmp(v[i]->node, v[head]->node) == 0 : v[i]->index == v[head]->index;
+
+		if (!same) {
+			head = i;
+			continue;
+		}
+		if (!best || v[i] < best) {
+			best = v[i];
+			*ret_earlier = v[head];
+		}
+	}
+	return best;
+}
+
+/*
+ * staticAllocations: each entry parsed, then repeats found on sorted views, reported as
+ * a scan in list order meets them: the first entry that is broken or repeats an earlier
+ * one decides, a repeated node before a repeated prefix of the same earlier entry.
+ */
 static int parse_statics(struct carve_spec *p, struct json_object *spec)
 {
+	const struct static_alloc *by_node_dup, *by_index_dup, *earlier_node = NULL, *earlier_index = NULL;
+	struct cni_err broken = { 0 };
 	struct json_object *arr;
 	int r = spec_read_objects(spec, "staticAllocations", &arr, p->err);
-	size_t n = r > 0 ? json_object_array_length(arr) : 0;
+	size_t n = r > 0 ? json_object_array_length(arr) : 0, bad_at;
 
 	if (r < 0)
 		return r;
 	p->statics = calloc(n ? n : 1, sizeof(*p->statics));
-	if (!p->statics)
+	p->by_node = calloc(n ? n : 1, sizeof(*p->by_node));
+	p->by_index = calloc(n ? n : 1, sizeof(*p->by_index));
+	if (!p->statics || !p->by_node || !p->by_index)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct static_alloc *st = &p->statics[i];
-		struct ip_prefix pfx, pnet;
-		const char *s = NULL;
-		char where[48];
+	for (bad_at = 0; bad_at < n; bad_at++) {
+		struct static_alloc *st = &p->statics[bad_at];
 
-		snprintf(where, sizeof(where), "staticAllocations[%zu]: ", i);
-		st->node = "";
-		if (spec_read_str(e, where, "nodeName", false, &st->node, p->err) < 0 ||
-		    spec_read_str(e, where, "prefix", true, &s, p->err) < 0)
-			return -EINVAL;
-		if (ip_prefix_parse(s, &pfx) < 0)
-			return bad(p, "%s\"prefix\" %s is not a valid network prefix", where, s);
-		pnet = ip_prefix_network(&pfx);
-		if (!ip_addr_equal(&pnet.addr, &pfx.addr))
-			return bad(p, "%s\"prefix\" %s: network prefix has host bits set", where, s);
-		if (!ip_prefix_contains(&p->net, &pfx.addr))
-			return bad(p, "%s\"prefix\" %s is not part of the pool cidr", where, s);
-		if (pfx.len != p->prefix_len)
-			return bad(p, "%s\"prefix\" %s: size doesn't match spec.perNodeNetworkPrefix",
-				   where, s);
-		st->index = (ipmath_from_addr(&pfx.addr) - p->sp.first) / p->sp.size;
-		r = spec_read_addr(e, where, "gateway", false, &pfx, "prefix", &st->gateway, p->err);
-		if (r < 0)
+		r = parse_static(p, json_object_array_get_idx(arr, bad_at), bad_at, st, &broken);
+		if (r == -ENOMEM)
 			return r;
-		st->has_gateway = r > 0;
-		for (size_t j = 0; j < i; j++) {
-			if (*st->node && strcmp(p->statics[j].node, st->node) == 0)
-				return bad(p, "staticAllocations contains multiple entries for node %s",
-					   st->node);
-			if (p->statics[j].index == st->index)
-				return bad(p, "staticAllocations contains multiple entries for prefix %s", s);
-		}
-		p->n_statics++;
+		if (r < 0)
+			break;
+		if (*st->node)
+			p->by_node[p->n_by_node++] = st;
+		p->by_index[p->n_statics++] = st;
 	}
+	qsort(p->by_node, p->n_by_node, sizeof(*p->by_node), by_node_cmp);
+	qsort(p->by_index, p->n_statics, sizeof(*p->by_index), by_index_cmp);
+	by_node_dup = first_repeat(p->by_node, p->n_by_node, true, &earlier_node);
+	by_index_dup = first_repeat(p->by_index, p->n_statics, false, &earlier_index);
+	if (by_node_dup && (!by_index_dup || by_node_dup < by_index_dup ||
+			    (by_node_dup == by_index_dup && earlier_node <= earlier_index)))
+		return bad(p, "staticAllocations contains multiple entries for node %s", by_node_dup->node);
+	if (by_index_dup) {
+		const char *s = NULL;
+
+		spec_read_str(json_object_array_get_idx(arr, (size_t)(by_index_dup - p->statics)), "",
+			      "prefix", true, &s, &broken);
+		return bad(p, "staticAllocations contains multiple entries for prefix %s", s ? s : "");
+	}
+	if (bad_at < n)
+		return cni_err_set(p->err, broken.code, -EINVAL, "%s", broken.msg);
 	return 0;
 }
 
@@ -305,12 +384,30 @@ static int parse_cidrpool(struct carve_spec *p, struct json_object *spec)
 	return parse_common(p, spec, p->has_gw_index, "spec.gatewayIndex");
 }
 
+static int node_key_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, (*(const struct static_alloc *const *)elem)->node);
+}
+
+static int index_key_cmp(const void *key, const void *elem)
+{
+	return carve_u128_cmp(key, &(*(const struct static_alloc *const *)elem)->index);
+}
+
 const struct static_alloc *carve_static_for(const struct carve_spec *p, const char *node)
 {
-	for (size_t i = 0; i < p->n_statics; i++)
-		if (*p->statics[i].node && strcmp(p->statics[i].node, node) == 0)
-			return &p->statics[i];
-	return NULL;
+	const struct static_alloc *const *hit =
+		bsearch(node, p->by_node, p->n_by_node, sizeof(*p->by_node), node_key_cmp);
+
+	return hit ? *hit : NULL;
+}
+
+const struct static_alloc *carve_static_at(const struct carve_spec *p, u128 index)
+{
+	const struct static_alloc *const *hit =
+		bsearch(&index, p->by_index, p->n_statics, sizeof(*p->by_index), index_key_cmp);
+
+	return hit ? *hit : NULL;
 }
 
 bool carve_gateway(const struct carve_spec *p, u128 index,
@@ -341,4 +438,6 @@ void carve_spec_free(struct carve_spec *p)
 	spec_spans_free(&p->sp.excl);
 	spec_spans_free(&p->sp.per_node);
 	free(p->statics);
+	free(p->by_node);
+	free(p->by_index);
 }

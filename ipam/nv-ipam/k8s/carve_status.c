@@ -51,19 +51,31 @@ bool carve_u128_in(const u128 *v, size_t n, u128 x)
 }
 
 /*
+ * A string of a status entry; NULL when it is absent, no string, or holds a NUL (which
+ * would cut it short: "10.0.0.0/24\u0000junk" is no prefix).
+ */
+static const char *entry_str(struct json_object *e, const char *key)
+{
+	struct json_object *v = cjson_get(e, key);
+
+	if (!json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/*
  * An IPPool status entry the controller loads: aligned, right-sized, inside the subnet,
  * not fully excluded, a one-address block not on the gateway.
  */
 static bool ippool_entry_parse(const struct carve_spec *p, struct json_object *e, struct entry *ret)
 {
-	struct json_object *vs = cjson_get(e, "startIP"), *ve = cjson_get(e, "endIP");
+	const char *vs = entry_str(e, "startIP"), *ve = entry_str(e, "endIP");
 	struct ip_addr a, b;
 	u128 x, y, next;
 
-	if (!json_object_is_type(vs, json_type_string) || !json_object_is_type(ve, json_type_string) ||
-	    ip_addr_parse(json_object_get_string(vs), &a) < 0 ||
-	    ip_addr_parse(json_object_get_string(ve), &b) < 0 || a.family != p->sp.family ||
-	    b.family != p->sp.family)
+	if (!vs || !ve || ip_addr_parse(vs, &a) < 0 || ip_addr_parse(ve, &b) < 0 ||
+	    a.family != p->sp.family || b.family != p->sp.family)
 		return false;
 	x = ipmath_from_addr(&a);
 	y = ipmath_from_addr(&b);
@@ -77,18 +89,18 @@ static bool ippool_entry_parse(const struct carve_spec *p, struct json_object *e
 
 static bool cidr_entry_parse(const struct carve_spec *p, struct json_object *e, struct entry *ret)
 {
-	struct json_object *vp = cjson_get(e, "prefix"), *vg = cjson_get(e, "gateway");
+	const char *vp = entry_str(e, "prefix");
+	struct json_object *vg = cjson_get(e, "gateway");
 	struct ip_prefix pfx, net;
 
-	if (!json_object_is_type(vp, json_type_string) ||
-	    ip_prefix_parse(json_object_get_string(vp), &pfx) < 0)
+	if (!vp || ip_prefix_parse(vp, &pfx) < 0)
 		return false;
 	net = ip_prefix_network(&pfx);
 	if (!ip_addr_equal(&net.addr, &pfx.addr) || pfx.addr.family != p->sp.family ||
 	    pfx.len != p->prefix_len || !ip_prefix_contains(&p->net, &pfx.addr))
 		return false;
 	ret->index = (ipmath_from_addr(&pfx.addr) - p->sp.first) / p->sp.size;
-	if (vg && !json_object_is_type(vg, json_type_string))
+	if (vg && !entry_str(e, "gateway"))
 		return false;
 	if (vg && *json_object_get_string(vg)) {
 		if (ip_addr_parse(json_object_get_string(vg), &ret->gateway) < 0)
@@ -205,12 +217,12 @@ int carve_status_kept(const struct carve_spec *p, struct json_object *pool,
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct json_object *vn = cjson_get(e, "nodeName");
+		const char *vn = entry_str(e, "nodeName");
 		struct entry *x = &v[i];
 
-		if (!json_object_is_type(vn, json_type_string) || !*json_object_get_string(vn))
+		if (!vn || !*vn)
 			continue;
-		x->node = json_object_get_string(vn);
+		x->node = vn;
 		/*
 		 * Entries of nodes that left or no longer match are discarded before the others
 		 * are checked for conflicts, so a stale entry never displaces a live node's block.
@@ -231,10 +243,8 @@ int carve_status_kept(const struct carve_spec *p, struct json_object *pool,
 			continue;
 		if (p->cidrpool) {
 			const struct static_alloc *st = carve_static_for(p, x->node);
-			bool reserved = false;
+			bool reserved = !st && carve_static_at(p, x->index);
 
-			for (size_t j = 0; !st && j < p->n_statics; j++)
-				reserved |= p->statics[j].index == x->index;
 			if (reserved || (st && st->index != x->index))
 				continue;
 			has_want = carve_gateway(p, x->index, st, &want);
@@ -274,7 +284,7 @@ static int cidr_entry_check(const struct carve_spec *p, struct json_object *pool
 			    const char *node, struct json_object *entry, struct cni_err *err)
 {
 	struct json_object *arr = k8s_object_member(pool, "status", "allocations");
-	const struct static_alloc *st = carve_static_for(p, node);
+	const struct static_alloc *st = carve_static_for(p, node), *held;
 	struct entry x = { .node = node };
 	char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
 	struct ip_addr want;
@@ -289,12 +299,11 @@ static int cidr_entry_check(const struct carve_spec *p, struct json_object *pool
 		return refused(err, "prefix %s doesn't match prefix %s from the node's static "
 			       "allocation", a, b);
 	}
-	for (size_t i = 0; !st && i < p->n_statics; i++)
-		if (p->statics[i].index == x.index)
-			return refused(err, "prefix %s is statically allocated %s%s", a,
-				       *p->statics[i].node ? "for different node: " :
-							     "without a node (reserved)",
-				       p->statics[i].node);
+	held = st ? NULL : carve_static_at(p, x.index);
+	if (held)
+		return refused(err, "prefix %s is statically allocated %s%s", a,
+			       *held->node ? "for different node: " : "without a node (reserved)",
+			       held->node);
 	has_want = carve_gateway(p, x.index, st, &want);
 	if (!gateway_matches(x.has_gateway, &x.gateway, has_want, &want)) {
 		if (has_want)
@@ -310,14 +319,12 @@ static int cidr_entry_check(const struct carve_spec *p, struct json_object *pool
 	for (size_t i = 0; json_object_is_type(arr, json_type_array) &&
 			   i < json_object_array_length(arr); i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct json_object *vn = cjson_get(e, "nodeName");
-		struct entry y = { .node = "" };
+		const char *vn = entry_str(e, "nodeName");
+		struct entry y = { .node = vn ? vn : "" };
 		char q[K8S_QUOTE_SIZE];
 
 		if (e == entry)
 			continue;
-		if (json_object_is_type(vn, json_type_string))
-			y.node = json_object_get_string(vn);
 		if (strcmp(y.node, node) == 0)
 			return refused(err, "the node has two allocations in the status");
 		if (!cidr_entry_parse(p, e, &y))

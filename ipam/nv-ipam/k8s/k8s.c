@@ -171,9 +171,13 @@ struct json_object *k8s_object_member(struct json_object *item, const char *oute
 	return v;
 }
 
+/* A string holding a NUL is none: C would read a shorter name than the object's. */
 static const char *string_or_null(struct json_object *v)
 {
-	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	if (!json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return NULL;
+	return json_object_get_string(v);
 }
 
 const char *k8s_object_name(struct json_object *item)

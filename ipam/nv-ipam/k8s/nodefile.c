@@ -36,7 +36,9 @@ static int copy_str(struct json_object *to, struct json_object *from, const char
 		return k8s_json_add(to, key, json_object_get(v));
 	if (nonempty && !*json_object_get_string(v))
 		return 0;
-	return k8s_json_add(to, key, json_object_new_string(json_object_get_string(v)));
+	/* Whole, an embedded NUL included: the node side refuses it rather than read less. */
+	return k8s_json_add(to, key, json_object_new_string_len(json_object_get_string(v),
+								json_object_get_string_len(v)));
 }
 
 /* An array of objects, each reduced to the members in @keys (the node side validates them). */

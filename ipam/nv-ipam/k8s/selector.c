@@ -15,13 +15,20 @@
 
 enum op { OP_IN, OP_NOT_IN, OP_EXISTS, OP_DOES_NOT_EXIST, OP_GT, OP_LT, OP_INVALID };
 
+/* A string holding a NUL, which C would read cut short ("In\u0000x" is no "In"). */
+static bool has_nul(struct json_object *v)
+{
+	return strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v);
+}
+
 static enum op op_parse(struct json_object *req)
 {
 	static const char *const names[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt" };
 	struct json_object *v = NULL;
 	const char *s;
 
-	if (!json_object_object_get_ex(req, "operator", &v) || !json_object_is_type(v, json_type_string))
+	if (!json_object_object_get_ex(req, "operator", &v) || !json_object_is_type(v, json_type_string) ||
+	    has_nul(v))
 		return OP_INVALID;
 	s = json_object_get_string(v);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -61,6 +68,8 @@ static int check_requirement(struct json_object *req, bool field, struct cni_err
 
 	if (!key || !*json_object_get_string(key))
 		return invalid(err, "a requirement has no \"key\"");
+	if (has_nul(key))
+		return invalid(err, "a requirement's \"key\" contains a NUL character");
 	if (op == OP_INVALID)
 		return invalid(err, "key \"%s\": invalid operator",
 				json_object_get_string(key));
@@ -74,6 +83,9 @@ static int check_requirement(struct json_object *req, bool field, struct cni_err
 			if (!json_object_is_type(json_object_array_get_idx(vals, i), json_type_string))
 				return invalid(err, "key \"%s\": values must be strings",
 						json_object_get_string(key));
+			else if (has_nul(json_object_array_get_idx(vals, i)))
+				return invalid(err, "key \"%s\": values[%zu] contains a NUL character",
+						json_object_get_string(key), i);
 	}
 	if (field && (strcmp(json_object_get_string(key), "metadata.name") != 0 ||
 		      (op != OP_IN && op != OP_NOT_IN) || n != 1))

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# ipam-controller against CIDRPools whose staticAllocations list thousands of nodes: the
+# HTTPS webhook answers a review of 3,000 nodes listed twice at once with a short denial
+# (it took 101 s and 2.3 GB), a small review is not held up by a 3 MiB one, and a leader
+# that finds such a pool already stored (no webhook in front of it) logs a short line and
+# posts a short InvalidSpec Event.
+# Usage: webhook-flood.sh IPAM-NODE IPAM-CONTROLLER
+source "$(dirname "$0")/lib.sh"
+
+api_start
+mkdir -p "$work/certs"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-keyout "$work/certs/tls.key" -out "$work/certs/tls.crt" -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 2>/dev/null
+free_port wh_port
+free_port metrics_port
+free_port health_port
+ns=kube-system
+pools=/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/$ns/cidrpools
+
+# pool.json: N nodes listed twice, each time with a prefix of its own; review.json: its
+# review; big.json: a review of as many such entries as 3 MiB hold; small.json: a valid one.
+python3 - "$work" <<'EOF'
+import json, sys
+d = sys.argv[1]
+def pool(n, name="flood", twice=True):
+    allocs = []
+    for i in range(n):
+        for k in ((2 * i, 2 * i + 1) if twice else (i,)):
+            allocs.append({"nodeName": "node-%05d" % i, "prefix": "10.%d.%d.0/24" % (k // 256, k % 256)})
+    return {"apiVersion": "nv-ipam.nvidia.com/v1alpha1", "kind": "CIDRPool",
+            "metadata": {"name": name, "namespace": "kube-system"},
+            "spec": {"cidr": "10.0.0.0/8", "perNodeNetworkPrefix": 24, "gatewayIndex": 1,
+                     "staticAllocations": allocs}}
+def review(obj, uid):
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": uid, "kind": {"kind": "CIDRPool"}, "operation": "CREATE",
+                        "name": obj["metadata"]["name"], "object": obj}}
+json.dump(pool(3000), open(d + "/pool.json", "w"))
+json.dump(review(pool(3000), "u-3000"), open(d + "/review.json", "w"))
+json.dump(review(pool(32000), "u-big"), open(d + "/big.json", "w"))
+json.dump(review(pool(100, "small", False), "u-small"), open(d + "/small.json", "w"))
+EOF
+api_curl -X PUT --data-binary @"$work/pool.json" "https://127.0.0.1:$API_PORT/_test/object?path=$pools" >/dev/null
+
+"$IPAM_CONTROLLER" --kubeconfig "$KUBECONFIG_FILE" --ippools-namespace "$ns" \
+	--webhook=true --webhook-bind-address "127.0.0.1:$wh_port" --webhook-cert-dir "$work/certs" \
+	--metrics-bind-address "127.0.0.1:$metrics_port" \
+	--health-probe-bind-address "127.0.0.1:$health_port" 2>"$work/controller.log" &
+ctl=$!
+defer "kill $ctl"
+
+# The leader's InvalidSpec: one Event whose message is short and counts what it leaves out.
+if wait_for 30 eval '[ "$(api_count "^POST /api/v1/namespaces/$ns/events")" -ge 1 ]'; then
+	ok "the leader posts an InvalidSpec Event"
+else
+	bad "no Event within 30 s"
+fi
+api_curl "https://127.0.0.1:$API_PORT/_test/objects?path=/api/v1/namespaces/$ns/events" >"$work/events.json"
+read -r reason msg_len more < <(python3 -c '
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["items"] if e.get("reason") == "InvalidSpec"]
+m = ev[0]["message"] if ev else ""
+print(ev[0]["reason"] if ev else "-", len(m.encode()), int("and 2990 more errors]" in m))
+' "$work/events.json")
+eq "the Event's reason" InvalidSpec "$reason"
+le "the Event's message length" 16384 "$msg_len"
+eq "the Event's message counts the errors past ten" 1 "$more"
+longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }' "$work/controller.log")
+le "the controller's longest log line" 40000 "$longest"
+
+# The webhook: a review of 3,000 nodes listed twice is denied at once, in a short answer.
+wait_for 10 curl -sk -o /dev/null "https://127.0.0.1:$wh_port/healthz" || true
+url=https://127.0.0.1:$wh_port/validate-nv-ipam-nvidia-com-v1alpha1-cidrpool
+read -r code secs size < <(curl -sk --max-time 30 -o "$work/answer.json" -w '%{http_code} %{time_total} %{size_download}\n' \
+	-H 'Content-Type: application/json' --data-binary @"$work/review.json" "$url")
+eq "the review of 3,000 nodes twice is answered" 200 "$code"
+le "its answer's size" 20000 "$size"
+le "its time (ms)" 5000 "$(python3 -c "print(int($secs * 1000))")"
+eq "it is denied naming node-00000 once and counting the rest" "False 1 1" "$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["response"]
+m = r["status"]["message"]
+print(r["allowed"], m.count("multiple entries for node node-00000,"), int("and 2990 more errors]" in m))
+' "$work/answer.json")"
+
+# A 3 MiB review does not hold up a small one for long.
+curl -sk --max-time 30 -o /dev/null -w '%{http_code} %{time_total}\n' -H 'Content-Type: application/json' \
+	--data-binary @"$work/big.json" "$url" >"$work/big.out" &
+big=$!
+sleep 0.05
+read -r code secs < <(curl -sk --max-time 30 -o "$work/small.out" -w '%{http_code} %{time_total}\n' \
+	-H 'Content-Type: application/json' --data-binary @"$work/small.json" "$url")
+wait "$big" || true
+eq "a small review beside a 3 MiB one is answered" 200 "$code"
+le "its time (ms)" 3000 "$(python3 -c "print(int($secs * 1000))")"
+eq "the small pool is allowed" true "$(python3 -c 'import json,sys; print(str(json.load(open(sys.argv[1]))["response"]["allowed"]).lower())' "$work/small.out")"
+read -r code secs <"$work/big.out"
+eq "the 3 MiB review is answered" 200 "$code"
+le "its time (ms)" 5000 "$(python3 -c "print(int($secs * 1000))")"
+hwm=$(awk '/^VmHWM:/ { print int($2 / 1024) }' "/proc/$ctl/status")
+le "the controller's peak RSS (MiB)" 400 "$hwm"
+kill -0 "$ctl" && ok "the controller is still running"
+summary
