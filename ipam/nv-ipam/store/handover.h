@@ -86,3 +86,21 @@ int store_handover_render(const struct nvipam_store *s, struct text_buf *b, uint
  */
 int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
 		     struct cni_err *err);
+
+/**
+ * store_handover_release() - DEL in a store handed over to the reference daemon that no
+ *                            daemon has taken: the attachment's entries leave its file
+ * @s: store, its directory open, the node lock (shared) held
+ * @container_id: the attachment's container
+ * @ifname: and interface
+ * @ret_n: how many entries were released (0: none was there)
+ * @err: code 11 when the daemon answers on its socket, holds the store file's lock, or
+ *       the store is not (or no longer) handed over; 5 for a file the daemon would refuse
+ *
+ * Under the exclusive node lock and the daemon's flock on the store file, both held until
+ * @s is closed; the file is replaced atomically.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int store_handover_release(struct nvipam_store *s, const char *container_id, const char *ifname,
+			   size_t *ret_n, struct cni_err *err);
