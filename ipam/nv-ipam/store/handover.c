@@ -458,6 +458,8 @@ int store_handover_release(struct nvipam_store *s, const char *container_id, con
 	if (n)
 		r = store_disk_write_file(s, doc.data, doc.len, err);
 	text_buf_free(&doc);
+	/* A DEL killed before its rename left its temporary file: ours to remove, under both locks. */
+	store_disk_sweep(s);
 	if (r < 0)
 		return r;
 	log_info("store %s is handed over and no reference nv-ipam node daemon has it: %zu "
