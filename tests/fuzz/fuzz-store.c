@@ -3,6 +3,7 @@
  * reference daemon's), the pool log's lines, the pool snapshot, a pool's released-address
  * file, the handover marker; and the round trip of a log line made of the input's strings
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +30,34 @@ static void fail(const char *what)
 	abort();
 }
 
+/*
+ * A DEL on a handed-over store: a file the reader accepts is edited, and what is written
+ * is read again, as the daemon's, without the entries said gone.
+ */
+static void release_round_trip(const uint8_t *data, size_t size, const struct store_legacy *l)
+{
+	struct text_buf out = { 0 };
+	struct store_legacy again;
+	enum store_file_kind kind;
+	struct cni_err why = { 0 };
+	size_t n;
+	int r = store_migrate_release((const char *)data, size, l->allocs[0].a.container_id,
+				      l->allocs[0].a.ifname, &out, &n, &why);
+
+	if (r == -ENOMEM)
+		goto out;
+	if (r < 0)
+		fail("release refused a file the reader accepts");
+	if (!n)
+		goto out;
+	r = store_migrate_read(out.data, out.len, &kind, &again, &why);
+	if (r < 0 || kind != STORE_FILE_REFERENCE || again.n_allocs + n != l->n_allocs)
+		fail("released file not read back without its entries");
+	store_migrate_free(&again);
+out:
+	text_buf_free(&out);
+}
+
 /* A refusal always says why: the message reaches the operator. */
 static void store_file(const uint8_t *data, size_t size)
 {
@@ -45,6 +74,8 @@ static void store_file(const uint8_t *data, size_t size)
 		if (!l.allocs[i].a.pool || !*l.allocs[i].a.pool || !l.allocs[i].a.container_id ||
 		    !l.allocs[i].a.ifname || !ip_addr_size(&l.allocs[i].a.ip))
 			fail("an older store's allocation without pool, IDs or address");
+	if (kind == STORE_FILE_REFERENCE && l.n_allocs)
+		release_round_trip(data, size, &l);
 	store_migrate_free(&l);
 }
 

@@ -23,6 +23,8 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/text.h"
+#include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "tests/unit/store-helpers.h"
 
@@ -764,6 +766,45 @@ static void test_reference_reformatted_verifies(void **state)
 	nvipam_store_close(s);
 }
 
+/* DEL on a handed-over store: the daemon's file edited in place, read back as the daemon's. */
+static void test_reference_release(void **state)
+{
+	_cleanup_free_ char *ref = golden("nvipam-store-reference.json", NULL);
+	struct text_buf out = { 0 };
+	struct store_legacy l;
+	enum store_file_kind kind;
+	struct cni_err why = { 0 };
+	size_t n = 9;
+
+	(void)state;
+	/* Another attachment, and one whose interface the key only begins with: nothing. */
+	assert_int_equal(store_migrate_release(ref, strlen(ref), "zz", "net1", &out, &n, &why), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(store_migrate_release(ref, strlen(ref), "a1b2c3", "net", &out, &n, &why), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(out.len, 0);
+	assert_int_equal(store_migrate_release(ref, strlen(ref), "a1b2c3", "net1", &out, &n, &why), 0);
+	assert_int_equal(n, 1);
+	assert_non_null(out.data);
+	assert_int_equal(store_migrate_read(out.data, out.len, &kind, &l, &why), 0);
+	assert_int_equal(kind, STORE_FILE_REFERENCE);
+	assert_int_equal(l.n_allocs, 0);
+	assert_int_not_equal(l.checksum, 1786989456u);
+	store_migrate_free(&l);
+	/* What only the daemon reads stays: the pool's config and last reserved address. */
+	assert_non_null(strstr(out.data, "\"last_pool_config\":\"{\\\"subnet\\\":\\\"192.168.0.0/16"));
+	assert_non_null(strstr(out.data, "\"last_reserved_ip\":\"192.168.0.2\""));
+	text_buf_free(&out);
+	/* Our own store file is not edited; a file the daemon would refuse is not either. */
+	assert_int_equal(store_migrate_release("{\"version\":2,\"pools\":\"store.d\"}", 31, "a1b2c3",
+					       "net1", &out, &n, &why), -ENODATA);
+	ref[strstr(ref, "\"ip_address\":\"192.168.0.2\"") - ref + strlen("\"ip_address\":\"192.168.0.")] = '3';
+	assert_int_equal(store_migrate_release(ref, strlen(ref), "a1b2c3", "net1", &out, &n, &why),
+			 -EINVAL);
+	assert_non_null(strstr(why.msg, "checksum mismatch"));
+	assert_int_equal(out.len, 0);
+}
+
 /*
  * A daemon file with two pools (Go writes map keys sorted, so this text is what it marshals
  * with "checksum":0), an entry kept for release cooldown, IPv6 and escaped characters.
@@ -859,6 +900,7 @@ int main(void)
 						helper_teardown),
 		cmocka_unit_test_setup_teardown(test_store_file_by_hand, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_migration_from_reference, helper_setup, helper_teardown),
+		cmocka_unit_test(test_reference_release),
 		cmocka_unit_test_setup_teardown(test_reference_migrated_by_add, helper_setup,
 						helper_teardown),
 		cmocka_unit_test_setup_teardown(test_reference_oversized_record_kept, helper_setup,

@@ -670,3 +670,63 @@ bool store_handover_marker_read(const struct nvipam_store *s, uint32_t *ret_sum,
 	store_handover_marker_at(data, ret_at);
 	return true;
 }
+
+/* ---- DEL while the store is handed over ---- */
+
+int store_handover_release(struct nvipam_store *s, const char *container_id, const char *ifname,
+			   size_t *ret_n, struct cni_err *err)
+{
+	_cleanup_free_ char *data = NULL;
+	struct cni_err why = { 0 };
+	struct text_buf doc = { 0 };
+	uint32_t sum;
+	size_t len = 0, n = 0;
+	int r;
+
+	*ret_n = 0;
+	/* Exclusive: ipam-node cannot take the store back, nor another DEL edit it, meanwhile. */
+	store_disk_unlock_node(s);
+	r = store_disk_lock_node(s, true, err);
+	if (r < 0)
+		return r;
+	if (!store_handover_marker(s, &sum))
+		return cni_err_set(err, CNI_ERR_TRY_AGAIN, -EBUSY,
+				   "store %s was taken back from the reference nv-ipam node daemon "
+				   "meanwhile: try again", s->path);
+	/* The daemon's own lock, for the whole read-modify-write: no daemon starts on it meanwhile. */
+	r = lock_file(s, err);
+	if (r >= 0)
+		r = store_handover_daemon(s, err);
+	if (r >= 0)
+		r = store_disk_read_file(s, &data, &len, err);
+	if (r < 0)
+		return r;
+	r = store_migrate_release(data, len, container_id, ifname, &doc, &n, &why);
+	if (r == -ENODATA)
+		/* A handover killed before it replaced our store file: the pool logs hold it. */
+		return cni_err_set(err, CNI_ERR_TRY_AGAIN, -EBUSY,
+				   "store %s was being handed over to the reference nv-ipam node "
+				   "daemon (%s" STORE_HANDOVER_SUFFIX " is there) and its file is not "
+				   "in the daemon's format: ipam-node takes it back when it starts",
+				   s->path, s->path);
+	if (r < 0) {
+		text_buf_free(&doc);
+		return cni_err_set(err, why.code, r, "store file %s: %s", s->path, why.msg);
+	}
+	/*
+	 * The marker keeps the checksum of what was handed over: ipam-node then sees a file
+	 * changed since and migrates it whole, pool logs replaced, the address gone from both.
+	 */
+	if (n)
+		r = store_disk_write_file(s, doc.data, doc.len, err);
+	text_buf_free(&doc);
+	/* A DEL killed before its rename left its temporary file: ours to remove, under both locks. */
+	store_disk_sweep(s);
+	if (r < 0)
+		return r;
+	log_info("store %s is handed over and no reference nv-ipam node daemon has it: %zu "
+		 "entr%s of %s/%s released in its file", s->path, n, n == 1 ? "y" : "ies",
+		 container_id, ifname);
+	*ret_n = n;
+	return 0;
+}

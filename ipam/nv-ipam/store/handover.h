@@ -153,3 +153,21 @@ bool store_handover_marker_read(const struct nvipam_store *s, uint32_t *ret_sum,
  *          or it does not parse
  */
 void store_handover_marker_at(const char *data, char ret_at[RFC3339_STRLEN]);
+
+/**
+ * store_handover_release() - DEL in a store handed over to the reference daemon that no
+ *                            daemon has taken: the attachment's entries leave its file
+ * @s: store, its directory open, the node lock (shared) held
+ * @container_id: the attachment's container
+ * @ifname: and interface
+ * @ret_n: how many entries were released (0: none was there)
+ * @err: code 11 when the daemon answers on its socket, holds the store file's lock, or
+ *       the store is not (or no longer) handed over; 5 for a file the daemon would refuse
+ *
+ * Under the exclusive node lock and the daemon's flock on the store file, both held until
+ * @s is closed; the file is replaced atomically.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int store_handover_release(struct nvipam_store *s, const char *container_id, const char *ifname,
+			   size_t *ret_n, struct cni_err *err);

@@ -655,3 +655,110 @@ void store_migrate_free(struct store_legacy *l)
 	free(l->pools);
 	*l = (struct store_legacy){ 0 };
 }
+
+/* ---- releasing in the reference daemon's file ---- */
+
+/* An entry of the attachment: keyed "<container>_<ifname>" or "<container>_<ifname>_<ip>". */
+static bool entry_of(const char *key, struct json_object *e, const char *container_id,
+		     const char *ifname)
+{
+	struct json_object *c = cjson_get(e, "container_id"), *i = cjson_get(e, "interface_name");
+	size_t lc = strlen(container_id), li = strlen(ifname);
+
+	if (!c || !i || strcmp(json_object_get_string(c), container_id) != 0 ||
+	    strcmp(json_object_get_string(i), ifname) != 0)
+		return false;
+	return strncmp(key, container_id, lc) == 0 && key[lc] == '_' &&
+	       strncmp(key + lc + 1, ifname, li) == 0 && (key[lc + 1 + li] == '\0' || key[lc + 1 + li] == '_');
+}
+
+/* Drop the attachment's entries from every pool of @pools; the count is added to @n. */
+static int drop_entries(struct json_object *pools, const char *container_id, const char *ifname,
+			size_t *n)
+{
+	for (struct json_object_iterator it = json_object_iter_begin(pools),
+					 end = json_object_iter_end(pools);
+	     !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		struct json_object *entries = cjson_get(json_object_iter_peek_value(&it), "entries");
+		_cleanup_free_ struct member *m = NULL;
+		size_t k;
+
+		if (!entries)
+			continue;
+		/* Names copied first: deleting a member while iterating over them is not allowed. */
+		m = sorted_members(entries, &k);
+		if (!m)
+			return -ENOMEM;
+		for (size_t j = 0; j < k; j++) {
+			_cleanup_free_ char *name = NULL;
+
+			if (!entry_of(m[j].name, m[j].value, container_id, ifname))
+				continue;
+			/* The member's own name goes with it. */
+			name = strdup(m[j].name);
+			if (!name)
+				return -ENOMEM;
+			json_object_object_del(entries, name);
+			(*n)++;
+		}
+	}
+	return 0;
+}
+
+int store_migrate_release(const char *data, size_t len, const char *container_id,
+			  const char *ifname, struct text_buf *out, size_t *ret_n,
+			  struct cni_err *why)
+{
+	_cleanup_(json_object_putp) struct json_object *root = NULL;
+	struct store_legacy l = { 0 };
+	struct text_buf b = { 0 };
+	struct json_object *pools;
+	int64_t version = 0;
+	const char *text;
+	size_t n = 0;
+	uint32_t sum;
+	int r;
+
+	*ret_n = 0;
+	if (len == 0)
+		return -ENODATA;
+	if (memchr(data, '\0', len))
+		return corrupt(why, -EINVAL, "NUL byte in file");
+	r = parse_json(data, len, &root, why);
+	if (r < 0)
+		return r;
+	r = cjson_get_int(root, "version", INT64_MIN, INT64_MAX, &version, why);
+	if (r < 0)
+		return cni_err_code(why, CNI_ERR_IO, r);
+	if (r == 0 || !is_reference(root))
+		return -ENODATA;
+	/* Checked whole as the daemon checks it: a file it would refuse is not edited. */
+	r = reference_read(root, version, &l, why);
+	store_migrate_free(&l);
+	if (r < 0)
+		return r;
+	pools = cjson_get(root, "pools");
+	if (pools && (r = drop_entries(pools, container_id, ifname, &n)) < 0)
+		return corrupt(why, r, "out of memory");
+	if (n == 0)
+		return 0;
+	r = go_marshal_reference(root, version, &b);
+	if (r < 0 || b.oom) {
+		text_buf_free(&b);
+		return corrupt(why, -ENOMEM, "out of memory");
+	}
+	sum = text_hash32(b.data, b.len, TEXT_HASH32_INIT);
+	text_buf_free(&b);
+	/* In place: the members keep their order, and what the daemon alone reads stays. */
+	if (json_object_object_add(root, "checksum", json_object_new_int64(sum)) < 0)
+		return corrupt(why, -ENOMEM, "out of memory");
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
+							    JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text)
+		return corrupt(why, -ENOMEM, "out of memory");
+	text_buf_puts(out, text);
+	if (out->oom)
+		return corrupt(why, -ENOMEM, "out of memory");
+	*ret_n = n;
+	return 0;
+}

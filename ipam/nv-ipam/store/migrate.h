@@ -9,6 +9,7 @@
 
 struct cni_err;
 struct nvipam_store;
+struct text_buf;
 
 enum store_file_kind {
 	STORE_FILE_NONE,      /* missing or empty */
@@ -78,3 +79,24 @@ void store_migrate_free(struct store_legacy *l);
  */
 int store_migrate_load(struct nvipam_store *s, struct store_legacy *l, bool allow_dups,
 		       struct cni_err *err);
+
+/**
+ * store_migrate_release() - the reference daemon's store file without an attachment's
+ *                           entries
+ * @data: the file's contents
+ * @len: their length
+ * @container_id: the attachment's container
+ * @ifname: and interface
+ * @out: the new file (appended to), written only when an entry went
+ * @ret_n: how many entries went ("<container>_<ifname>" and its "..._<ip>" renamed ones)
+ * @why: code 5 for a file the daemon would refuse, 999 for out of memory
+ *
+ * The file is checked as store_migrate_read() checks it; the rest of it, released_at and
+ * pool configs included, is kept as it was, and the checksum recomputed the daemon's way.
+ *
+ * Return: 0 on success (@ret_n may be 0), -ENODATA (@why untouched) for a file that is
+ * empty or not the daemon's, -EINVAL, -EPROTONOSUPPORT, -ENOMEM.
+ */
+int store_migrate_release(const char *data, size_t len, const char *container_id,
+			  const char *ifname, struct text_buf *out, size_t *ret_n,
+			  struct cni_err *why);

@@ -391,6 +391,7 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 	struct nvipam_store *s = NULL;
 	char **stems = NULL;
 	size_t n = 0, released = 0;
+	uint32_t sum;
 	int r;
 
 	r = store_new(path, timeout_ms, &s, err);
@@ -398,6 +399,15 @@ int nvipam_store_release(const char *path, bool confined, unsigned int timeout_m
 		r = store_disk_open_dir(s, confined, err);
 	if (r >= 0)
 		r = lock_shared(s, false, err);
+	if (r == -EBUSY && store_handover_marker(s, &sum)) {
+		/* Handed over: released in the daemon's file, unless a daemon has the store. */
+		*err = (struct cni_err){ 0 };
+		r = store_handover_release(s, container_id, ifname, &released, err);
+		nvipam_store_close(s);
+		if (r >= 0)
+			*ret_n = released;
+		return r;
+	}
 	if (r >= 0) {
 		r = store_disk_pool_dir(s, false, err);
 		if (r == -ENOENT)

@@ -130,6 +130,9 @@ int nvipam_store_open_pools(const char *path, bool confined, unsigned int timeou
  * Shares the node lock and visits the pools one at a time, each under its lock; a
  * pool renamed or dropped from the configuration since ADD is released too. When
  * it fails part way, the pools visited are released: running it again finishes.
+ * A store handed over to the reference daemon that no daemon has taken is released
+ * in the daemon's file instead (store_handover_release(): no cooldown note, the
+ * daemon keeps none of ours).
  *
  * Return: 0 on success, negative errno on failure.
  */
