@@ -11,11 +11,11 @@ REF="python3 $(dirname "$0")/refstore.py"
 REFCNI_DIR=${REFCNI_DIR:-$(dirname "$0")/../../../shared/reference/nvipam-refcni}
 store=$work/store
 if [ ! -r "$REFCNI_DIR/refcni.xz" ] || [ ! -r "$REFCNI_DIR/SHA256SUMS" ]; then
-	echo "not run: needs ../shared/reference/nvipam-refcni"
+	echo "NOT RUN: no reference nv-ipam code at $REFCNI_DIR (../shared/reference/nvipam-refcni beside the checkout)"
 	exit 77
 fi
 REFCNI_DIR=$(cd "$REFCNI_DIR" && pwd)
-command -v xz >/dev/null || { echo "not run: needs xz (tests/install-deps.sh: xz-utils)"; exit 77; }
+command -v xz >/dev/null || { echo "SKIP: xz missing (tests/install-deps.sh test installs xz-utils)"; exit 77; }
 mkdir "$work/ref"
 xz -dc "$REFCNI_DIR/refcni.xz" >"$work/ref/refcni"
 # Bail out on a binary that is not the one described: its word would not be the reference's.
