@@ -29,7 +29,8 @@ free_port c_probe
 "$IPAM_CONTROLLER" --kubeconfig "$KUBECONFIG_FILE" --ippools-namespace "$NS" \
 	--metrics-bind-address "127.0.0.1:$c_metrics" --health-probe-bind-address "127.0.0.1:$c_probe" \
 	2>"$work/controller.log" &
-defer "kill $!"
+# Waited for: a daemon still writing into $work when it is removed fails the script.
+defer "kill $!; wait $!"
 
 wait_for 15 events_at_least 2 || true
 eq "an OverlappingPools Event on both pools, each naming the other" \
@@ -57,7 +58,7 @@ free_port n_probe
 	--store-file "$work/store" --cni-bin-dir "$work/bin" --cni-conf-dir "$work/conf" \
 	--cni-skip-nv-ipam-binary-copy --metrics-bind-address "127.0.0.1:$n_metrics" \
 	--health-probe-bind-address "127.0.0.1:$n_probe" 2>"$work/node.log" &
-defer "kill $!"
+defer "kill $!; wait $!"
 gauge() { curl -s "http://127.0.0.1:$n_metrics/metrics" | awk -v p="nv_ipam_node_pool_overlapping{pool=\"$1\",type=\"ippool\"}" '$1 == p { print $2 }'; }
 wait_for 15 gauge_is half 1 || true
 eq "gauge: half overlaps one pool on the node" 1 "$(gauge half)"
