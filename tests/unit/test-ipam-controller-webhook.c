@@ -475,6 +475,21 @@ static void test_overlap_warned(void **state)
 	json_object_put(root);
 	admission_answer_free(&a);
 
+	/* A pool of another namespace than the pools': not looked at. */
+	{
+		const char *elsewhere = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+					"\"request\":{\"uid\":\"u7\",\"operation\":\"CREATE\",\"object\":"
+					"{\"kind\":\"IPPool\",\"metadata\":{\"name\":\"half\",\"namespace\":\"team\"},"
+					"\"spec\":{\"subnet\":\"192.168.96.0/25\",\"perNodeBlockSize\":4}}}}";
+
+		pools.ns = "kube-system";
+		assert_int_equal(admission_review_pools(IP, elsewhere, strlen(elsewhere), &pools, &a), 0);
+		assert_int_equal(a.allowed, 1);
+		assert_null(strstr(a.body, "overlaps"));
+		admission_answer_free(&a);
+		pools.ns = NULL;
+	}
+
 	/* Nothing else overlaps: no warnings member at all; no pools given: no look. */
 	pools.n = 1;
 	pools.objs = &objs[4];

@@ -281,7 +281,8 @@ static void review(void *ctx, const char *body, size_t len, struct serve_reply *
 	const struct hook *h = ctx;
 	struct admission_answer a = { 0 };
 	struct json_object **objs = NULL;
-	struct admission_pools pools = { .reject = ctl.flags->reject_overlapping_pools };
+	struct admission_pools pools = { .ns = ctl.flags->ippools_namespace,
+					 .reject = ctl.flags->reject_overlapping_pools };
 	int rc;
 
 	rc = pools_now(&objs, &pools.n);

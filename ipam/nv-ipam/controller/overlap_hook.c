@@ -35,6 +35,7 @@ int overlap_hook_check(struct json_object *obj, const struct admission_pools *po
 		       struct json_object **ret_warnings, char **ret_denial)
 {
 	_cleanup_(json_object_putp) struct json_object *warnings = NULL;
+	const char *ns = json_object_get_string(k8s_object_member(obj, "metadata", "namespace"));
 	struct overlap_item self, other;
 	struct text_buf denial = { 0 };
 	size_t found = 0;
@@ -42,7 +43,8 @@ int overlap_hook_check(struct json_object *obj, const struct admission_pools *po
 
 	*ret_warnings = NULL;
 	*ret_denial = NULL;
-	if (!pools || overlap_item_from_pool(obj, &self) < 0)
+	if (!pools || (pools->ns && ns && *ns && strcmp(ns, pools->ns) != 0) ||
+	    overlap_item_from_pool(obj, &self) < 0)
 		return 0;
 	for (size_t i = 0; i < pools->n; i++) {
 		if (overlap_item_from_pool(pools->objs[i], &other) < 0 ||

@@ -11,15 +11,18 @@ struct json_object;
 
 /* The pools the controller mirrors now, for the webhook. */
 struct admission_pools {
-	struct json_object *const *objs; /* IPPools and CIDRPools of --ippools-namespace */
+	struct json_object *const *objs; /* IPPools and CIDRPools of @ns */
 	size_t n;
+	const char *ns;                  /* --ippools-namespace: a pool elsewhere is not looked at */
 	bool reject;                     /* --reject-overlapping-pools */
 };
 
 /**
  * overlap_hook_check() - a pool under review against the others
  * @obj: the pool (valid by the webhook's rules)
- * @pools: the others (the same kind and name as @obj is its old self: skipped)
+ * @pools: the others (the same kind and name as @obj is its old self: skipped); @obj
+ *         is not looked at when its metadata.namespace is set and not @pools->ns (no
+ *         node or controller uses such a pool)
  * @ret_warnings: a new array of strings when it overlaps and @pools->reject is false
  *                (the AdmissionReview response's warnings), else NULL
  * @ret_denial: malloc'ed message when it overlaps and @pools->reject is true, else NULL
