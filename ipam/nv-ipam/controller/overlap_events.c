@@ -56,6 +56,7 @@ int overlap_events_pass(struct overlap_seen *s, struct json_object *const *pools
 	struct overlap_result res = { 0 };
 	struct overlap_seen now = { 0 };
 	size_t n_items = 0;
+	bool failed = false;
 	int r;
 
 	r = overlap_items_from_pools(pools, n, &items, &from, &n_items);
@@ -79,6 +80,7 @@ int overlap_events_pass(struct overlap_seen *s, struct json_object *const *pools
 		    (tell(a, b, pools[from[res.pairs[i].a]], emit, ctx) < 0 ||
 		     tell(b, a, pools[from[res.pairs[i].b]], emit, ctx) < 0)) {
 			free(key);
+			failed = true;
 			continue;
 		}
 		now.keys[now.n++] = key;
@@ -92,7 +94,7 @@ int overlap_events_pass(struct overlap_seen *s, struct json_object *const *pools
 	}
 	overlap_seen_free(s);
 	*s = now;
-	return 0;
+	return failed ? 1 : 0;
 }
 
 void overlap_seen_free(struct overlap_seen *s)

@@ -25,7 +25,7 @@ struct overlap_seen {
  *
  * Each new pair gets an Event on both pools, each naming the other.
  *
- * Return: 0, or -ENOMEM.
+ * Return: 0, 1 when an Event failed (its pair is tried again at the next pass), or -ENOMEM.
  */
 int overlap_events_pass(struct overlap_seen *s, struct json_object *const *pools, size_t n,
 			int (*emit)(void *ctx, struct json_object *pool, const char *message),

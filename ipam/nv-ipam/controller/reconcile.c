@@ -535,7 +535,7 @@ static int pass(struct reconciler *r, struct api_client *c, bool everything)
 	struct pass_nodes pn = { 0 };
 	int64_t t0 = clock_mono_us();
 	bool nodes_changed = false;
-	int result = 0;
+	int result = 0, told;
 
 	if (api_reflector_snapshot(r->cfg.nodes, &nodes, &n_nodes) < 0 ||
 	    api_reflector_snapshot(r->cfg.ippools, &ipp, &n_ipp) < 0 ||
@@ -575,8 +575,10 @@ static int pass(struct reconciler *r, struct api_client *c, bool everything)
 			result = rc;
 	}
 	memo_sweep(r);
-	if (tell_overlaps(r, c, ipp, n_ipp, cidr, n_cidr) < 0)
-		result = -ENOMEM;
+	/* A failed Event brings the pass back after the backoff, as a failed write does. */
+	told = tell_overlaps(r, c, ipp, n_ipp, cidr, n_cidr);
+	if (told)
+		result = told < 0 ? told : -EAGAIN;
 out:
 	pthread_mutex_lock(&r->lock);
 	r->stats.passes++;
