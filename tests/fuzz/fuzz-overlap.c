@@ -65,7 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)overlap_events_pass(&seen, objs.items, objs.n_items, told, &calls);
 	for (size_t i = 0; i < objs.n_items; i++)
 		for (int reject = 0; reject < 2; reject++) {
-			struct admission_pools pools = { objs.items, objs.n_items, reject };
+			struct admission_pools pools = { .objs = objs.items, .n = objs.n_items,
+							.ns = "kube-system", .reject = reject };
 			struct json_object *warnings = NULL;
 			char *denial = NULL;
 
