@@ -2,7 +2,7 @@
 # nv-ipam-tool show, release and check on stores the nv-ipam binary made: the
 # allocations shown per pool with their pod, container, interface and age; release by
 # container (one interface or all) and by pod, the store re-read after each; check on a
-# clean store, after the node's block moved, for a pool gone from the node, on a store
+# clean store, with two pools' blocks overlapping, after the node's block moved, for a pool gone from the node, on a store
 # holding an address twice and on one where an interface holds two addresses in a pool
 # (release reports every address it drops); the store lock respected; a release whose
 # commit fails prints nothing as released.
@@ -67,6 +67,13 @@ done
 
 # check on a clean store.
 check "check: clean store passes" "T check --pool-file \"$work/pools.json\" >\"$work/out\" && grep -q '^5 allocations, 0 errors, 0 warnings$' \"$work/out\""
+# Two pools whose blocks on this node overlap (IPPool 10.77.0.0/16 and a /24 inside it):
+# an error naming both, whatever the store holds.
+jq '.pools["pool2"] = {"subnet": "10.77.0.0/24", "startIP": "10.77.0.20", "endIP": "10.77.0.30"}' \
+	"$work/pools.json" >"$work/pools-overlap.json"
+T check --pool-file "$work/pools-overlap.json" >"$work/out" && rc=0 || rc=$?
+check "check: overlapping blocks are an error naming both pools" \
+	"[ $rc = 1 ] && grep -qx 'error: overlapping pools: IPPool \"pool1\" 10.77.0.1-10.77.0.24 overlaps IPPool \"pool2\" 10.77.0.20-10.77.0.30 (this node may hand out one address twice)' \"$work/out\" && grep -q '^5 allocations, 1 errors, 0 warnings$' \"$work/out\""
 
 # release by container and interface, by container, by pod.
 out=$(T release --container-id c1 --ifname net2)

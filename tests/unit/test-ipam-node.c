@@ -372,6 +372,44 @@ static void test_metrics_v6_sizes(void **state)
 	metrics_free(&m);
 }
 
+/* The gauge of pools whose blocks on the node overlap: per pool, how many others. */
+static void test_metrics_overlap(void **state)
+{
+	static const char file[] =
+		"{\"pools\":{"
+		"\"p1\":{\"subnet\":\"10.0.0.0/24\",\"startIP\":\"10.0.0.1\",\"endIP\":\"10.0.0.16\"},"
+		"\"p2\":{\"subnet\":\"10.0.0.0/25\",\"startIP\":\"10.0.0.1\",\"endIP\":\"10.0.0.16\"},"
+		"\"p3\":{\"subnet\":\"10.0.0.0/24\",\"startIP\":\"10.0.0.17\",\"endIP\":\"10.0.0.32\"},"
+		"\"cidrpool/c1\":{\"cidr\":\"10.0.0.0/16\",\"prefix\":\"10.0.0.0/28\"}}}";
+	struct nvipam_pools pools = { 0 };
+	struct cni_err err = { 0 };
+	struct metrics m;
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(metrics_init(&m), 0);
+	assert_int_equal(nvipam_pools_parse(file, strlen(file), "f", &pools, &err), 0);
+	assert_int_equal(metrics_set_pools(&m, &pools), 0);
+	assert_int_equal(metrics_render(&m, &text, &len), 0);
+	assert_non_null(strstr(text, "# TYPE nv_ipam_node_pool_overlapping gauge\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_overlapping{pool=\"p1\",type=\"ippool\"} 2\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_overlapping{pool=\"p2\",type=\"ippool\"} 2\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_overlapping{pool=\"p3\",type=\"ippool\"} 0\n"));
+	assert_non_null(strstr(text, "nv_ipam_node_pool_overlapping{pool=\"c1\",type=\"cidrpool\"} 2\n"));
+	free(text);
+	nvipam_pools_free(&pools);
+	/* The file changes: the counts follow it. */
+	assert_int_equal(nvipam_pools_parse(pool_file, strlen(pool_file), "f", &pools, &err), 0);
+	assert_int_equal(metrics_set_pools(&m, &pools), 0);
+	assert_int_equal(metrics_render(&m, &text, &len), 0);
+	assert_non_null(strstr(text, "nv_ipam_node_pool_overlapping{pool=\"p1\",type=\"ippool\"} 0\n"));
+	assert_null(strstr(text, "nv_ipam_node_pool_overlapping{pool=\"p3\""));
+	free(text);
+	nvipam_pools_free(&pools);
+	metrics_free(&m);
+}
+
 /* The open-file soft limit goes up to the hard one: three servers of 512 connections. */
 static void test_raise_nofile(void **state)
 {
@@ -478,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_pool_sizes),
 		cmocka_unit_test(test_metrics_text),
 		cmocka_unit_test(test_metrics_v6_sizes),
+		cmocka_unit_test(test_metrics_overlap),
 		cmocka_unit_test(test_raise_nofile),
 		cmocka_unit_test(test_bind_addresses),
 		cmocka_unit_test(test_owner_lock),

@@ -16,6 +16,7 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "ipam/nv-ipam/controller/admission.h"
+#include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/controller/validate.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
@@ -35,9 +36,9 @@ static const char *member_str(struct json_object *o, const char *key)
 	return v ? json_object_get_string(v) : "";
 }
 
-/* The review answered; @message NULL when allowed. */
-static int answer(struct admission_answer *a, const char *api_version, const char *uid, int code,
-		  const char *message)
+/* The review answered; @message NULL when allowed; @warnings (taken) NULL for none. */
+static int answer_warned(struct admission_answer *a, const char *api_version, const char *uid,
+			 int code, const char *message, struct json_object *warnings)
 {
 	_cleanup_(json_object_putp) struct json_object *review = json_object_new_object();
 	struct json_object *resp = json_object_new_object(), *status = json_object_new_object();
@@ -47,6 +48,7 @@ static int answer(struct admission_answer *a, const char *api_version, const cha
 	if (!review || !resp || !status) {
 		json_object_put(resp);
 		json_object_put(status);
+		json_object_put(warnings);
 		return -ENOMEM;
 	}
 	r = k8s_json_add_str(review, "apiVersion", api_version);
@@ -54,12 +56,15 @@ static int answer(struct admission_answer *a, const char *api_version, const cha
 	r = r ? r : k8s_json_add(review, "response", resp);
 	if (r) {
 		json_object_put(status);
+		json_object_put(warnings);
 		return r;
 	}
 	r = k8s_json_add_str(resp, "uid", uid);
 	r = r ? r : k8s_json_add(resp, "allowed", json_object_new_boolean(message == NULL));
 	r = r ? r : k8s_json_add(resp, "status", status);
 	r = r ? r : k8s_json_add(status, "code", json_object_new_int(code));
+	if (warnings)
+		r = r ? (json_object_put(warnings), r) : k8s_json_add(resp, "warnings", warnings);
 	if (message) {
 		r = r ? r : k8s_json_add_str(status, "reason", code == 403 ? "Forbidden" : "BadRequest");
 		r = r ? r : k8s_json_add_str(status, "message", message);
@@ -78,6 +83,12 @@ static int answer(struct admission_answer *a, const char *api_version, const cha
 	return 0;
 }
 
+static int answer(struct admission_answer *a, const char *api_version, const char *uid, int code,
+		  const char *message)
+{
+	return answer_warned(a, api_version, uid, code, message, NULL);
+}
+
 /* A body that is no review: HTTP 400, the reason in a review of its own. */
 static int refuse(struct admission_answer *a, const char *why)
 {
@@ -89,6 +100,12 @@ static int refuse(struct admission_answer *a, const char *why)
 }
 
 int admission_review(const char *path, const char *body, size_t len, struct admission_answer *ret)
+{
+	return admission_review_pools(path, body, len, NULL, ret);
+}
+
+int admission_review_pools(const char *path, const char *body, size_t len,
+			   const struct admission_pools *pools, struct admission_answer *ret)
 {
 	_cleanup_(json_object_putp) struct json_object *review = NULL;
 	struct admission_answer a = { .http = 200 };
@@ -139,11 +156,16 @@ int admission_review(const char *path, const char *body, size_t len, struct admi
 	r = cidrpool ? validate_cidrpool(obj, &res) : validate_ippool(obj, &res);
 	if (r == 0) {
 		_cleanup_free_ char *msg = res.n ? validate_message(&res) : NULL;
+		struct json_object *warnings = NULL;
 
 		if (res.n && !msg)
 			r = -ENOMEM;
-		else
-			r = answer(&a, api_version, member_str(req, "uid"), res.n ? 403 : 200, msg);
+		else if (!res.n)
+			r = overlap_hook_check(obj, pools, &warnings, &msg);
+		a.warnings = warnings ? json_object_array_length(warnings) : 0;
+		if (r == 0)
+			r = answer_warned(&a, api_version, member_str(req, "uid"), msg ? 403 : 200, msg,
+					  warnings);
 	}
 	validate_result_free(&res);
 out:

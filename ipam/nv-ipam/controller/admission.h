@@ -18,7 +18,10 @@ struct admission_answer {
 	char kind[16];     /* "IPPool", "CIDRPool" */
 	char name[254];    /* the object's name, for the log */
 	char *message;     /* the denial's message (malloc'ed), NULL when allowed */
+	size_t warnings;   /* how many warnings the response carries (overlapping pools) */
 };
+
+struct admission_pools;
 
 /**
  * admission_review() - answer one AdmissionReview (admission.k8s.io/v1 or v1beta1)
@@ -36,6 +39,22 @@ struct admission_answer {
  * Return: 0, -ENOENT for a path that is neither, -ENOMEM.
  */
 int admission_review(const char *path, const char *body, size_t len, struct admission_answer *ret);
+
+/**
+ * admission_review_pools() - admission_review() that also looks at the other pools
+ * @path: as admission_review()
+ * @body: as admission_review()
+ * @len: as admission_review()
+ * @pools: the pools now (overlap_hook.h), NULL to skip the look
+ * @ret: as admission_review()
+ *
+ * A valid pool whose prefix overlaps another's is allowed with a warning naming each
+ * (overlap_hook_check()), or with @pools->reject denied (403) naming them.
+ *
+ * Return: as admission_review().
+ */
+int admission_review_pools(const char *path, const char *body, size_t len,
+			   const struct admission_pools *pools, struct admission_answer *ret);
 
 /**
  * admission_answer_free() - release an answer and zero it

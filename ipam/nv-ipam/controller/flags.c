@@ -32,6 +32,7 @@ static const struct flag flags[] = {
 	{ "webhook", F_BOOL, F(webhook), "false", "serve the validating webhook of IPPool and CIDRPool" },
 	{ "webhook-bind-address", F_STR, F(webhook_bind_address), ":9443", "where the webhook is served (TLS)" },
 	{ "webhook-cert-dir", F_STR, F(webhook_cert_dir), "/tmp/k8s-webhook-server/serving-certs", "the webhook's tls.crt and tls.key (re-read when they change)" },
+	{ "reject-overlapping-pools", F_BOOL, F(reject_overlapping_pools), "false", "the webhook refuses a pool whose addresses overlap another's (else it warns)" },
 	{ "metrics-bind-address", F_STR, F(metrics_bind_address), ":8080", "where /metrics is served ([HOST]:PORT; 0: not at all)" },
 	{ "health-probe-bind-address", F_STR, F(health_probe_bind_address), ":8081", "where /healthz and /readyz are served ([HOST]:PORT; 0: not at all)" },
 	{ "kubeconfig", F_STR, F(kubeconfig), NULL, "a kubeconfig, outside a pod (else $KUBECONFIG, the pod's service account, ~/.kube/config)" },

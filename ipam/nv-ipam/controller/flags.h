@@ -14,6 +14,7 @@ struct controller_flags {
 	bool webhook;                      /* --webhook */
 	const char *webhook_bind_address;  /* --webhook-bind-address */
 	const char *webhook_cert_dir;      /* --webhook-cert-dir (tls.crt, tls.key) */
+	bool reject_overlapping_pools;     /* --reject-overlapping-pools */
 	const char *metrics_bind_address;  /* --metrics-bind-address */
 	const char *health_probe_bind_address; /* --health-probe-bind-address */
 	const char *kubeconfig;            /* --kubeconfig */

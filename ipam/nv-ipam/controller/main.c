@@ -31,6 +31,7 @@
 #include "ipam/nv-ipam/controller/events.h"
 #include "ipam/nv-ipam/controller/flags.h"
 #include "ipam/nv-ipam/controller/metrics.h"
+#include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/controller/reconcile.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/daemon/limits.h"
@@ -179,6 +180,10 @@ static void on_reconcile_note(void *ctx, const struct reconcile_note *n)
 		klog_warning("no free block for the node", "kind", n->pool_kind, "pool", n->pool, "node",
 			     n->node, NULL);
 		break;
+	case RECONCILE_OVERLAP:
+		klog_warning("pools overlap", "kind", n->pool_kind, "pool", n->pool, "detail", n->detail,
+			     NULL);
+		break;
 	case RECONCILE_EVENT_FAILED:
 		klog_error(n->detail, "cannot write an Event", "kind", n->pool_kind, "pool", n->pool, NULL);
 		break;
@@ -246,12 +251,47 @@ static const struct hook hooks[CM_KINDS] = {
 	[CM_CIDRPOOL] = { ADMISSION_PATH_CIDRPOOL, CM_CIDRPOOL },
 };
 
+/* The IPPools and CIDRPools mirrored now, in one array. */
+static int pools_now(struct json_object ***ret, size_t *ret_n)
+{
+	struct json_object **ipp = NULL, **cidr = NULL, **v;
+	size_t n_ipp = 0, n_cidr = 0;
+
+	if (api_reflector_snapshot(ctl.mirrors[CM_IPPOOLS], &ipp, &n_ipp) < 0)
+		return -ENOMEM;
+	if (api_reflector_snapshot(ctl.mirrors[CM_CIDRPOOLS], &cidr, &n_cidr) < 0) {
+		api_objects_free(ipp, n_ipp);
+		return -ENOMEM;
+	}
+	v = realloc(ipp, (n_ipp + n_cidr + 1) * sizeof(*v));
+	if (!v) {
+		api_objects_free(ipp, n_ipp);
+		api_objects_free(cidr, n_cidr);
+		return -ENOMEM;
+	}
+	if (n_cidr)
+		memcpy(v + n_ipp, cidr, n_cidr * sizeof(*v));
+	free(cidr);
+	*ret = v;
+	*ret_n = n_ipp + n_cidr;
+	return 0;
+}
+
 static void review(void *ctx, const char *body, size_t len, struct serve_reply *r)
 {
 	const struct hook *h = ctx;
 	struct admission_answer a = { 0 };
+	struct json_object **objs = NULL;
+	struct admission_pools pools = { .ns = ctl.flags->ippools_namespace,
+					 .reject = ctl.flags->reject_overlapping_pools };
+	int rc;
 
-	if (admission_review(h->path, body, len, &a) < 0) {
+	rc = pools_now(&objs, &pools.n);
+	pools.objs = objs;
+	if (rc == 0)
+		rc = admission_review_pools(h->path, body, len, &pools, &a);
+	api_objects_free(objs, pools.n);
+	if (rc < 0) {
 		r->status = 500;
 		r->body = strdup("out of memory\n");
 		r->len = r->body ? strlen(r->body) : 0;
@@ -263,6 +303,9 @@ static void review(void *ctx, const char *body, size_t len, struct serve_reply *
 	} else if (a.allowed) {
 		__atomic_add_fetch(&ctl.webhook_allowed[h->kind], 1, __ATOMIC_RELAXED);
 		klog_info(1, "validation succeeded", "kind", a.kind, "name", a.name, NULL);
+		if (a.warnings)
+			klog_warning("admitted with a warning: its addresses overlap another pool's",
+				     "kind", a.kind, "name", a.name, NULL);
 	} else {
 		__atomic_add_fetch(&ctl.webhook_denied[h->kind], 1, __ATOMIC_RELAXED);
 		klog_info(1, "validation failed", "kind", a.kind, "name", a.name, "reason", a.message, NULL);

@@ -31,6 +31,7 @@
 #include "ipam/nv-ipam/api/reflector.h"
 #include "ipam/nv-ipam/controller/election.h"
 #include "ipam/nv-ipam/controller/events.h"
+#include "ipam/nv-ipam/controller/overlap_events.h"
 #include "ipam/nv-ipam/controller/reconcile.h"
 #include "ipam/nv-ipam/controller/request.h"
 #include "ipam/nv-ipam/controller/validate.h"
@@ -65,6 +66,7 @@ struct reconciler {
 	struct text_buf last_nodes;  /* names and labels of the last pass, to see a change */
 	bool was_leading;
 	unsigned int backoff_ms;
+	struct overlap_seen overlap; /* the overlapping pairs told about */
 };
 
 struct pass_nodes {
@@ -112,6 +114,7 @@ void reconcile_free(struct reconciler *r)
 		memo_clear(&r->memos[i]);
 	free(r->memos);
 	text_buf_free(&r->last_nodes);
+	overlap_seen_free(&r->overlap);
 	close(r->wake_fd);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -246,8 +249,8 @@ static int judge(struct json_object *pool, const struct pass_nodes *nodes, struc
 	return 0;
 }
 
-static void emit(struct reconciler *r, struct api_client *c, struct json_object *pool,
-		 const char *reason, const char *message)
+static int emit(struct reconciler *r, struct api_client *c, struct json_object *pool,
+		const char *reason, const char *message)
 {
 	bool cidr = strcmp(k8s_object_kind(pool), "CIDRPool") == 0;
 	struct cni_err err = { 0 };
@@ -261,6 +264,39 @@ static void emit(struct reconciler *r, struct api_client *c, struct json_object 
 		STAT_ADD(r, events, 1);
 	else if (rc == 1)
 		STAT_ADD(r, events_held, 1);
+	return rc;
+}
+
+struct overlap_ctx {
+	struct reconciler *r;
+	struct api_client *c;
+};
+
+static int emit_overlap(void *ctx, struct json_object *pool, const char *message)
+{
+	struct overlap_ctx *o = ctx;
+
+	note(o->r, RECONCILE_OVERLAP, pool, NULL, NULL, message, 0, 0);
+	return emit(o->r, o->c, pool, RECONCILE_OVERLAP_REASON, message);
+}
+
+/* Every pool against every other: a pool's own pass cannot see a pair. */
+static int tell_overlaps(struct reconciler *r, struct api_client *c, struct json_object **ipp,
+			 size_t n_ipp, struct json_object **cidr, size_t n_cidr)
+{
+	_cleanup_free_ struct json_object **all = NULL;
+	struct overlap_ctx o = { r, c };
+
+	if (!r->cfg.events || !leading(r))
+		return 0;
+	all = malloc((n_ipp + n_cidr + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	if (n_ipp)
+		memcpy(all, ipp, n_ipp * sizeof(*all));
+	if (n_cidr)
+		memcpy(all + n_ipp, cidr, n_cidr * sizeof(*all));
+	return overlap_events_pass(&r->overlap, all, n_ipp + n_cidr, emit_overlap, &o);
 }
 
 static void emit_events(struct reconciler *r, struct api_client *c, struct json_object *pool,
@@ -501,7 +537,7 @@ static int pass(struct reconciler *r, struct api_client *c, bool everything)
 	struct pass_nodes pn = { 0 };
 	int64_t t0 = clock_mono_us();
 	bool nodes_changed = false;
-	int result = 0;
+	int result = 0, told;
 
 	if (api_reflector_snapshot(r->cfg.nodes, &nodes, &n_nodes) < 0 ||
 	    api_reflector_snapshot(r->cfg.ippools, &ipp, &n_ipp) < 0 ||
@@ -541,6 +577,10 @@ static int pass(struct reconciler *r, struct api_client *c, bool everything)
 			result = rc;
 	}
 	memo_sweep(r);
+	/* A failed Event brings the pass back after the backoff, as a failed write does. */
+	told = tell_overlaps(r, c, ipp, n_ipp, cidr, n_cidr);
+	if (told)
+		result = told < 0 ? told : -EAGAIN;
 out:
 	pthread_mutex_lock(&r->lock);
 	r->stats.passes++;

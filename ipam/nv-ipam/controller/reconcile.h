@@ -19,7 +19,11 @@ enum reconcile_note_kind {
 	RECONCILE_INVALID_SPEC, /* the spec is invalid (@detail): status [] */
 	RECONCILE_NO_ROOM,      /* @node got no block */
 	RECONCILE_EVENT_FAILED, /* an Event could not be written (@detail) */
+	RECONCILE_OVERLAP,      /* the pool's addresses overlap another's (@detail names both) */
 };
+
+/* The reason of the Event on both pools of an overlapping pair. */
+#define RECONCILE_OVERLAP_REASON "OverlappingPools"
 
 struct reconcile_note {
 	enum reconcile_note_kind kind;
@@ -85,7 +89,8 @@ void reconcile_wake(struct reconciler *r, bool everything);
  * leader carves each pool whose object or node set changed with carve_pool(), as the
  * reference controller does: a spec the webhook's rules refuse gets status [] and an
  * InvalidSpec Event; a node left without a block a NoFreeRanges (IPPool) or NoFreePrefixes
- * (CIDRPool) Event. A status that differs is written through the status subresource as a
+ * (CIDRPool) Event; each pair of pools whose addresses overlap an OverlappingPools Event on
+ * both, once (again when either's prefix changes). A status that differs is written through the status subresource as a
  * merge patch that carries the pool's resourceVersion: a 409 reads the pool again and carves
  * it again, so an allocation is never computed from a stale status. A failed write is tried
  * again after a backoff (1 s doubling to 30 s). Nothing is written while not leading.

@@ -1,5 +1,6 @@
 /* ipam-node's numbers, kept for /metrics and written in Prometheus' text format */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/gc/run.h"
+#include "ipam/nv-ipam/k8s/overlap.h"
 #include "ipam/nv-ipam/node/metrics.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
 #include "ipam/nv-ipam/pool/pool.h"
@@ -95,7 +97,8 @@ static void pools_prune(struct metrics *m)
 	m->n_pools = k;
 }
 
-int metrics_set_pools(struct metrics *m, const struct nvipam_pools *pools)
+static int set_pools(struct metrics *m, const struct nvipam_pools *pools,
+		     const struct overlap_result *overlaps)
 {
 	int r = 0;
 
@@ -104,6 +107,7 @@ int metrics_set_pools(struct metrics *m, const struct nvipam_pools *pools)
 	for (size_t i = 0; i < m->n_pools; i++) {
 		m->pools[i].in_file = false;
 		m->pools[i].size = 0;
+		m->pools[i].overlapping = 0;
 	}
 	for (size_t i = 0; i < pools->n; i++) {
 		struct metrics_pool *p = pool_get(m, pools->pools[i].key);
@@ -115,8 +119,34 @@ int metrics_set_pools(struct metrics *m, const struct nvipam_pools *pools)
 		p->in_file = true;
 		p->size = metrics_pool_size(pools, pools->pools[i].key);
 	}
+	for (size_t i = 0; r == 0 && i < overlaps->n; i++) {
+		struct metrics_pool *a = pool_get(m, pools->pools[overlaps->pairs[i].a].key);
+		struct metrics_pool *b = pool_get(m, pools->pools[overlaps->pairs[i].b].key);
+
+		if (a)
+			a->overlapping++;
+		if (b)
+			b->overlapping++;
+	}
 	pools_prune(m);
 	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+int metrics_set_pools(struct metrics *m, const struct nvipam_pools *pools)
+{
+	struct overlap_blocks blocks = { 0 };
+	struct overlap_result res = { 0 };
+	int r;
+
+	r = overlap_blocks_from_node_pools(pools, &blocks);
+	/* A node has a few pools: every pair is counted. */
+	r = r ? r : overlap_find(blocks.items, blocks.n, SIZE_MAX, &res);
+	overlap_blocks_free(&blocks);
+	if (r)
+		return r;
+	r = set_pools(m, pools, &res);
+	overlap_result_free(&res);
 	return r;
 }
 
@@ -237,6 +267,12 @@ int metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 	for (size_t i = 0; i < m->n_pools; i++)
 		sample_u(&b, "nv_ipam_node_pool_free", &m->pools[i],
 			 m->pools[i].size > m->pools[i].allocated ? m->pools[i].size - m->pools[i].allocated : 0);
+	family(&b, "nv_ipam_node_pool_overlapping", "gauge",
+	       "Other pools of the node pool file whose block shares addresses with this pool's "
+	       "(the node may hand out one address twice).");
+	for (size_t i = 0; i < m->n_pools; i++)
+		if (m->pools[i].in_file)
+			sample_u(&b, "nv_ipam_node_pool_overlapping", &m->pools[i], m->pools[i].overlapping);
 	family(&b, "nv_ipam_node_pool_stale", "gauge",
 	       "Addresses held by a pod that is gone from the API, not yet released.");
 	for (size_t i = 0; i < m->n_pools; i++)

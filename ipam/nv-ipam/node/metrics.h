@@ -17,6 +17,7 @@ struct metrics_pool {
 	unsigned long long allocated; /* as of the last clean pass */
 	unsigned long long stale;   /* of them, held by a pod that is gone (not yet released) */
 	unsigned long long released; /* by the cleaner since start */
+	unsigned long long overlapping; /* other pools of the file whose block shares an address */
 };
 
 enum { METRICS_IPPOOLS, METRICS_CIDRPOOLS, METRICS_KINDS };
@@ -52,7 +53,8 @@ int metrics_init(struct metrics *m);
 void metrics_free(struct metrics *m);
 
 /**
- * metrics_set_pools() - the pools of the node pool file just written (their sizes)
+ * metrics_set_pools() - the pools of the node pool file just written (their sizes, and
+ *                       how many other pools each one's block overlaps)
  * @m: metrics (locks itself)
  * @pools: the file as nv-ipam loads it
  *

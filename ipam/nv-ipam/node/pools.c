@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/nodefile.h"
+#include "ipam/nv-ipam/k8s/overlap.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/node.h"
 #include "ipam/nv-ipam/pool/pool.h"
@@ -228,6 +230,28 @@ static bool stopping(const struct node *n)
 	return poll(&pfd, 1, 0) > 0;
 }
 
+/* Told at the first sync and when the file changes: the gauge stays, the log names the pools. */
+static void log_overlaps(const struct nvipam_pools *pools)
+{
+	struct overlap_blocks blocks = { 0 };
+	struct overlap_result res = { 0 };
+
+	if (overlap_blocks_from_node_pools(pools, &blocks) < 0)
+		return;
+	if (overlap_find(blocks.items, blocks.n, SIZE_MAX, &res) == 0) {
+		for (size_t i = 0; i < res.n; i++) {
+			const struct nvipam_pool *a = &pools->pools[res.pairs[i].a];
+			const struct nvipam_pool *b = &pools->pools[res.pairs[i].b];
+
+			klog_warning("the node's blocks of two pools overlap: one address may be handed out twice",
+				     "pool", a->key, "block", blocks.texts[res.pairs[i].a], "other", b->key,
+				     "otherBlock", blocks.texts[res.pairs[i].b], NULL);
+		}
+	}
+	overlap_result_free(&res);
+	overlap_blocks_free(&blocks);
+}
+
 static void sync_locked(struct node *n)
 {
 	_cleanup_free_ char *text = NULL, *old = NULL, *notes_text = NULL;
@@ -239,6 +263,7 @@ static void sync_locked(struct node *n)
 	size_t n_objs = 0, notes_len = 0, old_len = 0;
 	const char *step = "";
 	FILE *notes;
+	bool written = false;
 	int r, read_r;
 
 	for (int k = 0; k < METRICS_KINDS; k++) {
@@ -281,6 +306,7 @@ static void sync_locked(struct node *n)
 		klog_info(0, read_r < 0 ? "node pool file written" : "node pool file updated", "file",
 			  n->pool_file, NULL);
 		log_changes(read_r < 0 ? NULL : old, old_len, text);
+		written = true;
 		pthread_mutex_lock(&n->metrics.lock);
 		n->metrics.syncs++;
 		pthread_mutex_unlock(&n->metrics.lock);
@@ -288,6 +314,9 @@ static void sync_locked(struct node *n)
 	/* What nv-ipam reads gives the sizes: the file is known to load (nodefile_render()). */
 	if (nvipam_pools_parse(text, strlen(text), n->pool_file, &pools, &err) == 0) {
 		(void)metrics_set_pools(&n->metrics, &pools);
+		/* Only syncs write ready, under n->sync_lock, which this holds. */
+		if (written || !n->metrics.ready)
+			log_overlaps(&pools);
 		nvipam_pools_free(&pools);
 	}
 	pthread_mutex_lock(&n->metrics.lock);

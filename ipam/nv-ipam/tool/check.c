@@ -1,7 +1,8 @@
 /*
  * The check subcommand: the store's integrity against the node pool file
  *
- * Errors (exit 1): a store that cannot be read or parsed, an address held twice in one
+ * Errors (exit 1): a store that cannot be read or parsed, two pools whose blocks on this
+ * node overlap, an address held twice in one
  * pool, one interface of a container (an attachment) holding two addresses in one pool,
  * an allocation in a pool this node has no block of, an address outside its pool's
  * subnet (IPPool) or prefix (CIDRPool). Warnings (exit 1 only with --strict): an address
@@ -13,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +29,17 @@
 #include "ipam/nv-ipam/tool/check.h"
 #include "ipam/nv-ipam/tool/cli.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/k8s/overlap.h"
 #include "ipam/nv-ipam/k8s/pods.h"
 
 static const char check_help[] =
 	"Usage: nv-ipam-tool check [--store FILE] [--pool-file FILE] [--strict]\n"
 	"                          [--pods FILE [--listed-at SECONDS]] [--lock-timeout-ms N]\n"
 	"\n"
-	"Check the store under its lock: that it parses, that no address is held twice in\n"
-	"a pool, that no container interface holds two addresses in a pool, that every\n"
-	"allocation is in a pool this node has a block of and inside its subnet or prefix.\n"
+	"Check that no two pools' blocks in the node pool file overlap, and the store under\n"
+	"its lock: that it parses, that no address is held twice in a pool, that no\n"
+	"container interface holds two addresses in a pool, that every allocation is\n"
+	"in a pool this node has a block of and inside its subnet or prefix.\n"
 	"Warns about addresses outside the node's current block (static IPs, or left over\n"
 	"after a pool change), about one address held in two pools and, with --pods, about\n"
 	"allocations whose pod is gone: not in the pod listing, or there with another UID\n"
@@ -230,6 +234,30 @@ static void check_ranges(const struct nvipam_store *st, const struct nvipam_pool
 }
 
 /*
+ * Two pools whose blocks on this node share addresses: nv-ipam may hand one address to a
+ * pod from each. An error, whether or not it has happened yet.
+ */
+static int check_overlaps(const struct nvipam_pools *pools, struct tally *t)
+{
+	struct overlap_blocks blocks = { 0 };
+	struct overlap_result res = { 0 };
+	char line[OVERLAP_DESCRIBE_SIZE];
+	int r;
+
+	r = overlap_blocks_from_node_pools(pools, &blocks);
+	r = r ? r : overlap_find(blocks.items, blocks.n, SIZE_MAX, &res);
+	for (size_t i = 0; r == 0 && i < res.n; i++) {
+		overlap_describe(&blocks.items[res.pairs[i].a], &blocks.items[res.pairs[i].b], line,
+				 sizeof(line));
+		printf("error: overlapping pools: %s (this node may hand out one address twice)\n", line);
+		t->errors++;
+	}
+	overlap_result_free(&res);
+	overlap_blocks_free(&blocks);
+	return r;
+}
+
+/*
  * Allocations whose pod is gone, as gc judges them (without counting): skipped without a
  * pod, and when they may be newer than the listing. The listing's strings are validated.
  */
@@ -338,7 +366,9 @@ int check_main(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	check_logs(st, &t);
-	r = check_addresses(st, &t);
+	r = check_overlaps(&pools, &t);
+	if (r >= 0)
+		r = check_addresses(st, &t);
 	if (r >= 0)
 		r = check_attachments(st, &t);
 	if (r >= 0)
