@@ -36,7 +36,7 @@ api_start() {
 		-keyout "$work/api/tls.key" -out "$work/api/tls.crt" -subj /CN=127.0.0.1 \
 		-addext subjectAltName=IP:127.0.0.1 2>/dev/null
 	python3 "$DAEMON_DIR/apiserver.py" "$work/api" 2>"$work/api/stderr" &
-	defer "kill $!"
+	defer "kill $!; wait $! 2>/dev/null"
 	wait_for 10 test -s "$work/api/port" || { echo "apiserver.py did not start" >&2; cat "$work/api/stderr" >&2; exit 1; }
 	API_PORT=$(cat "$work/api/port")
 	KUBECONFIG_FILE=$work/api/kubeconfig

@@ -112,6 +112,30 @@ check "the leader's log says it wrote the status" \
 check "the DaemonSet's ipam-node puts the carved block in the node pool file" \
 	wait_until 15 eval 'jq -e --arg s "$cd_start" --arg e "$cd_end" ".pools.cdpool.startIP == \$s and .pools.cdpool.endIP == \$e" "$nodefs/etc/cni/net.d/nv-ipam.d/node-pools.json" >/dev/null'
 
+# Overlapping pools (192.168.96.0/24 and its /25): admitted with a warning naming the other
+# (kubectl prints it), an OverlappingPools Event on each, and on this node, where both give
+# a block, ipam-node's gauge and nv-ipam-tool check say so.
+out=$(cd_pool cdwide '{subnet: "192.168.96.0/24", perNodeBlockSize: 16}')
+out=$(cd_pool cdhalf '{subnet: "192.168.96.0/25", perNodeBlockSize: 16}')
+check "an overlapping pool is admitted, kubectl printing the webhook's warning naming the other" \
+	eval 'kc get ippool cdhalf -n "$NS" >/dev/null 2>&1 && grep -q "Warning: IPPool \"cdhalf\" 192.168.96.0/25 overlaps IPPool \"cdwide\" 192.168.96.0/24" <<<"$out"'
+cd_overlap_events() {
+	kc get events -n "$NS" -o json 2>/dev/null |
+		jq -r '[.items[] | select(.reason == "OverlappingPools" and .type == "Warning") | .involvedObject.name] | sort | unique | join(" ")'
+}
+check "the leader records an OverlappingPools Event on both pools" wait_until 30 eval '[ "$(cd_overlap_events)" = "cdhalf cdwide" ]'
+cd_ds_pod() { kc get pods -n "$NS" -l name=nv-ipam-node --field-selector "spec.nodeName=$cd_node" -o 'jsonpath={.items[0].metadata.name}'; }
+cd_gauge() {
+	local m
+	m=$("$KIT/k8s" netns "$DIR" "$NS" "$(cd_ds_pod)" curl -s --max-time 5 127.0.0.1:8080/metrics) &&
+		grep -qx 'nv_ipam_node_pool_overlapping{pool="cdhalf",type="ippool"} 1' <<<"$m"
+}
+check "the node's blocks of both overlap: ipam-node's gauge says so" wait_until 30 cd_gauge
+check "and nv-ipam-tool check on the node exits 1 naming them" \
+	eval '! out=$("$nodefs/opt/cni/bin/nv-ipam-tool" check --store "$nodefs/var/lib/cni/nv-ipam/store" --pool-file "$nodefs/etc/cni/net.d/nv-ipam.d/node-pools.json" 2>&1) &&
+		grep -q "overlapping pools: IPPool \"cd\(half\|wide\)\"" <<<"$out"'
+kc delete ippool cdwide cdhalf -n "$NS" >/dev/null 2>&1
+
 if [ -z "$cd_start" ]; then
 	not_ok "no block carved: no pod can get an address from it"
 else

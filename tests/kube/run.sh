@@ -5,7 +5,7 @@
 #
 # Usage: run.sh BUILD_DIR [CASE...]     (cases: the tests/kube/case-*.sh names; default all,
 #                                         daemonset-end only after daemonset-start,
-#                                         sandbox-lost and multirail only after
+#                                         sandbox-lost, multirail and uninstall after
 #                                         controller-deploy)
 # Environment:
 #   KUBE_KIT     the kit (default: ../shared/k8s beside the source tree)
@@ -41,11 +41,12 @@ done
 
 # daemonset-start leaves a pod's DEL lost and daemonset-end waits for the cleaner to free
 # its address (4 minutes with the operator's settings): the other cases run meanwhile.
-# controller-deploy needs the kubelet daemonset-end starts again; sandbox-lost and
-# multirail, the DaemonSet controller-deploy leaves running.
+# controller-deploy needs the kubelet daemonset-end starts again; sandbox-lost,
+# multirail and uninstall, the DaemonSet controller-deploy leaves running (uninstall
+# removes it: last).
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(daemonset-start api-client node controller-election controller-churn
-	controller-webhook daemonset-end controller-deploy sandbox-lost multirail)
+	controller-webhook daemonset-end controller-deploy sandbox-lost multirail uninstall)
 
 work=$(mktemp -d /tmp/kube-suite.XXXXXX)
 # The DaemonSet's nv-ipam.conf sends nv-ipam's log to /var/log/nv-ipam-cni.log, the
