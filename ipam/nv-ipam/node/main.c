@@ -1,19 +1,21 @@
 /*
  * ipam-node: nv-ipam's node program, run by the Network Operator's nv-ipam-node DaemonSet
  *
- * At start, in order (any failure ends it with status 1, as the reference's does): the
- * flags; the owner lock, then the store lock; the store adopted (taken back after a
- * handover, or migrated from the reference daemon's); nv-ipam and nv-ipam-tool installed
- * into --cni-bin-dir (not over a store of a format this build cannot read: that is
- * logged, and the rest runs);
- * nv-ipam.conf written; the API connection; the probe and metrics servers. Then three
- * threads work until SIGTERM or SIGINT: one reflector per pool kind (each change rewrites
- * the node pool file), and the cleaner. The main thread waits for the signal (and retries
- * a pool file sync that failed), tells every thread to stop through one eventfd that all
- * their waits watch, hands the store over in the reference daemon's format (so that
- * going back to it keeps every address) and exits. The handover runs whether or not
- * every thread ended, and only while the owner lock is ours. Every file is replaced by
- * rename and the store by its own crash-safe commits: a stop at any instant leaves
+ * At start, in order (any failure ends it with status 1, as the reference's does): what
+ * can fail without touching the node, checked first so that a failed start changes
+ * nothing (the flags, the install source, the directories, the kubeconfig, the probe and
+ * metrics servers bound, one answer of the API server); the owner lock, then the store
+ * lock; the store adopted (taken back after a handover, or migrated from the reference
+ * daemon's); nv-ipam and nv-ipam-tool installed into --cni-bin-dir (not over a store of a
+ * format this build cannot read: that is logged, and the rest runs);
+ * nv-ipam.conf written. Then three threads work until SIGTERM or SIGINT: one reflector per
+ * pool kind (each change rewrites the node pool file), and the cleaner. The main thread
+ * waits for the signal (and retries a pool file sync that failed), tells every thread to
+ * stop through one eventfd that all their waits watch, hands the store over in the
+ * reference daemon's format (so that going back to it keeps every address) and exits, 1
+ * when that could not be done. The handover runs whether or not every thread ended, and
+ * only while the owner lock is ours. Every file is replaced by rename and the store by its
+ * own crash-safe commits: a stop at any instant leaves
  * nothing half-written.
  */
 #include <errno.h>
