@@ -3,7 +3,7 @@
 # touched. A start that fails (no API server, a bad or busy bind address, a bin file
 # without nv-ipam-tool beside it, a conf dir that cannot be made, credentials refused, no
 # kubeconfig) exits 1 naming the cause and leaves the store, conf and bin directories
-# byte for byte as they were. A 403 on the pools is an answer: the start goes on. The
+# byte for byte as they were; an address in use that is freed within 3 s is waited for. A 403 on the pools is an answer: the start goes on. The
 # "serving" line names the ports bound. At stop, a node lock held past the 10 s budget:
 # status 1, a line naming nv-ipam-tool handover, no marker; released within it: handed over.
 . "$(dirname "$0")/lib.sh"
@@ -56,11 +56,21 @@ fails "an invalid metrics address" "unable to start the probe and metrics server
 	--metrics-bind-address=nowhere
 python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 print(s.getsockname()[1], flush=True); time.sleep(60)' >"$work/busy" &
-defer "kill $!"
+busy_pid=$!
+defer "kill $busy_pid"
 wait_for 5 test -s "$work/busy"
 busy=$(cat "$work/busy")
 fails "a probe address in use" "unable to start the probe and metrics servers" \
 	--health-probe-bind-address="127.0.0.1:$busy"
+# Freed within 3 s (a predecessor that exits): the start goes on.
+node_start p --health-probe-bind-address="127.0.0.1:$busy"
+wait_for 5 grep -q "waiting for a bind address" "$work/p.log" || bad "waits for an address in use"
+kill "$busy_pid"
+wait_for 10 grep -q "config for shim CNI" "$work/p.log" && ok "an address freed within 3 s: started" ||
+	{ bad "an address freed within 3 s: started"; cat "$work/p.log"; }
+kill -TERM "$p_PID"
+wait_for 10 node_gone "$p_PID" && eq "an address freed within 3 s: status at stop" 0 "$NODE_RC" ||
+	bad "an address freed within 3 s: ended"
 fails "no nv-ipam-tool beside the bin file" "nv-ipam-tool" --cni-nv-ipam-bin-file="$work/lone/nv-ipam"
 fails "a conf dir that cannot be made" "cni-conf-dir" --cni-conf-dir="$work/conf/nv-ipam.conf/d"
 api_rules '[{"path": "'"$POOLS"'", "action": "status", "code": 401}]'
@@ -72,7 +82,7 @@ fails "an API server answering 503" "HTTP 503"
 # kernel's choice, logged.
 api_rules '[{"path": "'"$POOLS"'", "action": "status", "code": 403}]'
 node_start a --health-probe-bind-address=127.0.0.1:0 --metrics-bind-address=127.0.0.1:0
-wait_for 10 grep -q "config for shim CNI written" "$work/a.log" && ok "started with pools forbidden" ||
+wait_for 10 grep -q "config for shim CNI" "$work/a.log" && ok "started with pools forbidden" ||
 	{ bad "started with pools forbidden"; cat "$work/a.log"; }
 grep -q "the pools cannot be listed yet" "$work/a.log" && ok "the 403 is logged" || bad "the 403 is logged"
 hport=$(sed -n 's/.*"serving" probes="127\.0\.0\.1:\([0-9]*\)".*/\1/p' "$work/a.log")

@@ -336,26 +336,50 @@ static const char *bound(const char *addr, const struct serve *srv, char *buf, s
 	return buf;
 }
 
-/* Every bind address listened on (the probes' handlers read only what main() set up). */
-static int start_servers(const struct node_flags *f, struct serve **probes, struct serve **metrics_srv)
+/*
+ * Every bind address listened on (the probes' handlers read only what main() set up). A
+ * predecessor ending its handover listens until it exits: an address in use is tried
+ * again for as long as the owner lock would be waited for.
+ * Return: 0, -ECANCELED when stopped meanwhile, -1 after logging the failure.
+ */
+static int start_servers(const struct node_flags *f, const sigset_t *sigs, struct serve **probes,
+			 struct serve **metrics_srv)
 {
-	struct cni_err err = { 0 };
+	int64_t deadline = clock_mono_ms() + START_LOCK_WAIT_MS;
 	char hbuf[128], mbuf[128];
+	bool said = false;
 
-	if (strcmp(f->metrics_bind_address, f->health_probe_bind_address) == 0) {
-		if (serve_start(f->health_probe_bind_address, all_routes, 3, probes, &err) < 0)
-			goto failed;
-	} else if (serve_start(f->health_probe_bind_address, probe_routes, 2, probes, &err) < 0 ||
-		   serve_start(f->metrics_bind_address, metrics_routes, 1, metrics_srv, &err) < 0) {
-		goto failed;
+	for (;;) {
+		struct timespec tick = { .tv_nsec = 100 * 1000000L };
+		struct cni_err err = { 0 };
+		int r;
+
+		if (strcmp(f->metrics_bind_address, f->health_probe_bind_address) == 0) {
+			r = serve_start(f->health_probe_bind_address, all_routes, 3, probes, &err);
+		} else {
+			r = serve_start(f->health_probe_bind_address, probe_routes, 2, probes, &err);
+			if (r == 0)
+				r = serve_start(f->metrics_bind_address, metrics_routes, 1, metrics_srv, &err);
+		}
+		if (r == 0)
+			break;
+		serve_stop(*probes);
+		*probes = NULL;
+		if (r != -EADDRINUSE || clock_mono_ms() >= deadline) {
+			klog_error(err.msg, "unable to start the probe and metrics servers: nothing "
+				   "changed on the node", NULL);
+			return -1;
+		}
+		if (!said)
+			klog_info(0, "waiting for a bind address", "detail", err.msg, NULL);
+		said = true;
+		if (sigtimedwait(sigs, NULL, &tick) > 0)
+			return -ECANCELED;
 	}
 	klog_info(0, "serving", "probes", bound(f->health_probe_bind_address, *probes, hbuf, sizeof(hbuf)),
 		  "metrics", bound(f->metrics_bind_address, *metrics_srv ? *metrics_srv : *probes, mbuf,
 				   sizeof(mbuf)), NULL);
 	return 0;
-failed:
-	klog_error(err.msg, "unable to start the probe and metrics servers", NULL);
-	return -1;
 }
 
 /*
@@ -388,11 +412,13 @@ static int check_start(struct node *n, const sigset_t *sigs, struct serve **prob
 		return 1;
 	}
 	klog_info(0, "API server", "server", n->conn.server, "from", n->conn.origin, NULL);
-	if (start_servers(f, probes, metrics_srv) < 0)
+	r = start_servers(f, sigs, probes, metrics_srv);
+	if (r == -1)
 		return 1;
-	r = node_api_reach(n, START_API_WAIT_MS, sigs, &err);
+	if (r == 0)
+		r = node_api_reach(n, START_API_WAIT_MS, sigs, &err);
 	if (r == -ECANCELED) {
-		klog_info(0, "stopped before the API server answered: nothing changed on the node", NULL);
+		klog_info(0, "stopped before the start's checks ended: nothing changed on the node", NULL);
 		return -1;
 	}
 	if (r < 0) {
