@@ -8,6 +8,8 @@
 #   node_add CID                nv-ipam ADD for container CID: the result on stdout
 #   ref_entries                 the store as the reference daemon reads it (refstore.py),
 #                               exit 1 when it would refuse it
+#   hold_lock VAR FILE [SECONDS] another process holds an exclusive flock on FILE (created)
+#                               for SECONDS (default 30); its pid in $VAR
 #
 # NVIPAM_BIN (meson sets it): nv-ipam; default beside the build's ipam-node.
 NVIPAM_BIN=${NVIPAM_BIN:-$(dirname "$IPAM_NODE")/nv-ipam}
@@ -50,3 +52,16 @@ node_add() {
 }
 
 ref_entries() { python3 "$REFSTORE" "$STORE"; }
+
+hold_lock() {
+	local -n _pid=$1
+	python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))' "$2" "${3:-30}" >"$work/hold.out" &
+	_pid=$!
+	defer "kill $_pid"
+	wait_for 5 grep -qs locked "$work/hold.out"
+	rm -f "$work/hold.out"
+}

@@ -24,7 +24,8 @@ count_between() {
 		'$1 >= since && $1 < until && ($2 " " $3) ~ re { n++ } END { print n + 0 }' \
 		"$work/api/requests.log"
 }
-lists() { echo "^GET $API/$1/$2[?]limit="; }
+# The reflectors' lists (limit=500), not the start's check of the API (limit=1).
+lists() { echo "^GET $API/$1/$2[?]limit=([02-9]|1[0-9])"; }
 watches() { echo "^GET $API/$1/$2[?]watch=1"; }
 # until_clock T: until the server's clock reaches T.
 until_clock() { while awk -v now="$(api_now)" -v t="$1" 'BEGIN { exit !(now < t) }'; do sleep 0.2; done; }

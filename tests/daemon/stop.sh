@@ -11,14 +11,23 @@ api_start
 
 # A stuck thread: curl opens the CA file of the kubeconfig when it connects, and a FIFO
 # nobody writes blocks that open() forever; every wait of ours is out of the picture.
+# The start's own check of the API must get through: the CA is a link to the real one
+# until the start waits for the owner lock (held here), then to the FIFO, before the
+# threads connect.
 mkfifo "$work/ca.fifo"
-sed "s|\"certificate-authority\": \"[^\"]*\"|\"certificate-authority\": \"$work/ca.fifo\"|" \
+ca=$(sed -n 's|.*"certificate-authority": "\([^"]*\)".*|\1|p' "$KUBECONFIG_FILE")
+ln -s "$ca" "$work/ca.link"
+sed "s|\"certificate-authority\": \"[^\"]*\"|\"certificate-authority\": \"$work/ca.link\"|" \
 	"$KUBECONFIG_FILE" >"$work/stuck.kubeconfig"
 # The reflectors never list: the node pool file is written here, as a sync would.
 cat >"$work/conf/node-pools.json" <<'JSON'
 {"pools": {"pool1": {"subnet": "10.79.0.0/24", "startIP": "10.79.0.2", "endIP": "10.79.0.254", "gateway": "10.79.0.1"}}}
 JSON
+hold_lock holder "$STORE.owner"
 NODE_KUBECONFIG=$work/stuck.kubeconfig node_start s
+wait_for 10 grep -q "waiting for a lock" "$work/s.log" || { bad "ipam-node did not wait for the owner lock"; cat "$work/s.log"; }
+ln -sfn "$work/ca.fifo" "$work/ca.link"
+kill "$holder"
 wait_for 10 grep -q "config for shim CNI written" "$work/s.log" || { bad "ipam-node did not adopt"; cat "$work/s.log"; }
 node_add s1 >"$work/add.out" 2>&1 && grep -q '"10\.79\.0\.' "$work/add.out" && ok "nv-ipam ADD" ||
 	{ bad "nv-ipam ADD"; cat "$work/add.out"; }

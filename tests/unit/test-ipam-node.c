@@ -502,6 +502,55 @@ static void test_owner_lock(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* The start's checks of the install source and the directories: nothing is created. */
+static void test_start_checks(void **state)
+{
+	char dir[] = "/tmp/test-ipam-node.XXXXXX", path[128], file[96], sub[128];
+	struct node_flags f = { .cni_skip_binary_copy = false };
+	struct cni_err err = { 0 };
+	struct stat st;
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* A directory that does not exist yet, under one that can be written: fine, not made. */
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	assert_int_equal(node_check_dir(path, "cni-conf-dir", &err), 0);
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	assert_int_equal(stat(sub, &st), -1);
+	/* Under a regular file: refused, naming the flag and the file. */
+	snprintf(file, sizeof(file), "%s/f", dir);
+	fp = fopen(file, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	snprintf(path, sizeof(path), "%s/d", file);
+	assert_int_equal(node_check_dir(path, "cni-conf-dir", &err), -ENOTDIR);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	assert_non_null(strstr(err.msg, "cni-conf-dir"));
+	assert_non_null(strstr(err.msg, file));
+	err = (struct cni_err){ 0 };
+	assert_int_equal(node_check_dir("relative", "cni-bin-dir", &err), -EINVAL);
+	/* nv-ipam without nv-ipam-tool beside it: the tool named. */
+	f.cni_nv_ipam_bin_file = file;
+	err = (struct cni_err){ 0 };
+	assert_int_equal(node_check_install(&f, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "nv-ipam-tool"));
+	snprintf(path, sizeof(path), "%s/nv-ipam-tool", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	assert_int_equal(node_check_install(&f, &err), 0);
+	/* A directory as the bin file: refused; skipped: not looked at. */
+	f.cni_nv_ipam_bin_file = dir;
+	err = (struct cni_err){ 0 };
+	assert_int_equal(node_check_install(&f, &err), -EINVAL);
+	f.cni_skip_binary_copy = true;
+	assert_int_equal(node_check_install(&f, &err), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_raise_nofile),
 		cmocka_unit_test(test_bind_addresses),
 		cmocka_unit_test(test_owner_lock),
+		cmocka_unit_test(test_start_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -194,7 +194,11 @@ void node_flags_usage(FILE *out)
 			fprintf(out, " (default %s)", f->def);
 		fputc('\n', out);
 	}
-	fputs("\nSIGTERM or SIGINT stops it within 2 s. Exit status: 0 when stopped, 1 on a failure\n"
-	      "at start (flags, the store lock, the install, nv-ipam.conf, the API connection).\n",
+	fputs("\nA start that fails changes nothing on the node: the flags, the install source, the\n"
+	      "directories, the bind addresses and one answer of the API server are checked first.\n"
+	      "SIGTERM or SIGINT stops it within 10 s, the store handed over. Exit status: 0 when\n"
+	      "stopped, 1 on a failure at start (a check, the locks, the install, nv-ipam.conf) or\n"
+	      "when the store could not be handed over at stop (the log names the nv-ipam-tool\n"
+	      "handover command to run).\n",
 	      out);
 }

@@ -1,19 +1,21 @@
 /*
  * ipam-node: nv-ipam's node program, run by the Network Operator's nv-ipam-node DaemonSet
  *
- * At start, in order (any failure ends it with status 1, as the reference's does): the
- * flags; the owner lock, then the store lock; the store adopted (taken back after a
- * handover, or migrated from the reference daemon's); nv-ipam and nv-ipam-tool installed
- * into --cni-bin-dir (not over a store of a format this build cannot read: that is
- * logged, and the rest runs);
- * nv-ipam.conf written; the API connection; the probe and metrics servers. Then three
- * threads work until SIGTERM or SIGINT: one reflector per pool kind (each change rewrites
- * the node pool file), and the cleaner. The main thread waits for the signal (and retries
- * a pool file sync that failed), tells every thread to stop through one eventfd that all
- * their waits watch, hands the store over in the reference daemon's format (so that
- * going back to it keeps every address) and exits. The handover runs whether or not
- * every thread ended, and only while the owner lock is ours. Every file is replaced by
- * rename and the store by its own crash-safe commits: a stop at any instant leaves
+ * At start, in order (any failure ends it with status 1, as the reference's does): what
+ * can fail without touching the node, checked first so that a failed start changes
+ * nothing (the flags, the install source, the directories, the kubeconfig, the probe and
+ * metrics servers bound, one answer of the API server); the owner lock, then the store
+ * lock; the store adopted (taken back after a handover, or migrated from the reference
+ * daemon's); nv-ipam and nv-ipam-tool installed into --cni-bin-dir (not over a store of a
+ * format this build cannot read: that is logged, and the rest runs);
+ * nv-ipam.conf written. Then three threads work until SIGTERM or SIGINT: one reflector per
+ * pool kind (each change rewrites the node pool file), and the cleaner. The main thread
+ * waits for the signal (and retries a pool file sync that failed), tells every thread to
+ * stop through one eventfd that all their waits watch, hands the store over in the
+ * reference daemon's format (so that going back to it keeps every address) and exits, 1
+ * when that could not be done. The handover runs whether or not every thread ended, and
+ * only while the owner lock is ours. Every file is replaced by rename and the store by its
+ * own crash-safe commits: a stop at any instant leaves
  * nothing half-written.
  */
 #include <errno.h>
@@ -32,6 +34,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/clock.h"
 #include "common/util/log.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/conn.h"
@@ -52,7 +55,9 @@
  * and its render and writes fit in what is left.
  */
 #define STOP_THREADS_MS 6500L
-#define HANDOVER_LOCK_WAIT_MS 2500u
+#define HANDOVER_LOCK_WAIT_MS 2500L
+/* From the signal to the end of the node lock's wait; the render and writes fit in 1 s. */
+#define STOP_BUDGET_MS (STOP_THREADS_MS + HANDOVER_LOCK_WAIT_MS)
 
 /* How long adopting waits for the store's node lock (ADDs under way). */
 #define STORE_LOCK_WAIT_MS 5000u
@@ -62,6 +67,13 @@
  * ending its handover, not a second ipam-node that runs (this one then exits 1).
  */
 #define START_LOCK_WAIT_MS 3000L
+
+/*
+ * How long the start tries to reach the API server before it exits 1 (the kubelet then
+ * restarts it, backing off): a server that is restarting or a proxy before it answering
+ * 5xx. Nothing on the node is touched before it answers.
+ */
+#define START_API_WAIT_MS 5000L
 
 enum { T_IPPOOLS, T_CIDRPOOLS, T_CLEANER, N_THREADS };
 
@@ -274,33 +286,150 @@ static int adopt_store(struct node *n)
 	return 0;
 }
 
-/* At stop: the store in the reference daemon's format, for a rollback to find. */
-static void handover_store(const struct node *n)
+/*
+ * At stop: the store in the reference daemon's format, for a rollback to find. The node
+ * lock is waited for until @deadline_ms (clock_mono_ms()): an ADD under way holds it.
+ * Return: false when the store was ours and is not handed over (the exit status is 1).
+ */
+static bool handover_store(const struct node *n, int64_t deadline_ms)
 {
 	const char *path = n->flags->store_file;
 	struct cni_err err = { 0 };
 	char count[32], sum[16];
 	uint32_t checksum;
+	int64_t wait_ms = deadline_ms - clock_mono_ms();
 	size_t total;
 
 	if (!n->store_adopted || !n->flags->store_handover)
-		return;
+		return true;
 	if (!node_owner_held(n)) {
 		klog_error("the owner lock file was removed or replaced", "store not handed over: "
 			   "another ipam-node may own it", "store", path, NULL);
-		return;
+		return false;
 	}
-	if (nvipam_store_handover(path, HANDOVER_LOCK_WAIT_MS, &total, &checksum, &err) < 0) {
-		klog_error(err.msg, "failed to hand the store over", "store", path, NULL);
-		return;
+	/* The store's wait polls the lock until then: a short ADD ends within it. */
+	if (nvipam_store_handover(path, (unsigned int)(wait_ms > 0 ? wait_ms : 0), &total, &checksum,
+				  &err) < 0) {
+		_cleanup_free_ char *run = NULL;
+
+		if (asprintf(&run, "nv-ipam-tool handover --store %s", path) < 0)
+			run = NULL;
+		klog_error(err.msg, "failed to hand the store over: the reference daemon cannot start "
+			   "on it; run what follows once nothing holds the store", "store", path, "run",
+			   run ? run : "nv-ipam-tool handover", NULL);
+		return false;
 	}
 	snprintf(count, sizeof(count), "%zu", total);
 	snprintf(sum, sizeof(sum), "%u", checksum);
 	klog_info(0, "store handed over in the reference daemon's format: nv-ipam waits for "
 		  "ipam-node to start again", "store", path, "allocations", count, "checksum", sum, NULL);
+	return true;
 }
 
-/* The start-up steps before any thread; 0, the exit status, or -1 when stopped (status 0). */
+/* @addr as bound: its port the one listened on (the kernel's choice for port 0). */
+static const char *bound(const char *addr, const struct serve *srv, char *buf, size_t len)
+{
+	const char *colon = strrchr(addr, ':');
+
+	if (!srv || !colon)
+		return addr;
+	snprintf(buf, len, "%.*s:%d", (int)(colon - addr), addr, serve_port(srv));
+	return buf;
+}
+
+/*
+ * Every bind address listened on (the probes' handlers read only what main() set up). A
+ * predecessor ending its handover listens until it exits: an address in use is tried
+ * again for as long as the owner lock would be waited for.
+ * Return: 0, -ECANCELED when stopped meanwhile, -1 after logging the failure.
+ */
+static int start_servers(const struct node_flags *f, const sigset_t *sigs, struct serve **probes,
+			 struct serve **metrics_srv)
+{
+	int64_t deadline = clock_mono_ms() + START_LOCK_WAIT_MS;
+	char hbuf[128], mbuf[128];
+	bool said = false;
+
+	for (;;) {
+		struct timespec tick = { .tv_nsec = 100 * 1000000L };
+		struct cni_err err = { 0 };
+		int r;
+
+		if (strcmp(f->metrics_bind_address, f->health_probe_bind_address) == 0) {
+			r = serve_start(f->health_probe_bind_address, all_routes, 3, probes, &err);
+		} else {
+			r = serve_start(f->health_probe_bind_address, probe_routes, 2, probes, &err);
+			if (r == 0)
+				r = serve_start(f->metrics_bind_address, metrics_routes, 1, metrics_srv, &err);
+		}
+		if (r == 0)
+			break;
+		serve_stop(*probes);
+		*probes = NULL;
+		if (r != -EADDRINUSE || clock_mono_ms() >= deadline) {
+			klog_error(err.msg, "unable to start the probe and metrics servers: nothing "
+				   "changed on the node", NULL);
+			return -1;
+		}
+		if (!said)
+			klog_info(0, "waiting for a bind address", "detail", err.msg, NULL);
+		said = true;
+		if (sigtimedwait(sigs, NULL, &tick) > 0)
+			return -ECANCELED;
+	}
+	klog_info(0, "serving", "probes", bound(f->health_probe_bind_address, *probes, hbuf, sizeof(hbuf)),
+		  "metrics", bound(f->metrics_bind_address, *metrics_srv ? *metrics_srv : *probes, mbuf,
+				   sizeof(mbuf)), NULL);
+	return 0;
+}
+
+/*
+ * Whatever can fail without touching the node, checked before anything on it is: the
+ * install source, the directories, the kubeconfig, the bind addresses (bound), the API
+ * server (one answer). 0, the exit status, or -1 when stopped (status 0).
+ */
+static int check_start(struct node *n, const sigset_t *sigs, struct serve **probes,
+		       struct serve **metrics_srv)
+{
+	const struct node_flags *f = n->flags;
+	struct cni_err err = { 0 };
+	int r;
+
+	for (int i = 0; i < f->n_ignored; i++)
+		klog_info(0, "flag taken and ignored: nv-ipam has no daemon", "flag", f->ignored[i], NULL);
+	if (node_check_install(f, &err) < 0) {
+		klog_error(err.msg, "failed at nv-ipam copy: nothing changed on the node", NULL);
+		return 1;
+	}
+	/* The node pool file goes there even without nv-ipam.conf. */
+	if (node_check_dir(f->cni_conf_dir, "cni-conf-dir", &err) < 0 ||
+	    (!f->cni_skip_binary_copy && node_check_dir(f->cni_bin_dir, "cni-bin-dir", &err) < 0)) {
+		klog_error(err.msg, "invalid config: nothing changed on the node", NULL);
+		return 1;
+	}
+	if (api_conn_load(f->kubeconfig, &n->conn, &err) < 0) {
+		klog_error(err.msg, "failed to read config for k8s client: nothing changed on the node",
+			   NULL);
+		return 1;
+	}
+	klog_info(0, "API server", "server", n->conn.server, "from", n->conn.origin, NULL);
+	r = start_servers(f, sigs, probes, metrics_srv);
+	if (r == -1)
+		return 1;
+	if (r == 0)
+		r = node_api_reach(n, START_API_WAIT_MS, sigs, &err);
+	if (r == -ECANCELED) {
+		klog_info(0, "stopped before the start's checks ended: nothing changed on the node", NULL);
+		return -1;
+	}
+	if (r < 0) {
+		klog_error(err.msg, "failed to reach the API server: nothing changed on the node", NULL);
+		return 1;
+	}
+	return 0;
+}
+
+/* The start-up steps that change the node, before any thread; as check_start(). */
 static int prepare(struct node *n, const sigset_t *sigs)
 {
 	const struct node_flags *f = n->flags;
@@ -309,8 +438,11 @@ static int prepare(struct node *n, const sigset_t *sigs)
 	char msg[512];
 	int r;
 
-	for (int i = 0; i < f->n_ignored; i++)
-		klog_info(0, "flag taken and ignored: nv-ipam has no daemon", "flag", f->ignored[i], NULL);
+	/* Built before the locks: out of memory changes nothing. */
+	if (!f->cni_skip_config_creation && node_conf_text(f, n->pool_file, &conf) < 0) {
+		klog_error("out of memory", "failed to write configuration for shim CNI", NULL);
+		return 1;
+	}
 	r = node_lock_wait(n, node_owner_lock, START_LOCK_WAIT_MS, sigs, msg, sizeof(msg));
 	if (r == 0)
 		r = node_lock_wait(n, node_store_lock, START_LOCK_WAIT_MS, sigs, msg, sizeof(msg));
@@ -337,10 +469,6 @@ static int prepare(struct node *n, const sigset_t *sigs)
 		}
 	}
 	if (!f->cni_skip_config_creation) {
-		if (node_conf_text(f, n->pool_file, &conf) < 0) {
-			klog_error("out of memory", "failed to write configuration for shim CNI", NULL);
-			return 1;
-		}
 		r = node_conf_write(f->cni_conf_dir, conf, &err);
 		if (r < 0) {
 			klog_error(err.msg, "failed to write configuration for shim CNI", NULL);
@@ -349,11 +477,6 @@ static int prepare(struct node *n, const sigset_t *sigs)
 		klog_info(0, r ? "config for shim CNI written" : "config for shim CNI unchanged",
 			  "dir", f->cni_conf_dir, "config", conf, NULL);
 	}
-	if (api_conn_load(f->kubeconfig, &n->conn, &err) < 0) {
-		klog_error(err.msg, "failed to read config for k8s client", NULL);
-		return 1;
-	}
-	klog_info(0, "API server", "server", n->conn.server, "from", n->conn.origin, NULL);
 	return 0;
 }
 
@@ -385,7 +508,7 @@ int main(int argc, char **argv)
 	struct node_flags f;
 	struct worker w[N_THREADS] = { 0 };
 	struct serve *probes = NULL, *metrics_srv = NULL;
-	struct cni_err err = { 0 };
+	int64_t stop_at = 0;
 	sigset_t sigs;
 	int rc = 1, sig;
 	bool stuck = false;
@@ -434,25 +557,18 @@ int main(int argc, char **argv)
 			  node.pool_file, "staleIPCheckInterval", interval, "countBeforeRelease", count,
 			  NULL);
 	}
-	rc = prepare(&node, &sigs);
+	if (api_init() < 0 || node_pools_start(&node) < 0) {
+		klog_error("out of memory", "cannot start", NULL);
+		goto out;
+	}
+	rc = check_start(&node, &sigs, &probes, &metrics_srv);
+	if (rc == 0)
+		rc = prepare(&node, &sigs);
 	if (rc) {
 		rc = rc < 0 ? 0 : rc;
 		goto out;
 	}
 	rc = 1;
-	if (api_init() < 0 || node_pools_start(&node) < 0) {
-		klog_error("out of memory", "cannot start", NULL);
-		goto out;
-	}
-	if (strcmp(f.metrics_bind_address, f.health_probe_bind_address) == 0) {
-		if (serve_start(f.health_probe_bind_address, all_routes, 3, &probes, &err) < 0)
-			goto serve_failed;
-	} else if (serve_start(f.health_probe_bind_address, probe_routes, 2, &probes, &err) < 0 ||
-		   serve_start(f.metrics_bind_address, metrics_routes, 1, &metrics_srv, &err) < 0) {
-		goto serve_failed;
-	}
-	klog_info(0, "serving", "probes", f.health_probe_bind_address, "metrics",
-		  f.metrics_bind_address, NULL);
 	for (int i = 0; i < N_THREADS; i++) {
 		w[i] = (struct worker){ .n = &node, .what = i };
 		if (i == T_CLEANER && f.stale_check_interval_ms == 0)
@@ -475,18 +591,19 @@ int main(int argc, char **argv)
 		if (__atomic_load_n(&node.sync_failed, __ATOMIC_RELAXED))
 			node_pools_retry(&node);
 	}
+	stop_at = clock_mono_ms();
 	klog_info(0, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
 	stuck = !stop_threads(w, node.stop_fd);
 	rc = 0;
 	if (!stuck)
 		klog_info(0, "IPAM node daemon stopped", NULL);
-	goto out;
-serve_failed:
-	klog_error(err.msg, "unable to start the probe and metrics servers", NULL);
 out:
 	/* However it ends, once the store was ours: not running, the store is the reference's.
-	 * No thread holds the node lock across a wait: a stuck one does not keep this out. */
-	handover_store(&node);
+	 * No thread holds the node lock across a wait: a stuck one does not keep this out. A
+	 * store not handed over is a failure: the reference daemon cannot start on it. */
+	if (!handover_store(&node, stop_at ? stop_at + STOP_BUDGET_MS
+					   : clock_mono_ms() + HANDOVER_LOCK_WAIT_MS))
+		rc = 1;
 	if (stuck) {
 		/* What it was writing is replaced by rename: ending under it is safe, freeing
 		 * what it uses is not. */

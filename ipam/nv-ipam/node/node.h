@@ -18,6 +18,7 @@
 #define NODE_OWNER_SUFFIX ".owner"
 
 struct api_reflector;
+struct cni_err;
 struct node_flags;
 
 struct node {
@@ -135,3 +136,40 @@ bool node_owner_held(const struct node *n);
  */
 int node_lock_wait(struct node *n, int (*take)(struct node *, char *, size_t), long wait_ms,
 		   const sigset_t *sigs, char *ret_msg, size_t len);
+
+/**
+ * node_check_install() - unless --cni-skip-nv-ipam-binary-copy, whether nv-ipam and the
+ *                        nv-ipam-tool beside it can be read as regular files
+ * @f: flags
+ * @err: code 7 naming the file
+ *
+ * Return: 0 when they can, negative errno.
+ */
+int node_check_install(const struct node_flags *f, struct cni_err *err);
+
+/**
+ * node_check_dir() - whether a directory can be written, or created where it is missing
+ *                    (its nearest existing ancestor is a directory that can be written)
+ * @dir: the directory (absolute)
+ * @flag: the flag that names it, for the message
+ * @err: code 7 naming the flag, the directory and why
+ *
+ * Return: 0 when it can, negative errno.
+ */
+int node_check_dir(const char *dir, const char *flag, struct cni_err *err);
+
+/**
+ * node_api_reach() - one answer from the API server: a list of one IPPool of
+ *                    --ippools-namespace, tried again while the server cannot be reached
+ *                    or answers 5xx or 429
+ * @n: node (its connection and user agent set)
+ * @wait_ms: how long to try
+ * @sigs: the stop signals (blocked): SIGTERM or SIGINT ends the wait
+ * @err: code 5 naming the server and the last failure
+ *
+ * A 403 or 404 is an answer (RBAC or the CRDs not there yet: the reflectors retry), and is
+ * logged; a 401 is a failure (the credentials are refused).
+ *
+ * Return: 0 on an answer, -ECANCELED when stopped, negative errno on failure.
+ */
+int node_api_reach(struct node *n, long wait_ms, const sigset_t *sigs, struct cni_err *err);
