@@ -118,7 +118,7 @@ check "the DaemonSet's ipam-node puts the carved block in the node pool file" \
 out=$(cd_pool cdwide '{subnet: "192.168.96.0/24", perNodeBlockSize: 16}')
 out=$(cd_pool cdhalf '{subnet: "192.168.96.0/25", perNodeBlockSize: 16}')
 check "an overlapping pool is admitted, kubectl printing the webhook's warning naming the other" \
-	eval 'kc get ippool cdhalf -n "$NS" >/dev/null 2>&1 && grep -q "Warning: IPPool \"cdhalf\" 192.168.96.0/25 overlaps IPPool \"cdwide\" 192.168.96.0/24" <<<"$out"'
+	eval 'kc get ippool cdhalf -n "$NS" >/dev/null 2>&1 && grep -q "IPPool \"cdhalf\" 192.168.96.0/25 overlaps IPPool \"cdwide\" 192.168.96.0/24" <<<"$out"'
 cd_overlap_events() {
 	kc get events -n "$NS" -o json 2>/dev/null |
 		jq -r '[.items[] | select(.reason == "OverlappingPools" and .type == "Warning") | .involvedObject.name] | sort | unique | join(" ")'

@@ -86,8 +86,8 @@ check "the daemon flags are taken and said to mean nothing" \
 check "the log is JSON, one object per line" eval 'jq -c . "$work/node.log" >/dev/null'
 out=$("$node_bin" $(node_args --health-probe-bind-address=0 --metrics-bind-address=0) 2>&1)
 rc=$?
-check "a second ipam-node on the store: exit 1, the lock held" \
-	eval '[ $rc = 1 ] && grep -q "store lock is held by a different process" <<<"$out"'
+check "a second ipam-node on the store: exit 1, the owner lock held" \
+	eval '[ $rc = 1 ] && grep -q "another ipam-node holds the owner lock $nd/state/store.owner" <<<"$out"'
 
 # -- a pool status change reaches the file within 1 s
 NS=$NNS pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.33\",\"endIP\":\"10.60.0.48\"}]}"
