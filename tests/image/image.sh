@@ -318,7 +318,8 @@ check "ipam-node starts from the image's libraries (--version)" \
 	bash -c '[[ $(podman run --rm "${@:2}" "$1" /ipam-node --version) == "ipam-node "* ]]' _ "$nvi" "${run_args[@]}"
 check "ipam-controller starts from the image's libraries (--version)" \
 	bash -c '[[ $(podman run --rm "${@:2}" "$1" /ipam-controller --version) == "ipam-controller "* ]]' _ "$nvi" "${run_args[@]}"
-# The DaemonSet's mounts, no API: it installs, writes nv-ipam.conf, then stops at the API.
+# The DaemonSet's mounts, no API: it stops at the API before touching the node (the kube
+# suite's daemonset-start checks what it installs and writes from this image).
 mkdir -p "$tmp/nvi-bin" "$tmp/nvi-conf" "$tmp/nvi-state"
 containers+=("cni-nvi-$tag")
 podman run --name "cni-nvi-$tag" "${run_args[@]}" -v "$tmp/nvi-bin:/opt/cni/bin" \
@@ -327,11 +328,6 @@ podman run --name "cni-nvi-$tag" "${run_args[@]}" -v "$tmp/nvi-bin:/opt/cni/bin"
 rc=$(podman inspect -f '{{.State.ExitCode}}' "cni-nvi-$tag")
 check "without an API server: exit status 1, saying so" \
 	bash -c '[ "$1" = 1 ] && grep -q "failed to read config for k8s client" "$2"' _ "$rc" "$tmp/nvi.log"
-for name in nv-ipam tool/nv-ipam-tool; do
-	check "ipam-node installed ${name#tool/}: the build's, stripped, static, mode 0755" \
-		bash -c 'strip -o "$3" "$1" && cmp -s "$3" "$2" && [ "$(stat -c %a "$2")" = 755 ] &&
-			 ! LC_ALL=C readelf -lW "$2" | grep -q INTERP' _ "$build/ipam/nv-ipam/$name" "$tmp/nvi-bin/${name#tool/}" "$tmp/stripped"
-done
-check "ipam-node wrote nv-ipam.conf (mode 0664) with the store and pool file" \
-	bash -c '[ "$(stat -c %a "$1")" = 664 ] && jq -e ".storeFile == \"/var/lib/cni/nv-ipam/store\" and .poolFile == \"/etc/cni/net.d/nv-ipam.d/node-pools.json\"" "$1" >/dev/null' _ "$tmp/nvi-conf/nv-ipam.conf"
+check "the failed start left the node's bin, conf and state directories empty" \
+	bash -c '[ -z "$(find "$@" -mindepth 1 -print -quit)" ]' _ "$tmp/nvi-bin" "$tmp/nvi-conf" "$tmp/nvi-state"
 finish

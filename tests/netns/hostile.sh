@@ -120,6 +120,11 @@ use() { # PLUGIN
 # allocs [STORE]: addresses held in the store (default the node's), read by the tool; a
 # store it cannot read is "unreadable", never 0.
 allocs() {
+	# No store yet (nothing was ever allocated): show refuses a missing store.
+	if [ ! -e "${1:-$A/store}" ] && [ ! -e "${1:-$A/store}.d" ]; then
+		echo 0
+		return
+	fi
 	"$TOOL" show --store "${1:-$A/store}" --pool-file "$A/pools.json" --json 2>/dev/null |
 		jq -r '[.pools[].allocations[]] | length' 2>/dev/null | grep . || echo unreadable
 }
@@ -269,7 +274,7 @@ if section 2; then
 		"nv-ipam|ipam.logLevel|7|7"
 		"nv-ipam|ipam.daemonSocket|0|0"
 		"nv-ipam|args.cni.poolType|7|7"
-		"nv-ipam|deviceID|0|7"
+		"nv-ipam|deviceID|7|7"
 	)
 	for entry in "${STRING_KEYS[@]}"; do
 		IFS='|' read -r plugin key nl_code big_code <<<"$entry"
