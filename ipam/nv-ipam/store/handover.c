@@ -45,21 +45,9 @@ uint32_t store_handover_marker_sum(const char *data)
 
 bool store_handover_marker(const struct nvipam_store *s, uint32_t *ret_sum)
 {
-	_cleanup_free_ char *data = NULL;
-	char name[NAME_MAX + 1];
-	size_t len;
-	int r;
+	char at[RFC3339_STRLEN];
 
-	*ret_sum = 0;
-	marker_name(s, name, sizeof(name));
-	r = file_read_at(s->dir_fd, name, MARKER_MAX_BYTES, &data, &len);
-	if (r == -ENOENT)
-		return false;
-	/* One that cannot be read still says the daemon may have the store: no checksum. */
-	if (r < 0)
-		return true;
-	*ret_sum = store_handover_marker_sum(data);
-	return true;
+	return store_handover_marker_read(s, ret_sum, at);
 }
 
 /* The store's directory as a path, for messages: @path up to its last "/". */
@@ -664,6 +652,7 @@ bool store_handover_marker_read(const struct nvipam_store *s, uint32_t *ret_sum,
 	r = file_read_at(s->dir_fd, name, MARKER_MAX_BYTES, &data, &len);
 	if (r == -ENOENT)
 		return false;
+	/* One that cannot be read still says the daemon may have the store: no checksum. */
 	if (r < 0)
 		return true;
 	*ret_sum = store_handover_marker_sum(data);

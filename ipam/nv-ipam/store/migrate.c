@@ -605,6 +605,21 @@ int store_migrate_load(struct nvipam_store *s, struct store_legacy *l, bool allo
 	return allow_dups ? 0 : legacy_duplicates(s, err);
 }
 
+/* A store file's JSON and its "version": 1 with both, 0 when the version is missing. */
+static int parse_versioned(const char *data, size_t len, struct json_object **ret_root,
+			   int64_t *ret_version, struct cni_err *why)
+{
+	int r;
+
+	if (memchr(data, '\0', len))
+		return corrupt(why, -EINVAL, "NUL byte in file");
+	r = parse_json(data, len, ret_root, why);
+	if (r < 0)
+		return r;
+	r = cjson_get_int(*ret_root, "version", INT64_MIN, INT64_MAX, ret_version, why);
+	return r < 0 ? cni_err_code(why, CNI_ERR_IO, r) : r;
+}
+
 int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_kind,
 		       struct store_legacy *ret, struct cni_err *why)
 {
@@ -617,14 +632,9 @@ int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_k
 	*ret_kind = STORE_FILE_NONE;
 	if (len == 0)
 		return 0;
-	if (memchr(data, '\0', len))
-		return corrupt(why, -EINVAL, "NUL byte in file");
-	r = parse_json(data, len, &root, why);
+	r = parse_versioned(data, len, &root, &version, why);
 	if (r < 0)
 		return r;
-	r = cjson_get_int(root, "version", INT64_MIN, INT64_MAX, &version, why);
-	if (r < 0)
-		return cni_err_code(why, CNI_ERR_IO, r);
 	if (r == 0)
 		return corrupt(why, -EINVAL, "field \"version\" is missing");
 	if (is_reference(root)) {
@@ -722,14 +732,9 @@ int store_migrate_release(const char *data, size_t len, const char *container_id
 	*ret_n = 0;
 	if (len == 0)
 		return -ENODATA;
-	if (memchr(data, '\0', len))
-		return corrupt(why, -EINVAL, "NUL byte in file");
-	r = parse_json(data, len, &root, why);
+	r = parse_versioned(data, len, &root, &version, why);
 	if (r < 0)
 		return r;
-	r = cjson_get_int(root, "version", INT64_MIN, INT64_MAX, &version, why);
-	if (r < 0)
-		return cni_err_code(why, CNI_ERR_IO, r);
 	if (r == 0 || !is_reference(root))
 		return -ENODATA;
 	/* Checked whole as the daemon checks it: a file it would refuse is not edited. */
