@@ -109,12 +109,13 @@ void overlap_describe(const struct overlap_item *a, const struct overlap_item *b
 int overlap_item_from_pool(struct json_object *obj, struct overlap_item *ret)
 {
 	const char *kind = k8s_object_kind(obj), *name = k8s_object_name(obj), *text;
-	bool cidr = strcmp(kind, "CIDRPool") == 0;
+	bool cidr = kind && strcmp(kind, "CIDRPool") == 0;
 	struct json_object *v;
 	struct ip_prefix p, net;
 	ipmath_u128 host;
 
-	if (!cidr && strcmp(kind, "IPPool") != 0)
+	/* A mirrored object without its kind (a list's item may lack it) is no pool here. */
+	if (!cidr && (!kind || strcmp(kind, "IPPool") != 0))
 		return -EINVAL;
 	v = k8s_object_member(obj, "spec", cidr ? "cidr" : "subnet");
 	if (!name || !*name || !json_object_is_type(v, json_type_string))
