@@ -2,6 +2,7 @@
 # apiserver.py, the misbehaving API server on loopback. Source it from a bash script run as
 #   SCRIPT IPAM-NODE IPAM-CONTROLLER
 #
+#   make_cert DIR         a self-signed certificate for 127.0.0.1 (DIR/tls.crt, tls.key)
 #   api_start             start apiserver.py in $work/api (TLS on 127.0.0.1, its own CA);
 #                         $API_PORT, $KUBECONFIG_FILE
 #   api_put COLLECTION JSON      store an object (its watchers see ADDED)
@@ -30,11 +31,16 @@ on_exit() {
 }
 trap on_exit EXIT
 
-api_start() {
-	mkdir -p "$work/api"
+# make_cert DIR: a self-signed EC certificate for 127.0.0.1, DIR/tls.crt and DIR/tls.key.
+make_cert() {
+	mkdir -p "$1"
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-		-keyout "$work/api/tls.key" -out "$work/api/tls.crt" -subj /CN=127.0.0.1 \
+		-keyout "$1/tls.key" -out "$1/tls.crt" -subj /CN=127.0.0.1 \
 		-addext subjectAltName=IP:127.0.0.1 2>/dev/null
+}
+
+api_start() {
+	make_cert "$work/api"
 	python3 "$DAEMON_DIR/apiserver.py" "$work/api" 2>"$work/api/stderr" &
 	defer "kill $!; wait $! 2>/dev/null"
 	wait_for 10 test -s "$work/api/port" || { echo "apiserver.py did not start" >&2; cat "$work/api/stderr" >&2; exit 1; }

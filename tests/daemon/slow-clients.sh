@@ -17,10 +17,8 @@ LATE_MS=1500
 PER_IP=128
 
 api_start
-mkdir -p "$work/node/bin" "$work/node/conf" "$work/node/store" "$work/certs"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-	-keyout "$work/certs/tls.key" -out "$work/certs/tls.crt" -subj /CN=127.0.0.1 \
-	-addext subjectAltName=IP:127.0.0.1 2>/dev/null
+mkdir -p "$work/node/bin" "$work/node/conf" "$work/node/store"
+make_cert "$work/certs"
 free_port node_health
 free_port node_metrics
 free_port ctl_health

@@ -8,10 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 
 api_start
-mkdir -p "$work/certs"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-	-keyout "$work/certs/tls.key" -out "$work/certs/tls.crt" -subj /CN=127.0.0.1 \
-	-addext subjectAltName=IP:127.0.0.1 2>/dev/null
+make_cert "$work/certs"
 free_port wh_port
 free_port metrics_port
 free_port health_port
