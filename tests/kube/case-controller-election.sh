@@ -119,6 +119,30 @@ check "the other replica holds the lease within 5 s (a retry or two), not a leas
 	wait_until 5 eval '[ "$(lease_holder)" = "$(ctl_identity $cur)" ]'
 note "taken over $(ms_since "$t_term") ms after the SIGTERM"
 ctl_stop "$cur"
+
+# -- a host name that is not UTF-8 (bytes 0xff 0xfe): the real API server stores a string
+# with U+FFFD for them, so an identity made of the raw bytes lost its own lease at every
+# renewal; made valid UTF-8 first, it keeps it.
+printf '%s\n' '#!/bin/sh' \
+	"exec unshare -u python3 -c 'import os, socket, sys" \
+	'socket.sethostname(b"el-\xff\xfe-host")' \
+	"os.execvp(sys.argv[1], sys.argv[1:])' \"$ctl_bin\" \"\$@\"" >"$work/ctl-badhost"
+chmod +x "$work/ctl-badhost"
+el_real_bin=$ctl_bin
+ctl_bin=$work/ctl-badhost
+ctl_start u "$sa_a" --leader-elect-lease-duration=4s --leader-elect-renew-deadline=3s \
+	--leader-elect-retry-period=1s
+ctl_bin=$el_real_bin
+check "host name with bytes 0xff 0xfe: it takes the lease under an identity of '_' for them" \
+	wait_until 30 eval '[ -n "$(ctl_identity u)" ] && [ "$(lease_holder)" = "$(ctl_identity u)" ] &&
+		[[ "$(ctl_identity u)" == el-__-host_* ]]'
+el_transitions=$(kc get lease dd1643cf.nvidia.com -n "$CNS" -o 'jsonpath={.spec.leaseTransitions}' 2>/dev/null)
+sleep 6
+check "  ... and keeps it over its renewals: no transition, never lost" \
+	eval '[ "$(lease_holder)" = "$(ctl_identity u)" ] &&
+		[ "$(kc get lease dd1643cf.nvidia.com -n "$CNS" -o "jsonpath={.spec.leaseTransitions}")" = "$el_transitions" ] &&
+		! grep -q "\"leader election lost" "$work/ctl-u.log" && [ "$(grep -c "\"successfully acquired lease\"" "$work/ctl-u.log")" = 1 ]'
+ctl_stop u
 stop_pid "$watch_pid"
 kc delete ippool el-ip -n "$CNS" >/dev/null
 kc delete cidrpool el-cp -n "$CNS" >/dev/null
