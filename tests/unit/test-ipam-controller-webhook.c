@@ -23,7 +23,7 @@
 #include "ipam/nv-ipam/controller/overlap_events.h"
 #include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/controller/validate.h"
-#include "ipam/nv-ipam/k8s/carve.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
 #define IP ADMISSION_PATH_IPPOOL

@@ -15,7 +15,7 @@
 
 #include "common/cni/error.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/k8s/carve.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
 /* The outcome of one carve, as compact JSON plus the nodes left out. */

@@ -1,5 +1,5 @@
 /*
- * Unit tests: the node pool file written from the pools' status (k8s/nodefile.c), and the
+ * Unit tests: the node pool file written from the pools' status (carve/nodefile.c), and the
  * status entries it refuses as the reference node daemon does (its CIDRPool reconciler
  * validates the pool and the node's allocation, CIDRPoolAllocation.Validate(), and drops the
  * pool when either fails; its IPPool's spec is validated by the controller, which empties
@@ -19,7 +19,7 @@
 
 #include "common/cni/error.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
-#include "ipam/nv-ipam/k8s/nodefile.h"
+#include "ipam/nv-ipam/carve/nodefile.h"
 
 #define CIDR_SPEC(extra)                                                                           \
 	"\"spec\":{\"cidr\":\"10.8.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1" extra "}"

@@ -35,7 +35,7 @@
 #include "ipam/nv-ipam/controller/reconcile.h"
 #include "ipam/nv-ipam/controller/request.h"
 #include "ipam/nv-ipam/controller/validate.h"
-#include "ipam/nv-ipam/k8s/carve.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
 #define WRITE_TIMEOUT_MS 10000L

@@ -2,7 +2,7 @@
  * ipam-node's pool sync: the node pool file kept equal to the IPPool and CIDRPool status
  *
  * Each kind is mirrored by a reflector (list, then watch) on a thread of its own; after
- * every change either one renders the file from both (k8s/nodefile.c, what nv-ipam-tool
+ * every change either one renders the file from both (carve/nodefile.c, what nv-ipam-tool
  * node-pools writes too) and replaces it atomically when its bytes differ. A kind whose
  * CRD is not installed counts as none; one that answers 404 after it was listed keeps its
  * pools for a while (an API server restarting: api/reflector.c). Nothing is written
@@ -26,7 +26,7 @@
 #include "ipam/nv-ipam/api/reflector.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
-#include "ipam/nv-ipam/k8s/nodefile.h"
+#include "ipam/nv-ipam/carve/nodefile.h"
 #include "ipam/nv-ipam/k8s/overlap.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/node.h"

@@ -8,7 +8,7 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/k8s/carve.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/tool/carve_cmd.h"
 #include "ipam/nv-ipam/tool/cli.h"
 #include "ipam/nv-ipam/k8s/k8s.h"

@@ -16,7 +16,7 @@
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/tool/cli.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
-#include "ipam/nv-ipam/k8s/nodefile.h"
+#include "ipam/nv-ipam/carve/nodefile.h"
 #include "ipam/nv-ipam/tool/nodepools.h"
 
 #define POOL_FILE_MAX_BYTES (64u << 20)

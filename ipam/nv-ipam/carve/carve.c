@@ -29,8 +29,8 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/k8s/carve.h"
-#include "ipam/nv-ipam/k8s/carve_private.h"
+#include "ipam/nv-ipam/carve/carve.h"
+#include "ipam/nv-ipam/carve/carve_private.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/selector.h"
 

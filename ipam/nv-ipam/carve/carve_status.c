@@ -12,8 +12,8 @@
 #include "common/cni/error.h"
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/k8s/carve.h"
-#include "ipam/nv-ipam/k8s/carve_private.h"
+#include "ipam/nv-ipam/carve/carve.h"
+#include "ipam/nv-ipam/carve/carve_private.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
 struct entry {
@@ -36,13 +36,6 @@ const struct carve_node *carve_node_find(const struct carve_node *v, size_t n, c
 	struct carve_node key = { .name = name };
 
 	return bsearch(&key, v, n, sizeof(*v), carve_node_cmp);
-}
-
-int carve_u128_cmp(const void *a, const void *b)
-{
-	u128 x = *(const u128 *)a, y = *(const u128 *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 bool carve_u128_in(const u128 *v, size_t n, u128 x)

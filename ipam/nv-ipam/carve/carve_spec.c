@@ -13,11 +13,18 @@
 
 #include "common/cni/error.h"
 #include "common/cni/json.h"
-#include "ipam/nv-ipam/k8s/carve.h"
-#include "ipam/nv-ipam/k8s/carve_private.h"
+#include "ipam/nv-ipam/carve/carve.h"
+#include "ipam/nv-ipam/carve/carve_private.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/selector.h"
 #include "ipam/nv-ipam/pool/pool.h"
+
+int carve_u128_cmp(const void *a, const void *b)
+{
+	u128 x = *(const u128 *)a, y = *(const u128 *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 /* Beyond this many host bits, block counts no longer fit the arithmetic. */
 #define HOST_BITS_MAX 126

@@ -20,9 +20,9 @@
 #include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "ipam/nv-ipam/pool/pool.h"
-#include "ipam/nv-ipam/k8s/carve.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
-#include "ipam/nv-ipam/k8s/nodefile.h"
+#include "ipam/nv-ipam/carve/nodefile.h"
 
 /* Copies @key of @from (skipping "" when @nonempty); a wrong type is left for validation. */
 static int copy_str(struct json_object *to, struct json_object *from, const char *key,
