@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# layers.py fails where it must: a tree of four files of which two call each other,
+# one folder includes a later one, and one chain runs through a third file; then the
+# same tree mended passes.
+set -euo pipefail
+check=$(dirname "$0")/layers.py
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/docs" "$t/common/util" "$t/ipam/nv-ipam/pool" "$t/ipam/nv-ipam/store" "$t/b"
+cat > "$t/docs/nv-ipam.md" <<'MAP'
+## Code map
+| folder | role |
+|---|---|
+| `common/util/` | low |
+| `pool/` | middle |
+| `store/` | high |
+## Next
+MAP
+printf '#include "ipam/nv-ipam/store/s.h"\nint b(void);\nint a(void) { return b(); }\n' > "$t/common/util/a.c"
+printf 'int c(void);\nint b(void) { return c(); }\n' > "$t/ipam/nv-ipam/pool/b.c"
+printf 'int a(void);\nint c(void) { return a(); }\n' > "$t/ipam/nv-ipam/store/c.c"
+printf 'int d(void) { return 0; }\n' > "$t/ipam/nv-ipam/store/d.c"
+build() {
+	local first=1
+	printf '[' > "$t/b/compile_commands.json"
+	for f in common/util/a.c ipam/nv-ipam/pool/b.c ipam/nv-ipam/store/c.c ipam/nv-ipam/store/d.c; do
+		o=$(echo "$f" | tr / _).o
+		cc -c -o "$t/b/$o" "$t/$f" -I"$t"
+		[ $first = 1 ] || printf ',' >> "$t/b/compile_commands.json"
+		first=0
+		printf '{"directory":"%s","file":"../%s","output":"%s"}' "$t/b" "$f" "$o" >> "$t/b/compile_commands.json"
+	done
+	printf ']' >> "$t/b/compile_commands.json"
+}
+touch "$t/ipam/nv-ipam/store/s.h"
+build
+rc=0
+out=$(python3 "$check" "$t" "$t/b") || rc=$?
+printf '%s\n' "$out"
+fail=0
+[ "$rc" = 1 ] || { echo "FAIL: exit status $rc on a tree with a circle, want 1"; fail=1; }
+grep -q '^circle of 3 files:' <<<"$out" || { echo "FAIL: the circle of a, b, c not found"; fail=1; }
+grep -q 'ipam/nv-ipam/store/c.c -> common/util/a.c: a' <<<"$out" || { echo "FAIL: the arrow c -> a not named"; fail=1; }
+grep -q 'common/util/a.c:1: includes ipam/nv-ipam/store/' <<<"$out" || { echo "FAIL: the upward include not found"; fail=1; }
+grep -q 'd.c' <<<"$out" && { echo "FAIL: d.c, in no circle, named"; fail=1; }
+# Mended: c no longer calls a, a no longer includes store/.
+printf 'int b(void);\nint a(void) { return b(); }\n' > "$t/common/util/a.c"
+printf 'int c(void) { return 0; }\n' > "$t/ipam/nv-ipam/store/c.c"
+build
+rc=0
+out=$(python3 "$check" "$t" "$t/b") || rc=$?
+printf '%s\n' "$out"
+[ "$rc" = 0 ] || { echo "FAIL: exit status $rc on a mended tree, want 0"; fail=1; }
+exit $fail
