@@ -137,41 +137,6 @@ int cni_conf_parse(const char *buf, size_t len, struct cni_conf *ret, struct cni
 	return 0;
 }
 
-int cni_conf_get_str(const struct cni_conf *conf, const char *path, const char **ret,
-		     struct cni_err *err)
-{
-	return cjson_path_get_str(conf->root, path, ret, err);
-}
-
-int cni_conf_get_bool(const struct cni_conf *conf, const char *path, bool *ret,
-		      struct cni_err *err)
-{
-	return cjson_path_get_bool(conf->root, path, ret, err);
-}
-
-int cni_conf_get_int(const struct cni_conf *conf, const char *path, int64_t min, int64_t max,
-		     int64_t *ret, struct cni_err *err)
-{
-	return cjson_path_get_int(conf->root, path, min, max, ret, err);
-}
-
-int cni_conf_get_uint_text(const struct cni_conf *conf, const char *path, uint64_t max,
-			   uint64_t *ret, struct cni_err *err)
-{
-	return cjson_path_get_uint_text(conf->root, path, max, ret, err);
-}
-
-int cni_conf_get_str_array(const struct cni_conf *conf, const char *path, char ***ret,
-			   size_t *ret_n, struct cni_err *err)
-{
-	return cjson_path_get_str_array(conf->root, path, ret, ret_n, err);
-}
-
-void cni_conf_strv_free(char **v, size_t n)
-{
-	cjson_strv_free(v, n);
-}
-
 void cni_attachments_free(struct cni_attachment *a, size_t n)
 {
 	for (size_t i = 0; a && i < n; i++) {

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cni/json.h"
 #include "common/cni/result.h"
 
 struct cni_err;
@@ -57,8 +58,11 @@ void cni_conf_free(struct cni_conf *conf);
  *
  * Return: 1 when present, 0 when absent, negative errno on a wrong type.
  */
-int cni_conf_get_str(const struct cni_conf *conf, const char *path, const char **ret,
-		     struct cni_err *err);
+static inline int cni_conf_get_str(const struct cni_conf *conf, const char *path,
+				   const char **ret, struct cni_err *err)
+{
+	return cjson_path_get_str(conf->root, path, ret, err);
+}
 
 /**
  * cni_conf_get_bool() - boolean at a dotted path
@@ -69,8 +73,11 @@ int cni_conf_get_str(const struct cni_conf *conf, const char *path, const char *
  *
  * Return: 1 when present, 0 when absent, negative errno on a wrong type.
  */
-int cni_conf_get_bool(const struct cni_conf *conf, const char *path, bool *ret,
-		      struct cni_err *err);
+static inline int cni_conf_get_bool(const struct cni_conf *conf, const char *path, bool *ret,
+				    struct cni_err *err)
+{
+	return cjson_path_get_bool(conf->root, path, ret, err);
+}
 
 /**
  * cni_conf_get_int() - integer at a dotted path, within bounds
@@ -83,8 +90,11 @@ int cni_conf_get_bool(const struct cni_conf *conf, const char *path, bool *ret,
  *
  * Return: 1 when present, 0 when absent, negative errno on failure.
  */
-int cni_conf_get_int(const struct cni_conf *conf, const char *path, int64_t min, int64_t max,
-		     int64_t *ret, struct cni_err *err);
+static inline int cni_conf_get_int(const struct cni_conf *conf, const char *path, int64_t min,
+				   int64_t max, int64_t *ret, struct cni_err *err)
+{
+	return cjson_path_get_int(conf->root, path, min, max, ret, err);
+}
 
 /**
  * cni_conf_get_uint_text() - unsigned integer at a dotted path, as a number or a string
@@ -96,8 +106,11 @@ int cni_conf_get_int(const struct cni_conf *conf, const char *path, int64_t min,
  *
  * Return: 1 when present, 0 when absent, negative errno on failure.
  */
-int cni_conf_get_uint_text(const struct cni_conf *conf, const char *path, uint64_t max,
-			   uint64_t *ret, struct cni_err *err);
+static inline int cni_conf_get_uint_text(const struct cni_conf *conf, const char *path,
+					 uint64_t max, uint64_t *ret, struct cni_err *err)
+{
+	return cjson_path_get_uint_text(conf->root, path, max, ret, err);
+}
 
 /**
  * cni_conf_get_str_array() - array of strings at a dotted path, copied
@@ -109,15 +122,21 @@ int cni_conf_get_uint_text(const struct cni_conf *conf, const char *path, uint64
  *
  * Return: 1 when present, 0 when absent, negative errno on failure.
  */
-int cni_conf_get_str_array(const struct cni_conf *conf, const char *path, char ***ret,
-			   size_t *ret_n, struct cni_err *err);
+static inline int cni_conf_get_str_array(const struct cni_conf *conf, const char *path,
+					 char ***ret, size_t *ret_n, struct cni_err *err)
+{
+	return cjson_path_get_str_array(conf->root, path, ret, ret_n, err);
+}
 
 /**
  * cni_conf_strv_free() - release an array from cni_conf_get_str_array()
  * @v: array
  * @n: number of entries
  */
-void cni_conf_strv_free(char **v, size_t n);
+static inline void cni_conf_strv_free(char **v, size_t n)
+{
+	cjson_strv_free(v, n);
+}
 
 /**
  * cni_conf_gc_attachments() - the attachments GC must keep

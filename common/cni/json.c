@@ -167,6 +167,36 @@ struct json_object *cjson_get(struct json_object *obj, const char *key)
 	return v;
 }
 
+struct json_object *cjson_member_any(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
+	    json_object_is_type(v, json_type_null))
+		return NULL;
+	return v;
+}
+
+struct json_object *cjson_member(struct json_object *o, const char *key, enum json_type type)
+{
+	struct json_object *v = cjson_member_any(o, key);
+
+	return json_object_is_type(v, type) ? v : NULL;
+}
+
+int cjson_member_get(struct json_object *o, const char *key, enum json_type type,
+		     struct json_object **ret)
+{
+	*ret = cjson_member_any(o, key);
+	if (!*ret)
+		return 0;
+	if (!json_object_is_type(*ret, type)) {
+		*ret = NULL;
+		return -EINVAL;
+	}
+	return 1;
+}
+
 /* The names Go's encoding/json gives JSON types in its errors. */
 static const char *const type_names[] = {
 	[json_type_null] = "null",     [json_type_boolean] = "boolean", [json_type_double] = "number",

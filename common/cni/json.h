@@ -41,6 +41,37 @@ int cjson_parse(const char *buf, size_t len, const char *what, struct json_objec
 struct json_object *cjson_get(struct json_object *obj, const char *key);
 
 /**
+ * cjson_member() - member of an object by its exact name, when of one type
+ * @o: object (NULL or a non-object gives NULL)
+ * @key: member name, matched exactly (Kubernetes objects, not Go-decoded configs)
+ * @type: the type wanted
+ *
+ * Return: the member; NULL when absent, null or of another type.
+ */
+struct json_object *cjson_member(struct json_object *o, const char *key, enum json_type type);
+
+/**
+ * cjson_member_any() - member of an object by its exact name, of any type but null
+ * @o: object (NULL or a non-object gives NULL)
+ * @key: member name
+ *
+ * Return: the member; NULL when absent or null.
+ */
+struct json_object *cjson_member_any(struct json_object *o, const char *key);
+
+/**
+ * cjson_member_get() - cjson_member() that tells a wrong type from an absent member
+ * @o: object (NULL or a non-object: absent)
+ * @key: member name
+ * @type: the type wanted
+ * @ret: the member, NULL when absent or null; written always
+ *
+ * Return: 1 when present, 0 when absent or null, -EINVAL when of another type.
+ */
+int cjson_member_get(struct json_object *o, const char *key, enum json_type type,
+		     struct json_object **ret);
+
+/**
  * cjson_get_str() - string member
  * @obj: object
  * @key: member name

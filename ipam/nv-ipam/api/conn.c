@@ -163,20 +163,6 @@ static struct json_object *named(struct json_object *root, const char *key, cons
 	return NULL;
 }
 
-/* A string member, "" when absent; -EINVAL when it is something else. */
-static int str_member(struct json_object *o, const char *key, const char **ret)
-{
-	struct json_object *v = NULL;
-
-	*ret = "";
-	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-		return 0;
-	if (!json_object_is_type(v, json_type_string))
-		return -EINVAL;
-	*ret = json_object_get_string(v);
-	return 0;
-}
-
 /* https://host[:port][/path]: printable, nothing that ends or bends the URL. */
 static bool valid_server(const char *s)
 {
@@ -210,12 +196,14 @@ static int kc_bad(struct kc *k, const char *fmt, ...)
 static int kc_str(struct kc *k, struct json_object *o, const char *where, const char *key,
 		  const char **ret)
 {
+	struct json_object *v;
 	char what[160];
 
-	if (str_member(o, key, ret) < 0) {
+	if (cjson_member_get(o, key, json_type_string, &v) < 0) {
 		snprintf(what, sizeof(what), "%s.%s", where, key);
 		return kc_bad(k, "%s is not a string", what);
 	}
+	*ret = v ? json_object_get_string(v) : "";
 	return 0;
 }
 

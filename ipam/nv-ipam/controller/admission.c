@@ -20,18 +20,9 @@
 #include "ipam/nv-ipam/controller/validate.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
-static struct json_object *member(struct json_object *o, const char *key, enum json_type type)
-{
-	struct json_object *v = NULL;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, type))
-		return NULL;
-	return v;
-}
-
 static const char *member_str(struct json_object *o, const char *key)
 {
-	struct json_object *v = member(o, key, json_type_string);
+	struct json_object *v = cjson_member(o, key, json_type_string);
 
 	return v ? json_object_get_string(v) : "";
 }
@@ -129,7 +120,7 @@ int admission_review_pools(const char *path, const char *body, size_t len,
 		goto out;
 	}
 	api_version = member_str(review, "apiVersion");
-	req = member(review, "request", json_type_object);
+	req = cjson_member(review, "request", json_type_object);
 	if (strcmp(member_str(review, "kind"), "AdmissionReview") != 0 || !req ||
 	    (strcmp(api_version, "admission.k8s.io/v1") != 0 &&
 	     strcmp(api_version, "admission.k8s.io/v1beta1") != 0)) {
@@ -137,8 +128,8 @@ int admission_review_pools(const char *path, const char *body, size_t len,
 		goto out;
 	}
 	op = member_str(req, "operation");
-	obj = member(req, "object", json_type_object);
-	kind = member_str(member(req, "kind", json_type_object), "kind");
+	obj = cjson_member(req, "object", json_type_object);
+	kind = member_str(cjson_member(req, "kind", json_type_object), "kind");
 	snprintf(a.name, sizeof(a.name), "%s", member_str(req, "name"));
 	if (strcmp(op, "DELETE") == 0 || strcmp(op, "CONNECT") == 0) {
 		r = answer(&a, api_version, member_str(req, "uid"), 200, NULL);
@@ -152,7 +143,7 @@ int admission_review_pools(const char *path, const char *body, size_t len,
 		goto out;
 	}
 	if (!a.name[0])
-		snprintf(a.name, sizeof(a.name), "%s", member_str(member(obj, "metadata", json_type_object), "name"));
+		snprintf(a.name, sizeof(a.name), "%s", member_str(cjson_member(obj, "metadata", json_type_object), "name"));
 	r = cidrpool ? validate_cidrpool(obj, &res) : validate_ippool(obj, &res);
 	if (r == 0) {
 		_cleanup_free_ char *msg = res.n ? validate_message(&res) : NULL;

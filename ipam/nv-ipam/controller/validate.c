@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "common/cni/env.h"
+#include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
 #include "common/util/text.h"
@@ -282,20 +283,10 @@ static void path_index(char *out, const char *base, const char *key, size_t i)
 
 /* ---- typed members: present with the right type (1), absent (0), or an error (-1) ---- */
 
-static struct json_object *member(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
-	    json_object_is_type(v, json_type_null))
-		return NULL;
-	return v;
-}
-
 static int get_str(struct vctx *c, struct json_object *o, const char *base, const char *key,
 		   const char **ret)
 {
-	struct json_object *v = member(o, key);
+	struct json_object *v = cjson_member_any(o, key);
 	char path[PATH_MAX_LEN];
 
 	*ret = "";
@@ -318,7 +309,7 @@ static int get_str(struct vctx *c, struct json_object *o, const char *base, cons
 static int get_int(struct vctx *c, struct json_object *o, const char *base, const char *key,
 		   int64_t min, int64_t max, int64_t *ret)
 {
-	struct json_object *v = member(o, key);
+	struct json_object *v = cjson_member_any(o, key);
 	char path[PATH_MAX_LEN];
 
 	*ret = 0;
@@ -343,7 +334,7 @@ static int get_int(struct vctx *c, struct json_object *o, const char *base, cons
 static int get_bool(struct vctx *c, struct json_object *o, const char *base, const char *key,
 		    bool *ret)
 {
-	struct json_object *v = member(o, key);
+	struct json_object *v = cjson_member_any(o, key);
 	char path[PATH_MAX_LEN];
 
 	*ret = false;
@@ -362,7 +353,7 @@ static int get_bool(struct vctx *c, struct json_object *o, const char *base, con
 static int get_array(struct vctx *c, struct json_object *o, const char *base, const char *key,
 		     bool strings, struct json_object **ret)
 {
-	struct json_object *v = member(o, key);
+	struct json_object *v = cjson_member_any(o, key);
 	enum json_type want = strings ? json_type_string : json_type_object;
 	char path[PATH_MAX_LEN];
 	int rc = 1;
@@ -457,7 +448,7 @@ static void check_label_key(struct vctx *c, const char *path, const char *key)
 
 static void check_name(struct vctx *c, struct json_object *pool, const char *kind)
 {
-	struct json_object *v = member(member(pool, "metadata"), "name");
+	struct json_object *v = cjson_member_any(cjson_member_any(pool, "metadata"), "name");
 	const char *name = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 
 	if (v && strlen(name) != (size_t)json_object_get_string_len(v))
@@ -552,7 +543,7 @@ static void check_requirement(struct vctx *c, struct json_object *req, const cha
 /* spec.nodeSelector; its terms are reported as spec.nodeSelectorTerms, as the reference does. */
 static void check_node_selector(struct vctx *c, struct json_object *spec)
 {
-	struct json_object *sel = member(spec, "nodeSelector"), *terms;
+	struct json_object *sel = cjson_member_any(spec, "nodeSelector"), *terms;
 	char path[PATH_MAX_LEN];
 
 	if (!sel)
@@ -663,7 +654,7 @@ static void check_per_node(struct vctx *c, struct json_object *spec, int64_t max
 		for (size_t k = 0; k < 2; k++) {
 			path_child(path, base, keys[k]);
 			if (got[k] >= 0 && v[k] < 0)
-				add(c, VALIDATE_INVALID, path, JV(member(e, keys[k])), "must be non-negative");
+				add(c, VALIDATE_INVALID, path, JV(cjson_member_any(e, keys[k])), "must be non-negative");
 		}
 		if (got[0] >= 0 && got[1] >= 0 && v[1] < v[0])
 			add(c, VALIDATE_INVALID, base, JV(e),
@@ -671,7 +662,7 @@ static void check_per_node(struct vctx *c, struct json_object *spec, int64_t max
 		for (size_t k = 0; k < 2; k++) {
 			path_child(path, base, keys[k]);
 			if (got[k] >= 0 && v[k] > max)
-				add(c, VALIDATE_INVALID, path, JV(member(e, keys[k])),
+				add(c, VALIDATE_INVALID, path, JV(cjson_member_any(e, keys[k])),
 				    "index is outside of the per-node %s range (max: %lld)", what, (long long)max);
 		}
 	}
@@ -738,7 +729,7 @@ int validate_ippool(struct json_object *pool, struct validate_result *ret)
 {
 	struct validate_result res = { 0 };
 	struct vctx c = { .res = &res };
-	struct json_object *spec = member(pool, "spec");
+	struct json_object *spec = cjson_member_any(pool, "spec");
 	struct ip_prefix net;
 	struct ip_addr gw;
 	const char *subnet, *gateway;
@@ -755,10 +746,10 @@ int validate_ippool(struct json_object *pool, struct validate_result *ret)
 	}
 	r = get_int(&c, spec, "spec", "perNodeBlockSize", INT64_MIN, INT64_MAX, &size);
 	if (r >= 0 && size < 1)
-		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", r ? JV(member(spec, "perNodeBlockSize")) : RV("0"),
+		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", r ? JV(cjson_member_any(spec, "perNodeBlockSize")) : RV("0"),
 		    "must be at least 1");
 	if (net_ok && size >= 1 && usable_count(&net) < (u128)size)
-		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", JV(member(spec, "perNodeBlockSize")),
+		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", JV(cjson_member_any(spec, "perNodeBlockSize")),
 		    "is larger than the number of usable addresses in the subnet");
 	check_exclusions(&c, spec, net_ok ? &net : NULL);
 	if (size >= 1)
@@ -946,7 +937,7 @@ static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefi
 	if (r_idx < 0)
 		return;
 	if (r_idx > 0 && idx < 0) {
-		add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(member(spec, "gatewayIndex")),
+		add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(cjson_member_any(spec, "gatewayIndex")),
 		    "must not be negative");
 		return;
 	}
@@ -954,18 +945,18 @@ static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefi
 	if (r_len < 0)
 		return;
 	if (len < 0) {
-		add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix", JV(member(spec, "perNodeNetworkPrefix")),
+		add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix", JV(cjson_member_any(spec, "perNodeNetworkPrefix")),
 		    "must not be negative");
 		return;
 	}
 	if (len == 0 || len > (int64_t)ipmath_bits(net.addr.family) || len < (int64_t)net.len) {
 		add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix",
-		    r_len ? JV(member(spec, "perNodeNetworkPrefix")) : RV("0"),
+		    r_len ? JV(cjson_member_any(spec, "perNodeNetworkPrefix")) : RV("0"),
 		    "must be between the prefix length of \"cidr\" and %u", ipmath_bits(net.addr.family));
 		return;
 	}
 	if (r_idx > 0 && !gateway_index_ok(&net, (unsigned int)len, idx))
-		add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(member(spec, "gatewayIndex")),
+		add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(cjson_member_any(spec, "gatewayIndex")),
 		    "gateway index is outside of the node prefix");
 	check_exclusions(c, spec, &net);
 	{
@@ -980,14 +971,14 @@ int validate_cidrpool(struct json_object *pool, struct validate_result *ret)
 {
 	struct validate_result res = { 0 };
 	struct vctx c = { .res = &res };
-	struct json_object *spec = member(pool, "spec");
+	struct json_object *spec = cjson_member_any(pool, "spec");
 	struct ip_prefix net;
 	bool net_ok;
 
 	check_name(&c, pool, "CIDR");
 	check_cidr(&c, spec, &net, &net_ok);
 	check_node_selector(&c, spec);
-	check_routes(&c, spec, net_ok ? &net : NULL, member(spec, "gatewayIndex") != NULL, "gatewayIndex");
+	check_routes(&c, spec, net_ok ? &net : NULL, cjson_member_any(spec, "gatewayIndex") != NULL, "gatewayIndex");
 	if (c.err) {
 		validate_result_free(&res);
 		return c.err;

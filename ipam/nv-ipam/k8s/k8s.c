@@ -158,17 +158,9 @@ void k8s_objects_free(struct k8s_objects *o)
 struct json_object *k8s_object_member(struct json_object *item, const char *outer,
 				      const char *inner)
 {
-	struct json_object *v = NULL;
+	struct json_object *v = cjson_member_any(item, outer);
 
-	if (!json_object_is_type(item, json_type_object) ||
-	    !json_object_object_get_ex(item, outer, &v) || json_object_is_type(v, json_type_null))
-		return NULL;
-	if (!inner)
-		return v;
-	if (!json_object_is_type(v, json_type_object) || !json_object_object_get_ex(v, inner, &v) ||
-	    json_object_is_type(v, json_type_null))
-		return NULL;
-	return v;
+	return inner ? cjson_member_any(v, inner) : v;
 }
 
 /* A string holding a NUL is none: C would read a shorter name than the object's. */

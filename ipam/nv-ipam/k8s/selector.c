@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "common/cni/error.h"
+#include "common/cni/json.h"
 #include "ipam/nv-ipam/k8s/selector.h"
 
 /* A selector Kubernetes would refuse: the pool's spec is invalid (code 7). */
@@ -37,16 +38,6 @@ static enum op op_parse(struct json_object *req)
 	return OP_INVALID;
 }
 
-static struct json_object *member(struct json_object *o, const char *key, enum json_type type)
-{
-	struct json_object *v = NULL;
-
-	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, type))
-		return NULL;
-	return v;
-}
-
 static bool parse_int(const char *s, long long *ret)
 {
 	char *end;
@@ -60,7 +51,7 @@ static bool parse_int(const char *s, long long *ret)
 
 static int check_requirement(struct json_object *req, bool field, struct cni_err *err)
 {
-	struct json_object *key = member(req, "key", json_type_string);
+	struct json_object *key = cjson_member(req, "key", json_type_string);
 	struct json_object *vals = NULL;
 	enum op op = op_parse(req);
 	size_t n = 0;
@@ -123,7 +114,7 @@ int selector_validate(struct json_object *sel, struct cni_err *err)
 
 	if (!json_object_is_type(sel, json_type_object))
 		return invalid(err, "nodeSelector must be an object");
-	terms = member(sel, "nodeSelectorTerms", json_type_array);
+	terms = cjson_member(sel, "nodeSelectorTerms", json_type_array);
 	if (!terms)
 		return invalid(err, "nodeSelector needs \"nodeSelectorTerms\"");
 	n = json_object_array_length(terms);
@@ -163,7 +154,7 @@ static bool in_values(struct json_object *vals, const char *v)
 
 static bool requirement_match(struct json_object *req, const char *value)
 {
-	struct json_object *vals = member(req, "values", json_type_array);
+	struct json_object *vals = cjson_member(req, "values", json_type_array);
 	long long a, b;
 
 	switch (op_parse(req)) {
@@ -189,8 +180,8 @@ static bool requirement_match(struct json_object *req, const char *value)
 
 static bool term_match(struct json_object *t, const char *name, struct json_object *labels)
 {
-	struct json_object *exprs = member(t, "matchExpressions", json_type_array);
-	struct json_object *fields = member(t, "matchFields", json_type_array);
+	struct json_object *exprs = cjson_member(t, "matchExpressions", json_type_array);
+	struct json_object *fields = cjson_member(t, "matchFields", json_type_array);
 	size_t ne = exprs ? json_object_array_length(exprs) : 0;
 	size_t nf = fields ? json_object_array_length(fields) : 0;
 
@@ -198,8 +189,8 @@ static bool term_match(struct json_object *t, const char *name, struct json_obje
 		return false;
 	for (size_t i = 0; i < ne; i++) {
 		struct json_object *req = json_object_array_get_idx(exprs, i);
-		struct json_object *key = member(req, "key", json_type_string);
-		struct json_object *v = member(labels, json_object_get_string(key), json_type_string);
+		struct json_object *key = cjson_member(req, "key", json_type_string);
+		struct json_object *v = cjson_member(labels, json_object_get_string(key), json_type_string);
 
 		if (!requirement_match(req, v ? json_object_get_string(v) : NULL))
 			return false;
@@ -212,7 +203,7 @@ static bool term_match(struct json_object *t, const char *name, struct json_obje
 
 bool selector_match(struct json_object *sel, const char *name, struct json_object *labels)
 {
-	struct json_object *terms = member(sel, "nodeSelectorTerms", json_type_array);
+	struct json_object *terms = cjson_member(sel, "nodeSelectorTerms", json_type_array);
 
 	if (!sel)
 		return true;
