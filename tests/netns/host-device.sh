@@ -617,7 +617,7 @@ fail_case "bad hwaddr" 7 "invalid hwaddr" true "$(mkconf 1.0.0 badmac '{"hwaddr"
 fail_case "device is not a string" 6 "device" true "$(mkconf 1.0.0 badtype '{"device": 5}')"
 # InfiniBand VF GUIDs: no kernel here makes an IB VF (no netdevsim), so only
 # the refusals before anything changes run on a real kernel; the set and
-# restore run in the unit suite (test-hostdev-plugin.c, test_guid_*).
+# restore run in the unit suite (test-host-device.c, test_guid_*).
 fail_case "GUID for a device that is no InfiniBand VF" 7 \
 	"cannot take a GUID: it is not an InfiniBand device" true \
 	"$(mkconf 1.0.0 guidveth '{"device": "@DEV@", "runtimeConfig": {"infinibandGUID": "02:00:00:00:00:00:00:01"}}')"

@@ -1,4 +1,4 @@
-// Command gen writes the reference result conversions that tests/unit/test-result.c
+// Command gen writes the reference result conversions that tests/unit/test-cni-result.c
 // compares cni_result_to_json() with. It is the project's own test tool: it only calls
 // the reference Go types of Debian's golang-github-appc-cni-dev (libcni 1.1.2:
 // pkg/types/create, types/020, types/040, types/100, Result.GetAsVersion) and writes

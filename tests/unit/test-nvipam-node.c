@@ -186,7 +186,7 @@ static void test_klog_json(void **state)
 	assert_string_equal(json_object_get_string(json_object_object_get(a, "pool")), "a\x1b[31m\"b");
 	assert_int_equal(json_object_get_int(json_object_object_get(a, "v")), 0);
 	assert_true(json_object_is_type(json_object_object_get(a, "ts"), json_type_double));
-	assert_non_null(strstr(json_object_get_string(json_object_object_get(a, "caller")), "test-ipam-node.c:"));
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(a, "caller")), "test-nvipam-node.c:"));
 	assert_string_equal(json_object_get_string(json_object_object_get(b, "err")), "boom\n");
 	assert_null(json_object_object_get(b, "v"));
 	assert_ptr_equal(strchr(line2, '\n'), line2 + strlen(line2) - 1);
@@ -202,7 +202,7 @@ static void test_klog_text(void **state)
 	klog_capture(KLOG_TEXT, 0, emit_lines, buf, sizeof(buf));
 	/* One line each: I... and E..., the API's strings unable to forge a line or a key. */
 	assert_int_equal(buf[0], 'I');
-	assert_non_null(strstr(buf, "test-ipam-node.c:"));
+	assert_non_null(strstr(buf, "test-nvipam-node.c:"));
 	assert_non_null(strstr(buf, "] \"pool \\\"x\\\"\\nchanged\" pool=\"a\\x1b[31m\\\"b\"\n"));
 	assert_non_null(strstr(buf, "\nE"));
 	assert_non_null(strstr(buf, "] \"failed\" err=\"boom\\n\" key=\"v\"\n"));
