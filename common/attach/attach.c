@@ -7,7 +7,6 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/version.h"
@@ -15,6 +14,7 @@
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
+#include "common/util/error.h"
 #include "common/util/hwaddr.h"
 #include "common/util/log.h"
 #include "common/util/text.h"

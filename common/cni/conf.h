@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/cni/json.h"
 #include "common/cni/result.h"
+#include "common/util/json.h"
 
 struct cni_err;
 struct json_object;

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
@@ -19,6 +18,7 @@
 #include "common/net/ns.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
+#include "common/util/error.h"
 #include "common/util/nsfd.h"
 #include "tests/unit/fake-net.h"
 

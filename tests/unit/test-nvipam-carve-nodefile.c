@@ -17,9 +17,9 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "ipam/nv-ipam/k8s/k8s.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/carve/nodefile.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
 
 #define CIDR_SPEC(extra)                                                                           \
 	"\"spec\":{\"cidr\":\"10.8.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1" extra "}"

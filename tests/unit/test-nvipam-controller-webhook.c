@@ -18,12 +18,12 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/controller/admission.h"
 #include "ipam/nv-ipam/controller/overlap_events.h"
 #include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/controller/validate.h"
-#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
 #define IP ADMISSION_PATH_IPPOOL

@@ -22,20 +22,20 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/reflector.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/controller/election.h"
 #include "ipam/nv-ipam/controller/events.h"
 #include "ipam/nv-ipam/controller/overlap_events.h"
 #include "ipam/nv-ipam/controller/reconcile.h"
 #include "ipam/nv-ipam/controller/request.h"
 #include "ipam/nv-ipam/controller/validate.h"
-#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
 #define WRITE_TIMEOUT_MS 10000L

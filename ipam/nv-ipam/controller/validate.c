@@ -18,9 +18,9 @@
 #include <json-c/json.h>
 
 #include "common/cni/env.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/controller/validate.h"
 #include "ipam/nv-ipam/pool/ipmath.h"

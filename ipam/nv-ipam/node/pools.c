@@ -19,14 +19,14 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/reflector.h"
+#include "ipam/nv-ipam/carve/nodefile.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
-#include "ipam/nv-ipam/carve/nodefile.h"
 #include "ipam/nv-ipam/k8s/overlap.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/node.h"
