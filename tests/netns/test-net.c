@@ -25,10 +25,10 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
+#include "common/attach/iface.h"
 #include "common/cni/result.h"
 #include "common/net/addr.h"
 #include "common/net/ethtool.h"
-#include "common/net/iface.h"
 #include "common/net/link-internal.h"
 #include "common/net/link.h"
 #include "common/net/neterr-internal.h"

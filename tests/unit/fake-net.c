@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/attach/iface.h"
 #include "common/cni/conf.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
-#include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
@@ -533,7 +533,7 @@ int sysctl_read(const char *path, char *buf, unsigned long len)
 	return 0;
 }
 
-/* --- common/net/iface.h ------------------------------------------------------------------ */
+/* --- common/attach/iface.h ------------------------------------------------------------------ */
 
 static int here_iface_configure(const struct net_link *link, const struct cni_result *res,
 				struct cni_err *err)

@@ -9,9 +9,9 @@
 
 #include <linux/rtnetlink.h>
 
+#include "common/attach/iface.h"
 #include "common/cni/result.h"
 #include "common/net/addr.h"
-#include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
