@@ -15,6 +15,7 @@
 
 #include "common/net/addr.h"
 #include "common/net/neterr.h"
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
 

@@ -18,6 +18,7 @@
 #include "common/net/link-internal.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
 

@@ -12,6 +12,7 @@
 
 #include "common/net/linkattr.h"
 #include "common/net/neterr.h"
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
 

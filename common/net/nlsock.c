@@ -17,7 +17,6 @@
 
 #include "common/net/neterr.h"
 #include "common/net/nlsock.h"
-#include "common/net/ns.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
 
@@ -25,7 +24,6 @@
 #define SOL_NETLINK 270
 #endif
 
-DEFINE_CLEANUP_FUNC(nl_socket_freep, struct nl_sock *, nl_socket_free)
 DEFINE_CLEANUP_FUNC(nl_cb_putp, struct nl_cb *, nl_cb_put)
 
 int nlsock_msg_new(uint16_t type, uint16_t flags, const void *hdr, size_t hdr_len,
@@ -226,7 +224,6 @@ int nlsock_open(int protocol, struct nl_sock **ret)
 	return 0;
 }
 
-/* One send on @sk and the replies up to the ack, NLMSG_DONE or an error. */
 static int talk_on(struct nl_sock *sk, struct nl_msg *msg, struct talk *t)
 {
 	_cleanup_(nl_cb_putp) struct nl_cb *cb = NULL;
@@ -254,67 +251,14 @@ static int talk_on(struct nl_sock *sk, struct nl_msg *msg, struct talk *t)
 	return 0;
 }
 
-/*
- * On the handle's socket, or on a new one in the caller's netns. A handle's
- * socket whose exchange stopped before the kernel's last word is dropped:
- * what is left unread on it must not answer the next request, and a retried
- * dump goes out on a new socket. A refusal (an error ack) ends an exchange
- * cleanly and keeps the socket.
- */
-static int talk_once(struct net_ns *ns, int protocol, struct nl_msg *msg, struct talk *t)
+int nlsock_exchange(struct nl_sock *sk, struct nl_msg *msg, nlsock_msg_cb cb, nlsock_obj_cb obj_cb,
+		    void *data, bool *ret_done)
 {
-	_cleanup_(nl_socket_freep) struct nl_sock *own = NULL;
-	struct nl_sock *sk = NULL;
-	int r;
+	struct talk t = { .cb = cb, .obj_cb = obj_cb, .data = data };
+	int r = talk_on(sk, msg, &t);
 
-	r = ns ? net_ns_socket(ns, protocol, &sk) : nlsock_open(protocol, &own);
-	if (r < 0)
-		return r;
-	r = talk_on(ns ? sk : own, msg, t);
-	if (r < 0 && ns && !t->done)
-		net_ns_socket_drop(ns, protocol);
+	*ret_done = t.done;
 	return r;
-}
-
-static int talk_retry(struct net_ns *ns, int protocol, struct nl_msg *msg,
-		      const struct talk *proto, void (*reset)(void *data))
-{
-	bool dump = nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP;
-	int r = -EAGAIN;
-
-	net_ack_clear();
-	for (int i = 0; i < NLSOCK_DUMP_TRIES; i++) {
-		struct talk t = *proto;
-
-		if (i > 0 && reset)
-			reset(t.data);
-		r = talk_once(ns, protocol, msg, &t);
-		if (r != -EINTR || !dump)
-			return r;
-		r = -EAGAIN;
-	}
-	return r;
-}
-
-int nlsock_talk(struct net_ns *ns, int protocol, struct nl_msg *msg, nlsock_msg_cb cb,
-		void (*reset)(void *data), void *data)
-{
-	struct talk t = { .cb = cb, .data = data };
-
-	return talk_retry(ns, protocol, msg, &t, reset);
-}
-
-int nlsock_request(struct net_ns *ns, struct nl_msg *msg)
-{
-	return nlsock_talk(ns, NETLINK_ROUTE, msg, NULL, NULL, NULL);
-}
-
-int nlsock_query(struct net_ns *ns, struct nl_msg *msg, nlsock_obj_cb cb, void (*reset)(void *data),
-		 void *data)
-{
-	struct talk t = { .obj_cb = cb, .data = data };
-
-	return talk_retry(ns, NETLINK_ROUTE, msg, &t, reset);
 }
 
 bool nlsock_ip_from_addr(const struct nl_addr *a, int family, struct ip_addr *ret)

@@ -7,16 +7,17 @@
 
 #include <linux/netlink.h>
 #include <netlink/msg.h>
+#include <netlink/socket.h>
 
 #include "common/util/cleanup.h"
 
 struct ip_addr;
-struct net_ns;
 struct nl_addr;
 struct nl_object;
 struct nl_sock;
 
 DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free)
+DEFINE_CLEANUP_FUNC(nl_socket_freep, struct nl_sock *, nl_socket_free)
 
 /* The receive buffer: the largest message the kernel builds for a reader (a dump's). */
 #define NLSOCK_RECV_SIZE 32768
@@ -65,48 +66,21 @@ int nlsock_msg_new(uint16_t type, uint16_t flags, const void *hdr, size_t hdr_le
 int nlsock_open(int protocol, struct nl_sock **ret);
 
 /**
- * nlsock_talk() - send one request and read the replies up to the ack
- * @ns: the netns to talk to (its handle's socket), NULL for the caller's (a new socket)
- * @protocol: netlink family (NETLINK_ROUTE, NETLINK_RDMA)
- * @msg: request (not consumed)
+ * nlsock_exchange() - one request on a given socket, and its replies up to the kernel's
+ *                     ack, NLMSG_DONE or an error
+ * @sk: socket from nlsock_open()
+ * @msg: request (not consumed; numbered afresh for @sk)
  * @cb: called for every reply message that is not a control message, may be NULL
- * @reset: called before a dump that the kernel interrupted is retried, may be NULL
- * @data: passed to @cb and @reset
+ * @obj_cb: called for every libnl object parsed from a reply, may be NULL
+ * @data: passed to the callbacks
+ * @ret_done: whether the kernel's last word arrived (false: what is left unread on
+ *            @sk must not answer another request)
  *
- * The socket asks for extended acks; a failure's text is kept for
- * net_err_set(), which is cleared first. Dumps interrupted by a concurrent
- * change (NLM_F_DUMP_INTR) are retried NLSOCK_DUMP_TRIES times in all.
- *
- * Return: 0 on success, the kernel's negative errno, -EAGAIN when every dump
- * attempt was interrupted, or the negative errno @cb returned.
+ * Return: 0 on success, the kernel's negative errno, -EINTR for an interrupted dump,
+ * or the negative errno a callback returned.
  */
-int nlsock_talk(struct net_ns *ns, int protocol, struct nl_msg *msg, nlsock_msg_cb cb,
-		void (*reset)(void *data), void *data);
-
-/**
- * nlsock_request() - nlsock_talk() for an rtnetlink change without replies
- * @ns: the netns, NULL for the caller's
- * @msg: request (not consumed)
- *
- * Return: 0 on success, negative errno on failure.
- */
-int nlsock_request(struct net_ns *ns, struct nl_msg *msg);
-
-/**
- * nlsock_query() - send an rtnetlink GET and parse the replies into libnl objects
- * @ns: the netns, NULL for the caller's
- * @msg: request (not consumed); a dump when it carries NLM_F_DUMP
- * @cb: called for every parsed object
- * @reset: called before an interrupted dump is retried, may be NULL
- * @data: passed to @cb and @reset
- *
- * As nlsock_talk(); reply types libnl has no parser for are skipped.
- *
- * Return: 0 on success, negative errno on failure (-EAGAIN when every dump
- * attempt was interrupted).
- */
-int nlsock_query(struct net_ns *ns, struct nl_msg *msg, nlsock_obj_cb cb,
-		 void (*reset)(void *data), void *data);
+int nlsock_exchange(struct nl_sock *sk, struct nl_msg *msg, nlsock_msg_cb cb, nlsock_obj_cb obj_cb,
+		    void *data, bool *ret_done);
 
 /**
  * nlsock_nle_errno() - translate a libnl error code to a negative errno

@@ -9,6 +9,7 @@
 #include <netlink/msg.h>
 #include <rdma/rdma_netlink.h>
 
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/net/rdma.h"
 #include "common/util/cleanup.h"

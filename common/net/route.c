@@ -14,6 +14,7 @@
 #include <netlink/route/route.h>
 
 #include "common/net/neterr.h"
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/net/route.h"
 #include "common/util/cleanup.h"

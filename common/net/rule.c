@@ -11,6 +11,7 @@
 #include <netlink/msg.h>
 
 #include "common/net/neterr.h"
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/net/rule.h"
 #include "common/util/cleanup.h"

@@ -14,6 +14,7 @@
 #include <netlink/msg.h>
 
 #include "common/net/neterr.h"
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/net/ns.h"
 #include "common/net/tap.h"

@@ -8,6 +8,7 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/net/vf.h"
 #include "common/util/cleanup.h"

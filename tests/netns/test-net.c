@@ -33,6 +33,7 @@
 #include "common/net/link.h"
 #include "common/net/neterr-internal.h"
 #include "common/net/neterr.h"
+#include "common/net/nlsock-ns.h"
 #include "common/net/nlsock.h"
 #include "common/net/ns.h"
 #include "common/net/route.h"

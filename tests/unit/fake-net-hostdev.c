@@ -14,6 +14,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "common/net/ethtool.h"
+#include "common/net/nlsock-ns.h"
 #include "common/net/rdma.h"
 #include "common/util/nsfd.h"
 #include "tests/unit/fake-net-hostdev.h"
