@@ -27,6 +27,7 @@
 #include "ipam/nv-ipam/k8s/pods.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/node.h"
+#include "ipam/nv-ipam/node/store.h"
 
 /* After a failed pass: sooner than the interval, never in a loop. */
 #define RETRY_MS 5000L

@@ -88,21 +88,6 @@ void node_pools_stop(struct node *n);
 void node_cleaner_run(struct node *n, void *c);
 
 /**
- * node_store_lock() - take (or check) the store lock: a non-blocking flock on --store-file,
- *                     created when missing, as the reference node daemon takes it
- * @n: node
- * @ret_msg: why it failed
- * @len: its size
- *
- * nv-ipam writes the store file by rename when it first makes one: the lock is then on the
- * old inode, and is taken again on the new one.
- *
- * Return: 0 when held, -EWOULDBLOCK when another process holds it, -EINVAL when it is
- * not a regular file, other negative errno.
- */
-int node_store_lock(struct node *n, char *ret_msg, size_t len);
-
-/**
  * node_owner_lock() - take the owner lock: a non-blocking flock on "<store-file>.owner",
  *                     created when missing, a regular file and no link
  * @n: node
