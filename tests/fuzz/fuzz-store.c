@@ -16,7 +16,7 @@
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/format.h"
-#include "ipam/nv-ipam/store/handover.h"
+#include "ipam/nv-ipam/store/gate.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/released.h"

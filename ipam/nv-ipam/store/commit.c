@@ -12,7 +12,7 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
-#include "ipam/nv-ipam/store/handover.h"
+#include "ipam/nv-ipam/store/gate.h"
 #include "ipam/nv-ipam/store/manifest.h"
 #include "ipam/nv-ipam/store/model.h"
 #include "ipam/nv-ipam/store/private.h"

@@ -180,3 +180,12 @@ void store_model_reset(struct nvipam_store *s)
 	s->migrate = false;
 	s->dirty = false;
 }
+
+int nvipam_alloc_ptr_cmp(const void *x, const void *y)
+{
+	const struct nvipam_alloc *a = *(const struct nvipam_alloc *const *)x;
+	const struct nvipam_alloc *b = *(const struct nvipam_alloc *const *)y;
+	int c = strcmp(a->pool, b->pool);
+
+	return c ? c : ip_addr_cmp(&a->ip, &b->ip);
+}

@@ -80,3 +80,18 @@ struct nvipam_store {
 
 /* A store that was never opened. */
 #define STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1, .file_lock_fd = -1 }
+
+/**
+ * store_open_owner() - open the whole store for its owner (store.c): the marker is no
+ *                      refusal, and a reference store file whose checksum is the marker's
+ *                      (what the owner handed over) is taken as unchanged: the pool logs
+ *                      are read, not the file
+ * @path: store file
+ * @timeout_ms: how long to wait for the node lock
+ * @ret: the open store, written only on success
+ * @err: as nvipam_store_open()
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
+		     struct cni_err *err);

@@ -30,7 +30,7 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
-#include "ipam/nv-ipam/store/handover.h"
+#include "ipam/nv-ipam/store/gate.h"
 #include "ipam/nv-ipam/store/load.h"
 #include "ipam/nv-ipam/store/manifest.h"
 #include "ipam/nv-ipam/store/migrate.h"
@@ -110,13 +110,120 @@ static int file_read(struct nvipam_store *s, enum store_file_kind *ret_kind,
 	return 0;
 }
 
-int nvipam_alloc_ptr_cmp(const void *x, const void *y)
+/* Entries compared whole: pool, attachment, address. */
+static int cmp_legacy(const void *x, const void *y)
 {
-	const struct nvipam_alloc *a = *(const struct nvipam_alloc *const *)x;
-	const struct nvipam_alloc *b = *(const struct nvipam_alloc *const *)y;
+	const struct nvipam_alloc *a = &((const struct store_legacy_alloc *)x)->a;
+	const struct nvipam_alloc *b = &((const struct store_legacy_alloc *)y)->a;
 	int c = strcmp(a->pool, b->pool);
 
+	if (!c)
+		c = strcmp(a->container_id, b->container_id);
+	if (!c)
+		c = strcmp(a->ifname, b->ifname);
 	return c ? c : ip_addr_cmp(&a->ip, &b->ip);
+}
+
+static bool legacy_has(const struct store_legacy *l, const struct store_legacy_alloc *e)
+{
+	return l->n_allocs && bsearch(e, l->allocs, l->n_allocs, sizeof(*l->allocs), cmp_legacy);
+}
+
+/* An entry the daemon added after the takeover, into the model unless nv-ipam's clash. */
+static int merge_add(struct nvipam_store *s, const struct nvipam_alloc *e, size_t *added,
+		     size_t *clashes)
+{
+	const struct nvipam_alloc *have = nvipam_store_find(s, e->pool, e->container_id, e->ifname);
+	char ip[IP_PREFIX_STRLEN], other[IP_PREFIX_STRLEN];
+	int r;
+
+	ip_addr_format(&e->ip, ip, sizeof(ip));
+	if (have && ip_addr_equal(&have->ip, &e->ip))
+		return 0;
+	if (have) {
+		log_error("store %s: the reference daemon gave container %s, interface %s IP %s in "
+			  "pool %s after nv-ipam took the store over, and nv-ipam gave it %s: nv-ipam's "
+			  "kept", s->path, e->container_id, e->ifname, ip, e->pool,
+			  ip_addr_format(&have->ip, other, sizeof(other)));
+		++*clashes;
+		return 0;
+	}
+	r = nvipam_store_add(s, e, false);
+	if (r == -EEXIST) {
+		log_error("store %s: the reference daemon gave IP %s in pool %s to container %s, "
+			  "interface %s after nv-ipam took the store over, and nv-ipam gave it to "
+			  "another attachment: nv-ipam's kept; one of the two pods must be restarted",
+			  s->path, ip, e->pool, e->container_id, e->ifname);
+		++*clashes;
+		return 0;
+	}
+	if (r == -E2BIG) {
+		log_error("store %s: the reference daemon's entry of IP %s in pool %s is too long to "
+			  "record: not merged", s->path, ip, e->pool);
+		++*clashes;
+		return 0;
+	}
+	if (r >= 0)
+		++*added;
+	return r;
+}
+
+/*
+ * The late write merged: merge into the pool logs what the reference daemon changed
+ *                          in its store file after it was taken over
+ * @s: store opened whole, its pool logs loaded, its @adopted the file found now
+ * @late: what that file holds
+ * @err: 999 for out of memory
+ *
+ * Compared with the file recorded at the takeover: an entry the daemon added is added
+ * (unless nv-ipam gave its address, or the attachment another address, since: then
+ * nv-ipam's stays and the clash is logged as an error); an entry it released is
+ * released when nv-ipam still holds it as it was. What both files hold is left as the
+ * pool logs have it (nv-ipam may have released it since). Without a readable record,
+ * every entry of @late is taken as the daemon's addition. Logged as a warning with the
+ * counts. The caller commits: the lines, then the record of @late, then the store file.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+static int merge_late(struct nvipam_store *s, const struct store_legacy *late, struct cni_err *err)
+{
+	struct store_legacy base = { 0 }, now = *late;
+	size_t added = 0, released = 0, clashes = 0;
+	bool same;
+	int r = 0;
+
+	store_handover_record_read(s, &base);
+	same = base.checksum && base.checksum == late->checksum;
+	if (base.n_allocs)
+		qsort(base.allocs, base.n_allocs, sizeof(*base.allocs), cmp_legacy);
+	/* Sorted in place: the caller frees it whole, order does not matter to it. */
+	if (now.n_allocs)
+		qsort(now.allocs, now.n_allocs, sizeof(*now.allocs), cmp_legacy);
+	for (size_t i = 0; r >= 0 && i < now.n_allocs; i++)
+		if (!legacy_has(&base, &now.allocs[i]))
+			r = merge_add(s, &now.allocs[i].a, &added, &clashes);
+	for (size_t i = 0; r >= 0 && i < base.n_allocs; i++) {
+		const struct nvipam_alloc *e = &base.allocs[i].a;
+		const struct nvipam_alloc *have;
+
+		if (legacy_has(&now, &base.allocs[i]))
+			continue;
+		have = nvipam_store_find(s, e->pool, e->container_id, e->ifname);
+		if (have && ip_addr_equal(&have->ip, &e->ip))
+			released += nvipam_store_remove(s, e->pool, e->container_id, e->ifname);
+	}
+	store_migrate_free(&base);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	if (same)
+		log_warning("store %s: the reference daemon wrote its store file again after nv-ipam "
+			    "took it over, unchanged: the pool logs hold it already", s->path);
+	else
+		log_warning("store %s: the reference daemon's store file changed after nv-ipam took "
+			    "it over (a write of a daemon stopping landed late): merged into the pool "
+			    "logs: %zu added, %zu released, %zu clashing with nv-ipam's own (kept)",
+			    s->path, added, released, clashes);
+	return 0;
 }
 
 /* Every pool of the node, under the exclusive node lock. */
@@ -153,7 +260,7 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	s->has_manifest = kind == STORE_FILE_CURRENT;
 	r = store_disk_pool_dir(s, false, err);
 	if (r == -ENOENT) {
-		r = s->merge ? store_handover_merge(s, &legacy, err) : 0;
+		r = s->merge ? merge_late(s, &legacy, err) : 0;
 		store_migrate_free(&legacy);
 		return r;
 	}
@@ -189,7 +296,7 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	for (size_t i = 0; r >= 0 && i < s->n_pools; i++)
 		r = store_load_settle(s, i, err);
 	if (r >= 0 && s->merge)
-		r = store_handover_merge(s, &legacy, err);
+		r = merge_late(s, &legacy, err);
 	store_migrate_free(&legacy);
 	return r;
 }
