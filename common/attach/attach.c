@@ -6,15 +6,15 @@
 #include <strings.h>
 
 #include "common/attach/attach.h"
+#include "common/attach/iface.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/version.h"
-#include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
+#include "common/util/error.h"
 #include "common/util/hwaddr.h"
 #include "common/util/log.h"
 #include "common/util/text.h"

@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "common/cni/args.h"
-#include "common/cni/error.h"
+#include "common/util/error.h"
 
 void cni_args_free(struct cni_args *a)
 {

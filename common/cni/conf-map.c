@@ -5,8 +5,8 @@
 
 #include "common/cni/conf-map.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
-#include "common/cni/json.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 
 void cni_conf_pairs_free(struct cni_conf_pair *p, size_t n)
 {

@@ -7,9 +7,9 @@
 
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/cni/version.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "common/util/text.h"
 
 void cni_conf_free(struct cni_conf *conf)

@@ -8,8 +8,8 @@
 #include <strings.h>
 
 #include "common/cni/env.h"
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/text.h"
 
 enum {

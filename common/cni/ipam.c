@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/ipam-internal.h"
 #include "common/cni/ipam.h"
-#include "common/cni/json.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "common/util/log.h"
 
 extern char **environ;

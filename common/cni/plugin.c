@@ -6,15 +6,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
+#include "common/cni/error-json.h"
 #include "common/cni/ipam.h"
-#include "common/cni/json.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/cni/trust.h"
 #include "common/cni/version.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
+#include "common/util/json.h"
 #include "common/util/log.h"
 #include "common/util/nsfd.h"
 

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 
 enum result_shape {
 	SHAPE_020, /* 0.1.0, 0.2.0: ip4/ip6 */

@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
+#include "common/util/json.h"
 #include "common/util/log.h"
 
 /* The settings file lists a few directories; anything larger is not one. */

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cni/error.h"
 #include "common/net/neterr-internal.h"
 #include "common/net/neterr.h"
+#include "common/util/error.h"
 
 /*
  * The kernel's text for the last failed request. The process is

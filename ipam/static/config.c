@@ -6,12 +6,12 @@
 
 #include "common/cni/args.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json.h"
 #include "ipam/static/config.h"
 
 /* CNI_ARGS keys static reads; any other needs IgnoreUnknown, as with the reference. */

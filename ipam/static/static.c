@@ -3,9 +3,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
 #include "common/util/log.h"
 #include "ipam/static/config.h"

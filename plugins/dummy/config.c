@@ -2,8 +2,8 @@
 #include <errno.h>
 
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/util/error.h"
 #include "plugins/dummy/config.h"
 
 int dummy_config_load(const struct cni_ctx *ctx, struct cni_err *err)

@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "common/attach/attach.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "plugins/dummy/config.h"
 #include "plugins/dummy/dummy.h"

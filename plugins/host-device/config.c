@@ -6,12 +6,12 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/env.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/trust.h"
 #include "common/net/device.h"
 #include "common/net/link.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/guid.h"
 #include "plugins/host-device/config.h"
 

@@ -5,12 +5,12 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/cni/result.h"
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
+#include "common/util/json.h"
 #include "common/util/log.h"
 #include "plugins/host-device/devinfo.h"
 

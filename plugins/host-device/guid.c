@@ -4,11 +4,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/cni/error.h"
 #include "common/net/device.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/vf.h"
+#include "common/util/error.h"
 #include "common/util/guid.h"
 #include "common/util/log.h"
 #include "plugins/host-device/guid.h"

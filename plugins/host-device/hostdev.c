@@ -6,7 +6,6 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/env.h"
-#include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
@@ -15,6 +14,7 @@
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
 #include "common/net/rdma.h"
+#include "common/util/error.h"
 #include "common/util/guid.h"
 #include "common/util/log.h"
 #include "common/util/nsfd.h"

@@ -3,11 +3,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "common/util/nsfd.h"
 #include "plugins/host-device/transit.h"

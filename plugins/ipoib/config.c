@@ -8,9 +8,9 @@
 #include "common/attach/attach.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/text.h"
 #include "plugins/ipoib/config.h"
 

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "common/attach/attach.h"
-#include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
@@ -15,6 +14,7 @@
 #include "common/net/ns.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "common/util/signals.h"
 #include "plugins/ipoib/config.h"

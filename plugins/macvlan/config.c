@@ -6,9 +6,9 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/env.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "plugins/macvlan/config.h"
 
 static const struct {

@@ -7,12 +7,12 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/route.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "plugins/macvlan/config.h"
 #include "plugins/macvlan/macvlan.h"

@@ -4,10 +4,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "plugins/sbr/config.h"
 
 /* As Go's net.ParseIP and To4(): an IPv4-mapped IPv6 address is an IPv4 one. */

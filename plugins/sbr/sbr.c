@@ -8,7 +8,6 @@
 #include <linux/rtnetlink.h>
 
 #include "common/attach/attach.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result-copy.h"
 #include "common/cni/result.h"
@@ -18,6 +17,7 @@
 #include "common/net/route.h"
 #include "common/net/rule.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "plugins/sbr/config.h"
 #include "plugins/sbr/sbr.h"

@@ -5,9 +5,9 @@
 
 #include "common/attach/attach.h"
 #include "common/cni/env.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/net/tap.h"
+#include "common/util/error.h"
 #include "common/util/hwaddr.h"
 #include "common/util/text.h"
 #include "plugins/tap/config.h"

@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include "common/attach/attach.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/tap.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "plugins/tap/config.h"
 #include "plugins/tap/tap.h"

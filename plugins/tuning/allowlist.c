@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "common/cni/conf-map.h"
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "plugins/tuning/allowlist.h"
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "common/cni/conf-map.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "plugins/tuning/allowlist.h"
 #include "plugins/tuning/config.h"

@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "plugins/tuning/sysctl-key.h"
 
 #define KEY_HINT "a key names a file below /proc/sys/net, e.g. net.ipv4.conf.IFNAME.arp_ignore"

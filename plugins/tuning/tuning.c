@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "common/attach/attach.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result-copy.h"
 #include "common/cni/result.h"
@@ -16,6 +15,7 @@
 #include "common/net/neterr.h"
 #include "common/net/netsysctl.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "plugins/tuning/allowlist.h"
 #include "plugins/tuning/config.h"

@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/store.h"
 
 #define RUNS 40
 

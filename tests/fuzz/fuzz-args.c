@@ -9,7 +9,7 @@
 
 #include "common/cni/args.h"
 #include "common/cni/env.h"
-#include "common/cni/error.h"
+#include "common/util/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,9 +10,10 @@
 #include <json-c/json.h>
 
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
+#include "common/cni/error-json.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
+#include "common/util/error.h"
 #include "common/util/guid.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

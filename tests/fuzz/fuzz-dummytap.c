@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/net/tap.h"
+#include "common/util/error.h"
 #include "plugins/dummy/config.h"
 #include "plugins/tap/config.h"
 

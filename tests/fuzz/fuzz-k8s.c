@@ -13,14 +13,14 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "ipam/nv-ipam/pool/pool.h"
-#include "ipam/nv-ipam/store/store.h"
+#include "common/util/error.h"
+#include "ipam/nv-ipam/gc/misses.h"
 #include "ipam/nv-ipam/k8s/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
-#include "ipam/nv-ipam/gc/misses.h"
 #include "ipam/nv-ipam/k8s/nodefile.h"
 #include "ipam/nv-ipam/k8s/pods.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,9 +13,9 @@
 
 #include "common/cni/args.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/trust.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/plugin/config.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -11,7 +11,7 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/controller/overlap_events.h"
 #include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/k8s/k8s.h"

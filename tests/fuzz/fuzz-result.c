@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cni/error.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
+#include "common/util/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

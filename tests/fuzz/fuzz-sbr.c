@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/util/error.h"
 #include "plugins/sbr/config.h"
 #include "plugins/sbr/table.h"
 

@@ -8,9 +8,9 @@
 
 #include "common/cni/args.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
+#include "common/util/error.h"
 #include "ipam/static/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/util/error.h"
 #include "plugins/tuning/config.h"
 #include "plugins/tuning/state.h"
 

@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/api/watch.h"
 #include "ipam/nv-ipam/k8s/liststream.h"
 

@@ -25,11 +25,10 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
-#include "common/cni/error.h"
+#include "common/attach/iface.h"
 #include "common/cni/result.h"
 #include "common/net/addr.h"
 #include "common/net/ethtool.h"
-#include "common/net/iface.h"
 #include "common/net/link-internal.h"
 #include "common/net/link.h"
 #include "common/net/neterr-internal.h"
@@ -40,6 +39,7 @@
 #include "common/net/rule.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
 #include "common/util/nsfd.h"
 

@@ -8,17 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/attach/iface.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
-#include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
 #include "common/net/route.h"
 #include "common/net/sysctl.h"
+#include "common/util/error.h"
 #include "common/util/nsfd.h"
 #include "tests/unit/fake-net.h"
 

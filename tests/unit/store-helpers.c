@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/cni/trust.h"
+#include "common/util/error.h"
 #include "common/util/text.h"
 #include "tests/unit/store-helpers.h"
 

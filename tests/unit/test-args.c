@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "common/cni/args.h"
-#include "common/cni/error.h"
+#include "common/util/error.h"
 
 static void test_pairs_in_order(void **state)
 {

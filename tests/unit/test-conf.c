@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
-#include "common/cni/json.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 
 static int parse(const char *json, struct cni_conf *c, struct cni_err *err)
 {

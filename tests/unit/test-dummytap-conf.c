@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/net/tap.h"
+#include "common/util/error.h"
 #include "plugins/dummy/config.h"
 #include "plugins/tap/config.h"
 

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "common/cni/env.h"
-#include "common/cni/error.h"
+#include "common/util/error.h"
 
 static int reset_env(void **state)
 {

@@ -11,7 +11,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
+#include "common/cni/error-json.h"
+#include "common/util/error.h"
 
 static struct json_object *print_and_parse(const struct cni_err *err, const char *version)
 {

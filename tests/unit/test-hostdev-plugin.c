@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/cni/result.h"
 #include "common/cni/trust.h"
 #include "common/net/device.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "plugins/host-device/hostdev.h"
 #include "plugins/host-device/state.h"
 #include "tests/unit/fake-net-hostdev.h"

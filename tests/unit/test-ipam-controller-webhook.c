@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/controller/admission.h"
 #include "ipam/nv-ipam/controller/overlap_events.h"
 #include "ipam/nv-ipam/controller/overlap_hook.h"

@@ -21,14 +21,14 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/daemon/duration.h"
 #include "ipam/nv-ipam/daemon/klog.h"
+#include "ipam/nv-ipam/daemon/limits.h"
 #include "ipam/nv-ipam/gc/run.h"
 #include "ipam/nv-ipam/node/conf.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/metrics.h"
-#include "ipam/nv-ipam/daemon/limits.h"
 #include "ipam/nv-ipam/node/node.h"
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/serve/http.h"

@@ -16,11 +16,11 @@
 #include <cmocka.h>
 
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/ipam-internal.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/util/error.h"
 
 static char dir[] = "/tmp/cni-ipam-test-XXXXXX";
 

@@ -13,10 +13,10 @@
 #include <cmocka.h>
 
 #include "common/attach/attach.h"
-#include "common/cni/error.h"
-#include "common/cni/result.h"
 #include "common/cni/plugin.h"
+#include "common/cni/result.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/text.h"
 #include "plugins/ipoib/config.h"
 #include "plugins/ipoib/ipoib.h"

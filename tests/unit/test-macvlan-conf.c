@@ -9,8 +9,8 @@
 #include <cmocka.h>
 #include <linux/if_link.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/util/error.h"
 #include "plugins/macvlan/config.h"
 
 /* Strings in a loaded macvlan_conf point into the config: it lives until the next load. */

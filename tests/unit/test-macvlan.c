@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/util/error.h"
 #include "plugins/macvlan/macvlan.h"
 #include "tests/unit/fake-net.h"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/pool/allocator.h"
 #include "ipam/nv-ipam/pool/pool.h"

@@ -17,8 +17,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/conn.h"
 #include "ipam/nv-ipam/api/token.h"

@@ -13,8 +13,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/k8s/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 

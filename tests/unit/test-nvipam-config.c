@@ -19,10 +19,10 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/plugin/config.h"
 
 /* Strings in the context live until the next load. */

@@ -18,12 +18,12 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/store/store.h"
-#include "ipam/nv-ipam/k8s/k8s.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/gc/misses.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/pods.h"
+#include "ipam/nv-ipam/store/store.h"
 
 /* ---- the pod listing ---- */
 

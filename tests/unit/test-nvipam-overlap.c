@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/k8s/overlap.h"
 #include "ipam/nv-ipam/pool/pool.h"
 

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/pool/pool.h"
 
 #define ORIGIN "node-pools.json"

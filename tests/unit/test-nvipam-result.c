@@ -10,10 +10,10 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
 #include "common/cni/result.h"
-#include "ipam/nv-ipam/pool/pool.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/plugin/result.h"
+#include "ipam/nv-ipam/pool/pool.h"
 
 static const char pools_json[] =
 	"{\"pools\":{"

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "tests/unit/store-helpers.h"

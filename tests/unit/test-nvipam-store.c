@@ -23,11 +23,11 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/store.h"
 #include "tests/unit/store-helpers.h"
 
 /* ---- empty stores ---- */

@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/cni/result-copy.h"
 #include "common/cni/result.h"
+#include "common/util/error.h"
 
 static const char full[] =
 	"{\"cniVersion\":\"1.1.0\","

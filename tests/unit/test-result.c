@@ -20,8 +20,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
 #include "common/cni/result.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
 
 static const char *const versions[] = { "0.1.0", "0.2.0", "0.3.0", "0.3.1",

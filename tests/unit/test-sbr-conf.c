@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/util/error.h"
 #include "plugins/sbr/config.h"
 #include "plugins/sbr/table.h"
 

@@ -23,9 +23,9 @@
 
 #include "common/cni/args.h"
 #include "common/cni/conf.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
 #include "ipam/static/config.h"
 #include "ipam/static/static.h"

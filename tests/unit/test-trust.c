@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "common/cni/error.h"
 #include "common/cni/trust.h"
+#include "common/util/error.h"
 
 static char dir[] = "/tmp/cni-trust-test-XXXXXX";
 

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "common/cni/conf-map.h"
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
+#include "common/util/error.h"
 #include "plugins/tuning/allowlist.h"
 #include "plugins/tuning/config.h"
 #include "plugins/tuning/state.h"

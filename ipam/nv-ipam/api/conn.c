@@ -8,10 +8,10 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/api/conn.h"
 #include "ipam/nv-ipam/api/token.h"
 #include "ipam/nv-ipam/api/yaml.h"

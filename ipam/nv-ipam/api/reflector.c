@@ -32,9 +32,9 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/reflector.h"
 #include "ipam/nv-ipam/api/watch.h"

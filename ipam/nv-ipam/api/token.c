@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "ipam/nv-ipam/api/token.h"
 

@@ -6,8 +6,8 @@
 #include <json-c/json.h>
 #include <yaml.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/api/yaml.h"
 
 #define YAML_MAX_DEPTH 64

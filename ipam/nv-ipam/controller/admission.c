@@ -12,9 +12,9 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/controller/admission.h"
 #include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/controller/validate.h"

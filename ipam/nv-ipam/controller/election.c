@@ -25,10 +25,10 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/api/client.h"

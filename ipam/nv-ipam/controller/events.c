@@ -16,10 +16,10 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "common/util/rfc3339.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/controller/events.h"

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/conn.h"
 #include "ipam/nv-ipam/api/reflector.h"

@@ -13,8 +13,8 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/json.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/k8s/k8s.h"

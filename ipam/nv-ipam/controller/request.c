@@ -6,9 +6,9 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/controller/request.h"
 

@@ -16,11 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/gc/misses.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/store/store.h"

@@ -9,9 +9,9 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/k8s/carve.h"
 #include "ipam/nv-ipam/k8s/carve_private.h"
 #include "ipam/nv-ipam/k8s/k8s.h"

@@ -8,10 +8,10 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
+#include "common/util/json.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 

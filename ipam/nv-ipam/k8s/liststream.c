@@ -13,9 +13,9 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/k8s/liststream.h"
 

@@ -16,13 +16,13 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
-#include "ipam/nv-ipam/pool/pool.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/k8s/carve.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/nodefile.h"
+#include "ipam/nv-ipam/pool/pool.h"
 
 /* Copies @key of @from (skipping "" when @nonempty); a wrong type is left for validation. */
 static int copy_str(struct json_object *to, struct json_object *from, const char *key,

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/gc/run.h"

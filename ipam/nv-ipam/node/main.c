@@ -32,9 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/conn.h"

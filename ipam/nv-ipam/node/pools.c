@@ -19,8 +19,8 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/reflector.h"

@@ -6,16 +6,16 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "common/cni/error.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
-#include "ipam/nv-ipam/pool/allocator.h"
 #include "ipam/nv-ipam/plugin/config.h"
 #include "ipam/nv-ipam/plugin/nvipam.h"
-#include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/plugin/result.h"
+#include "ipam/nv-ipam/pool/allocator.h"
+#include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/store/store.h"
 
 /* Everything one invocation works with, released in one place. */

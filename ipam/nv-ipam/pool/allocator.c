@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/pool/allocator.h"
 #include "ipam/nv-ipam/pool/ipmath.h"

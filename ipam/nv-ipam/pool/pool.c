@@ -63,12 +63,12 @@
 #include <json-c/json.h>
 
 #include "common/cni/env.h"
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/pool/spec.h"

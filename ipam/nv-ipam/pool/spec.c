@@ -6,8 +6,8 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/pool/spec.h"
 
 /* A getter's failure (code 6 for a wrong type) with @where in front ("<item>: "). */

@@ -22,7 +22,7 @@
 
 #include <microhttpd.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/serve/deadline.h"

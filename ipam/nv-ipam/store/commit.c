@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"

@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
 #include "common/cni/trust.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/private.h"

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/format.h"

@@ -13,18 +13,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
 #include "common/util/log.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/handover.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/private.h"
+#include "ipam/nv-ipam/store/store.h"
 
 #define MARKER_MAX_BYTES 4096
 

@@ -8,9 +8,9 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "common/util/log.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"

@@ -24,8 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/log.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/store/commit.h"

@@ -5,13 +5,13 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/k8s/carve.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/tool/carve_cmd.h"
 #include "ipam/nv-ipam/tool/cli.h"
-#include "ipam/nv-ipam/k8s/k8s.h"
 
 static const char carve_help[] =
 	"Usage: nv-ipam-tool carve --pools FILE --nodes FILE\n"

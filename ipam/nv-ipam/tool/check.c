@@ -20,17 +20,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
+#include "ipam/nv-ipam/k8s/overlap.h"
+#include "ipam/nv-ipam/k8s/pods.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/check.h"
 #include "ipam/nv-ipam/tool/cli.h"
-#include "ipam/nv-ipam/k8s/k8s.h"
-#include "ipam/nv-ipam/k8s/overlap.h"
-#include "ipam/nv-ipam/k8s/pods.h"
 
 static const char check_help[] =
 	"Usage: nv-ipam-tool check [--store FILE] [--pool-file FILE] [--strict]\n"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/cli.h"
 

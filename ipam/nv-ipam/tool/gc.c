@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/cni/error.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/gc/run.h"
 #include "ipam/nv-ipam/k8s/pods.h"
 #include "ipam/nv-ipam/tool/cli.h"

@@ -7,8 +7,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/cli.h"
 #include "ipam/nv-ipam/tool/handover.h"

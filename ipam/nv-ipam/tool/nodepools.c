@@ -9,14 +9,14 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/file.h"
-#include "ipam/nv-ipam/pool/pool.h"
-#include "ipam/nv-ipam/tool/cli.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/nodefile.h"
+#include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/tool/cli.h"
 #include "ipam/nv-ipam/tool/nodepools.h"
 
 #define POOL_FILE_MAX_BYTES (64u << 20)

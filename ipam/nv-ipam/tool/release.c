@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cni/error.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/cli.h"

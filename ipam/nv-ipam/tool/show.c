@@ -8,17 +8,17 @@
 
 #include <json-c/json.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json.h"
 #include "common/util/rfc3339.h"
+#include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/pool/allocator.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/cli.h"
-#include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/tool/show.h"
 
 static const char show_help[] =

@@ -79,13 +79,3 @@ int cni_err_prefix(struct cni_err *err, int r, const char *fmt, ...)
  * Return: @r.
  */
 int cni_err_code(struct cni_err *err, int code, int r);
-
-/**
- * cni_err_print() - print the error as CNI error JSON
- * @err: the failure
- * @cni_version: version to report, NULL to leave it out
- * @out: stream (stdout for the protocol)
- *
- * Return: 0 on success, negative errno on failure.
- */
-int cni_err_print(const struct cni_err *err, const char *cni_version, FILE *out);

@@ -9,10 +9,9 @@
 
 #include <linux/rtnetlink.h>
 
-#include "common/cni/error.h"
+#include "common/attach/iface.h"
 #include "common/cni/result.h"
 #include "common/net/addr.h"
-#include "common/net/iface.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
@@ -20,6 +19,7 @@
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
+#include "common/util/error.h"
 
 #define DAD_POLL_NS (50L * 1000 * 1000)
 #define DAD_TIMEOUT_S 5

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/cni/error.h"
-#include "common/cni/json.h"
 #include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/json.h"
 
 DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
 
