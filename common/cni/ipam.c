@@ -90,7 +90,7 @@ static void free_env(char **envp)
 	free(envp);
 }
 
-DEFINE_CLEANUP_FUNC(free_envp, char **, free_env)
+DEFINE_CLEANUP_FUNC(free_envp, char **, free_env);
 
 struct child_io {
 	char *out;
