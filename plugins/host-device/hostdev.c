@@ -450,7 +450,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 		 "cannot return %s to the host as \"%s\": the host has a link of that name; the "
 		 "device stays in the container", dev.name, orig);
 	if (net_link_get_by_name(NULL, orig, &clash) == 0) {
-		r = cni_err_set(err, HOSTDEV_ERR_NAME_TAKEN, -EEXIST, "%s", clash_msg);
+		r = cni_err_set(err, CNI_ERR_NAME_TAKEN, -EEXIST, "%s", clash_msg);
 		goto out;
 	}
 	r = host_open(&host, err);
@@ -469,7 +469,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	out = (struct transit){ .from = { a.pod, a.pod_fd }, .tmp = { .fd = -1 },
 				.to = { host.ns, host.fd }, .from_name = dev.name, .to_name = orig,
 				.alias = "", .old_alias = orig, .was_up = dev.flags & IFF_UP,
-				.rename_first = true, .clash_code = HOSTDEV_ERR_NAME_TAKEN,
+				.rename_first = true, .clash_code = CNI_ERR_NAME_TAKEN,
 				.clash_msg = clash_msg };
 	r = transit_move(&out, err);
 	if (r < 0 && rdma.move)
