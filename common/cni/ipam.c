@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "common/cni/conf.h"
+#include "common/cni/ctx.h"
 #include "common/cni/ipam-internal.h"
 #include "common/cni/ipam.h"
-#include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
