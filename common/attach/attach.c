@@ -10,7 +10,6 @@
 #include "common/cni/conf.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
-#include "common/cni/version.h"
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
@@ -99,16 +98,6 @@ void attach_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, s
 
 	h = text_hash64(ctx->env.ifname, strlen(ctx->env.ifname), h);
 	snprintf(buf, size, "%.5s%010llx", prefix, (unsigned long long)(h & 0xffffffffffULL));
-}
-
-int attach_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err)
-{
-	if (cni_version_cmp(ctx->conf.cni_version, "0.3.0") >= 0)
-		return 0;
-	cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "cannot convert: no valid IP addresses");
-	cni_err_details(err, "an interface without IPAM (\"ipam\": {}) needs cniVersion 0.3.0 or "
-			"later; config is %s", ctx->conf.cni_version);
-	return -EINVAL;
 }
 
 int attach_ipam_add(struct attach *a, struct cni_err *err)

@@ -74,17 +74,6 @@ void attach_close(struct attach *a);
 void attach_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size);
 
 /**
- * attach_check_l2_version() - refuse an interface without IPAM where no result can describe it
- * @ctx: context
- * @err: code 7 for cniVersion 0.1.0 and 0.2.0, whose results hold only addresses
- *
- * Called before anything is created, so that an L2 ADD fails cleanly.
- *
- * Return: 0 when the version can carry an interface, -EINVAL otherwise.
- */
-int attach_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err);
-
-/**
  * attach_ipam_add() - IPAM ADD, when the config has IPAM
  * @a: the attachment; IPAM's result lands in @a->ipam
  * @err: IPAM's error passed through, or code 101 when the result holds no

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "common/attach/attach.h"
+#include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/plugin.h"
 #include "common/net/tap.h"
@@ -112,7 +112,7 @@ int tap_config_load(const struct cni_ctx *ctx, struct tap_conf *ret, struct cni_
 		return r;
 
 	c.has_ipam = cni_conf_has_ipam(&ctx->conf);
-	if (!c.has_ipam && (r = attach_check_l2_version(ctx, err)) < 0)
+	if (!c.has_ipam && (r = cni_conf_check_l2_version(&ctx->conf, err)) < 0)
 		return r;
 	*ret = c;
 	return 0;
