@@ -202,6 +202,31 @@ int attach_address(struct attach *a, const struct net_link *link, struct cni_res
 	return r;
 }
 
+int attach_address_created(struct attach *a, const char *what, struct cni_result *ret,
+			   struct cni_err *err)
+{
+	const char *ifname = a->ctx->env.ifname;
+	struct net_link link = { 0 };
+	char op[64];
+	int r;
+
+	r = net_link_get_by_name(a->pod, ifname, &link);
+	if (r < 0) {
+		snprintf(op, sizeof(op), "failed to find new %s", what);
+		net_err_op(err, r, op, ifname);
+		goto fail_link;
+	}
+	r = attach_address(a, &link, ret, err);
+	if (r < 0)
+		goto fail_link;
+	log_debug("ADD %s: %s in %s", a->ctx->env.container_id, ifname, a->ctx->env.netns);
+	return 0;
+
+fail_link:
+	attach_undo_link(a->pod, &link, ifname);
+	return r;
+}
+
 /* The interface prevResult records for CNI_IFNAME in CNI_NETNS. */
 static int prev_iface(const struct cni_ctx *ctx, const struct cni_iface **ret, struct cni_err *err)
 {

@@ -175,6 +175,21 @@ int attach_address(struct attach *a, const struct net_link *link, struct cni_res
 		   struct cni_err *err);
 
 /**
+ * attach_address_created() - attach_address() on the interface an ADD just created
+ * @a: the attachment
+ * @what: the kind of link, for the error message ("macvlan", "dummy")
+ * @ret: result to fill
+ * @err: code 100 when the new link cannot be found, else as attach_address()
+ *
+ * Looks CNI_IFNAME up in the pod and addresses it; from the lookup on, every
+ * failure removes the link again (attach_undo_link()).
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int attach_address_created(struct attach *a, const char *what, struct cni_result *ret,
+			   struct cni_err *err);
+
+/**
  * attach_check_begin() - what every CHECK starts with: the netns, IPAM CHECK, prevResult's interface
  * @a: filled, to release with attach_close() whatever this returns
  * @ctx: context
