@@ -10,7 +10,7 @@
 #include "common/cni/conf.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
-#include "common/cni/version.h"
+
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
@@ -99,16 +99,6 @@ void attach_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, s
 
 	h = text_hash64(ctx->env.ifname, strlen(ctx->env.ifname), h);
 	snprintf(buf, size, "%.5s%010llx", prefix, (unsigned long long)(h & 0xffffffffffULL));
-}
-
-int attach_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err)
-{
-	if (cni_version_cmp(ctx->conf.cni_version, "0.3.0") >= 0)
-		return 0;
-	cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "cannot convert: no valid IP addresses");
-	cni_err_details(err, "an interface without IPAM (\"ipam\": {}) needs cniVersion 0.3.0 or "
-			"later; config is %s", ctx->conf.cni_version);
-	return -EINVAL;
 }
 
 int attach_ipam_add(struct attach *a, struct cni_err *err)
@@ -210,6 +200,31 @@ int attach_address(struct attach *a, const struct net_link *link, struct cni_res
 	if ((r = attach_configure(a, link, err)) < 0 ||
 	    (r = attach_result(a, link->hwaddr, link->hwaddr_len, ret, err)) < 0)
 		attach_ipam_undo(a);
+	return r;
+}
+
+int attach_address_created(struct attach *a, const char *what, struct cni_result *ret,
+			   struct cni_err *err)
+{
+	const char *ifname = a->ctx->env.ifname;
+	struct net_link link = { 0 };
+	char op[64];
+	int r;
+
+	r = net_link_get_by_name(a->pod, ifname, &link);
+	if (r < 0) {
+		snprintf(op, sizeof(op), "failed to find new %s", what);
+		net_err_op(err, r, op, ifname);
+		goto fail_link;
+	}
+	r = attach_address(a, &link, ret, err);
+	if (r < 0)
+		goto fail_link;
+	log_debug("ADD %s: %s in %s", a->ctx->env.container_id, ifname, a->ctx->env.netns);
+	return 0;
+
+fail_link:
+	attach_undo_link(a->pod, &link, ifname);
 	return r;
 }
 

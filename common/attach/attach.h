@@ -74,17 +74,6 @@ void attach_close(struct attach *a);
 void attach_tmp_name(const struct cni_ctx *ctx, const char *prefix, char *buf, size_t size);
 
 /**
- * attach_check_l2_version() - refuse an interface without IPAM where no result can describe it
- * @ctx: context
- * @err: code 7 for cniVersion 0.1.0 and 0.2.0, whose results hold only addresses
- *
- * Called before anything is created, so that an L2 ADD fails cleanly.
- *
- * Return: 0 when the version can carry an interface, -EINVAL otherwise.
- */
-int attach_check_l2_version(const struct cni_ctx *ctx, struct cni_err *err);
-
-/**
  * attach_ipam_add() - IPAM ADD, when the config has IPAM
  * @a: the attachment; IPAM's result lands in @a->ipam
  * @err: IPAM's error passed through, or code 101 when the result holds no
@@ -184,6 +173,21 @@ int attach_result(struct attach *a, const uint8_t *hwaddr, size_t hwaddr_len,
  */
 int attach_address(struct attach *a, const struct net_link *link, struct cni_result *ret,
 		   struct cni_err *err);
+
+/**
+ * attach_address_created() - attach_address() on the interface an ADD just created
+ * @a: the attachment
+ * @what: the kind of link, for the error message ("macvlan", "dummy")
+ * @ret: result to fill
+ * @err: code 100 when the new link cannot be found, else as attach_address()
+ *
+ * Looks CNI_IFNAME up in the pod and addresses it; from the lookup on, every
+ * failure removes the link again (attach_undo_link()).
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int attach_address_created(struct attach *a, const char *what, struct cni_result *ret,
+			   struct cni_err *err);
 
 /**
  * attach_check_begin() - what every CHECK starts with: the netns, IPAM CHECK, prevResult's interface

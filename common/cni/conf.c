@@ -219,3 +219,13 @@ const char *cni_conf_near_key(const struct cni_conf *conf, const char *object, c
 	}
 	return NULL;
 }
+
+int cni_conf_check_l2_version(const struct cni_conf *conf, struct cni_err *err)
+{
+	if (cni_version_cmp(conf->cni_version, "0.3.0") >= 0)
+		return 0;
+	cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "cannot convert: no valid IP addresses");
+	cni_err_details(err, "an interface without IPAM (\"ipam\": {}) needs cniVersion 0.3.0 or "
+			"later; config is %s", conf->cni_version);
+	return -EINVAL;
+}

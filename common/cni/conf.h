@@ -188,3 +188,15 @@ bool cni_conf_ipam_type_valid(const char *type);
  * Return: that member's name (owned by @conf), NULL when none is within two edits.
  */
 const char *cni_conf_near_key(const struct cni_conf *conf, const char *object, const char *key);
+
+/**
+ * cni_conf_check_l2_version() - refuse an interface without IPAM where no result can describe it
+ * @conf: the network config
+ * @err: code 7 for cniVersion 0.1.0 and 0.2.0, whose results hold only addresses
+ *
+ * Called by an interface plugin's config loader before anything is created,
+ * so that an L2 ADD fails cleanly.
+ *
+ * Return: 0 when the version can carry an interface, -EINVAL otherwise.
+ */
+int cni_conf_check_l2_version(const struct cni_conf *conf, struct cni_err *err);

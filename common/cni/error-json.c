@@ -1,4 +1,4 @@
-/* The CNI error JSON, printed once, by the dispatch */
+/* CNI error JSON: the one printer of a recorded failure */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

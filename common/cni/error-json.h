@@ -1,4 +1,4 @@
-/* The CNI error JSON of a failure */
+/* CNI error JSON: the one printer of a recorded failure */
 #pragma once
 
 #include <stdio.h>

@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "common/cni/conf.h"
+#include "common/cni/ctx.h"
 #include "common/cni/ipam-internal.h"
 #include "common/cni/ipam.h"
-#include "common/cni/plugin.h"
+
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
@@ -90,7 +91,7 @@ static void free_env(char **envp)
 	free(envp);
 }
 
-DEFINE_CLEANUP_FUNC(free_envp, char **, free_env)
+DEFINE_CLEANUP_FUNC(free_envp, char **, free_env);
 
 struct child_io {
 	char *out;

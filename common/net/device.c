@@ -14,7 +14,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 
-DEFINE_CLEANUP_FUNC(closedirp, DIR *, closedir)
+DEFINE_CLEANUP_FUNC(closedirp, DIR *, closedir);
 
 /* /sys<rel>; rel starts with '/'. */
 static int __attribute__((format(printf, 3, 4))) sysfs_path(char *buf, size_t size,

@@ -24,7 +24,7 @@
 #define SOL_NETLINK 270
 #endif
 
-DEFINE_CLEANUP_FUNC(nl_cb_putp, struct nl_cb *, nl_cb_put)
+DEFINE_CLEANUP_FUNC(nl_cb_putp, struct nl_cb *, nl_cb_put);
 
 int nlsock_msg_new(uint16_t type, uint16_t flags, const void *hdr, size_t hdr_len,
 		   struct nl_msg **ret)

@@ -16,8 +16,8 @@ struct nl_addr;
 struct nl_object;
 struct nl_sock;
 
-DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free)
-DEFINE_CLEANUP_FUNC(nl_socket_freep, struct nl_sock *, nl_socket_free)
+DEFINE_CLEANUP_FUNC(nlmsg_freep, struct nl_msg *, nlmsg_free);
+DEFINE_CLEANUP_FUNC(nl_socket_freep, struct nl_sock *, nl_socket_free);
 
 /* The receive buffer: the largest message the kernel builds for a reader (a dump's). */
 #define NLSOCK_RECV_SIZE 32768

@@ -24,13 +24,18 @@ static inline void closep(int *fd)
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 
-/* Generates name(type *p) that calls fn(*p) when *p is not NULL. */
+/*
+ * Generates name(type *p) that calls fn(*p) when *p is not NULL. A use ends
+ * with ';' like any declaration (the closing struct declaration takes it), so
+ * that tag tools and indenters read it as one line, not as a function body.
+ */
 #define DEFINE_CLEANUP_FUNC(name, type, fn)                                    \
 	static inline void name(type *p)                                       \
 	{                                                                      \
 		if (*p)                                                        \
 			fn(*p);                                                \
-	}
+	}                                                                      \
+	struct cleanup_trailing_semicolon
 
 /* Hands ownership out of a cleanup-managed variable. */
 #define TAKE_PTR(p)                                                            \

@@ -9,7 +9,7 @@
 #include "common/util/error.h"
 #include "common/util/json.h"
 
-DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
+DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free);
 
 /* Members of every object in a parsed tree (depth is bounded by the tokener). */
 static size_t tree_members(struct json_object *o)

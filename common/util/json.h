@@ -15,7 +15,7 @@ struct cni_err;
 #define CNI_JSON_MAX_BYTES (4u << 20)
 #define CNI_JSON_MAX_DEPTH 64
 
-DEFINE_CLEANUP_FUNC(json_object_putp, struct json_object *, json_object_put)
+DEFINE_CLEANUP_FUNC(json_object_putp, struct json_object *, json_object_put);
 
 /**
  * cjson_parse() - parse one JSON value strictly, rejecting trailing garbage

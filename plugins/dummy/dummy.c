@@ -39,9 +39,7 @@ static int create(struct attach *a, struct cni_err *err)
 
 static int dummy_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
-	const char *ifname = ctx->env.ifname;
 	struct attach a = { .pod_fd = -1 };
-	struct net_link link = { 0 };
 	int r;
 
 	r = dummy_config_load(ctx, err);
@@ -54,20 +52,7 @@ static int dummy_add(const struct cni_ctx *ctx, struct cni_result *ret, struct c
 	if (r < 0)
 		goto out;
 
-	/* From here on the link exists in the pod and every failure removes it. */
-	r = net_link_get_by_name(a.pod, ifname, &link);
-	if (r < 0) {
-		net_err_op(err, r, "failed to find new dummy", ifname);
-		goto fail_link;
-	}
-	r = attach_address(&a, &link, ret, err);
-	if (r < 0)
-		goto fail_link;
-	log_debug("ADD %s: %s in %s", ctx->env.container_id, ifname, ctx->env.netns);
-	goto out;
-
-fail_link:
-	attach_undo_link(a.pod, &link, ifname);
+	r = attach_address_created(&a, "dummy", ret, err);
 out:
 	attach_close(&a);
 	return r;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/attach/attach.h"
+#include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/plugin.h"
 #include "common/cni/trust.h"
@@ -191,7 +191,7 @@ int hostdev_config_load(const struct cni_ctx *ctx, bool lenient, struct hostdev_
 					   c.value, strerror(-r));
 		c.dpdk = r > 0;
 	}
-	if (!c.has_ipam && !lenient && (r = attach_check_l2_version(ctx, err)) < 0)
+	if (!c.has_ipam && !lenient && (r = cni_conf_check_l2_version(&ctx->conf, err)) < 0)
 		return r;
 	if (!lenient && (r = conf_guid(ctx, &c, err)) < 0)
 		return r;

@@ -208,20 +208,100 @@ static int dpdk_add(struct attach *a, const struct hostdev_conf *c, struct cni_r
 	return 0;
 }
 
+/* What hostdev_add() prepares before the move and undoes after a failure. */
+struct move {
+	struct net_link dev;
+	char orig[IFNAMSIZ];
+	bool returned, kept, guid_changed;
+	struct hostdev_guid_vf vf;
+	struct rdma_plan rdma;
+	char pci[DEVINFO_PCI_MAX];
+	struct rdma_dev rdma_any;
+};
+
+/*
+ * Everything before the move, read and kept while the device is the host's:
+ * the device, its original name, its GUID set and kept for DEL, the RDMA
+ * device to move along and what the pod is told of them. A failure leaves in
+ * @m what the caller's undo needs (kept, guid_changed).
+ */
+static int prepare_move(const struct cni_ctx *ctx, struct hostdev_conf *c, struct host *host,
+			struct move *m, struct cni_err *err)
+{
+	const char *ifname = ctx->env.ifname;
+	int r;
+
+	r = hostdev_config_find(c, &m->dev);
+	if (r < 0) {
+		return cni_err_set(err, CNI_ERR_NOT_FOUND, r, "failed to find host device (%s %.64s): %s",
+				   c->source, c->value,
+				   r == -ENODEV ? "no such network interface" : strerror(-r));
+	}
+	/* The kernel keeps a loopback in its netns (the move fails with EEXIST): the config's fault. */
+	if (m->dev.flags & IFF_LOOPBACK)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "%s is a loopback device: it cannot be moved into a pod", m->dev.name);
+	/*
+	 * The original name travels with the device as its alias, for DEL (see
+	 * docs/host-device.md). A device the kernel handed back after an
+	 * interrupted move (named CNI_IFNAME or devN) still carries it: keep it.
+	 */
+	m->returned = hostdev_recover_returned_name(m->dev.name, ifname) &&
+		      hostdev_recover_alias_free(NULL, &m->dev) == 0;
+	/* A copy: the GUID change looks the device up again, under this name. */
+	snprintf(m->orig, sizeof(m->orig), "%.*s", IFNAMSIZ - 1,
+		 m->returned ? m->dev.alias : m->dev.name);
+	if (m->returned) {
+		log_info("%s came back to the host from an interrupted move; its original name %s is kept",
+			 m->dev.name, m->orig);
+	}
+	r = host_open(host, err);
+	if (r < 0)
+		return r;
+	if (c->has_guid) {
+		r = hostdev_guid_vf(&m->dev, c->guid_source, &m->vf, err);
+		if (r < 0)
+			return r;
+	} else {
+		hostdev_guid_warn_zero(&m->dev);
+	}
+	r = state_keep(ctx, &m->dev, m->orig, m->returned, c->has_guid ? &m->vf : NULL);
+	if (r < 0 && c->has_guid) {
+		return cni_err_set(err, CNI_ERR_KERNEL, r,
+				   "cannot keep the GUID of %s for DEL in %s: %s", m->orig,
+				   HOSTDEV_STATE_DIR, strerror(-r));
+	}
+	m->kept = r > 0;
+	if (c->has_guid) {
+		r = guid_set(c, &m->vf, m->orig, &m->dev, &m->guid_changed, err);
+		if (r < 0)
+			return r;
+	}
+	r = rdma_plan(host->ns, m->dev.ifindex, false, &m->rdma, err);
+	if (r < 0)
+		return r;
+	/* What the pod is told of its device, read while it is still the host's. */
+	if (c->sel == HOSTDEV_SEL_PCI && c->value)
+		snprintf(m->pci, sizeof(m->pci), "%s", c->value);
+	else
+		(void)device_netdev_pci(m->dev.name, m->pci, sizeof(m->pci));
+	if (m->rdma.move)
+		m->rdma_any = m->rdma.dev;
+	else if (c->devinfo_file && rdma_dev_of_netdev(host->ns, m->dev.ifindex, &m->rdma_any) < 0)
+		m->rdma_any.name[0] = '\0';
+	return 0;
+}
+
 static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
 	const char *ifname = ctx->env.ifname;
 	struct attach a = { .pod_fd = -1 };
 	struct host host = { .fd = -1 };
-	struct rdma_plan rdma = { 0 };
-	struct net_link dev, link;
+	struct move m = { 0 };
+	struct net_link link;
 	struct hostdev_conf c;
-	char pci[DEVINFO_PCI_MAX] = "";
-	struct rdma_dev rdma_any = { 0 };
 	struct transit in = { .tmp = { .fd = -1 } };
-	struct hostdev_guid_vf vf;
-	char clash[128], orig[IFNAMSIZ] = "";
-	bool returned, kept = false, guid_changed = false;
+	char clash[128];
 	sigset_t sigmask;
 	int r;
 
@@ -235,71 +315,15 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 		r = dpdk_add(&a, &c, ret, err);
 		goto out;
 	}
-	r = hostdev_config_find(&c, &dev);
-	if (r < 0) {
-		cni_err_set(err, CNI_ERR_NOT_FOUND, r, "failed to find host device (%s %.64s): %s",
-			    c.source, c.value, r == -ENODEV ? "no such network interface" : strerror(-r));
-		goto out;
-	}
-	/* The kernel keeps a loopback in its netns (the move fails with EEXIST): the config's fault. */
-	if (dev.flags & IFF_LOOPBACK) {
-		r = cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				"%s is a loopback device: it cannot be moved into a pod", dev.name);
-		goto out;
-	}
-	/*
-	 * The original name travels with the device as its alias, for DEL (see
-	 * docs/host-device.md). A device the kernel handed back after an
-	 * interrupted move (named CNI_IFNAME or devN) still carries it: keep it.
-	 */
-	returned = hostdev_recover_returned_name(dev.name, ifname) &&
-		   hostdev_recover_alias_free(NULL, &dev) == 0;
-	/* A copy: the GUID change looks the device up again, under this name. */
-	snprintf(orig, sizeof(orig), "%.*s", IFNAMSIZ - 1, returned ? dev.alias : dev.name);
-	if (returned) {
-		log_info("%s came back to the host from an interrupted move; its original name %s is kept",
-			 dev.name, orig);
-	}
-	r = host_open(&host, err);
+	r = prepare_move(ctx, &c, &host, &m, err);
 	if (r < 0)
 		goto out;
-	if (c.has_guid) {
-		r = hostdev_guid_vf(&dev, c.guid_source, &vf, err);
-		if (r < 0)
-			goto out;
-	} else {
-		hostdev_guid_warn_zero(&dev);
-	}
-	r = state_keep(ctx, &dev, orig, returned, c.has_guid ? &vf : NULL);
-	if (r < 0 && c.has_guid) {
-		cni_err_set(err, CNI_ERR_KERNEL, r, "cannot keep the GUID of %s for DEL in %s: %s",
-			    orig, HOSTDEV_STATE_DIR, strerror(-r));
-		goto out;
-	}
-	kept = r > 0;
-	if (c.has_guid) {
-		r = guid_set(&c, &vf, orig, &dev, &guid_changed, err);
-		if (r < 0)
-			goto out;
-	}
-	r = rdma_plan(host.ns, dev.ifindex, false, &rdma, err);
-	if (r < 0)
-		goto out;
-	/* What the pod is told of its device, read while it is still the host's. */
-	if (c.sel == HOSTDEV_SEL_PCI && c.value)
-		snprintf(pci, sizeof(pci), "%s", c.value);
-	else
-		(void)device_netdev_pci(dev.name, pci, sizeof(pci));
-	if (rdma.move)
-		rdma_any = rdma.dev;
-	else if (c.devinfo_file && rdma_dev_of_netdev(host.ns, dev.ifindex, &rdma_any) < 0)
-		rdma_any.name[0] = '\0';
 	snprintf(clash, sizeof(clash), "container already has an interface named \"%s\"", ifname);
 	in = (struct transit){ .from = { host.ns, host.fd }, .tmp = { .fd = -1 },
-			       .to = { a.pod, a.pod_fd }, .from_name = dev.name, .to_name = ifname,
-			       .alias = orig, .old_alias = dev.alias, .was_up = dev.flags & IFF_UP,
+			       .to = { a.pod, a.pod_fd }, .from_name = m.dev.name, .to_name = ifname,
+			       .alias = m.orig, .old_alias = m.dev.alias, .was_up = m.dev.flags & IFF_UP,
 			       .clash_code = CNI_ERR_KERNEL, .clash_msg = clash };
-	log_debug("moving %s (%s %s) into %s as %s", dev.name, c.source, c.value, ctx->env.netns,
+	log_debug("moving %s (%s %s) into %s as %s", m.dev.name, c.source, c.value, ctx->env.netns,
 		  ifname);
 	signals_block_termination(&sigmask);
 	r = transit_move(&in, err);
@@ -313,10 +337,10 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 		net_err_op(err, r, "failed to find in the container", ifname);
 		goto fail_pod;
 	}
-	if (rdma.move) {
-		r = rdma_dev_set_netns(host.ns, rdma.dev.index, a.pod_fd);
+	if (m.rdma.move) {
+		r = rdma_dev_set_netns(host.ns, m.rdma.dev.index, a.pod_fd);
 		if (r < 0) {
-			rdma_move_in_err(host.ns, &rdma.dev, dev.name, r, err);
+			rdma_move_in_err(host.ns, &m.rdma.dev, m.dev.name, r, err);
 			goto fail_pod;
 		}
 	}
@@ -329,39 +353,39 @@ static int hostdev_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	r = attach_result(&a, link.hwaddr, link.hwaddr_len, ret, err);
 	if (r < 0)
 		goto fail_ipam;
-	if (devinfo_set_pci(ret, ifname, pci) < 0) {
+	if (devinfo_set_pci(ret, ifname, m.pci) < 0) {
 		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		goto fail_ipam;
 	}
 	if (c.devinfo_file)
-		devinfo_write(c.devinfo_file, pci, rdma_any.name);
-	log_debug("ADD %s: %s is %s in %s", ctx->env.container_id, dev.name, ifname, ctx->env.netns);
+		devinfo_write(c.devinfo_file, m.pci, m.rdma_any.name);
+	log_debug("ADD %s: %s is %s in %s", ctx->env.container_id, m.dev.name, ifname, ctx->env.netns);
 	goto out;
 
 fail_ipam:
 	attach_ipam_undo(&a);
 fail_rdma:
-	if (rdma.move)
-		rdma_move_back(a.pod, &rdma.dev, host.fd);
+	if (m.rdma.move)
+		rdma_move_back(a.pod, &m.rdma.dev, host.fd);
 fail_pod:
 	signals_block_termination(&sigmask);
 	transit_undo(&in);
 	signals_restore(&sigmask);
 out:
 	/* The device is home: under its original name, it gets what it had there back. */
-	if (r < 0 && guid_changed) {
+	if (r < 0 && m.guid_changed) {
 		struct net_link home;
 		int k;
 
 		signals_block_termination(&sigmask);
-		k = hostdev_guid_netdev(&vf, orig, &home);
+		k = hostdev_guid_netdev(&m.vf, m.orig, &home);
 		if (k < 0)
-			log_error("undo: cannot find VF %s as %s to give its GUID back: %s", vf.vf.pci,
-				  orig, strerror(-k));
-		hostdev_state_restore(orig, hostdev_state_attachment(ctx->env.container_id, ifname));
+			log_error("undo: cannot find VF %s as %s to give its GUID back: %s", m.vf.vf.pci,
+				  m.orig, strerror(-k));
+		hostdev_state_restore(m.orig, hostdev_state_attachment(ctx->env.container_id, ifname));
 		signals_restore(&sigmask);
-	} else if (r < 0 && kept)
-		(void)hostdev_state_remove(orig);
+	} else if (r < 0 && m.kept)
+		(void)hostdev_state_remove(m.orig);
 	transit_close(&in);
 	host_close(&host);
 	attach_close(&a);
@@ -450,7 +474,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 		 "cannot return %s to the host as \"%s\": the host has a link of that name; the "
 		 "device stays in the container", dev.name, orig);
 	if (net_link_get_by_name(NULL, orig, &clash) == 0) {
-		r = cni_err_set(err, HOSTDEV_ERR_NAME_TAKEN, -EEXIST, "%s", clash_msg);
+		r = cni_err_set(err, CNI_ERR_NAME_TAKEN, -EEXIST, "%s", clash_msg);
 		goto out;
 	}
 	r = host_open(&host, err);
@@ -469,7 +493,7 @@ static int hostdev_del(const struct cni_ctx *ctx, struct cni_err *err)
 	out = (struct transit){ .from = { a.pod, a.pod_fd }, .tmp = { .fd = -1 },
 				.to = { host.ns, host.fd }, .from_name = dev.name, .to_name = orig,
 				.alias = "", .old_alias = orig, .was_up = dev.flags & IFF_UP,
-				.rename_first = true, .clash_code = HOSTDEV_ERR_NAME_TAKEN,
+				.rename_first = true, .clash_code = CNI_ERR_NAME_TAKEN,
 				.clash_msg = clash_msg };
 	r = transit_move(&out, err);
 	if (r < 0 && rdma.move)

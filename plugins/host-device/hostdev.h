@@ -3,7 +3,4 @@
 
 #include "common/cni/plugin.h"
 
-/* DEL could not give the device its original name back: a host link has it. */
-#define HOSTDEV_ERR_NAME_TAKEN 104
-
 extern const struct cni_plugin hostdev_plugin;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/attach/attach.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/plugin.h"
@@ -77,7 +76,7 @@ int ipoib_config_load(const struct cni_ctx *ctx, struct ipoib_conf *ret, struct 
 	if (c.has_ipam && strcmp(ctx->conf.ipam_type, "dhcp") == 0)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "ipam dhcp type is not supported");
-	if (!c.has_ipam && (r = attach_check_l2_version(ctx, err)) < 0)
+	if (!c.has_ipam && (r = cni_conf_check_l2_version(&ctx->conf, err)) < 0)
 		return r;
 	*ret = c;
 	return 0;

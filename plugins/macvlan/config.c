@@ -4,8 +4,9 @@
 #include <net/if.h>
 #include <string.h>
 
-#include "common/attach/attach.h"
+#include "common/cni/conf.h"
 #include "common/cni/env.h"
+#include "common/cni/mac.h"
 #include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
@@ -30,26 +31,6 @@ const char *macvlan_config_mode_name(uint32_t mode)
 	return "unknown";
 }
 
-static int parse_mac(const char *text, const char *source, struct macvlan_conf *c,
-		     struct cni_err *err)
-{
-	size_t len = 0;
-
-	if (hwaddr_parse(text, c->mac, &len) < 0 || len != 6)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid MAC address \"%.64s\" from %s", text, source);
-	/* The kernel refuses these with EADDRNOTAVAIL; say why before creating anything. */
-	if (c->mac[0] & 1)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid MAC address \"%.64s\" from %s: multicast", text, source);
-	if (!(c->mac[0] | c->mac[1] | c->mac[2] | c->mac[3] | c->mac[4] | c->mac[5]))
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid MAC address \"%.64s\" from %s: all zero", text, source);
-	c->has_mac = true;
-	c->mac_len = len;
-	return 0;
-}
-
 /* CNI_ARGS keys besides IgnoreUnknown. */
 static const char *const known_args[] = { "MAC", NULL };
 
@@ -57,7 +38,7 @@ static const char *const known_args[] = { "MAC", NULL };
 int macvlan_config_load(const struct cni_ctx *ctx, struct macvlan_conf *ret, struct cni_err *err)
 {
 	struct macvlan_conf c = { .mode_name = "" };
-	const char *mac = NULL, *why;
+	const char *why;
 	int64_t v;
 	bool found = false;
 	int r;
@@ -89,24 +70,14 @@ int macvlan_config_load(const struct cni_ctx *ctx, struct macvlan_conf *ret, str
 		return r;
 	c.bc_queue_len = r ? (uint32_t)v : 0;
 
-	/* Precedence: config "mac" < CNI_ARGS MAC < runtimeConfig.mac. */
-	if ((r = cni_conf_get_str(&ctx->conf, "mac", &mac, err)) < 0)
-		return r;
-	if (mac && *mac && (r = parse_mac(mac, "config \"mac\"", &c, err)) < 0)
-		return r;
 	if ((r = cni_args_check_known(&ctx->args, known_args, err)) < 0)
 		return r;
-	mac = cni_args_get(&ctx->args, "MAC");
-	if (mac && *mac && (r = parse_mac(mac, "CNI_ARGS MAC", &c, err)) < 0)
+	if ((r = cni_mac_get(ctx, c.mac, &c.has_mac, err)) < 0)
 		return r;
-	mac = NULL;
-	if ((r = cni_conf_get_str(&ctx->conf, "runtimeConfig.mac", &mac, err)) < 0)
-		return r;
-	if (mac && *mac && (r = parse_mac(mac, "runtimeConfig.mac", &c, err)) < 0)
-		return r;
+	c.mac_len = c.has_mac ? 6 : 0;
 
 	c.has_ipam = cni_conf_has_ipam(&ctx->conf);
-	if (!c.has_ipam && (r = attach_check_l2_version(ctx, err)) < 0)
+	if (!c.has_ipam && (r = cni_conf_check_l2_version(&ctx->conf, err)) < 0)
 		return r;
 	*ret = c;
 	return 0;

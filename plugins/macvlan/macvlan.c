@@ -100,9 +100,8 @@ static int create(const struct macvlan_conf *c, struct attach *a, const struct n
 
 static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
-	const char *ifname = ctx->env.ifname;
 	struct attach a = { .pod_fd = -1 };
-	struct net_link master, link = { 0 };
+	struct net_link master;
 	struct macvlan_conf c;
 	int r;
 
@@ -119,20 +118,7 @@ static int macvlan_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	if (r < 0)
 		goto out;
 
-	/* From here on the link exists in the pod and every failure removes it. */
-	r = net_link_get_by_name(a.pod, ifname, &link);
-	if (r < 0) {
-		net_err_op(err, r, "failed to find new macvlan", ifname);
-		goto fail_link;
-	}
-	r = attach_address(&a, &link, ret, err);
-	if (r < 0)
-		goto fail_link;
-	log_debug("ADD %s: %s in %s", ctx->env.container_id, ifname, ctx->env.netns);
-	goto out;
-
-fail_link:
-	attach_undo_link(a.pod, &link, ifname);
+	r = attach_address_created(&a, "macvlan", ret, err);
 out:
 	attach_close(&a);
 	return r;

@@ -3,35 +3,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "common/attach/attach.h"
+#include "common/cni/conf.h"
 #include "common/cni/env.h"
+#include "common/cni/mac.h"
 #include "common/cni/plugin.h"
 #include "common/net/tap.h"
 #include "common/util/error.h"
-#include "common/util/hwaddr.h"
 #include "common/util/text.h"
 #include "plugins/tap/config.h"
-
-static int parse_mac(const char *text, const char *source, struct tap_conf *c, struct cni_err *err)
-{
-	uint8_t mac[HWADDR_MAX];
-	size_t len = 0;
-
-	if (hwaddr_parse(text, mac, &len) < 0 || len != 6)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid MAC address \"%.64s\" from %s", text, source);
-	/* The kernel refuses these with EADDRNOTAVAIL; say why before creating anything. */
-	if (mac[0] & 1)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid MAC address \"%.64s\" from %s: multicast", text, source);
-	if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "invalid MAC address \"%.64s\" from %s: all zero", text, source);
-	for (size_t i = 0; i < 6; i++)
-		c->mac[i] = mac[i];
-	c->has_mac = true;
-	return 0;
-}
 
 /* owner/group: a uid or gid; (uint32_t)-1 is the kernel's "none", which leaving the key out says. */
 static int parse_id(const struct cni_ctx *ctx, const char *key, uint32_t *ret, struct cni_err *err)
@@ -53,7 +32,7 @@ static const char *const known_args[] = { "MAC", NULL };
 int tap_config_load(const struct cni_ctx *ctx, struct tap_conf *ret, struct cni_err *err)
 {
 	struct tap_conf c = { 0 };
-	const char *mac = NULL, *label = NULL, *why;
+	const char *label = NULL, *why;
 	char esc[80];
 	int64_t v;
 	int r;
@@ -95,24 +74,13 @@ int tap_config_load(const struct cni_ctx *ctx, struct tap_conf *ret, struct cni_
 				   "create a tap under another SELinux label", esc);
 	}
 
-	/* Precedence: config "mac" < CNI_ARGS MAC < runtimeConfig.mac. */
-	if ((r = cni_conf_get_str(&ctx->conf, "mac", &mac, err)) < 0)
-		return r;
-	if (mac && *mac && (r = parse_mac(mac, "config \"mac\"", &c, err)) < 0)
-		return r;
 	if ((r = cni_args_check_known(&ctx->args, known_args, err)) < 0)
 		return r;
-	mac = cni_args_get(&ctx->args, "MAC");
-	if (mac && *mac && (r = parse_mac(mac, "CNI_ARGS MAC", &c, err)) < 0)
-		return r;
-	mac = NULL;
-	if ((r = cni_conf_get_str(&ctx->conf, "runtimeConfig.mac", &mac, err)) < 0)
-		return r;
-	if (mac && *mac && (r = parse_mac(mac, "runtimeConfig.mac", &c, err)) < 0)
+	if ((r = cni_mac_get(ctx, c.mac, &c.has_mac, err)) < 0)
 		return r;
 
 	c.has_ipam = cni_conf_has_ipam(&ctx->conf);
-	if (!c.has_ipam && (r = attach_check_l2_version(ctx, err)) < 0)
+	if (!c.has_ipam && (r = cni_conf_check_l2_version(&ctx->conf, err)) < 0)
 		return r;
 	*ret = c;
 	return 0;

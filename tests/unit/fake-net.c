@@ -533,7 +533,7 @@ int sysctl_read(const char *path, char *buf, unsigned long len)
 	return 0;
 }
 
-/* --- common/attach/iface.h ------------------------------------------------------------------ */
+/* --- common/attach/iface.h --------------------------------------------------------------- */
 
 static int here_iface_configure(const struct net_link *link, const struct cni_result *res,
 				struct cni_err *err)

@@ -785,7 +785,7 @@ static void test_host_name_clash_on_del(void **state)
 	assert_int_equal(run(CNI_CMD_ADD, CONF_DEVICE), 0);
 	fake_net_add_link(0, "ens1f0", "veth", ARPHRD_ETHER, 1500);
 	assert_int_equal(run(CNI_CMD_DEL, CONF_DEVICE), -EEXIST);
-	assert_int_equal(err.code, HOSTDEV_ERR_NAME_TAKEN);
+	assert_int_equal(err.code, CNI_ERR_NAME_TAKEN);
 	assert_non_null(fake_net_find(pod, "net1"));
 	assert_int_equal(fake_rdma.devs[0].ns, pod);
 }
@@ -1262,7 +1262,7 @@ static void test_del_finds_device_left_mid_move(void **state)
 	fake_net_place(fake_net_find(0, "ens1f0"), pod);
 	fake_net_add_link(0, "ens1f0", "veth", ARPHRD_ETHER, 1500);
 	assert_int_equal(run(CNI_CMD_DEL, CONF_MAC), -EEXIST);
-	assert_int_equal(err.code, HOSTDEV_ERR_NAME_TAKEN);
+	assert_int_equal(err.code, CNI_ERR_NAME_TAKEN);
 	assert_string_equal(fake_net_find(pod, "ens1f0")->alias, "ens1f0");
 }
 

@@ -19,7 +19,7 @@
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
 
-DEFINE_CLEANUP_FUNC(fclosep, FILE *, fclose)
+DEFINE_CLEANUP_FUNC(fclosep, FILE *, fclose);
 
 struct capture {
 	char command[512];

@@ -15,7 +15,7 @@
 #include "common/util/file.h"
 #include "tools/cni-install/install.h"
 
-DEFINE_CLEANUP_FUNC(closedirp, DIR *, closedir)
+DEFINE_CLEANUP_FUNC(closedirp, DIR *, closedir);
 
 int install_lock(const char *dir, const sigset_t *stop, void (*on_wait)(const char *dir),
 		 int *ret_fd)

@@ -52,7 +52,7 @@ struct transfer {
 	int cb_error;         /* why the write callback stopped the transfer */
 };
 
-DEFINE_CLEANUP_FUNC(curl_slist_freep, struct curl_slist *, curl_slist_free_all)
+DEFINE_CLEANUP_FUNC(curl_slist_freep, struct curl_slist *, curl_slist_free_all);
 
 int api_init(void)
 {
@@ -409,7 +409,7 @@ int api_status_errno(long http)
 	return -EPROTO;
 }
 
-DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
+DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free);
 
 /* A whole answer as one JSON object: strict, valid UTF-8, bounded depth. */
 static int parse_object(const char *buf, size_t len, struct json_object **ret)

@@ -59,7 +59,7 @@ void api_lines_free(struct api_lines *l)
 	text_buf_free(&l->buf);
 }
 
-DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
+DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free);
 
 static int bad(struct cni_err *err, const char *why)
 {

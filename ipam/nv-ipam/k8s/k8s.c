@@ -15,7 +15,7 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
-DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
+DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free);
 
 /* Appends to an array whose capacity is the next power of two of its length. */
 static int push(void ***v, size_t *n, void *x)

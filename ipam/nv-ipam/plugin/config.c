@@ -480,7 +480,7 @@ static int resolve_metadata(const struct cni_ctx *ctx, struct nvipam_config *c,
 	return 0;
 }
 
-DEFINE_CLEANUP_FUNC(config_freep, struct nvipam_config *, free)
+DEFINE_CLEANUP_FUNC(config_freep, struct nvipam_config *, free);
 
 int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
 		       struct nvipam_config **ret, struct cni_err *err)

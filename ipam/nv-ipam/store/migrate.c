@@ -23,7 +23,7 @@
 /* The deepest document is the reference layout: root.pools.<key>.entries.<id>.metadata. */
 #define STORE_MAX_DEPTH 16
 
-DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free)
+DEFINE_CLEANUP_FUNC(json_tokener_freep, json_tokener *, json_tokener_free);
 
 /* An older store refused (code 5), or out of memory (999). */
 #define corrupt(why, r, ...) \

@@ -177,7 +177,7 @@ int nvipam_store_commit_close(struct nvipam_store *s, struct cni_err *err);
  */
 void nvipam_store_close(struct nvipam_store *s);
 
-DEFINE_CLEANUP_FUNC(nvipam_store_closep, struct nvipam_store *, nvipam_store_close)
+DEFINE_CLEANUP_FUNC(nvipam_store_closep, struct nvipam_store *, nvipam_store_close);
 
 /**
  * nvipam_store_find() - the allocation of an attachment in a pool
