@@ -61,7 +61,7 @@ static void test_flags_daemonset(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 1);
 	assert_string_equal(f.node_name, "node-1");
 	assert_int_equal(f.v, 1);
 	assert_string_equal(f.logging_format, "json");
@@ -89,7 +89,7 @@ static void test_flags_spellings(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 1);
 	assert_string_equal(f.node_name, "n");
 	assert_int_equal(f.v, 3);
 	assert_true(f.cni_force_pool_name);
@@ -219,7 +219,7 @@ static void test_conf(void **state)
 	char *text = NULL;
 
 	(void)state;
-	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 1);
 	assert_int_equal(node_conf_text(&f, "/etc/cni/net.d/nv-ipam.d/node-pools.json", &text), 0);
 	o = json_tokener_parse(text);
 	assert_non_null(o);
@@ -250,7 +250,7 @@ static void test_conf_cooldown(void **state)
 		char err[64];
 		char *text = NULL;
 
-		assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+		assert_int_equal(parse(argv, &f, err, sizeof(err)), 1);
 		assert_int_equal(node_conf_text(&f, "/p.json", &text), 0);
 		o = json_tokener_parse(text);
 		assert_non_null(o);

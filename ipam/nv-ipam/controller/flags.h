@@ -38,7 +38,10 @@ struct controller_flags {
  * --name=false; durations Go's ("15s", "1m30s"). An unknown flag, a positional argument or
  * lease timings out of order (duration > renew deadline > retry period) are errors.
  *
- * Return: 0 on success, -EINVAL after writing the error to @err.
+ * --help and --version are answered here, on stdout.
+ *
+ * Return: 1 to go on, 0 after --help or --version (exit 0), -EINVAL after writing the
+ * error and the pointer to --help to @err.
  */
 int controller_flags_parse(int argc, const char *const *argv, struct controller_flags *ret, FILE *err);
 

@@ -432,20 +432,11 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *cert = NULL, *key = NULL;
 	struct cni_err err = { 0 };
 	sigset_t sigs;
-	int rc = 1, sig = 0;
+	int rc = 1, sig = 0, r;
 
-	if (controller_flags_parse(argc, (const char *const *)argv, &f, stderr) < 0) {
-		fprintf(stderr, "Run 'ipam-controller --help' for usage.\n");
-		return 1;
-	}
-	if (f.help) {
-		controller_flags_usage(stdout);
-		return 0;
-	}
-	if (f.version) {
-		printf("ipam-controller (cni-rdma-plugins) %s\n", PROJECT_VERSION);
-		return 0;
-	}
+	r = controller_flags_parse(argc, (const char *const *)argv, &f, stderr);
+	if (r <= 0)
+		return r < 0 ? 1 : 0;
 	klog_setup(strcmp(f.logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, (int)f.v, -1);
 	(void)daemon_raise_nofile();
 
@@ -508,7 +499,6 @@ int main(int argc, char **argv)
 
 	for (;;) {
 		struct timespec tick = { .tv_sec = CERT_CHECK_S };
-		int r;
 
 		sig = sigtimedwait(&sigs, NULL, &tick);
 		if (sig == SIGTERM || sig == SIGINT)

@@ -44,7 +44,10 @@ struct node_flags {
  * Flags are spelled --name=value or --name value (pflag's way; -v too); booleans take
  * --name, --name=true or --name=false. An unknown flag or a positional argument is an error.
  *
- * Return: 0 on success, -EINVAL after writing the error to @err.
+ * --help and --version are answered here, on stdout.
+ *
+ * Return: 1 to go on, 0 after --help or --version (exit 0), -EINVAL after writing the
+ * error and the pointer to --help to @err.
  */
 int node_flags_parse(int argc, const char *const *argv, struct node_flags *ret, FILE *err);
 

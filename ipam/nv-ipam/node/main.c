@@ -510,21 +510,12 @@ int main(int argc, char **argv)
 	struct serve *probes = NULL, *metrics_srv = NULL;
 	int64_t stop_at = 0;
 	sigset_t sigs;
-	int rc = 1, sig;
+	int rc = 1, sig, r;
 	bool stuck = false;
 
-	if (node_flags_parse(argc, (const char *const *)argv, &f, stderr) < 0) {
-		fprintf(stderr, "Run 'ipam-node --help' for usage.\n");
-		return 1;
-	}
-	if (f.help) {
-		node_flags_usage(stdout);
-		return 0;
-	}
-	if (f.version) {
-		printf("ipam-node (cni-rdma-plugins) %s\n", PROJECT_VERSION);
-		return 0;
-	}
+	r = node_flags_parse(argc, (const char *const *)argv, &f, stderr);
+	if (r <= 0)
+		return r < 0 ? 1 : 0;
 	if (check_flags(&f, stderr) < 0)
 		return 1;
 	klog_setup(strcmp(f.logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, (int)f.v, -1);
