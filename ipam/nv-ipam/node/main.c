@@ -19,7 +19,6 @@
  * nothing half-written.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -27,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,9 +56,6 @@
 #define HANDOVER_LOCK_WAIT_MS 2500L
 /* From the signal to the end of the node lock's wait; the render and writes fit in 1 s. */
 #define STOP_BUDGET_MS (STOP_THREADS_MS + HANDOVER_LOCK_WAIT_MS)
-
-/* How long adopting waits for the store's node lock (ADDs under way). */
-#define STORE_LOCK_WAIT_MS 5000u
 
 /*
  * How long the owner lock and the store lock are waited for at start: a predecessor
@@ -94,43 +89,6 @@ static void *work(void *arg)
 	else
 		api_reflector_run(w->n->refl[w->what], w->client);
 	return NULL;
-}
-
-int node_store_lock(struct node *n, char *msg, size_t len)
-{
-	const char *path = n->flags->store_file;
-	struct stat now;
-	int fd;
-
-	if (n->store_lock_fd >= 0 && stat(path, &now) == 0 && now.st_dev == n->store_locked.st_dev &&
-	    now.st_ino == n->store_locked.st_ino)
-		return 0;
-	/* Missing, or replaced by rename since: the lock goes to the file there now. Opened
-	 * non-blocking: a FIFO there must not hang the start (the signals are blocked). */
-	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snprintf(msg, len, "cannot open store file %s: %s", path,
-			 errno == ELOOP ? "it is a symbolic link" : strerror(errno));
-		return -errno;
-	}
-	if (fstat(fd, &now) == 0 && !S_ISREG(now.st_mode)) {
-		close(fd);
-		snprintf(msg, len, "store file %s is not a regular file", path);
-		return -EINVAL;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &now) < 0) {
-		int e = errno;
-
-		close(fd);
-		snprintf(msg, len, e == EWOULDBLOCK ? "store lock is held by a different process: %s"
-						     : "cannot lock %s", path);
-		return -e;
-	}
-	if (n->store_lock_fd >= 0)
-		close(n->store_lock_fd);
-	n->store_lock_fd = fd;
-	n->store_locked = now;
-	return 0;
 }
 
 static struct node node;
@@ -242,90 +200,6 @@ static int check_flags(const struct node_flags *f, FILE *err)
 	return 0;
 }
 
-/*
- * The store made ours, under the daemon's lock (so the reference daemon cannot start):
- * 0 or the exit status. A store this build cannot read is left alone and so is the
- * nv-ipam binary (an older one must not replace a newer): logged, and the rest runs.
- */
-static int adopt_store(struct node *n)
-{
-	static const char *const said[] = {
-		[NVIPAM_STORE_OURS] = "store is ours",
-		[NVIPAM_STORE_RESUMED] = "store taken back as handed over",
-		[NVIPAM_STORE_MIGRATED] = "store migrated from the reference nv-ipam node daemon's",
-		[NVIPAM_STORE_MERGED] = "store merged with the reference daemon's late write",
-	};
-	const char *path = n->flags->store_file;
-	enum nvipam_store_adoption how;
-	struct cni_err err = { 0 };
-	char count[32], msg[512];
-	size_t total;
-	int r;
-
-	r = nvipam_store_adopt(path, STORE_LOCK_WAIT_MS, &how, &total, &err);
-	/* From here on a stop hands over, whatever happens next: the store may be ours now. */
-	n->store_adopted = r >= 0;
-	if (r == -EPROTONOSUPPORT) {
-		klog_error(err.msg, "store format not readable by this build: nv-ipam not installed, "
-			   "the store left as it is", "store", path, "formats", NVIPAM_STORE_FORMATS, NULL);
-		return 0;
-	}
-	if (r < 0) {
-		klog_error(err.msg, "failed to adopt store", "store", path, NULL);
-		return 1;
-	}
-	snprintf(count, sizeof(count), "%zu", total);
-	klog_info(0, said[how], "store", path, "allocations", count, NULL);
-	/* A rewritten store file is a new inode: the lock moves to it (no ipam-node can have
-	 * taken it meanwhile: they wait for the owner lock). */
-	r = node_store_lock(n, msg, sizeof(msg));
-	if (r < 0) {
-		klog_error(msg, "failed to lock store", NULL);
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * At stop: the store in the reference daemon's format, for a rollback to find. The node
- * lock is waited for until @deadline_ms (clock_mono_ms()): an ADD under way holds it.
- * Return: false when the store was ours and is not handed over (the exit status is 1).
- */
-static bool handover_store(const struct node *n, int64_t deadline_ms)
-{
-	const char *path = n->flags->store_file;
-	struct cni_err err = { 0 };
-	char count[32], sum[16];
-	uint32_t checksum;
-	int64_t wait_ms = deadline_ms - clock_mono_ms();
-	size_t total;
-
-	if (!n->store_adopted || !n->flags->store_handover)
-		return true;
-	if (!node_owner_held(n)) {
-		klog_error("the owner lock file was removed or replaced", "store not handed over: "
-			   "another ipam-node may own it", "store", path, NULL);
-		return false;
-	}
-	/* The store's wait polls the lock until then: a short ADD ends within it. */
-	if (nvipam_store_handover(path, (unsigned int)(wait_ms > 0 ? wait_ms : 0), &total, &checksum,
-				  &err) < 0) {
-		_cleanup_free_ char *run = NULL;
-
-		if (asprintf(&run, "nv-ipam-tool handover --store %s", path) < 0)
-			run = NULL;
-		klog_error(err.msg, "failed to hand the store over: the reference daemon cannot start "
-			   "on it; run what follows once nothing holds the store", "store", path, "run",
-			   run ? run : "nv-ipam-tool handover", NULL);
-		return false;
-	}
-	snprintf(count, sizeof(count), "%zu", total);
-	snprintf(sum, sizeof(sum), "%u", checksum);
-	klog_info(0, "store handed over in the reference daemon's format: nv-ipam waits for "
-		  "ipam-node to start again", "store", path, "allocations", count, "checksum", sum, NULL);
-	return true;
-}
-
 /* @addr as bound: its port the one listened on (the kernel's choice for port 0). */
 static const char *bound(const char *addr, const struct serve *srv, char *buf, size_t len)
 {
@@ -435,7 +309,6 @@ static int prepare(struct node *n, const sigset_t *sigs)
 	const struct node_flags *f = n->flags;
 	_cleanup_free_ char *conf = NULL;
 	struct cni_err err = { 0 };
-	char msg[512];
 	int r;
 
 	/* Built before the locks: out of memory changes nothing. */
@@ -443,18 +316,18 @@ static int prepare(struct node *n, const sigset_t *sigs)
 		klog_error("out of memory", "failed to write configuration for shim CNI", NULL);
 		return 1;
 	}
-	r = node_lock_wait(n, node_owner_lock, START_LOCK_WAIT_MS, sigs, msg, sizeof(msg));
+	r = node_lock_wait(n, node_owner_lock, START_LOCK_WAIT_MS, sigs, &err);
 	if (r == 0)
-		r = node_lock_wait(n, node_store_lock, START_LOCK_WAIT_MS, sigs, msg, sizeof(msg));
+		r = node_lock_wait(n, node_store_lock, START_LOCK_WAIT_MS, sigs, &err);
 	if (r == -ECANCELED) {
 		klog_info(0, "stopped before the store was adopted", NULL);
 		return -1;
 	}
 	if (r < 0) {
-		klog_error(msg, "failed to lock store: this ipam-node does not run", NULL);
+		klog_error(err.msg, "failed to lock store: this ipam-node does not run", NULL);
 		return 1;
 	}
-	r = adopt_store(n);
+	r = node_store_adopt(n);
 	if (r)
 		return r;
 	if (!f->cni_skip_binary_copy && n->store_adopted) {
@@ -592,7 +465,7 @@ out:
 	/* However it ends, once the store was ours: not running, the store is the reference's.
 	 * No thread holds the node lock across a wait: a stuck one does not keep this out. A
 	 * store not handed over is a failure: the reference daemon cannot start on it. */
-	if (!handover_store(&node, stop_at ? stop_at + STOP_BUDGET_MS
+	if (!node_store_handover(&node, stop_at ? stop_at + STOP_BUDGET_MS
 					   : clock_mono_ms() + HANDOVER_LOCK_WAIT_MS))
 		rc = 1;
 	if (stuck) {
