@@ -36,18 +36,10 @@ static const struct daemon_flag flags[] = {
 	{ "help", DF_BOOL, F(help), "false", "this text" },
 };
 
-static const struct daemon_cmdline cmdline = {
-	.prog = "ipam-controller",
-	.flags = flags,
-	.n_flags = sizeof(flags) / sizeof(flags[0]),
-	.name_width = 30,
-	.ignored_off = F(ignored),
-	.n_ignored_off = F(n_ignored),
-	.max_ignored = 8,
-};
-
-static int check(const struct controller_flags *nf, FILE *err)
+static int check(const void *parsed, FILE *err)
 {
+	const struct controller_flags *nf = parsed;
+
 	if (strcmp(nf->logging_format, "text") != 0 && strcmp(nf->logging_format, "json") != 0) {
 		fprintf(err, "ipam-controller: invalid config: logging-format \"%s\": text or json\n",
 			nf->logging_format);
@@ -63,6 +55,20 @@ static int check(const struct controller_flags *nf, FILE *err)
 	return 0;
 }
 
+static const struct daemon_cmdline cmdline = {
+	.prog = "ipam-controller",
+	.flags = flags,
+	.n_flags = sizeof(flags) / sizeof(flags[0]),
+	.name_width = 30,
+	.ignored_off = F(ignored),
+	.n_ignored_off = F(n_ignored),
+	.help_off = F(help),
+	.version_off = F(version),
+	.usage = controller_flags_usage,
+	.check = check,
+	.max_ignored = 8,
+};
+
 int controller_flags_parse(int argc, const char *const *argv, struct controller_flags *ret, FILE *err)
 {
 	struct controller_flags nf = {
@@ -77,21 +83,11 @@ int controller_flags_parse(int argc, const char *const *argv, struct controller_
 		.health_probe_bind_address = ":8081",
 		.logging_format = "text",
 	};
+	int r = daemon_flags_parse(&cmdline, argc, argv, &nf, err);
 
-	if (daemon_flags_parse(&cmdline, argc, argv, &nf, err) < 0 || check(&nf, err) < 0) {
-		fprintf(err, "Run 'ipam-controller --help' for usage.\n");
-		return -EINVAL;
-	}
-	if (nf.help) {
-		controller_flags_usage(stdout);
-		return 0;
-	}
-	if (nf.version) {
-		printf("ipam-controller (cni-rdma-plugins) %s\n", PROJECT_VERSION);
-		return 0;
-	}
-	*ret = nf;
-	return 1;
+	if (r > 0)
+		*ret = nf;
+	return r;
 }
 
 void controller_flags_usage(FILE *out)

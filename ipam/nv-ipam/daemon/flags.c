@@ -60,8 +60,8 @@ static int set(const struct daemon_cmdline *c, const struct daemon_flag *f, cons
 	return -EINVAL;
 }
 
-int daemon_flags_parse(const struct daemon_cmdline *c, int argc, const char *const *argv,
-		       void *flags, FILE *err)
+static int parse(const struct daemon_cmdline *c, int argc, const char *const *argv, void *flags,
+		 FILE *err)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *name, *eq, *val;
@@ -103,6 +103,24 @@ int daemon_flags_parse(const struct daemon_cmdline *c, int argc, const char *con
 			return -EINVAL;
 	}
 	return 0;
+}
+
+int daemon_flags_parse(const struct daemon_cmdline *c, int argc, const char *const *argv,
+		       void *flags, FILE *err)
+{
+	bool help, version;
+
+	if (parse(c, argc, argv, flags, err) < 0 || (c->check && c->check(flags, err) < 0)) {
+		fprintf(err, "Run '%s --help' for usage.\n", c->prog);
+		return -EINVAL;
+	}
+	memcpy(&help, (char *)flags + c->help_off, sizeof(help));
+	memcpy(&version, (char *)flags + c->version_off, sizeof(version));
+	if (help)
+		c->usage(stdout);
+	else if (version)
+		printf("%s (cni-rdma-plugins) %s\n", c->prog, PROJECT_VERSION);
+	return help || version ? 0 : 1;
 }
 
 void daemon_flags_usage(const struct daemon_cmdline *c, FILE *out)

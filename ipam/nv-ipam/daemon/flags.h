@@ -30,6 +30,10 @@ struct daemon_cmdline {
 	size_t ignored_off;               /* const char *[max_ignored] */
 	size_t n_ignored_off;             /* int */
 	int max_ignored;
+	size_t help_off, version_off;     /* bool */
+	/* the program's own checks of the values, after the parse; -EINVAL after telling */
+	int (*check)(const void *flags, FILE *err);
+	void (*usage)(FILE *out);         /* the --help text */
 };
 
 /**
@@ -42,9 +46,11 @@ struct daemon_cmdline {
  *
  * Flags are spelled --name=value or --name value (pflag's way; -v too, -h for --help);
  * booleans take --name, --name=true or --name=false; durations Go's ("15s", "1m30s").
- * An unknown flag or a positional argument is an error.
+ * An unknown flag or a positional argument is an error, and so is what @c->check refuses;
+ * --help and --version are then answered on stdout.
  *
- * Return: 0 on success, -EINVAL after writing the error to @err.
+ * Return: 1 to go on, 0 after --help or --version (exit 0), -EINVAL after writing the
+ * error and the pointer to --help to @err.
  */
 int daemon_flags_parse(const struct daemon_cmdline *c, int argc, const char *const *argv,
 		       void *flags, FILE *err);

@@ -51,6 +51,9 @@ static const struct daemon_cmdline cmdline = {
 	.name_width = 36,
 	.ignored_off = F(ignored),
 	.n_ignored_off = F(n_ignored),
+	.help_off = F(help),
+	.version_off = F(version),
+	.usage = node_flags_usage,
 	.max_ignored = 16,
 };
 
@@ -74,21 +77,11 @@ int node_flags_parse(int argc, const char *const *argv, struct node_flags *ret, 
 		.stale_check_interval_ms = 60000,
 		.stale_check_count = 3,
 	};
+	int r = daemon_flags_parse(&cmdline, argc, argv, &nf, err);
 
-	if (daemon_flags_parse(&cmdline, argc, argv, &nf, err) < 0) {
-		fprintf(err, "Run 'ipam-node --help' for usage.\n");
-		return -EINVAL;
-	}
-	if (nf.help) {
-		node_flags_usage(stdout);
-		return 0;
-	}
-	if (nf.version) {
-		printf("ipam-node (cni-rdma-plugins) %s\n", PROJECT_VERSION);
-		return 0;
-	}
-	*ret = nf;
-	return 1;
+	if (r > 0)
+		*ret = nf;
+	return r;
 }
 
 void node_flags_usage(FILE *out)

@@ -35,19 +35,13 @@ struct node_flags {
 };
 
 /**
- * node_flags_parse() - read the command line
+ * node_flags_parse() - ipam-node's command line, as daemon_flags_parse() reads it
  * @argc: argument count
  * @argv: arguments
  * @ret: flags, defaults where not given (strings point into @argv or are constants)
- * @err: where a usage error is told ("unknown flag: --x", "invalid argument ... for --v")
+ * @err: where a usage error is told
  *
- * Flags are spelled --name=value or --name value (pflag's way; -v too); booleans take
- * --name, --name=true or --name=false. An unknown flag or a positional argument is an error.
- *
- * --help and --version are answered here, on stdout.
- *
- * Return: 1 to go on, 0 after --help or --version (exit 0), -EINVAL after writing the
- * error and the pointer to --help to @err.
+ * Return: 1 to go on (@ret set), 0 after --help or --version, -EINVAL after telling.
  */
 int node_flags_parse(int argc, const char *const *argv, struct node_flags *ret, FILE *err);
 
