@@ -26,14 +26,9 @@ static const struct daemon_flag flags[] = {
 	{ "metrics-bind-address", DF_STR, F(metrics_bind_address), ":8080", "where /metrics is served ([HOST]:PORT; 0: not at all)" },
 	{ "health-probe-bind-address", DF_STR, F(health_probe_bind_address), ":8081", "where /healthz and /readyz are served ([HOST]:PORT; 0: not at all)" },
 	{ "kubeconfig", DF_STR, F(kubeconfig), NULL, "a kubeconfig, outside a pod (else $KUBECONFIG, the pod's service account, ~/.kube/config)" },
-	{ "v", DF_INT, F(v), "0", "log verbosity (-v too)" },
-	{ "logging-format", DF_STR, F(logging_format), "text", "log format: text (klog, on stderr) or json (on stdout)" },
-	{ "vmodule", DF_IGNORED, 0, NULL, "taken and ignored" },
-	{ "log-flush-frequency", DF_IGNORED, 0, NULL, "taken and ignored (every line is written at once)" },
-	{ "log-json-info-buffer-size", DF_IGNORED, 0, NULL, "taken and ignored" },
+	DAEMON_LOG_FLAGS(struct controller_flags),
 	{ "feature-gates", DF_IGNORED, 0, NULL, "taken and ignored" },
-	{ "version", DF_BOOL, F(version), "false", "print the version and exit" },
-	{ "help", DF_BOOL, F(help), "false", "this text" },
+	DAEMON_INFO_FLAGS(struct controller_flags),
 };
 
 static int check(const void *parsed, FILE *err)
@@ -57,54 +52,27 @@ static int check(const void *parsed, FILE *err)
 
 static const struct daemon_cmdline cmdline = {
 	.prog = "ipam-controller",
-	.flags = flags,
-	.n_flags = sizeof(flags) / sizeof(flags[0]),
+	DAEMON_CMDLINE_OF(struct controller_flags, flags),
 	.name_width = 30,
-	.ignored_off = F(ignored),
-	.n_ignored_off = F(n_ignored),
-	.help_off = F(help),
-	.version_off = F(version),
-	.usage = controller_flags_usage,
+	.usage_head = "Usage: ipam-controller [flags]\n"
+		      "\n"
+		      "nv-ipam's cluster program, as the NVIDIA Network Operator's nv-ipam-controller\n"
+		      "Deployment runs it: gives each node a block of every IPPool and CIDRPool it\n"
+		      "matches, written into the pools' status.allocations (nv-ipam-tool carve's\n"
+		      "algorithm), with a leader elected among the replicas; with --webhook, validates\n"
+		      "pools as they are created and changed. Serves /healthz, /readyz and /metrics.\n"
+		      "Details: docs/ipam-controller.md.\n"
+		      "\n"
+		      "Flags (--name=value or --name value):\n",
+	.usage_tail = "\nSIGTERM or SIGINT stops it at once; a leader first releases its lease so that\n"
+		      "another replica takes over without waiting for it to expire. Exit\n"
+		      "status: 0 when stopped, 1 on a failure at start (flags, the API connection, a\n"
+		      "server that cannot listen, the webhook's certificate).\n",
 	.check = check,
-	.max_ignored = 8,
 };
 
 int controller_flags_parse(int argc, const char *const *argv, struct controller_flags *ret, FILE *err)
 {
-	struct controller_flags nf = {
-		.leader_elect_namespace = "kube-system",
-		.lease_duration_ms = 15000,
-		.renew_deadline_ms = 10000,
-		.retry_period_ms = 2000,
-		.ippools_namespace = "kube-system",
-		.webhook_bind_address = ":9443",
-		.webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs",
-		.metrics_bind_address = ":8080",
-		.health_probe_bind_address = ":8081",
-		.logging_format = "text",
-	};
-	int r = daemon_flags_parse(&cmdline, argc, argv, &nf, err);
-
-	if (r > 0)
-		*ret = nf;
-	return r;
-}
-
-void controller_flags_usage(FILE *out)
-{
-	fputs("Usage: ipam-controller [flags]\n"
-	      "\n"
-	      "nv-ipam's cluster program, as the NVIDIA Network Operator's nv-ipam-controller\n"
-	      "Deployment runs it: gives each node a block of every IPPool and CIDRPool it\n"
-	      "matches, written into the pools' status.allocations (nv-ipam-tool carve's\n"
-	      "algorithm), with a leader elected among the replicas; with --webhook, validates\n"
-	      "pools as they are created and changed. Serves /healthz, /readyz and /metrics.\n"
-	      "Details: docs/ipam-controller.md.\n"
-	      "\n"
-	      "Flags (--name=value or --name value):\n", out);
-	daemon_flags_usage(&cmdline, out);
-	fputs("\nSIGTERM or SIGINT stops it at once; a leader first releases its lease so that\n"
-	      "another replica takes over without waiting for it to expire. Exit\n"
-	      "status: 0 when stopped, 1 on a failure at start (flags, the API connection, a\n"
-	      "server that cannot listen, the webhook's certificate).\n", out);
+	*ret = (struct controller_flags){ 0 };
+	return daemon_flags_parse(&cmdline, argc, argv, ret, err);
 }

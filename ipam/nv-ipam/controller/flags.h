@@ -36,12 +36,6 @@ struct controller_flags {
  * @ret: the flags set on the command line over the defaults
  * @err: where a usage error is told
  *
- * Return: 1 to go on (@ret set), 0 after --help or --version, -EINVAL after telling.
+ * Return: 1 to go on, 0 after --help or --version, -EINVAL after telling.
  */
 int controller_flags_parse(int argc, const char *const *argv, struct controller_flags *ret, FILE *err);
-
-/**
- * controller_flags_usage() - the --help text
- * @out: where to write it
- */
-void controller_flags_usage(FILE *out);

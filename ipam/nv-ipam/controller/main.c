@@ -190,13 +190,6 @@ static void on_reconcile_note(void *ctx, const struct reconcile_note *n)
 
 /* ---- what is served ---- */
 
-static void healthz(void *ctx, struct serve_reply *r)
-{
-	(void)ctx;
-	r->body = strdup("ok");
-	r->len = r->body ? 2 : 0;
-}
-
 static void readyz(void *ctx, struct serve_reply *r)
 {
 	struct controller *c = ctx;
@@ -315,15 +308,9 @@ static void review(void *ctx, const char *body, size_t len, struct serve_reply *
 	admission_answer_free(&a);
 }
 
-static const struct serve_route probe_routes[] = {
-	{ "/healthz", healthz, &ctl },
-	{ "/readyz", readyz, &ctl },
-};
-static const struct serve_route metrics_routes[] = {
-	{ "/metrics", metrics, &ctl },
-};
+/* The probes first, then /metrics: served together or apart. */
 static const struct serve_route all_routes[] = {
-	{ "/healthz", healthz, &ctl },
+	{ "/healthz", daemon_healthz, &ctl },
 	{ "/readyz", readyz, &ctl },
 	{ "/metrics", metrics, &ctl },
 };
@@ -444,8 +431,8 @@ static int start_servers(const struct controller_flags *f, struct serve **probes
 	if (strcmp(f->metrics_bind_address, f->health_probe_bind_address) == 0) {
 		if (serve_start(f->health_probe_bind_address, all_routes, 3, probes, &err) < 0)
 			return serve_failed(&err);
-	} else if (serve_start(f->health_probe_bind_address, probe_routes, 2, probes, &err) < 0 ||
-		   serve_start(f->metrics_bind_address, metrics_routes, 1, metrics_srv, &err) < 0) {
+	} else if (serve_start(f->health_probe_bind_address, all_routes, 2, probes, &err) < 0 ||
+		   serve_start(f->metrics_bind_address, all_routes + 2, 1, metrics_srv, &err) < 0) {
 		return serve_failed(&err);
 	}
 	if (f->webhook) {

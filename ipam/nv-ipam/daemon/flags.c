@@ -105,26 +105,9 @@ static int parse(const struct daemon_cmdline *c, int argc, const char *const *ar
 	return 0;
 }
 
-int daemon_flags_parse(const struct daemon_cmdline *c, int argc, const char *const *argv,
-		       void *flags, FILE *err)
+static void usage(const struct daemon_cmdline *c, FILE *out)
 {
-	bool help, version;
-
-	if (parse(c, argc, argv, flags, err) < 0 || (c->check && c->check(flags, err) < 0)) {
-		fprintf(err, "Run '%s --help' for usage.\n", c->prog);
-		return -EINVAL;
-	}
-	memcpy(&help, (char *)flags + c->help_off, sizeof(help));
-	memcpy(&version, (char *)flags + c->version_off, sizeof(version));
-	if (help)
-		c->usage(stdout);
-	else if (version)
-		printf("%s (cni-rdma-plugins) %s\n", c->prog, PROJECT_VERSION);
-	return help || version ? 0 : 1;
-}
-
-void daemon_flags_usage(const struct daemon_cmdline *c, FILE *out)
-{
+	fputs(c->usage_head, out);
 	for (size_t k = 0; k < c->n_flags; k++) {
 		const struct daemon_flag *f = &c->flags[k];
 
@@ -133,4 +116,27 @@ void daemon_flags_usage(const struct daemon_cmdline *c, FILE *out)
 			fprintf(out, " (default %s)", f->def);
 		fputc('\n', out);
 	}
+	fputs(c->usage_tail, out);
+}
+
+int daemon_flags_parse(const struct daemon_cmdline *c, int argc, const char *const *argv,
+		       void *flags, FILE *err)
+{
+	bool help, version;
+
+	/* The defaults --help shows are the defaults. */
+	for (size_t k = 0; k < c->n_flags; k++)
+		if (c->flags[k].def && c->flags[k].kind != DF_IGNORED && c->flags[k].kind != DF_IGNORED_BOOL)
+			(void)set(c, &c->flags[k], c->flags[k].def, flags, err);
+	if (parse(c, argc, argv, flags, err) < 0 || (c->check && c->check(flags, err) < 0)) {
+		fprintf(err, "Run '%s --help' for usage.\n", c->prog);
+		return -EINVAL;
+	}
+	memcpy(&help, (char *)flags + c->help_off, sizeof(help));
+	memcpy(&version, (char *)flags + c->version_off, sizeof(version));
+	if (help)
+		usage(c, stdout);
+	else if (version)
+		printf("%s (cni-rdma-plugins) %s\n", c->prog, PROJECT_VERSION);
+	return help || version ? 0 : 1;
 }

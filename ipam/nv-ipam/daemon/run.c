@@ -1,5 +1,6 @@
 /* The daemons' run: signals blocked for every thread, worker threads, the wait for a stop */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +9,7 @@
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/daemon/limits.h"
 #include "ipam/nv-ipam/daemon/run.h"
+#include "ipam/nv-ipam/serve/http.h"
 
 void daemon_setup(const char *logging_format, int v, sigset_t *ret_sigs)
 {
@@ -66,4 +68,11 @@ void daemon_wait(const sigset_t *sigs, long tick_s, void (*tick)(void *ctx), voi
 			tick(ctx);
 	}
 	klog_info(0, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+}
+
+void daemon_healthz(void *ctx, struct serve_reply *r)
+{
+	(void)ctx;
+	r->body = strdup("ok");
+	r->len = r->body ? 2 : 0;
 }

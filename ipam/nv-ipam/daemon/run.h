@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct serve_reply;
+
 struct daemon_thread {
 	pthread_t thread;
 	bool started;
@@ -53,3 +55,10 @@ bool daemon_threads_stop(struct daemon_thread *t, size_t n, int stop_fd, long bu
  * Logs "stopping" with the signal.
  */
 void daemon_wait(const sigset_t *sigs, long tick_s, void (*tick)(void *ctx), void *ctx);
+
+/**
+ * daemon_healthz() - /healthz: "ok" while the process answers at all
+ * @ctx: unused
+ * @r: the reply (an empty body when out of memory)
+ */
+void daemon_healthz(void *ctx, struct serve_reply *r);

@@ -32,76 +32,37 @@ static const struct daemon_flag flags[] = {
 	{ "cni-daemon-socket", DF_STR, F(cni_daemon_socket), "unix:///var/lib/cni/nv-ipam/daemon.sock", "nv-ipam.conf: kept for the reference's shim; nv-ipam has no daemon" },
 	{ "cni-daemon-call-timeout", DF_INT, F(cni_daemon_call_timeout), "5", "nv-ipam.conf: kept for the reference's shim" },
 	{ "bind-address", DF_IGNORED, 0, NULL, "the reference daemon's gRPC socket: nv-ipam has no daemon, taken and ignored" },
-	{ "v", DF_INT, F(v), "0", "log verbosity (-v too)" },
-	{ "logging-format", DF_STR, F(logging_format), "text", "log format: text (klog, on stderr) or json (on stdout)" },
-	{ "vmodule", DF_IGNORED, 0, NULL, "taken and ignored" },
-	{ "log-flush-frequency", DF_IGNORED, 0, NULL, "taken and ignored (every line is written at once)" },
-	{ "log-json-info-buffer-size", DF_IGNORED, 0, NULL, "taken and ignored" },
+	DAEMON_LOG_FLAGS(struct node_flags),
 	{ "log-json-split-stream", DF_IGNORED_BOOL, 0, NULL, "taken and ignored" },
 	{ "feature-gates", DF_IGNORED, 0, NULL, "taken and ignored" },
 	{ "released-ip-cooldown", DF_DURATION, F(released_ip_cooldown_ms), "0", "an address released less than this ago is handed out again only when no other is free (nv-ipam.conf: releasedIPCooldownSeconds, rounded up; at most 24h)" },
-	{ "version", DF_BOOL, F(version), "false", "print the version and exit" },
-	{ "help", DF_BOOL, F(help), "false", "this text" },
+	DAEMON_INFO_FLAGS(struct node_flags),
 };
 
 static const struct daemon_cmdline cmdline = {
+	.usage_head = "Usage: ipam-node --node-name=NODE [flags]\n"
+		      "\n"
+		      "nv-ipam's node program, as the NVIDIA Network Operator's nv-ipam-node DaemonSet runs\n"
+		      "it: installs nv-ipam and nv-ipam-tool into the CNI bin directory, writes\n"
+		      "nv-ipam.conf, keeps the node pool file in sync with the IPPool and CIDRPool status\n"
+		      "for this node, releases the addresses of pods that are gone, and serves /healthz,\n"
+		      "/readyz and /metrics. nv-ipam allocates without it: nothing of a pod's start waits\n"
+		      "for it. Details: docs/ipam-node.md.\n"
+		      "\n"
+		      "Flags (--name=value or --name value):\n",
+	.usage_tail = "\nA start that fails changes nothing on the node: the flags, the install source, the\n"
+		      "directories, the bind addresses and one answer of the API server are checked first.\n"
+		      "SIGTERM or SIGINT stops it within 10 s, the store handed over. Exit status: 0 when\n"
+		      "stopped, 1 on a failure at start (a check, the locks, the install, nv-ipam.conf) or\n"
+		      "when the store could not be handed over at stop (the log names the nv-ipam-tool\n"
+		      "handover command to run).\n",
 	.prog = "ipam-node",
-	.flags = flags,
-	.n_flags = sizeof(flags) / sizeof(flags[0]),
+	DAEMON_CMDLINE_OF(struct node_flags, flags),
 	.name_width = 36,
-	.ignored_off = F(ignored),
-	.n_ignored_off = F(n_ignored),
-	.help_off = F(help),
-	.version_off = F(version),
-	.usage = node_flags_usage,
-	.max_ignored = 16,
 };
 
 int node_flags_parse(int argc, const char *const *argv, struct node_flags *ret, FILE *err)
 {
-	struct node_flags nf = {
-		.v = 0,
-		.logging_format = "text",
-		.store_file = "/var/lib/cni/nv-ipam/store",
-		.store_handover = true,
-		.cni_bin_dir = "/opt/cni/bin",
-		.cni_conf_dir = "/etc/cni/net.d/nv-ipam.d",
-		.cni_nv_ipam_bin_file = "/nv-ipam",
-		.cni_daemon_socket = "unix:///var/lib/cni/nv-ipam/daemon.sock",
-		.cni_daemon_call_timeout = 5,
-		.cni_log_file = "/var/log/nv-ipam-cni.log",
-		.cni_log_level = "info",
-		.ippools_namespace = "kube-system",
-		.metrics_bind_address = ":8080",
-		.health_probe_bind_address = ":8081",
-		.stale_check_interval_ms = 60000,
-		.stale_check_count = 3,
-	};
-	int r = daemon_flags_parse(&cmdline, argc, argv, &nf, err);
-
-	if (r > 0)
-		*ret = nf;
-	return r;
-}
-
-void node_flags_usage(FILE *out)
-{
-	fputs("Usage: ipam-node --node-name=NODE [flags]\n"
-	      "\n"
-	      "nv-ipam's node program, as the NVIDIA Network Operator's nv-ipam-node DaemonSet runs\n"
-	      "it: installs nv-ipam and nv-ipam-tool into the CNI bin directory, writes\n"
-	      "nv-ipam.conf, keeps the node pool file in sync with the IPPool and CIDRPool status\n"
-	      "for this node, releases the addresses of pods that are gone, and serves /healthz,\n"
-	      "/readyz and /metrics. nv-ipam allocates without it: nothing of a pod's start waits\n"
-	      "for it. Details: docs/ipam-node.md.\n"
-	      "\n"
-	      "Flags (--name=value or --name value):\n", out);
-	daemon_flags_usage(&cmdline, out);
-	fputs("\nA start that fails changes nothing on the node: the flags, the install source, the\n"
-	      "directories, the bind addresses and one answer of the API server are checked first.\n"
-	      "SIGTERM or SIGINT stops it within 10 s, the store handed over. Exit status: 0 when\n"
-	      "stopped, 1 on a failure at start (a check, the locks, the install, nv-ipam.conf) or\n"
-	      "when the store could not be handed over at stop (the log names the nv-ipam-tool\n"
-	      "handover command to run).\n",
-	      out);
+	*ret = (struct node_flags){ 0 };
+	return daemon_flags_parse(&cmdline, argc, argv, ret, err);
 }

@@ -41,12 +41,6 @@ struct node_flags {
  * @ret: flags, defaults where not given (strings point into @argv or are constants)
  * @err: where a usage error is told
  *
- * Return: 1 to go on (@ret set), 0 after --help or --version, -EINVAL after telling.
+ * Return: 1 to go on, 0 after --help or --version, -EINVAL after telling.
  */
 int node_flags_parse(int argc, const char *const *argv, struct node_flags *ret, FILE *err);
-
-/**
- * node_flags_usage() - the --help text
- * @out: where to write it
- */
-void node_flags_usage(FILE *out);

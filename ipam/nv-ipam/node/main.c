@@ -91,13 +91,6 @@ static void *work(void *arg)
 
 static struct node node;
 
-static void healthz(void *ctx, struct serve_reply *r)
-{
-	(void)ctx;
-	r->body = strdup("ok");
-	r->len = r->body ? 2 : 0;
-}
-
 static void readyz(void *ctx, struct serve_reply *r)
 {
 	struct node *n = ctx;
@@ -121,15 +114,9 @@ static void metrics(void *ctx, struct serve_reply *r)
 	r->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }
 
-static const struct serve_route probe_routes[] = {
-	{ "/healthz", healthz, &node },
-	{ "/readyz", readyz, &node },
-};
-static const struct serve_route metrics_routes[] = {
-	{ "/metrics", metrics, &node },
-};
+/* The probes first, then /metrics: served together or apart. */
 static const struct serve_route all_routes[] = {
-	{ "/healthz", healthz, &node },
+	{ "/healthz", daemon_healthz, &node },
 	{ "/readyz", readyz, &node },
 	{ "/metrics", metrics, &node },
 };
@@ -230,9 +217,9 @@ static int start_servers(const struct node_flags *f, const sigset_t *sigs, struc
 		if (strcmp(f->metrics_bind_address, f->health_probe_bind_address) == 0) {
 			r = serve_start(f->health_probe_bind_address, all_routes, 3, probes, &err);
 		} else {
-			r = serve_start(f->health_probe_bind_address, probe_routes, 2, probes, &err);
+			r = serve_start(f->health_probe_bind_address, all_routes, 2, probes, &err);
 			if (r == 0)
-				r = serve_start(f->metrics_bind_address, metrics_routes, 1, metrics_srv, &err);
+				r = serve_start(f->metrics_bind_address, all_routes + 2, 1, metrics_srv, &err);
 		}
 		if (r == 0)
 			break;
@@ -387,23 +374,6 @@ static int setup(struct node *n)
 	return 0;
 }
 
-/* Return: 0, or -1 after logging (@stuck: a thread started did not end). */
-static int start_threads(struct node *n, struct worker *w, struct daemon_thread *th, bool *stuck)
-{
-	for (int i = 0; i < N_THREADS; i++) {
-		w[i] = (struct worker){ .n = n, .what = i };
-		if (i == T_CLEANER && n->flags->stale_check_interval_ms == 0)
-			continue;
-		if (api_client_new(&n->conn, n->user_agent, n->stop_fd, &w[i].client) < 0 ||
-		    daemon_thread_start(&th[i], work, &w[i]) < 0) {
-			klog_error("cannot start a thread", "cannot start", NULL);
-			*stuck = !daemon_threads_stop(th, N_THREADS, n->stop_fd, STOP_THREADS_MS);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static void node_free(struct node *n, struct worker *w, struct serve *probes,
 		      struct serve *metrics_srv)
 {
@@ -423,6 +393,23 @@ static void node_free(struct node *n, struct worker *w, struct serve *probes,
 		close(n->owner_fd);
 	if (n->stop_fd >= 0)
 		close(n->stop_fd);
+}
+
+/* Return: 0, or -1 after logging (@stuck: a thread started did not end). */
+static int start_threads(struct node *n, struct worker *w, struct daemon_thread *th, bool *stuck)
+{
+	for (int i = 0; i < N_THREADS; i++) {
+		w[i] = (struct worker){ .n = n, .what = i };
+		if (i == T_CLEANER && n->flags->stale_check_interval_ms == 0)
+			continue;
+		if (api_client_new(&n->conn, n->user_agent, n->stop_fd, &w[i].client) < 0 ||
+		    daemon_thread_start(&th[i], work, &w[i]) < 0) {
+			klog_error("cannot start a thread", "cannot start", NULL);
+			*stuck = !daemon_threads_stop(th, N_THREADS, n->stop_fd, STOP_THREADS_MS);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
