@@ -53,28 +53,29 @@ static void print_usage(const struct cni_plugin *p, FILE *out)
 		TRUST_SETTINGS_FILE, cni_version_list(list, sizeof(list)), p->name);
 }
 
-static int handle_argv(const struct cni_plugin *p, int argc, char **argv, int *ret_exit)
+/* systemd's convention: 1 to go on (no argument: the CNI protocol), 0 after --help or
+ * --version (exit 0), -2 after an unknown argument was told (exit 2). */
+static int handle_argv(const struct cni_plugin *p, int argc, char **argv)
 {
 	char list[128];
 
 	if (argc < 2)
-		return 0;
+		return 1;
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		print_usage(p, stdout);
-		*ret_exit = 0;
-	} else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0) {
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0) {
 		/* Every binary's first line: "<name> (cni-rdma-plugins) <version>"; details after. */
 		printf("%s (cni-rdma-plugins) %s\nCNI spec versions: %s\n", p->name, PROJECT_VERSION,
 		       cni_version_list(list, sizeof(list)));
 		if (p->about_state)
 			printf("%s\n", p->about_state);
-		*ret_exit = 0;
-	} else {
-		fprintf(stderr, "%s: unknown argument \"%s\"\n\n", p->name, argv[1]);
-		print_usage(p, stderr);
-		*ret_exit = 2;
+		return 0;
 	}
-	return 1;
+	fprintf(stderr, "%s: unknown argument \"%s\"\n\n", p->name, argv[1]);
+	print_usage(p, stderr);
+	return -2;
 }
 
 static int read_stdin(char **ret, size_t *ret_len, struct cni_err *err)
@@ -289,8 +290,9 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 	int exit_code;
 	int r;
 
-	if (handle_argv(p, argc, argv, &exit_code))
-		return exit_code;
+	r = handle_argv(p, argc, argv);
+	if (r <= 0)
+		return -r;
 	log_setup(p->name, LOG_LEVEL_INFO, -1);
 
 	r = cni_env_load(&ctx.env, &err);

@@ -61,7 +61,7 @@ static void test_flags_daemonset(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 1);
 	assert_string_equal(f.node_name, "node-1");
 	assert_int_equal(f.v, 1);
 	assert_string_equal(f.logging_format, "json");
@@ -89,7 +89,7 @@ static void test_flags_spellings(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 1);
 	assert_string_equal(f.node_name, "n");
 	assert_int_equal(f.v, 3);
 	assert_true(f.cni_force_pool_name);
@@ -219,7 +219,7 @@ static void test_conf(void **state)
 	char *text = NULL;
 
 	(void)state;
-	assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+	assert_int_equal(parse(argv, &f, err, sizeof(err)), 1);
 	assert_int_equal(node_conf_text(&f, "/etc/cni/net.d/nv-ipam.d/node-pools.json", &text), 0);
 	o = json_tokener_parse(text);
 	assert_non_null(o);
@@ -250,7 +250,7 @@ static void test_conf_cooldown(void **state)
 		char err[64];
 		char *text = NULL;
 
-		assert_int_equal(parse(argv, &f, err, sizeof(err)), 0);
+		assert_int_equal(parse(argv, &f, err, sizeof(err)), 1);
 		assert_int_equal(node_conf_text(&f, "/p.json", &text), 0);
 		o = json_tokener_parse(text);
 		assert_non_null(o);
@@ -446,10 +446,18 @@ static void test_bind_addresses(void **state)
 	assert_int_equal(serve_parse_address(":65536", &sa, &len), -EINVAL);
 }
 
+/* @e emptied: the first failure recorded wins. */
+static struct cni_err *fresh(struct cni_err *e)
+{
+	*e = (struct cni_err){ 0 };
+	return e;
+}
+
 /* One owner lock per store: a second taker is refused, a file replaced is no longer held. */
 static void test_owner_lock(void **state)
 {
-	char dir[] = "/tmp/test-ipam-node.XXXXXX", store[64], owner[96], other[64], msg[256];
+	char dir[] = "/tmp/test-ipam-node.XXXXXX", store[64], owner[96], other[64];
+	struct cni_err e = { 0 };
 	struct node_flags f = { 0 }, g = { 0 };
 	struct node a = { .flags = &f, .owner_fd = -1 }, b = { .flags = &f, .owner_fd = -1 };
 	struct node c = { .flags = &g, .owner_fd = -1 };
@@ -463,23 +471,23 @@ static void test_owner_lock(void **state)
 	snprintf(owner, sizeof(owner), "%s.owner", store);
 	f.store_file = store;
 	assert_false(node_owner_held(&a));
-	assert_int_equal(node_owner_lock(&a, msg, sizeof(msg)), 0);
+	assert_int_equal(node_owner_lock(&a, &e), 0);
 	assert_true(node_owner_held(&a));
-	assert_int_equal(node_owner_lock(&b, msg, sizeof(msg)), -EWOULDBLOCK);
-	assert_non_null(strstr(msg, "another ipam-node holds the owner lock"));
-	assert_non_null(strstr(msg, owner));
+	assert_int_equal(node_owner_lock(&b, fresh(&e)), -EWOULDBLOCK);
+	assert_non_null(strstr(e.msg, "another ipam-node holds the owner lock"));
+	assert_non_null(strstr(e.msg, owner));
 	/* Waited for (no signal of @sigs comes), then refused. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGUSR1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(node_lock_wait(&b, node_owner_lock, 120, &sigs, msg, sizeof(msg)), -EWOULDBLOCK);
+	assert_int_equal(node_lock_wait(&b, node_owner_lock, 120, &sigs, fresh(&e)), -EWOULDBLOCK);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	assert_true(ms >= 120);
 	/* Released by its holder: the next one takes it. */
 	close(a.owner_fd);
 	a.owner_fd = -1;
-	assert_int_equal(node_lock_wait(&b, node_owner_lock, 120, &sigs, msg, sizeof(msg)), 0);
+	assert_int_equal(node_lock_wait(&b, node_owner_lock, 120, &sigs, fresh(&e)), 0);
 	assert_true(node_owner_held(&b));
 	/* Removed and made anew: whoever locks the new file would own the store too. */
 	assert_int_equal(unlink(owner), 0);
@@ -491,12 +499,12 @@ static void test_owner_lock(void **state)
 	g.store_file = other;
 	snprintf(owner, sizeof(owner), "%s.owner", other);
 	assert_int_equal(mkfifo(owner, 0600), 0);
-	assert_int_equal(node_owner_lock(&c, msg, sizeof(msg)), -EINVAL);
-	assert_non_null(strstr(msg, owner));
+	assert_int_equal(node_owner_lock(&c, fresh(&e)), -EINVAL);
+	assert_non_null(strstr(e.msg, owner));
 	assert_int_equal(unlink(owner), 0);
 	assert_int_equal(symlink("/dev/zero", owner), 0);
-	assert_int_equal(node_owner_lock(&c, msg, sizeof(msg)), -ELOOP);
-	assert_non_null(strstr(msg, "symbolic link"));
+	assert_int_equal(node_owner_lock(&c, fresh(&e)), -ELOOP);
+	assert_non_null(strstr(e.msg, "symbolic link"));
 	assert_int_equal(unlink(owner), 0);
 	assert_int_equal(c.owner_fd, -1);
 	assert_int_equal(rmdir(dir), 0);

@@ -108,7 +108,8 @@ static int name_index(const char *const *names, size_t n, const char *name)
 	return -1;
 }
 
-/* Return: 0 to go on, 1 to exit 0 (help, version), -1 to exit 1. */
+/* Return: systemd's convention: 1 to go on, 0 to exit 0 (help, version), -EINVAL to exit 1
+ * (told). */
 static int parse(int argc, char **argv, struct options *o)
 {
 	enum { OPT_CNI_BIN_DIR = 256, OPT_SRC_DIR, OPT_IPOIB_BIN_FILE, OPT_NO_SLEEP, OPT_VERSION };
@@ -141,7 +142,7 @@ static int parse(int argc, char **argv, struct options *o)
 			break;
 		case 'h':
 			usage(stdout);
-			return 1;
+			return 0;
 		case OPT_VERSION:
 			/* After the loop: --src-dir may come after it. */
 			o->version = true;
@@ -150,7 +151,7 @@ static int parse(int argc, char **argv, struct options *o)
 			fprintf(stderr, "cni-install: unknown option or missing value: %s\n",
 				argv[optind - 1]);
 			usage(stderr);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	for (int i = optind; i < argc; i++) {
@@ -159,25 +160,25 @@ static int parse(int argc, char **argv, struct options *o)
 		if (k < 0 && name_index(not_ours, ARRAY_SIZE(not_ours), argv[i]) >= 0) {
 			fprintf(stderr, "cni-install: %s is installed by the nv-ipam image, not by "
 					"a plugin image (one owner per binary)\n", argv[i]);
-			return -1;
+			return -EINVAL;
 		}
 		if (k < 0) {
 			fprintf(stderr, "cni-install: unknown binary \"%s\" (--help lists them)\n",
 				argv[i]);
-			return -1;
+			return -EINVAL;
 		}
 		o->named[k] = true;
 	}
 	if (o->version) {
 		print_version(o->src_dir);
-		return 1;
+		return 0;
 	}
 	if (o->cni_bin_dir[0] != '/') {
 		fprintf(stderr, "cni-install: --cni-bin-dir must be an absolute path, got \"%s\"\n",
 			o->cni_bin_dir);
-		return -1;
+		return -EINVAL;
 	}
-	return 0;
+	return 1;
 }
 
 /* Where binary @i comes from. */
@@ -302,8 +303,8 @@ int main(int argc, char **argv)
 	int r, sig;
 
 	r = parse(argc, argv, &o);
-	if (r != 0)
-		return r > 0 ? 0 : 1;
+	if (r <= 0)
+		return r < 0 ? 1 : 0;
 	if (choose(&o) < 0)
 		return 1;
 	log_setup("cni-install", LOG_LEVEL_INFO, -1);

@@ -28,22 +28,14 @@ struct controller_flags {
 };
 
 /**
- * controller_flags_parse() - read the command line
+ * controller_flags_parse() - ipam-controller's command line, as daemon_flags_parse() reads
+ *                            it, and the lease timings in order (duration > renew
+ *                            deadline > retry period)
  * @argc: argument count
  * @argv: arguments
- * @ret: flags, defaults where not given (strings point into @argv or are constants)
+ * @ret: the flags set on the command line over the defaults
  * @err: where a usage error is told
  *
- * --name=value or --name value (pflag's way; -v too); booleans take --name, --name=true or
- * --name=false; durations Go's ("15s", "1m30s"). An unknown flag, a positional argument or
- * lease timings out of order (duration > renew deadline > retry period) are errors.
- *
- * Return: 0 on success, -EINVAL after writing the error to @err.
+ * Return: 1 to go on, 0 after --help or --version, -EINVAL after telling.
  */
 int controller_flags_parse(int argc, const char *const *argv, struct controller_flags *ret, FILE *err);
-
-/**
- * controller_flags_usage() - the --help text
- * @out: where to write it
- */
-void controller_flags_usage(FILE *out);

@@ -34,7 +34,7 @@
 #include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/controller/reconcile.h"
 #include "ipam/nv-ipam/daemon/klog.h"
-#include "ipam/nv-ipam/daemon/limits.h"
+#include "ipam/nv-ipam/daemon/run.h"
 #include "ipam/nv-ipam/serve/http.h"
 
 /*
@@ -67,8 +67,6 @@ struct worker {
 	struct controller *ctl;
 	int what;
 	struct api_client *client;
-	pthread_t thread;
-	bool started;
 };
 
 static struct controller ctl;
@@ -192,13 +190,6 @@ static void on_reconcile_note(void *ctx, const struct reconcile_note *n)
 
 /* ---- what is served ---- */
 
-static void healthz(void *ctx, struct serve_reply *r)
-{
-	(void)ctx;
-	r->body = strdup("ok");
-	r->len = r->body ? 2 : 0;
-}
-
 static void readyz(void *ctx, struct serve_reply *r)
 {
 	struct controller *c = ctx;
@@ -317,15 +308,9 @@ static void review(void *ctx, const char *body, size_t len, struct serve_reply *
 	admission_answer_free(&a);
 }
 
-static const struct serve_route probe_routes[] = {
-	{ "/healthz", healthz, &ctl },
-	{ "/readyz", readyz, &ctl },
-};
-static const struct serve_route metrics_routes[] = {
-	{ "/metrics", metrics, &ctl },
-};
+/* The probes first, then /metrics: served together or apart. */
 static const struct serve_route all_routes[] = {
-	{ "/healthz", healthz, &ctl },
+	{ "/healthz", daemon_healthz, &ctl },
 	{ "/readyz", readyz, &ctl },
 	{ "/metrics", metrics, &ctl },
 };
@@ -403,92 +388,72 @@ static int setup(struct controller *c)
 	return 0;
 }
 
-static void stop_threads(struct worker *w, int stop_fd)
+static void stop_threads(struct daemon_thread *th, int stop_fd)
 {
-	struct timespec deadline;
-
-	(void)!write(stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += (STOP_BUDGET_MS % 1000) * 1000000L;
-	deadline.tv_sec += STOP_BUDGET_MS / 1000 + deadline.tv_nsec / 1000000000L;
-	deadline.tv_nsec %= 1000000000L;
-	for (int i = 0; i < N_THREADS; i++) {
-		if (!w[i].started)
-			continue;
-		if (pthread_timedjoin_np(w[i].thread, NULL, &deadline) != 0) {
-			/* Nothing is half-written: statuses are single requests. */
-			klog_error("a thread did not end in time", "IPAM controller stopped", NULL);
-			_exit(0);
-		}
-		w[i].started = false;
+	if (!daemon_threads_stop(th, N_THREADS, stop_fd, STOP_BUDGET_MS)) {
+		/* Nothing is half-written: statuses are single requests. */
+		klog_error("a thread did not end in time", "IPAM controller stopped", NULL);
+		_exit(0);
 	}
 }
 
-int main(int argc, char **argv)
+struct tls_watch {
+	struct serve *srv;
+	const char *cert;
+};
+
+/* Between signals: the webhook's certificate re-read when it changed. */
+static void reload_cert(void *ctx)
 {
-	struct controller_flags f;
-	struct worker w[N_THREADS] = { 0 };
-	struct serve *probes = NULL, *metrics_srv = NULL, *hook_srv = NULL;
-	_cleanup_free_ char *cert = NULL, *key = NULL;
+	const struct tls_watch *t = ctx;
 	struct cni_err err = { 0 };
-	sigset_t sigs;
-	int rc = 1, sig = 0;
+	int r = serve_reload_tls(t->srv, &err);
 
-	if (controller_flags_parse(argc, (const char *const *)argv, &f, stderr) < 0) {
-		fprintf(stderr, "Run 'ipam-controller --help' for usage.\n");
-		return 1;
-	}
-	if (f.help) {
-		controller_flags_usage(stdout);
-		return 0;
-	}
-	if (f.version) {
-		printf("ipam-controller (cni-rdma-plugins) %s\n", PROJECT_VERSION);
-		return 0;
-	}
-	klog_setup(strcmp(f.logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, (int)f.v, -1);
-	(void)daemon_raise_nofile();
+	if (r > 0)
+		klog_info(0, "the webhook's certificate changed: serving the new one", "certificate",
+			  t->cert, NULL);
+	else if (r < 0)
+		klog_error(err.msg, "cannot serve the webhook's new certificate", NULL);
+}
 
-	/* Every thread inherits this mask: the signals reach only the main thread's wait. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
+static int serve_failed(const struct cni_err *err)
+{
+	klog_error(err->msg, "unable to start the probe, metrics or webhook server", NULL);
+	return -1;
+}
 
-	ctl = (struct controller){ .flags = &f, .started = time(NULL) };
-	ctl.stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (ctl.stop_fd < 0 || api_init() < 0) {
-		fprintf(stderr, "ipam-controller: cannot start: %s\n", strerror(errno));
-		return 1;
+/* Return: 0, or -1 after logging. */
+static int start_servers(const struct controller_flags *f, struct serve **probes,
+			 struct serve **metrics_srv, struct serve **hook_srv, char **cert, char **key)
+{
+	struct cni_err err = { 0 };
+
+	if (strcmp(f->metrics_bind_address, f->health_probe_bind_address) == 0) {
+		if (serve_start(f->health_probe_bind_address, all_routes, 3, probes, &err) < 0)
+			return serve_failed(&err);
+	} else if (serve_start(f->health_probe_bind_address, all_routes, 2, probes, &err) < 0 ||
+		   serve_start(f->metrics_bind_address, all_routes + 2, 1, metrics_srv, &err) < 0) {
+		return serve_failed(&err);
 	}
-	for (int i = 0; i < f.n_ignored; i++)
-		klog_info(0, "flag taken and ignored", "flag", f.ignored[i], NULL);
-	if (setup(&ctl) < 0)
-		goto out;
-	klog_info(0, "start IPAM controller", "version", PROJECT_VERSION, "poolsNamespace",
-		  f.ippools_namespace, "leaderElection", f.leader_elect ? "true" : "false",
-		  "identity", ctl.identity, NULL);
-	if (strcmp(f.metrics_bind_address, f.health_probe_bind_address) == 0) {
-		if (serve_start(f.health_probe_bind_address, all_routes, 3, &probes, &err) < 0)
-			goto serve_failed;
-	} else if (serve_start(f.health_probe_bind_address, probe_routes, 2, &probes, &err) < 0 ||
-		   serve_start(f.metrics_bind_address, metrics_routes, 1, &metrics_srv, &err) < 0) {
-		goto serve_failed;
-	}
-	if (f.webhook) {
-		if (asprintf(&cert, "%s/tls.crt", f.webhook_cert_dir) < 0 ||
-		    asprintf(&key, "%s/tls.key", f.webhook_cert_dir) < 0) {
-			cert = key = NULL;
-			goto out;
+	if (f->webhook) {
+		if (asprintf(cert, "%s/tls.crt", f->webhook_cert_dir) < 0 ||
+		    asprintf(key, "%s/tls.key", f->webhook_cert_dir) < 0) {
+			*cert = *key = NULL;
+			return -1;
 		}
-		if (serve_start_tls(f.webhook_bind_address, webhook_routes, 2, cert, key, &hook_srv, &err) < 0)
-			goto serve_failed;
-		klog_info(0, "serving the validating webhook", "address", f.webhook_bind_address,
-			  "certificate", cert, NULL);
+		if (serve_start_tls(f->webhook_bind_address, webhook_routes, 2, *cert, *key, hook_srv, &err) < 0)
+			return serve_failed(&err);
+		klog_info(0, "serving the validating webhook", "address", f->webhook_bind_address,
+			  "certificate", *cert, NULL);
 	}
-	klog_info(0, "serving", "probes", f.health_probe_bind_address, "metrics",
-		  f.metrics_bind_address, NULL);
+	klog_info(0, "serving", "probes", f->health_probe_bind_address, "metrics",
+		  f->metrics_bind_address, NULL);
+	return 0;
+}
+
+/* Return: 0, or -1 after logging (the threads started are stopped). */
+static int start_threads(struct worker *w, struct daemon_thread *th)
+{
 	for (int i = 0; i < N_THREADS; i++) {
 		w[i] = (struct worker){ .ctl = &ctl, .what = i };
 		if (i == T_ELECTION && !ctl.election)
@@ -496,38 +461,18 @@ int main(int argc, char **argv)
 		/* The election's requests outlive the stop: it releases the lease after it. */
 		if (api_client_new(&ctl.conn, ctl.user_agent, i == T_ELECTION ? -1 : ctl.stop_fd,
 				   &w[i].client) < 0 ||
-		    pthread_create(&w[i].thread, NULL, work, &w[i]) != 0) {
+		    daemon_thread_start(&th[i], work, &w[i]) < 0) {
 			klog_error("cannot start a thread", "cannot start", NULL);
-			stop_threads(w, ctl.stop_fd);
-			goto out;
+			stop_threads(th, ctl.stop_fd);
+			return -1;
 		}
-		w[i].started = true;
 	}
-	if (!ctl.election)
-		klog_info(0, "leader election off: this replica writes", NULL);
+	return 0;
+}
 
-	for (;;) {
-		struct timespec tick = { .tv_sec = CERT_CHECK_S };
-		int r;
-
-		sig = sigtimedwait(&sigs, NULL, &tick);
-		if (sig == SIGTERM || sig == SIGINT)
-			break;
-		r = serve_reload_tls(hook_srv, &err);
-		if (r > 0)
-			klog_info(0, "the webhook's certificate changed: serving the new one", "certificate",
-				  cert, NULL);
-		else if (r < 0)
-			klog_error(err.msg, "cannot serve the webhook's new certificate", NULL);
-	}
-	klog_info(0, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-	stop_threads(w, ctl.stop_fd);
-	rc = 0;
-	klog_info(0, "IPAM controller stopped", NULL);
-	goto out;
-serve_failed:
-	klog_error(err.msg, "unable to start the probe, metrics or webhook server", NULL);
-out:
+static void controller_free(struct worker *w, struct serve *probes, struct serve *metrics_srv,
+			    struct serve *hook_srv)
+{
 	serve_stop(hook_srv);
 	serve_stop(probes);
 	serve_stop(metrics_srv);
@@ -545,5 +490,47 @@ out:
 	free(ctl.user_agent);
 	if (ctl.stop_fd >= 0)
 		close(ctl.stop_fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct controller_flags f;
+	struct worker w[N_THREADS] = { 0 };
+	struct daemon_thread th[N_THREADS] = { 0 };
+	struct serve *probes = NULL, *metrics_srv = NULL, *hook_srv = NULL;
+	_cleanup_free_ char *cert = NULL, *key = NULL;
+	sigset_t sigs;
+	int rc = 1, r;
+
+	r = controller_flags_parse(argc, (const char *const *)argv, &f, stderr);
+	if (r <= 0)
+		return r < 0 ? 1 : 0;
+	daemon_setup(f.logging_format, (int)f.v, &sigs);
+
+	ctl = (struct controller){ .flags = &f, .started = time(NULL) };
+	ctl.stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (ctl.stop_fd < 0 || api_init() < 0) {
+		fprintf(stderr, "ipam-controller: cannot start: %s\n", strerror(errno));
+		return 1;
+	}
+	for (int i = 0; i < f.n_ignored; i++)
+		klog_info(0, "flag taken and ignored", "flag", f.ignored[i], NULL);
+	if (setup(&ctl) < 0)
+		goto out;
+	klog_info(0, "start IPAM controller", "version", PROJECT_VERSION, "poolsNamespace",
+		  f.ippools_namespace, "leaderElection", f.leader_elect ? "true" : "false",
+		  "identity", ctl.identity, NULL);
+	if (start_servers(&f, &probes, &metrics_srv, &hook_srv, &cert, &key) < 0 ||
+	    start_threads(w, th) < 0)
+		goto out;
+	if (!ctl.election)
+		klog_info(0, "leader election off: this replica writes", NULL);
+
+	daemon_wait(&sigs, CERT_CHECK_S, reload_cert, &(struct tls_watch){ hook_srv, cert });
+	stop_threads(th, ctl.stop_fd);
+	rc = 0;
+	klog_info(0, "IPAM controller stopped", NULL);
+out:
+	controller_free(w, probes, metrics_srv, hook_srv);
 	return rc;
 }

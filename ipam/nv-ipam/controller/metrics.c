@@ -3,57 +3,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
+#include "ipam/nv-ipam/daemon/prom.h"
 #include "ipam/nv-ipam/controller/metrics.h"
-
-/* The process's CPU seconds and resident bytes, from /proc/self/stat. */
-static void process_stats(double *ret_cpu, double *ret_rss)
-{
-	char buf[1024], *p;
-	unsigned long utime = 0, stime = 0;
-	long rss = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n;
-
-	*ret_cpu = *ret_rss = 0;
-	if (!f)
-		return;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* After the command's closing parenthesis: utime is the 12th field, rss the 22nd. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d "
-			 "%*d %*d %*u %*u %ld", &utime, &stime, &rss) != 3)
-		return;
-	*ret_cpu = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-	*ret_rss = (double)rss * (double)sysconf(_SC_PAGESIZE);
-}
-
-static void family(struct text_buf *b, const char *name, const char *type, const char *help)
-{
-	char line[512];
-
-	snprintf(line, sizeof(line), "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-	text_buf_puts(b, line);
-}
-
-/* One sample; @labels is "" or "{k=\"v\",...}" made of the code's own words. */
-static void sample(struct text_buf *b, const char *name, const char *labels, double v)
-{
-	char line[256];
-
-	snprintf(line, sizeof(line), "%s%s %.12g\n", name, labels, v);
-	text_buf_puts(b, line);
-}
 
 static void one(struct text_buf *b, const char *name, const char *type, const char *help, double v)
 {
-	family(b, name, type, help);
-	sample(b, name, "", v);
+	prom_family(b, name, type, help);
+	prom_sample(b, name, "", v);
 }
 
 int controller_metrics_render(const struct controller_numbers *n, char **ret, size_t *ret_len)
@@ -62,10 +21,8 @@ int controller_metrics_render(const struct controller_numbers *n, char **ret, si
 	static const char *const kinds[CM_KINDS] = { "IPPool", "CIDRPool" };
 	const struct reconcile_stats *r = &n->reconcile;
 	struct text_buf b = { 0 };
-	double cpu, rss;
 	char labels[96];
 
-	process_stats(&cpu, &rss);
 	one(&b, "nv_ipam_controller_leader", "gauge", "1 while this replica is the leader and may write.",
 	    n->leading);
 	one(&b, "nv_ipam_controller_leader_transitions_total", "counter",
@@ -89,42 +46,39 @@ int controller_metrics_render(const struct controller_numbers *n, char **ret, si
 	one(&b, "nv_ipam_controller_pools", "gauge", "Pools in the last pass.", (double)r->pools);
 	one(&b, "nv_ipam_controller_last_pass_seconds", "gauge", "How long the last pass took.",
 	    r->last_pass_ms / 1000.0);
-	family(&b, "nv_ipam_controller_api_requests_total", "counter",
-	       "Requests the controller sent, besides its lists and watches, by verb.");
+	prom_family(&b, "nv_ipam_controller_api_requests_total", "counter",
+	            "Requests the controller sent, besides its lists and watches, by verb.");
 	for (int i = 0; i < REQUEST_VERBS; i++) {
 		snprintf(labels, sizeof(labels), "{verb=\"%s\"}", request_verb_name((enum request_verb)i));
-		sample(&b, "nv_ipam_controller_api_requests_total", labels, (double)n->requests[i]);
+		prom_sample(&b, "nv_ipam_controller_api_requests_total", labels, (double)n->requests[i]);
 	}
-	family(&b, "nv_ipam_controller_lists_total", "counter", "Lists of a mirrored collection that completed.");
+	prom_family(&b, "nv_ipam_controller_lists_total", "counter", "Lists of a mirrored collection that completed.");
 	for (int i = 0; i < CM_MIRRORS; i++) {
 		snprintf(labels, sizeof(labels), "{resource=\"%s\"}", mirrors[i]);
-		sample(&b, "nv_ipam_controller_lists_total", labels, (double)n->mirrors[i].lists);
+		prom_sample(&b, "nv_ipam_controller_lists_total", labels, (double)n->mirrors[i].lists);
 	}
-	family(&b, "nv_ipam_controller_watch_restarts_total", "counter",
-	       "Watches of a mirrored collection that broke off or failed to start.");
+	prom_family(&b, "nv_ipam_controller_watch_restarts_total", "counter",
+	            "Watches of a mirrored collection that broke off or failed to start.");
 	for (int i = 0; i < CM_MIRRORS; i++) {
 		snprintf(labels, sizeof(labels), "{resource=\"%s\"}", mirrors[i]);
-		sample(&b, "nv_ipam_controller_watch_restarts_total", labels, (double)n->mirrors[i].restarts);
+		prom_sample(&b, "nv_ipam_controller_watch_restarts_total", labels, (double)n->mirrors[i].restarts);
 	}
-	family(&b, "nv_ipam_controller_watch_events_total", "counter", "Watch events applied to a mirror.");
+	prom_family(&b, "nv_ipam_controller_watch_events_total", "counter", "Watch events applied to a mirror.");
 	for (int i = 0; i < CM_MIRRORS; i++) {
 		snprintf(labels, sizeof(labels), "{resource=\"%s\"}", mirrors[i]);
-		sample(&b, "nv_ipam_controller_watch_events_total", labels, (double)n->mirrors[i].events);
+		prom_sample(&b, "nv_ipam_controller_watch_events_total", labels, (double)n->mirrors[i].events);
 	}
-	family(&b, "nv_ipam_controller_webhook_reviews_total", "counter",
-	       "AdmissionReviews answered, by kind and verdict.");
+	prom_family(&b, "nv_ipam_controller_webhook_reviews_total", "counter",
+	            "AdmissionReviews answered, by kind and verdict.");
 	for (int i = 0; i < CM_KINDS; i++) {
 		snprintf(labels, sizeof(labels), "{kind=\"%s\",allowed=\"true\"}", kinds[i]);
-		sample(&b, "nv_ipam_controller_webhook_reviews_total", labels, (double)n->webhook_allowed[i]);
+		prom_sample(&b, "nv_ipam_controller_webhook_reviews_total", labels, (double)n->webhook_allowed[i]);
 		snprintf(labels, sizeof(labels), "{kind=\"%s\",allowed=\"false\"}", kinds[i]);
-		sample(&b, "nv_ipam_controller_webhook_reviews_total", labels, (double)n->webhook_denied[i]);
+		prom_sample(&b, "nv_ipam_controller_webhook_reviews_total", labels, (double)n->webhook_denied[i]);
 	}
 	one(&b, "nv_ipam_controller_webhook_bad_requests_total", "counter",
 	    "Webhook requests whose body was no AdmissionReview.", (double)n->webhook_bad);
-	one(&b, "process_cpu_seconds_total", "counter", "User and system CPU time spent in seconds.", cpu);
-	one(&b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", rss);
-	one(&b, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
-	    (double)n->started);
+	prom_process(&b, n->started);
 	if (b.oom) {
 		text_buf_free(&b);
 		return -ENOMEM;

@@ -27,7 +27,6 @@
 #include "ipam/nv-ipam/k8s/pods.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/node.h"
-#include "ipam/nv-ipam/node/store.h"
 
 /* After a failed pass: sooner than the interval, never in a loop. */
 #define RETRY_MS 5000L
@@ -160,12 +159,12 @@ static int pass(struct node *n, struct api_client *c, char *last_summary, size_t
 	struct gc_result res = { 0 };
 	struct cni_err err = { 0 };
 	struct pods pods = { 0 };
-	char msg[256], summary[256];
+	char summary[256];
 	int r;
 
-	r = node_store_lock(n, msg, sizeof(msg));
+	r = node_store_lock(n, &err);
 	if (r < 0) {
-		klog_error(msg, "cannot hold the store lock", "store", f->store_file, NULL);
+		klog_error(err.msg, "cannot hold the store lock", "store", f->store_file, NULL);
 		return r;
 	}
 	/* Taken before the listing: an allocation made after it may be missing from it. */

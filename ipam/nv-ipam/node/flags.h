@@ -35,21 +35,12 @@ struct node_flags {
 };
 
 /**
- * node_flags_parse() - read the command line
+ * node_flags_parse() - ipam-node's command line, as daemon_flags_parse() reads it
  * @argc: argument count
  * @argv: arguments
  * @ret: flags, defaults where not given (strings point into @argv or are constants)
- * @err: where a usage error is told ("unknown flag: --x", "invalid argument ... for --v")
+ * @err: where a usage error is told
  *
- * Flags are spelled --name=value or --name value (pflag's way; -v too); booleans take
- * --name, --name=true or --name=false. An unknown flag or a positional argument is an error.
- *
- * Return: 0 on success, -EINVAL after writing the error to @err.
+ * Return: 1 to go on, 0 after --help or --version, -EINVAL after telling.
  */
 int node_flags_parse(int argc, const char *const *argv, struct node_flags *ret, FILE *err);
-
-/**
- * node_flags_usage() - the --help text
- * @out: where to write it
- */
-void node_flags_usage(FILE *out);

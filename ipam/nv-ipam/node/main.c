@@ -38,13 +38,12 @@
 #include "ipam/nv-ipam/api/conn.h"
 #include "ipam/nv-ipam/api/reflector.h"
 #include "ipam/nv-ipam/daemon/klog.h"
-#include "ipam/nv-ipam/daemon/limits.h"
+#include "ipam/nv-ipam/daemon/run.h"
 #include "ipam/nv-ipam/node/conf.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/install.h"
 #include "ipam/nv-ipam/node/metrics.h"
 #include "ipam/nv-ipam/node/node.h"
-#include "ipam/nv-ipam/node/store.h"
 #include "ipam/nv-ipam/serve/http.h"
 #include "ipam/nv-ipam/store/store.h"
 
@@ -77,8 +76,6 @@ struct worker {
 	struct node *n;
 	int what;
 	struct api_client *client;
-	pthread_t thread;
-	bool started;
 };
 
 static void *work(void *arg)
@@ -93,13 +90,6 @@ static void *work(void *arg)
 }
 
 static struct node node;
-
-static void healthz(void *ctx, struct serve_reply *r)
-{
-	(void)ctx;
-	r->body = strdup("ok");
-	r->len = r->body ? 2 : 0;
-}
 
 static void readyz(void *ctx, struct serve_reply *r)
 {
@@ -124,15 +114,9 @@ static void metrics(void *ctx, struct serve_reply *r)
 	r->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }
 
-static const struct serve_route probe_routes[] = {
-	{ "/healthz", healthz, &node },
-	{ "/readyz", readyz, &node },
-};
-static const struct serve_route metrics_routes[] = {
-	{ "/metrics", metrics, &node },
-};
+/* The probes first, then /metrics: served together or apart. */
 static const struct serve_route all_routes[] = {
-	{ "/healthz", healthz, &node },
+	{ "/healthz", daemon_healthz, &node },
 	{ "/readyz", readyz, &node },
 	{ "/metrics", metrics, &node },
 };
@@ -233,9 +217,9 @@ static int start_servers(const struct node_flags *f, const sigset_t *sigs, struc
 		if (strcmp(f->metrics_bind_address, f->health_probe_bind_address) == 0) {
 			r = serve_start(f->health_probe_bind_address, all_routes, 3, probes, &err);
 		} else {
-			r = serve_start(f->health_probe_bind_address, probe_routes, 2, probes, &err);
+			r = serve_start(f->health_probe_bind_address, all_routes, 2, probes, &err);
 			if (r == 0)
-				r = serve_start(f->metrics_bind_address, metrics_routes, 1, metrics_srv, &err);
+				r = serve_start(f->metrics_bind_address, all_routes + 2, 1, metrics_srv, &err);
 		}
 		if (r == 0)
 			break;
@@ -310,7 +294,6 @@ static int prepare(struct node *n, const sigset_t *sigs)
 	const struct node_flags *f = n->flags;
 	_cleanup_free_ char *conf = NULL;
 	struct cni_err err = { 0 };
-	char msg[512];
 	int r;
 
 	/* Built before the locks: out of memory changes nothing. */
@@ -318,15 +301,15 @@ static int prepare(struct node *n, const sigset_t *sigs)
 		klog_error("out of memory", "failed to write configuration for shim CNI", NULL);
 		return 1;
 	}
-	r = node_lock_wait(n, node_owner_lock, START_LOCK_WAIT_MS, sigs, msg, sizeof(msg));
+	r = node_lock_wait(n, node_owner_lock, START_LOCK_WAIT_MS, sigs, &err);
 	if (r == 0)
-		r = node_lock_wait(n, node_store_lock, START_LOCK_WAIT_MS, sigs, msg, sizeof(msg));
+		r = node_lock_wait(n, node_store_lock, START_LOCK_WAIT_MS, sigs, &err);
 	if (r == -ECANCELED) {
 		klog_info(0, "stopped before the store was adopted", NULL);
 		return -1;
 	}
 	if (r < 0) {
-		klog_error(msg, "failed to lock store: this ipam-node does not run", NULL);
+		klog_error(err.msg, "failed to lock store: this ipam-node does not run", NULL);
 		return 1;
 	}
 	r = node_store_adopt(n);
@@ -355,83 +338,101 @@ static int prepare(struct node *n, const sigset_t *sigs)
 	return 0;
 }
 
-/* Return: false when a thread did not end within STOP_THREADS_MS (it is left running). */
-static bool stop_threads(struct worker *w, int stop_fd)
+/* Between signals: a pool file sync that failed is tried again. */
+static void retry_sync(void *ctx)
 {
-	struct timespec deadline;
-	bool all = true;
+	struct node *n = ctx;
 
-	(void)!write(stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += (STOP_THREADS_MS % 1000) * 1000000L;
-	deadline.tv_sec += STOP_THREADS_MS / 1000 + deadline.tv_nsec / 1000000000L;
-	deadline.tv_nsec %= 1000000000L;
-	for (int i = 0; i < N_THREADS; i++) {
-		if (!w[i].started)
-			continue;
-		if (pthread_timedjoin_np(w[i].thread, NULL, &deadline) != 0) {
-			all = false;
-			continue;
-		}
-		w[i].started = false;
+	if (__atomic_load_n(&n->sync_failed, __ATOMIC_RELAXED))
+		node_pools_retry(n);
+}
+
+/* What the threads share, before anything is checked: -ENOMEM after telling. */
+static int setup(struct node *n)
+{
+	const struct node_flags *f = n->flags;
+
+	n->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (n->stop_fd < 0 || metrics_init(&n->metrics) < 0 ||
+	    pthread_mutex_init(&n->sync_lock, NULL) != 0 ||
+	    asprintf(&n->pool_file, "%s/" NODE_POOL_FILE, f->cni_conf_dir) < 0 ||
+	    asprintf(&n->user_agent, "ipam-node/%s (cni-rdma-plugins) node/%s", PROJECT_VERSION,
+		     f->node_name) < 0) {
+		fprintf(stderr, "ipam-node: out of memory\n");
+		return -ENOMEM;
 	}
-	return all;
+	{
+		char interval[32], count[32];
+
+		snprintf(interval, sizeof(interval), "%ldms", f->stale_check_interval_ms);
+		snprintf(count, sizeof(count), "%ld", f->stale_check_count);
+		klog_info(0, "start IPAM node daemon", "version", PROJECT_VERSION, "node", f->node_name,
+			  "IPPools Namespace", f->ippools_namespace, "store", f->store_file, "poolFile",
+			  n->pool_file, "staleIPCheckInterval", interval, "countBeforeRelease", count,
+			  NULL);
+	}
+	return 0;
+}
+
+static void node_free(struct node *n, struct worker *w, struct serve *probes,
+		      struct serve *metrics_srv)
+{
+	serve_stop(probes);
+	serve_stop(metrics_srv);
+	for (int i = 0; i < N_THREADS; i++)
+		api_client_free(w[i].client);
+	node_pools_stop(n);
+	api_conn_free(&n->conn);
+	api_cleanup();
+	metrics_free(&n->metrics);
+	free(n->pool_file);
+	free(n->user_agent);
+	if (n->store_lock_fd >= 0)
+		close(n->store_lock_fd);
+	if (n->owner_fd >= 0)
+		close(n->owner_fd);
+	if (n->stop_fd >= 0)
+		close(n->stop_fd);
+}
+
+/* Return: 0, or -1 after logging (@stuck: a thread started did not end). */
+static int start_threads(struct node *n, struct worker *w, struct daemon_thread *th, bool *stuck)
+{
+	for (int i = 0; i < N_THREADS; i++) {
+		w[i] = (struct worker){ .n = n, .what = i };
+		if (i == T_CLEANER && n->flags->stale_check_interval_ms == 0)
+			continue;
+		if (api_client_new(&n->conn, n->user_agent, n->stop_fd, &w[i].client) < 0 ||
+		    daemon_thread_start(&th[i], work, &w[i]) < 0) {
+			klog_error("cannot start a thread", "cannot start", NULL);
+			*stuck = !daemon_threads_stop(th, N_THREADS, n->stop_fd, STOP_THREADS_MS);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct node_flags f;
 	struct worker w[N_THREADS] = { 0 };
+	struct daemon_thread th[N_THREADS] = { 0 };
 	struct serve *probes = NULL, *metrics_srv = NULL;
 	int64_t stop_at = 0;
 	sigset_t sigs;
-	int rc = 1, sig;
+	int rc = 1, r;
 	bool stuck = false;
 
-	if (node_flags_parse(argc, (const char *const *)argv, &f, stderr) < 0) {
-		fprintf(stderr, "Run 'ipam-node --help' for usage.\n");
-		return 1;
-	}
-	if (f.help) {
-		node_flags_usage(stdout);
-		return 0;
-	}
-	if (f.version) {
-		printf("ipam-node (cni-rdma-plugins) %s\n", PROJECT_VERSION);
-		return 0;
-	}
+	r = node_flags_parse(argc, (const char *const *)argv, &f, stderr);
+	if (r <= 0)
+		return r < 0 ? 1 : 0;
 	if (check_flags(&f, stderr) < 0)
 		return 1;
-	klog_setup(strcmp(f.logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, (int)f.v, -1);
-	(void)daemon_raise_nofile();
-
-	/* Every thread inherits this mask: the signals reach only the main thread's wait. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	daemon_setup(f.logging_format, (int)f.v, &sigs);
 
 	node = (struct node){ .flags = &f, .owner_fd = -1, .store_lock_fd = -1 };
-	node.stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (node.stop_fd < 0 || metrics_init(&node.metrics) < 0 ||
-	    pthread_mutex_init(&node.sync_lock, NULL) != 0 ||
-	    asprintf(&node.pool_file, "%s/" NODE_POOL_FILE, f.cni_conf_dir) < 0 ||
-	    asprintf(&node.user_agent, "ipam-node/%s (cni-rdma-plugins) node/%s", PROJECT_VERSION,
-		     f.node_name) < 0) {
-		fprintf(stderr, "ipam-node: out of memory\n");
+	if (setup(&node) < 0)
 		return 1;
-	}
-	{
-		char interval[32], count[32];
-
-		snprintf(interval, sizeof(interval), "%ldms", f.stale_check_interval_ms);
-		snprintf(count, sizeof(count), "%ld", f.stale_check_count);
-		klog_info(0, "start IPAM node daemon", "version", PROJECT_VERSION, "node", f.node_name,
-			  "IPPools Namespace", f.ippools_namespace, "store", f.store_file, "poolFile",
-			  node.pool_file, "staleIPCheckInterval", interval, "countBeforeRelease", count,
-			  NULL);
-	}
 	if (api_init() < 0 || node_pools_start(&node) < 0) {
 		klog_error("out of memory", "cannot start", NULL);
 		goto out;
@@ -444,31 +445,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	rc = 1;
-	for (int i = 0; i < N_THREADS; i++) {
-		w[i] = (struct worker){ .n = &node, .what = i };
-		if (i == T_CLEANER && f.stale_check_interval_ms == 0)
-			continue;
-		if (api_client_new(&node.conn, node.user_agent, node.stop_fd, &w[i].client) < 0 ||
-		    pthread_create(&w[i].thread, NULL, work, &w[i]) != 0) {
-			klog_error("cannot start a thread", "cannot start", NULL);
-			stuck = !stop_threads(w, node.stop_fd);
-			goto out;
-		}
-		w[i].started = true;
-	}
-
-	for (;;) {
-		struct timespec tick = { .tv_sec = 1 };
-
-		sig = sigtimedwait(&sigs, NULL, &tick);
-		if (sig == SIGTERM || sig == SIGINT)
-			break;
-		if (__atomic_load_n(&node.sync_failed, __ATOMIC_RELAXED))
-			node_pools_retry(&node);
-	}
+	if (start_threads(&node, w, th, &stuck) < 0)
+		goto out;
+	daemon_wait(&sigs, 1, retry_sync, &node);
 	stop_at = clock_mono_ms();
-	klog_info(0, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-	stuck = !stop_threads(w, node.stop_fd);
+	stuck = !daemon_threads_stop(th, N_THREADS, node.stop_fd, STOP_THREADS_MS);
 	rc = 0;
 	if (!stuck)
 		klog_info(0, "IPAM node daemon stopped", NULL);
@@ -485,21 +466,6 @@ out:
 		klog_error("a thread did not end in time", "IPAM node daemon stopped", NULL);
 		_exit(rc);
 	}
-	serve_stop(probes);
-	serve_stop(metrics_srv);
-	for (int i = 0; i < N_THREADS; i++)
-		api_client_free(w[i].client);
-	node_pools_stop(&node);
-	api_conn_free(&node.conn);
-	api_cleanup();
-	metrics_free(&node.metrics);
-	free(node.pool_file);
-	free(node.user_agent);
-	if (node.store_lock_fd >= 0)
-		close(node.store_lock_fd);
-	if (node.owner_fd >= 0)
-		close(node.owner_fd);
-	if (node.stop_fd >= 0)
-		close(node.stop_fd);
+	node_free(&node, w, probes, metrics_srv);
 	return rc;
 }

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/util/cleanup.h"
 #include "common/util/text.h"
+#include "ipam/nv-ipam/daemon/prom.h"
 #include "ipam/nv-ipam/gc/run.h"
 #include "ipam/nv-ipam/k8s/overlap.h"
 #include "ipam/nv-ipam/node/metrics.h"
@@ -174,54 +174,6 @@ int metrics_set_usage(struct metrics *m, const struct gc_result *res)
 	return r;
 }
 
-/* The process's CPU seconds and resident bytes, from /proc/self/stat. */
-static void process_stats(double *ret_cpu, double *ret_rss)
-{
-	char buf[1024], *p;
-	unsigned long utime = 0, stime = 0;
-	long rss = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n;
-
-	*ret_cpu = *ret_rss = 0;
-	if (!f)
-		return;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* Fields after the command's closing parenthesis: utime is the 12th, rss the 22nd. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d "
-			 "%*d %*d %*u %*u %ld", &utime, &stime, &rss) != 3)
-		return;
-	*ret_cpu = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-	*ret_rss = (double)rss * (double)sysconf(_SC_PAGESIZE);
-}
-
-static void family(struct text_buf *b, const char *name, const char *type, const char *help)
-{
-	char line[512];
-
-	snprintf(line, sizeof(line), "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-	text_buf_puts(b, line);
-}
-
-/* A label value: backslash, quote and newline escaped, as the format wants. */
-static void label(struct text_buf *b, const char *key, const char *val)
-{
-	text_buf_puts(b, key);
-	text_buf_puts(b, "=\"");
-	for (const char *p = val; *p; p++) {
-		if (*p == '\\' || *p == '"')
-			text_buf_putc(b, '\\');
-		if (*p == '\n')
-			text_buf_puts(b, "\\n");
-		else
-			text_buf_putc(b, *p);
-	}
-	text_buf_putc(b, '"');
-}
-
 static void sample_u(struct text_buf *b, const char *name, const struct metrics_pool *p,
 		     unsigned long long v)
 {
@@ -230,91 +182,76 @@ static void sample_u(struct text_buf *b, const char *name, const struct metrics_
 
 	text_buf_puts(b, name);
 	text_buf_putc(b, '{');
-	label(b, "pool", cidr ? p->key + 9 : p->key);
+	prom_label(b, "pool", cidr ? p->key + 9 : p->key);
 	text_buf_putc(b, ',');
-	label(b, "type", cidr ? "cidrpool" : "ippool");
+	prom_label(b, "type", cidr ? "cidrpool" : "ippool");
 	snprintf(num, sizeof(num), "} %llu\n", v);
 	text_buf_puts(b, num);
-}
-
-static void plain(struct text_buf *b, const char *name, const char *labels, double v)
-{
-	char line[256];
-
-	snprintf(line, sizeof(line), "%s%s %.10g\n", name, labels, v);
-	text_buf_puts(b, line);
 }
 
 int metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 {
 	static const char *const kinds[METRICS_KINDS] = { "ippools", "cidrpools" };
 	struct text_buf b = { 0 };
-	double cpu, rss;
 	char labels[64];
 
-	process_stats(&cpu, &rss);
 	pthread_mutex_lock(&m->lock);
-	family(&b, "nv_ipam_node_pool_size", "gauge",
-	       "Addresses this node hands out from the pool: its block less exclusions and the gateway.");
+	prom_family(&b, "nv_ipam_node_pool_size", "gauge",
+	            "Addresses this node hands out from the pool: its block less exclusions and the gateway.");
 	for (size_t i = 0; i < m->n_pools; i++)
 		sample_u(&b, "nv_ipam_node_pool_size", &m->pools[i], m->pools[i].size);
-	family(&b, "nv_ipam_node_pool_allocated", "gauge",
-	       "Addresses of the pool held in this node's store, as of the last clean pass.");
+	prom_family(&b, "nv_ipam_node_pool_allocated", "gauge",
+	            "Addresses of the pool held in this node's store, as of the last clean pass.");
 	for (size_t i = 0; i < m->n_pools; i++)
 		sample_u(&b, "nv_ipam_node_pool_allocated", &m->pools[i], m->pools[i].allocated);
-	family(&b, "nv_ipam_node_pool_free", "gauge",
-	       "Size less allocated (an address given outside the block counts against it too).");
+	prom_family(&b, "nv_ipam_node_pool_free", "gauge",
+	            "Size less allocated (an address given outside the block counts against it too).");
 	for (size_t i = 0; i < m->n_pools; i++)
 		sample_u(&b, "nv_ipam_node_pool_free", &m->pools[i],
 			 m->pools[i].size > m->pools[i].allocated ? m->pools[i].size - m->pools[i].allocated : 0);
-	family(&b, "nv_ipam_node_pool_overlapping", "gauge",
-	       "Other pools of the node pool file whose block shares addresses with this pool's "
+	prom_family(&b, "nv_ipam_node_pool_overlapping", "gauge",
+	            "Other pools of the node pool file whose block shares addresses with this pool's "
 	       "(the node may hand out one address twice).");
 	for (size_t i = 0; i < m->n_pools; i++)
 		if (m->pools[i].in_file)
 			sample_u(&b, "nv_ipam_node_pool_overlapping", &m->pools[i], m->pools[i].overlapping);
-	family(&b, "nv_ipam_node_pool_stale", "gauge",
-	       "Addresses held by a pod that is gone from the API, not yet released.");
+	prom_family(&b, "nv_ipam_node_pool_stale", "gauge",
+	            "Addresses held by a pod that is gone from the API, not yet released.");
 	for (size_t i = 0; i < m->n_pools; i++)
 		sample_u(&b, "nv_ipam_node_pool_stale", &m->pools[i], m->pools[i].stale);
-	family(&b, "nv_ipam_node_cleaner_released_total", "counter",
-	       "Addresses the cleaner released because their pod was gone.");
+	prom_family(&b, "nv_ipam_node_cleaner_released_total", "counter",
+	            "Addresses the cleaner released because their pod was gone.");
 	for (size_t i = 0; i < m->n_pools; i++)
 		sample_u(&b, "nv_ipam_node_cleaner_released_total", &m->pools[i], m->pools[i].released);
-	family(&b, "nv_ipam_node_cleaner_runs_total", "counter", "Clean passes, by result.");
-	plain(&b, "nv_ipam_node_cleaner_runs_total", "{result=\"ok\"}", (double)m->clean_runs);
-	plain(&b, "nv_ipam_node_cleaner_runs_total", "{result=\"failed\"}", (double)m->clean_failures);
-	family(&b, "nv_ipam_node_cleaner_last_run_timestamp_seconds", "gauge",
-	       "When a clean pass last completed (0: never).");
-	plain(&b, "nv_ipam_node_cleaner_last_run_timestamp_seconds", "", (double)m->last_clean);
-	family(&b, "nv_ipam_node_pool_sync_writes_total", "counter", "Rewrites of the node pool file.");
-	plain(&b, "nv_ipam_node_pool_sync_writes_total", "", (double)m->syncs);
-	family(&b, "nv_ipam_node_pool_sync_errors_total", "counter",
-	       "Syncs that could not write the node pool file.");
-	plain(&b, "nv_ipam_node_pool_sync_errors_total", "", (double)m->sync_errors);
-	family(&b, "nv_ipam_node_pool_sync_last_timestamp_seconds", "gauge",
-	       "When the node pool file last matched the API's pools (0: never).");
-	plain(&b, "nv_ipam_node_pool_sync_last_timestamp_seconds", "", (double)m->last_sync);
-	family(&b, "nv_ipam_node_watch_restarts_total", "counter",
-	       "Watches of the pools that broke off or could not start.");
+	prom_family(&b, "nv_ipam_node_cleaner_runs_total", "counter", "Clean passes, by result.");
+	prom_sample(&b, "nv_ipam_node_cleaner_runs_total", "{result=\"ok\"}", (double)m->clean_runs);
+	prom_sample(&b, "nv_ipam_node_cleaner_runs_total", "{result=\"failed\"}", (double)m->clean_failures);
+	prom_family(&b, "nv_ipam_node_cleaner_last_run_timestamp_seconds", "gauge",
+	            "When a clean pass last completed (0: never).");
+	prom_sample(&b, "nv_ipam_node_cleaner_last_run_timestamp_seconds", "", (double)m->last_clean);
+	prom_family(&b, "nv_ipam_node_pool_sync_writes_total", "counter", "Rewrites of the node pool file.");
+	prom_sample(&b, "nv_ipam_node_pool_sync_writes_total", "", (double)m->syncs);
+	prom_family(&b, "nv_ipam_node_pool_sync_errors_total", "counter",
+	            "Syncs that could not write the node pool file.");
+	prom_sample(&b, "nv_ipam_node_pool_sync_errors_total", "", (double)m->sync_errors);
+	prom_family(&b, "nv_ipam_node_pool_sync_last_timestamp_seconds", "gauge",
+	            "When the node pool file last matched the API's pools (0: never).");
+	prom_sample(&b, "nv_ipam_node_pool_sync_last_timestamp_seconds", "", (double)m->last_sync);
+	prom_family(&b, "nv_ipam_node_watch_restarts_total", "counter",
+	            "Watches of the pools that broke off or could not start.");
 	for (int k = 0; k < METRICS_KINDS; k++) {
 		snprintf(labels, sizeof(labels), "{resource=\"%s\"}", kinds[k]);
-		plain(&b, "nv_ipam_node_watch_restarts_total", labels, (double)m->watch_restarts[k]);
+		prom_sample(&b, "nv_ipam_node_watch_restarts_total", labels, (double)m->watch_restarts[k]);
 	}
-	family(&b, "nv_ipam_node_watch_relists_total", "counter",
-	       "Lists of the pools forced by a watch whose version was gone (410).");
+	prom_family(&b, "nv_ipam_node_watch_relists_total", "counter",
+	            "Lists of the pools forced by a watch whose version was gone (410).");
 	for (int k = 0; k < METRICS_KINDS; k++) {
 		snprintf(labels, sizeof(labels), "{resource=\"%s\"}", kinds[k]);
-		plain(&b, "nv_ipam_node_watch_relists_total", labels, (double)m->relists[k]);
+		prom_sample(&b, "nv_ipam_node_watch_relists_total", labels, (double)m->relists[k]);
 	}
-	family(&b, "nv_ipam_node_ready", "gauge", "1 once the first node pool file sync is written.");
-	plain(&b, "nv_ipam_node_ready", "", m->ready ? 1 : 0);
-	family(&b, "process_cpu_seconds_total", "counter", "User and system CPU time spent in seconds.");
-	plain(&b, "process_cpu_seconds_total", "", cpu);
-	family(&b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-	plain(&b, "process_resident_memory_bytes", "", rss);
-	family(&b, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
-	plain(&b, "process_start_time_seconds", "", (double)m->started);
+	prom_family(&b, "nv_ipam_node_ready", "gauge", "1 once the first node pool file sync is written.");
+	prom_sample(&b, "nv_ipam_node_ready", "", m->ready ? 1 : 0);
+	prom_process(&b, m->started);
 	pthread_mutex_unlock(&m->lock);
 	text_buf_putc(&b, '\0');
 	if (b.oom) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "ipam/nv-ipam/api/conn.h"
@@ -88,15 +89,54 @@ void node_pools_stop(struct node *n);
 void node_cleaner_run(struct node *n, void *c);
 
 /**
+ * node_store_lock() - take (or check) the store lock: a non-blocking flock on --store-file,
+ *                     created when missing, as the reference node daemon takes it
+ * @n: node
+ * @err: why it failed
+ *
+ * nv-ipam writes the store file by rename when it first makes one: the lock is then on the
+ * old inode, and is taken again on the new one.
+ *
+ * Return: 0 when held, -EWOULDBLOCK when another process holds it, -EINVAL when it is
+ * not a regular file, other negative errno.
+ */
+int node_store_lock(struct node *n, struct cni_err *err);
+
+/**
+ * node_store_adopt() - make the store ours, under its node lock (so that the reference
+ *                      daemon cannot start on it), and move the store lock to its file
+ * @n: node
+ *
+ * A store this build cannot read is left alone and so is the nv-ipam binary (an older one
+ * must not replace a newer): logged, and the rest runs. Sets @n->store_adopted once the
+ * store may be ours, whatever follows: from then on a stop hands it over.
+ *
+ * Return: 0, or the exit status (1) after logging the failure.
+ */
+int node_store_adopt(struct node *n);
+
+/**
+ * node_store_handover() - at stop, the store in the reference daemon's format, for a
+ *                         rollback to find
+ * @n: node
+ * @deadline_ms: until when (clock_mono_ms()) the node lock is waited for: an ADD under
+ *               way holds it
+ *
+ * Nothing is done when the store was never adopted or --store-handover=false.
+ *
+ * Return: false when the store was ours and is not handed over (the exit status is 1).
+ */
+bool node_store_handover(const struct node *n, int64_t deadline_ms);
+
+/**
  * node_owner_lock() - take the owner lock: a non-blocking flock on "<store-file>.owner",
  *                     created when missing, a regular file and no link
  * @n: node
- * @ret_msg: why it failed
- * @len: its size
+ * @err: why it failed
  *
  * Return: 0 when held, -EWOULDBLOCK when another process holds it, other negative errno.
  */
-int node_owner_lock(struct node *n, char *ret_msg, size_t len);
+int node_owner_lock(struct node *n, struct cni_err *err);
 
 /**
  * node_owner_held() - whether the owner lock is still ours: taken, and its file still the
@@ -114,13 +154,12 @@ bool node_owner_held(const struct node *n);
  * @take: node_owner_lock() or node_store_lock()
  * @wait_ms: how long another holder is waited for
  * @sigs: the stop signals
- * @ret_msg: why it failed
- * @len: its size
+ * @err: why it failed (the last try's reason)
  *
  * Return: 0 when held, -ECANCELED on a stop signal, else what @take returned last.
  */
-int node_lock_wait(struct node *n, int (*take)(struct node *, char *, size_t), long wait_ms,
-		   const sigset_t *sigs, char *ret_msg, size_t len);
+int node_lock_wait(struct node *n, int (*take)(struct node *, struct cni_err *), long wait_ms,
+		   const sigset_t *sigs, struct cni_err *err);
 
 /**
  * node_check_install() - unless --cni-skip-nv-ipam-binary-copy, whether nv-ipam and the

@@ -1,4 +1,4 @@
-/* ipam-node's hold on the store: its lock, adopting it at start, handing it over at stop */
+/* ipam-node's store: its lock, taken back at start, handed over at stop */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -15,17 +15,17 @@
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/node/flags.h"
 #include "ipam/nv-ipam/node/node.h"
-#include "ipam/nv-ipam/node/store.h"
 #include "ipam/nv-ipam/store/store.h"
 
 /* How long adopting waits for the store's node lock (ADDs under way). */
 #define STORE_LOCK_WAIT_MS 5000u
 
-int node_store_lock(struct node *n, char *msg, size_t len)
+
+int node_store_lock(struct node *n, struct cni_err *err)
 {
 	const char *path = n->flags->store_file;
 	struct stat now;
-	int fd;
+	int fd, e;
 
 	if (n->store_lock_fd >= 0 && stat(path, &now) == 0 && now.st_dev == n->store_locked.st_dev &&
 	    now.st_ino == n->store_locked.st_ino)
@@ -34,24 +34,20 @@ int node_store_lock(struct node *n, char *msg, size_t len)
 	 * non-blocking: a FIFO there must not hang the start (the signals are blocked). */
 	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		int e = errno;
-
-		snprintf(msg, len, "cannot open store file %s: %s", path,
-			 e == ELOOP ? "it is a symbolic link" : strerror(e));
-		return -e;
+		e = errno;
+		return cni_err_set(err, CNI_ERR_IO, -e, "cannot open store file %s: %s", path,
+				   e == ELOOP ? "it is a symbolic link" : strerror(e));
 	}
 	if (fstat(fd, &now) == 0 && !S_ISREG(now.st_mode)) {
 		close(fd);
-		snprintf(msg, len, "store file %s is not a regular file", path);
-		return -EINVAL;
+		return cni_err_set(err, CNI_ERR_IO, -EINVAL, "store file %s is not a regular file", path);
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &now) < 0) {
-		int e = errno;
-
+		e = errno;
 		close(fd);
-		snprintf(msg, len, e == EWOULDBLOCK ? "store lock is held by a different process: %s"
-						     : "cannot lock %s", path);
-		return -e;
+		return cni_err_set(err, CNI_ERR_IO, -e,
+				   e == EWOULDBLOCK ? "store lock is held by a different process: %s"
+						    : "cannot lock %s", path);
 	}
 	if (n->store_lock_fd >= 0)
 		close(n->store_lock_fd);
@@ -70,8 +66,8 @@ int node_store_adopt(struct node *n)
 	};
 	const char *path = n->flags->store_file;
 	enum nvipam_store_adoption how;
-	struct cni_err err = { 0 };
-	char count[32], msg[512];
+	struct cni_err err = { 0 }, lock_err = { 0 };
+	char count[32];
 	size_t total;
 	int r;
 
@@ -91,9 +87,9 @@ int node_store_adopt(struct node *n)
 	klog_info(0, said[how], "store", path, "allocations", count, NULL);
 	/* A rewritten store file is a new inode: the lock moves to it (no ipam-node can have
 	 * taken it meanwhile: they wait for the owner lock). */
-	r = node_store_lock(n, msg, sizeof(msg));
+	r = node_store_lock(n, &lock_err);
 	if (r < 0) {
-		klog_error(msg, "failed to lock store", NULL);
+		klog_error(lock_err.msg, "failed to lock store", NULL);
 		return 1;
 	}
 	return 0;

@@ -84,8 +84,8 @@ int carve_main(int argc, char **argv)
 	int ret;
 
 	ret = cli_options("carve", carve_help, argc, argv, opts, carve_option, &a, NULL);
-	if (ret >= 0)
-		return ret;
+	if (ret <= 0)
+		return -ret;
 	ret = CLI_EXIT_FAIL;
 	pools_path = a.pools;
 	nodes_path = a.nodes;

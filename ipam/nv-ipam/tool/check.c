@@ -345,8 +345,8 @@ int check_main(int argc, char **argv)
 	int r;
 
 	r = cli_options("check", check_help, argc, argv, opts, check_option, &a, &files);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return -r;
 	if (a.has_listed_at && !a.pods)
 		return cli_usage_error("check", "--listed-at needs --pods");
 	pool_file = files.pool_file;

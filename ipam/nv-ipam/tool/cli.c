@@ -63,26 +63,26 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(help, stdout);
-			return CLI_EXIT_OK;
+			return 0;
 		}
 		if (c == '?')
-			return cli_usage_error(cmd, "invalid option");
+			return -cli_usage_error(cmd, "invalid option");
 		if (files && c == 's') {
 			files->store = optarg;
 		} else if (files && c == 'f') {
 			files->pool_file = optarg;
 		} else if (files && c == 't') {
 			if (cli_parse_uint(optarg, 3600000, &files->lock_timeout_ms) < 0)
-				return cli_usage_error(cmd, "invalid --lock-timeout-ms \"%s\"", optarg);
+				return -cli_usage_error(cmd, "invalid --lock-timeout-ms \"%s\"", optarg);
 		} else {
 			r = handle ? handle(c, optarg, ctx) : cli_usage_error(cmd, "invalid option");
 			if (r)
-				return r;
+				return -r;
 		}
 	}
 	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
-	return -1;
+		return -cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	return 1;
 }
 
 int cli_store_open(const struct cli_node_files *files, struct nvipam_store **ret,

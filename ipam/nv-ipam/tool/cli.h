@@ -87,7 +87,8 @@ struct cli_node_files {
  *
  * Positional arguments are refused.
  *
- * Return: -1 to go on, otherwise the exit status to return (after --help or a usage error).
+ * Return: systemd's convention: 1 to go on, 0 after --help (exit 0), or minus the exit status
+ * after printing why (a usage error: -CLI_EXIT_USAGE).
  */
 int cli_options(const char *cmd, const char *help, int argc, char **argv,
 		const struct option *opts, int (*handle)(int opt, const char *arg, void *ctx),

@@ -127,8 +127,8 @@ int gc_main(int argc, char **argv)
 	int ret;
 
 	ret = cli_options("gc", gc_help, argc, argv, opts, gc_option, &a, &files);
-	if (ret >= 0)
-		return ret;
+	if (ret <= 0)
+		return -ret;
 	if (!a.pods)
 		return cli_usage_error("gc", "--pods is required");
 	if (!a.has_listed_at)

@@ -122,8 +122,8 @@ int handover_main(int argc, char **argv)
 	int ret;
 
 	ret = parse("handover", handover_help, argc, argv, &files);
-	if (ret >= 0)
-		return ret;
+	if (ret <= 0)
+		return -ret;
 	if (store_required(files.store, "hand over", &err) < 0 ||
 	    lock_store_file(files.store, &lock, &err) < 0)
 		return cli_fail(&err);
@@ -156,8 +156,8 @@ int adopt_main(int argc, char **argv)
 	int ret;
 
 	ret = parse("adopt", adopt_help, argc, argv, &files);
-	if (ret >= 0)
-		return ret;
+	if (ret <= 0)
+		return -ret;
 	if (store_required(files.store, "adopt", &err) < 0 ||
 	    lock_store_file(files.store, &lock, &err) < 0 ||
 	    nvipam_store_adopt(files.store, (unsigned int)files.lock_timeout_ms, &how, &n, &err) < 0)

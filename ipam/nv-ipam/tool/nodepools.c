@@ -164,8 +164,8 @@ int nodepools_main(int argc, char **argv)
 	int r, r2;
 
 	r = cli_options("node-pools", nodepools_help, argc, argv, opts, nodepools_option, &a, NULL);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return -r;
 	node = a.node;
 	input = a.input;
 	output = a.output;

@@ -107,27 +107,27 @@ static int release_option(int opt, const char *arg, void *ctx)
 	return 0;
 }
 
-/* The query the options ask for: -1 to go on, or a usage error's exit status (as cli_options()). */
+/* The query the options ask for: as cli_options(), 1 to go on or -CLI_EXIT_USAGE. */
 static int release_query(const struct release_args *args, struct query *ret)
 {
 	const char *pod = args->pod, *slash;
 
 	*ret = args->q;
 	if (!ret->container_id == !pod)
-		return cli_usage_error("release", "give exactly one of --container-id and --pod");
+		return -cli_usage_error("release", "give exactly one of --container-id and --pod");
 	if (ret->container_id && !*ret->container_id)
-		return cli_usage_error("release", "--container-id is empty");
+		return -cli_usage_error("release", "--container-id is empty");
 	if (ret->ifname && !ret->container_id)
-		return cli_usage_error("release", "--ifname needs --container-id");
+		return -cli_usage_error("release", "--ifname needs --container-id");
 	if (pod) {
 		slash = strchr(pod, '/');
 		if (!slash || slash == pod || !slash[1] || strchr(slash + 1, '/'))
-			return cli_usage_error("release", "--pod must be NAMESPACE/NAME, got \"%s\"", pod);
+			return -cli_usage_error("release", "--pod must be NAMESPACE/NAME, got \"%s\"", pod);
 		ret->pod_ns = pod;
 		ret->pod_ns_len = (size_t)(slash - pod);
 		ret->pod_name = slash + 1;
 	}
-	return -1;
+	return 1;
 }
 
 static void print_marked(const struct nvipam_store *st, const bool *drop, bool dry_run, FILE *out)
@@ -195,11 +195,11 @@ int release_main(int argc, char **argv)
 	int r;
 
 	r = cli_options("release", release_help, argc, argv, opts, release_option, &args, &files);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return -r;
 	r = release_query(&args, &q);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return -r;
 
 	if (cli_store_open(&files, &st, &err) < 0)
 		return cli_fail(&err);

@@ -350,8 +350,8 @@ int show_main(int argc, char **argv)
 	int r, ret;
 
 	ret = cli_options("show", show_help, argc, argv, opts, show_option, &a, &files);
-	if (ret >= 0)
-		return ret;
+	if (ret <= 0)
+		return -ret;
 	ret = CLI_EXIT_FAIL;
 	store_path = files.store;
 	pool_file = files.pool_file;

@@ -1,0 +1,41 @@
+/* Prometheus' text format for the daemons' /metrics: families, samples, the process's own */
+#pragma once
+
+#include <time.h>
+
+#include "common/util/text.h"
+
+/**
+ * prom_family() - a family's HELP and TYPE lines
+ * @b: the page
+ * @name: the metric's name
+ * @type: "counter" or "gauge"
+ * @help: one line of text, the code's own words
+ */
+void prom_family(struct text_buf *b, const char *name, const char *type, const char *help);
+
+/**
+ * prom_sample() - one sample line
+ * @b: the page
+ * @name: the metric's name
+ * @labels: "" or "{k=\"v\",...}" made of the code's own words
+ * @v: the value
+ */
+void prom_sample(struct text_buf *b, const char *name, const char *labels, double v);
+
+/**
+ * prom_label() - one label, its value escaped as the format wants
+ * @b: the page
+ * @key: the label's name
+ * @val: any text (backslash, quote and newline are escaped)
+ */
+void prom_label(struct text_buf *b, const char *key, const char *val);
+
+/**
+ * prom_process() - the process_* families every Go exporter has
+ * @b: the page
+ * @started: when the process started
+ *
+ * CPU seconds and resident bytes are read from /proc/self/stat (0 when unreadable).
+ */
+void prom_process(struct text_buf *b, time_t started);
