@@ -16,6 +16,7 @@
 
 #include "common/util/error.h"
 #include "common/util/text.h"
+#include "ipam/nv-ipam/pool/allocator.h"
 #include "ipam/nv-ipam/store/migrate.h"
 #include "ipam/nv-ipam/store/store.h"
 
@@ -107,11 +108,9 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 	const char *keys[] = { pool };
 	char cid[65], addr[32], podname[64];
 	struct nvipam_alloc a = alloc_n(i, cid, addr, podname);
-	struct ip_addr *ips = NULL;
-	struct ip_addr last;
+	struct nvipam_pool_usage usage;
 	struct nvipam_store *s;
 	struct cni_err err = { 0 };
-	bool has_last;
 	size_t n;
 	double t0 = now_ms(), t1;
 
@@ -119,9 +118,9 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 		die("open pools", &err);
 	*open_ms = now_ms() - t0;
 	if (nvipam_store_find(s, pool, cid, "net1") ||
-	    nvipam_store_usage(s, pool, &ips, &n, &has_last, &last) < 0)
+	    nvipam_store_usage(s, pool, &usage) < 0)
 		die("find", NULL);
-	free(ips);
+	nvipam_store_usage_free(&usage);
 	if (nvipam_store_add(s, &a, true) < 0 || nvipam_store_commit(s, &err) < 0)
 		die("add", &err);
 	nvipam_store_close(s);

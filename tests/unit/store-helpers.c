@@ -18,6 +18,7 @@
 #include "common/cni/trust.h"
 #include "common/util/error.h"
 #include "common/util/text.h"
+#include "ipam/nv-ipam/pool/allocator.h"
 #include "tests/unit/store-helpers.h"
 
 char helper_dir[64];
@@ -267,4 +268,19 @@ char *log_line(const char *fields)
 	assert_true(asprintf(&line, "%s\t%016" PRIx64 "\n", fields,
 			     text_checksum64(fields, strlen(fields))) > 0);
 	return line;
+}
+
+int usage_of(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
+	     size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last)
+{
+	struct nvipam_pool_usage u;
+	int r = nvipam_store_usage(s, pool, &u);
+
+	if (r < 0)
+		return r;
+	*ret_ips = (struct ip_addr *)u.reserved;
+	*ret_n = u.n_reserved;
+	*ret_has_last = u.has_last;
+	*ret_last = u.last_reserved;
+	return 0;
 }

@@ -204,3 +204,17 @@ void lines_free(char **v, size_t n);
  * Return: malloc'ed line with its newline.
  */
 char *log_line(const char *fields);
+
+/**
+ * usage_of() - nvipam_store_usage(), its fields apart
+ * @s: store
+ * @pool: pool key
+ * @ret_ips: malloc'ed reserved IPs in order (free())
+ * @ret_n: their number
+ * @ret_has_last: whether a last pick is known
+ * @ret_last: the last round-robin pick
+ *
+ * Return: what nvipam_store_usage() returned.
+ */
+int usage_of(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
+	     size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last);

@@ -370,7 +370,7 @@ static void expect_filled(const char *path, const char *pool, int n)
 		else
 			assert_non_null(nvipam_store_find(s, pool, cid, "net1"));
 	}
-	assert_int_equal(nvipam_store_usage(s, pool, &ips, &count, &has_last, &last), 0);
+	assert_int_equal(usage_of(s, pool, &ips, &count, &has_last, &last), 0);
 	free(ips);
 	assert_int_equal(count, (size_t)n - (size_t)(n / 150) * 22);
 	nvipam_store_close(s);
@@ -866,11 +866,11 @@ static void test_migration_two_pools(void **state)
 	assert_int_equal(a->created, 0);
 	assert_non_null(nvipam_store_find(s, "pool1", "b", "net1"));
 
-	assert_int_equal(nvipam_store_usage(s, "cidrpool/p6", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(usage_of(s, "cidrpool/p6", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 1);
 	assert_false(has_last);
 	free(ips);
-	assert_int_equal(nvipam_store_usage(s, "pool1", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(usage_of(s, "pool1", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 2);
 	assert_true(has_last);
 	assert_ip(&last, "10.0.0.3");

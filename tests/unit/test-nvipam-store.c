@@ -449,7 +449,7 @@ static void test_find_and_usage(void **state)
 
 	(void)state;
 	open_ok(path, &s);
-	assert_int_equal(nvipam_store_usage(s, "p", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(usage_of(s, "p", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 0);
 	assert_false(has_last);
 	free(ips);
@@ -467,7 +467,7 @@ static void test_find_and_usage(void **state)
 	assert_ip(&nvipam_store_find(s, "p", "c1", "net1")->ip, "10.0.0.4");
 
 	/* In address order, IPv4 first, as allocation takes them. */
-	assert_int_equal(nvipam_store_usage(s, "p", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(usage_of(s, "p", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 4);
 	assert_ip(&ips[0], "10.0.0.2");
 	assert_ip(&ips[1], "10.0.0.4");
@@ -978,7 +978,7 @@ static void test_many_allocations(void **state)
 	nvipam_store_close(s);
 	assert_true(exists(snap));
 	open_pools_ok(path, keys, &s);
-	assert_int_equal(nvipam_store_usage(s, "cidrpool/big-pool", &ips, &n, &has_last, &last), 0);
+	assert_int_equal(usage_of(s, "cidrpool/big-pool", &ips, &n, &has_last, &last), 0);
 	assert_int_equal(n, 10001);
 	for (size_t i = 1; i < n; i++)
 		assert_true(memcmp(ips[i - 1].bytes, ips[i].bytes, 4) < 0);

@@ -155,16 +155,13 @@ static int allocate_cooled(struct session *s, const struct nvipam_pool *pool,
 static int allocate_one(struct session *s, const struct cni_ctx *ctx, const struct nvipam_pool *pool,
 			const struct nvipam_request *req, struct ip_addr *ret, struct cni_err *err)
 {
-	_cleanup_free_ struct ip_addr *held = NULL;
-	struct nvipam_pool_usage usage = { 0 };
+	_cleanup_(nvipam_store_usage_free) struct nvipam_pool_usage usage = { 0 };
 	struct nvipam_alloc a;
 	int r;
 
-	r = nvipam_store_usage(s->store, pool->key, &held, &usage.n_reserved, &usage.has_last,
-			       &usage.last_reserved);
+	r = nvipam_store_usage(s->store, pool->key, &usage);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
-	usage.reserved = held;
 	r = -ENOSPC;
 	if (req->kind == NVIPAM_REQ_NEXT && s->conf->released_ip_cooldown_s)
 		r = allocate_cooled(s, pool, &usage, req, ret, err);
@@ -462,21 +459,18 @@ static int nvipam_status(const struct cni_ctx *ctx, struct cni_err *err)
 		goto out;
 	}
 	for (size_t i = 0; i < s.conf->n_pools; i++) {
-		_cleanup_free_ struct ip_addr *held = NULL;
-		struct nvipam_pool_usage usage = { 0 };
+		_cleanup_(nvipam_store_usage_free) struct nvipam_pool_usage usage = { 0 };
 		const struct nvipam_pool *p = find_pool(&s, i, err);
 
 		if (!p) {
 			r = cni_err_code(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOENT);
 			goto out;
 		}
-		r = nvipam_store_usage(s.store, p->key, &held, &usage.n_reserved, &usage.has_last,
-				       &usage.last_reserved);
+		r = nvipam_store_usage(s.store, p->key, &usage);
 		if (r < 0) {
 			cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, r, "out of memory");
 			goto out;
 		}
-		usage.reserved = held;
 		if (nvipam_pool_free_count(p, &usage) == 0) {
 			r = cni_err_set(err, CNI_ERR_STATUS_UNAVAILABLE, -ENOSPC,
 					"no free addresses in the pool \"%s\", poolType \"%s\"", p->name,

@@ -28,6 +28,7 @@
 #include "common/util/error.h"
 #include "common/util/log.h"
 #include "common/util/text.h"
+#include "ipam/nv-ipam/pool/allocator.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/gate.h"
@@ -798,8 +799,7 @@ static int cmp_ip(const void *x, const void *y)
  * order as its snapshot had them, then those replayed or added after: a few to sort and
  * merge in.
  */
-int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
-		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last)
+int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct nvipam_pool_usage *ret)
 {
 	const struct store_pool *p = s ? store_model_pool(s, pool) : NULL;
 	_cleanup_free_ struct ip_addr *merged = NULL;
@@ -826,11 +826,19 @@ int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip
 											      ips[j++];
 		memcpy(ips, merged, n * sizeof(*ips));
 	}
-	*ret_ips = ips;
-	*ret_n = n;
-	*ret_has_last = p && p->has_last;
-	*ret_last = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 };
+	*ret = (struct nvipam_pool_usage){
+		.reserved = ips,
+		.n_reserved = n,
+		.has_last = p && p->has_last,
+		.last_reserved = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 },
+	};
 	return 0;
+}
+
+void nvipam_store_usage_free(struct nvipam_pool_usage *u)
+{
+	free((void *)u->reserved);
+	u->reserved = NULL;
 }
 
 bool nvipam_store_dirty(const struct nvipam_store *s)

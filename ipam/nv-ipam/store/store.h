@@ -17,6 +17,7 @@
 
 struct cni_err;
 /* Opaque: its pools, files and locks are the store's own (store/private.h). */
+struct nvipam_pool_usage;
 struct nvipam_store;
 
 /*
@@ -298,18 +299,22 @@ bool nvipam_store_pool_at(const struct nvipam_store *s, size_t i,
 int nvipam_alloc_ptr_cmp(const void *a, const void *b);
 
 /**
- * nvipam_store_usage() - the reserved IPs and last pick of a pool
+ * nvipam_store_usage() - the reserved IPs and last pick of a pool, as the allocator takes them
  * @s: store, or NULL (none)
  * @pool: pool key
- * @ret_ips: malloc'ed array of held IPs in ip_addr_cmp() order, written only on success
- * @ret_n: number of entries
- * @ret_has_last: whether a last reserved IP is known
- * @ret_last: the last reserved IP
+ * @ret: its reserved IPs (malloc'ed, in ip_addr_cmp() order: release with
+ *       nvipam_store_usage_free()), their count and the last round-robin pick; written
+ *       only on success
  *
  * Return: 0 on success, -ENOMEM.
  */
-int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct ip_addr **ret_ips,
-		       size_t *ret_n, bool *ret_has_last, struct ip_addr *ret_last);
+int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct nvipam_pool_usage *ret);
+
+/**
+ * nvipam_store_usage_free() - release what nvipam_store_usage() filled in
+ * @u: usage (its reserved IPs; NULL is fine)
+ */
+void nvipam_store_usage_free(struct nvipam_pool_usage *u);
 
 /**
  * nvipam_store_dirty() - whether changes wait for a commit

@@ -293,18 +293,13 @@ oom:
 static int free_counts(const struct nvipam_store *st, struct shown *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct nvipam_pool_usage u = { 0 };
-		struct ip_addr *ips = NULL;
-		size_t nips = 0;
+		_cleanup_(nvipam_store_usage_free) struct nvipam_pool_usage u = { 0 };
 
 		if (!v[i].pool)
 			continue;
-		if (nvipam_store_usage(st, v[i].key, &ips, &nips, &u.has_last, &u.last_reserved) < 0)
+		if (nvipam_store_usage(st, v[i].key, &u) < 0)
 			return -ENOMEM;
-		u.reserved = ips;
-		u.n_reserved = nips;
 		v[i].free_count = nvipam_pool_free_count(v[i].pool, &u);
-		free(ips);
 	}
 	return 0;
 }
