@@ -6,15 +6,12 @@
 
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/store/store.h"
 
 struct cni_ctx;
 struct cni_err;
 
 #define NVIPAM_DEFAULT_CONF_DIR "/etc/cni/net.d/nv-ipam.d"
-#define NVIPAM_DEFAULT_POOL_FILE "/etc/cni/net.d/nv-ipam.d/node-pools.json"
-#define NVIPAM_DEFAULT_STORE_FILE "/var/lib/cni/nv-ipam/store"
-/* How long the store's locks are waited for (a plain number: --help prints it). */
-#define NVIPAM_DEFAULT_LOCK_TIMEOUT_MS 10000
 #define NVIPAM_MAX_POOLS 2
 /* The longest released-address cooldown nv-ipam.conf may set: a day. */
 #define NVIPAM_COOLDOWN_MAX_S 86400

@@ -6,6 +6,9 @@
 
 #include "common/util/ipaddr.h"
 
+/* Where the node pool file is unless nv-ipam.conf says otherwise. */
+#define NVIPAM_DEFAULT_POOL_FILE "/etc/cni/net.d/nv-ipam.d/node-pools.json"
+
 struct cni_err;
 
 /* A pool's name: a Kubernetes object's, at most 253 bytes (a DNS subdomain). */

@@ -10,6 +10,11 @@
 #include "common/util/ipaddr.h"
 #include "common/util/rfc3339.h"
 
+/* Where the store is unless nv-ipam.conf says otherwise. */
+#define NVIPAM_DEFAULT_STORE_FILE "/var/lib/cni/nv-ipam/store"
+/* How long the store's locks are waited for (a plain number: --help prints it). */
+#define NVIPAM_DEFAULT_LOCK_TIMEOUT_MS 10000
+
 /* What --version says of the store formats: ipam-node installs nv-ipam only over a store it reads. */
 #define NVIPAM_STORE_FORMATS                                                                      \
 	"store formats: reads 2 (writes 2) and the reference nv-ipam node daemon's 1 "           \
