@@ -21,7 +21,9 @@
 # RULE: {"method": "GET", "path": REGEX matched against PATH from its start, "watch": true
 # or false (absent: both), "times": N (absent: forever), "action": ACTION, ...}; the first
 # rule that matches and has times left answers. ACTION:
-#   "status"   {"code": 410}: a Status object with that code
+#   "status"   {"code": 410}: a Status object with that code ("message": its message,
+#              as the real server passes etcd's words on, e.g. "etcdserver: request is too
+#              large")
 #   "empty"    200 with an empty body (a watch that ends at once)
 #   "bookmark" a watch that sends one bookmark and ends
 #   "garbage"  200 with a body that is not JSON (a watch: one line of it, then the end)
@@ -91,9 +93,10 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def status(self, code, reason="Failure"):
+    def status(self, code, reason="Failure", message=None):
         self.send(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                         "reason": reason, "message": "apiserver.py: %d" % code, "code": code})
+                         "reason": reason, "message": message or "apiserver.py: %d" % code,
+                         "code": code})
 
     def chunk(self, data):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -128,7 +131,7 @@ class Handler(BaseHTTPRequestHandler):
     def misbehave(self, r, watch):
         a = r["action"]
         if a == "status":
-            self.status(r["code"])
+            self.status(r["code"], message=r.get("message"))
         elif a == "empty":
             if watch:
                 self.start_stream()

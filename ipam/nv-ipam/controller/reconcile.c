@@ -360,6 +360,29 @@ static void memo_set(char **slot, const char *s)
 }
 
 /*
+ * etcd refuses a request over its limit (1.5 MiB by default) and the API server answers
+ * 500 with etcd's words; a body past the API server's own limit is a 413. A status of one
+ * entry a node reaches it at about 20,000 nodes: retrying cannot help, splitting the pool
+ * does.
+ */
+static bool too_large(const struct api_status *st)
+{
+	return st->http == 413 || (st->http == 500 && strstr(st->message, "request is too large"));
+}
+
+static void say_too_large(struct cni_err *err, const struct api_status *st, size_t entries,
+			  size_t bytes)
+{
+	/* The failure is recorded already (the first one wins): this one says more. */
+	*err = (struct cni_err){ 0 };
+	cni_err_set(err, CNI_ERR_IO, -EFBIG,
+		    "the status of %zu allocations (%zu bytes) is larger than the API server "
+		    "stores (HTTP %ld: %s): split the pool into pools of fewer nodes by "
+		    "nodeSelector (docs/nv-ipam.md, \"At cluster scale\")",
+		    entries, bytes, st->http, st->message);
+}
+
+/*
  * Carve one pool and write its status when it differs. 0 when done (or nothing to do, or
  * not leading), negative when a write failed and the pool must be tried again.
  */
@@ -414,6 +437,9 @@ static int reconcile_pool(struct reconciler *r, struct api_client *c, struct jso
 		}
 		if (st.http != 409) {
 			STAT_ADD(r, write_failures, 1);
+			if (too_large(&st))
+				say_too_large(&err, &st, json_object_array_length(v.desired),
+					      strlen(json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN)));
 			note(r, RECONCILE_WRITE_FAILED, pool, NULL, NULL, err.msg, 0, 0);
 			break;
 		}
