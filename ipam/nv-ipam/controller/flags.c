@@ -10,22 +10,22 @@
 #include "ipam/nv-ipam/daemon/flags.h"
 #include "ipam/nv-ipam/controller/flags.h"
 
-#define F(field) offsetof(struct controller_flags, field)
+#define F(field, ctype) DAEMON_FIELD(struct controller_flags, field, ctype)
 
 static const struct daemon_flag flags[] = {
-	{ "leader-elect", DF_BOOL, F(leader_elect), "false", "elect a leader among the replicas (a Lease): only the leader writes" },
-	{ "leader-elect-namespace", DF_STR, F(leader_elect_namespace), "kube-system", "the Lease's namespace" },
-	{ "leader-elect-lease-duration", DF_DURATION, F(lease_duration_ms), "15s", "how long the other replicas wait before taking a lease over" },
-	{ "leader-elect-renew-deadline", DF_DURATION, F(renew_deadline_ms), "10s", "the leader stops writing when it could not renew for this long" },
-	{ "leader-elect-retry-period", DF_DURATION, F(retry_period_ms), "2s", "how often the lease is renewed or tried" },
-	{ "ippools-namespace", DF_STR, F(ippools_namespace), "kube-system", "the namespace of the IPPool and CIDRPool objects" },
-	{ "webhook", DF_BOOL, F(webhook), "false", "serve the validating webhook of IPPool and CIDRPool" },
-	{ "webhook-bind-address", DF_STR, F(webhook_bind_address), ":9443", "where the webhook is served (TLS)" },
-	{ "webhook-cert-dir", DF_STR, F(webhook_cert_dir), "/tmp/k8s-webhook-server/serving-certs", "the webhook's tls.crt and tls.key (re-read when they change)" },
-	{ "reject-overlapping-pools", DF_BOOL, F(reject_overlapping_pools), "false", "the webhook refuses a pool whose addresses overlap another's (else it warns)" },
-	{ "metrics-bind-address", DF_STR, F(metrics_bind_address), ":8080", "where /metrics is served ([HOST]:PORT; 0: not at all)" },
-	{ "health-probe-bind-address", DF_STR, F(health_probe_bind_address), ":8081", "where /healthz and /readyz are served ([HOST]:PORT; 0: not at all)" },
-	{ "kubeconfig", DF_STR, F(kubeconfig), NULL, "a kubeconfig, outside a pod (else $KUBECONFIG, the pod's service account, ~/.kube/config)" },
+	{ "leader-elect", DF_BOOL, F(leader_elect, bool), "false", "elect a leader among the replicas (a Lease): only the leader writes" },
+	{ "leader-elect-namespace", DF_STR, F(leader_elect_namespace, const char *), "kube-system", "the Lease's namespace" },
+	{ "leader-elect-lease-duration", DF_DURATION, F(lease_duration_ms, long), "15s", "how long the other replicas wait before taking a lease over" },
+	{ "leader-elect-renew-deadline", DF_DURATION, F(renew_deadline_ms, long), "10s", "the leader stops writing when it could not renew for this long" },
+	{ "leader-elect-retry-period", DF_DURATION, F(retry_period_ms, long), "2s", "how often the lease is renewed or tried" },
+	{ "ippools-namespace", DF_STR, F(ippools_namespace, const char *), "kube-system", "the namespace of the IPPool and CIDRPool objects" },
+	{ "webhook", DF_BOOL, F(webhook, bool), "false", "serve the validating webhook of IPPool and CIDRPool" },
+	{ "webhook-bind-address", DF_STR, F(webhook_bind_address, const char *), ":9443", "where the webhook is served (TLS)" },
+	{ "webhook-cert-dir", DF_STR, F(webhook_cert_dir, const char *), "/tmp/k8s-webhook-server/serving-certs", "the webhook's tls.crt and tls.key (re-read when they change)" },
+	{ "reject-overlapping-pools", DF_BOOL, F(reject_overlapping_pools, bool), "false", "the webhook refuses a pool whose addresses overlap another's (else it warns)" },
+	{ "metrics-bind-address", DF_STR, F(metrics_bind_address, const char *), ":8080", "where /metrics is served ([HOST]:PORT; 0: not at all)" },
+	{ "health-probe-bind-address", DF_STR, F(health_probe_bind_address, const char *), ":8081", "where /healthz and /readyz are served ([HOST]:PORT; 0: not at all)" },
+	{ "kubeconfig", DF_STR, F(kubeconfig, const char *), NULL, "a kubeconfig, outside a pod (else $KUBECONFIG, the pod's service account, ~/.kube/config)" },
 	DAEMON_LOG_FLAGS(struct controller_flags),
 	{ "feature-gates", DF_IGNORED, 0, NULL, "taken and ignored" },
 	DAEMON_INFO_FLAGS(struct controller_flags),

@@ -1,6 +1,7 @@
 /* The daemons' command line: pflag's spelling over a table of {name, kind, offset, default, help} */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -20,6 +21,16 @@ struct daemon_flag {
 	const char *def;  /* the default, as --help shows it */
 	const char *help;
 };
+
+/*
+ * The offset of @field in the flags struct @type, refused at build time unless the field
+ * is of @ctype, what its kind stores: const char * (DF_STR), long (DF_INT, DF_DURATION),
+ * bool (DF_BOOL). The parser writes a field by its offset alone.
+ */
+#define DAEMON_FIELD(type, field, ctype)                                                       \
+	(offsetof(type, field) +                                                               \
+	 0 * sizeof(char[1 - 2 * !__builtin_types_compatible_p(__typeof__(((type *)0)->field), \
+								  ctype)]))
 
 /* One program's table and where its flags struct keeps --help, --version and the flags it ignores. */
 struct daemon_cmdline {
@@ -63,8 +74,8 @@ struct daemon_cmdline {
 
 /* The Kubernetes components' logging flags, in the table of the flags struct @type. */
 #define DAEMON_LOG_FLAGS(type)                                                                  \
-	{ "v", DF_INT, offsetof(type, v), "0", "log verbosity (-v too)" },                      \
-	{ "logging-format", DF_STR, offsetof(type, logging_format), "text",                    \
+	{ "v", DF_INT, DAEMON_FIELD(type, v, long), "0", "log verbosity (-v too)" },                      \
+	{ "logging-format", DF_STR, DAEMON_FIELD(type, logging_format, const char *), "text",                    \
 	  "log format: text (klog, on stderr) or json (on stdout)" },                          \
 	{ "vmodule", DF_IGNORED, 0, NULL, "taken and ignored" },                                \
 	{ "log-flush-frequency", DF_IGNORED, 0, NULL,                                           \
@@ -73,8 +84,8 @@ struct daemon_cmdline {
 
 /* --version and --help, last in the table of the flags struct @type. */
 #define DAEMON_INFO_FLAGS(type)                                                                 \
-	{ "version", DF_BOOL, offsetof(type, version), "false", "print the version and exit" }, \
-	{ "help", DF_BOOL, offsetof(type, help), "false", "this text" }
+	{ "version", DF_BOOL, DAEMON_FIELD(type, version, bool), "false", "print the version and exit" }, \
+	{ "help", DF_BOOL, DAEMON_FIELD(type, help, bool), "false", "this text" }
 
 int daemon_flags_parse(const struct daemon_cmdline *c, int argc, const char *const *argv,
 		       void *flags, FILE *err);
