@@ -10,7 +10,6 @@
 #include "common/cni/conf.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
-
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"

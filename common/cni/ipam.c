@@ -16,7 +16,6 @@
 #include "common/cni/ctx.h"
 #include "common/cni/ipam-internal.h"
 #include "common/cni/ipam.h"
-
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"

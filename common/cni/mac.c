@@ -18,6 +18,7 @@ static int parse(const char *text, const char *source, uint8_t ret[6], bool *ret
 	if (hwaddr_parse(text, mac, &len) < 0 || len != 6)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid MAC address \"%.64s\" from %s", text, source);
+	/* The kernel refuses these with EADDRNOTAVAIL; say why before creating anything. */
 	if (mac[0] & 1)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid MAC address \"%.64s\" from %s: multicast", text, source);
