@@ -14,7 +14,10 @@
 # Environment: SIZES (default "0 1000 5000 10000"), POOLS16 (default 1000: live
 #   allocations in each of the 16 pools; 0: no such node), ITERATIONS (ADD/DEL pairs per
 #   size and round, default 40), ROUNDS (default 5), MAX_RATIO (when set: exit 1 unless
-#   every median is at most MAX_RATIO times the empty pool's).
+#   every median is at most MAX_RATIO times the empty pool's), MAX_READ (when set: one
+#   more ADD and DEL in a pool of the largest size, exit 1 unless each checked at most
+#   MAX_READ blocks of its snapshot and read at most MAX_READ of its allocations, as
+#   nv-ipam's debug log says: a count that load does not move).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,13 +29,28 @@ pools16=${POOLS16:-1000}
 iterations=${ITERATIONS:-40}
 rounds=${ROUNDS:-5}
 max_ratio=${MAX_RATIO:-}
+max_read=${MAX_READ:-}
 
 tmp=$(mktemp -d /tmp/nvipam-scale.XXXXXX)
 . "$(dirname "$0")/../node-settings.sh"
 node_settings "$tmp/node-settings.json" "$tmp"
-ns=nvipam-scale-$$
-trap 'rm -rf "$tmp"; ip netns del "$ns" 2>/dev/null || true' EXIT
-ip netns add "$ns" 2>/dev/null || { echo "SKIP: cannot create a network namespace" >&2; exit 77; }
+# CNI_NETNS must not be the caller's own netns (IPAM plugins never enter it): a named one,
+# or without privileges one of a user namespace, held by a sleeping child.
+ns=nvipam-scale-$$ holder=
+trap 'rm -rf "$tmp"; ip netns del "$ns" 2>/dev/null || true; [ -z "$holder" ] || kill "$holder"' EXIT
+if ip netns add "$ns" 2>/dev/null; then
+	netns=/run/netns/$ns
+else
+	unshare -Urn sleep 3600 &
+	holder=$!
+	netns=/proc/$holder/ns/net
+	for _ in $(seq 100); do
+		[ "$(readlink "$netns")" = "$(readlink /proc/self/ns/net)" ] || break
+		sleep 0.05
+	done
+	[ "$(readlink "$netns" 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] ||
+		{ echo "SKIP: cannot create a network namespace" >&2; exit 77; }
+fi
 
 # Pool "bench" over 10.98.0.0/16, and pools p0 ... p15 over 10.100.0.0/16 ... 10.115.0.0/16.
 {
@@ -44,12 +62,13 @@ ip netns add "$ns" 2>/dev/null || { echo "SKIP: cannot create a network namespac
 	printf '}}\n'
 } >"$tmp/pools.json"
 
-# case NAME POOL: a directory with its nv-ipam.conf and the network config of POOL.
+# case_dir NAME POOL [MEMBERS]: a directory with its nv-ipam.conf and the network config
+# of POOL (with MEMBERS in its ipam section, comma first).
 case_dir() {
 	mkdir -p "$tmp/$1"
 	nvipam_node_conf "$tmp/$1" "$tmp/pools.json" "$tmp/$1/store"
-	printf '{"cniVersion":"1.0.0","name":"bench","ipam":{"type":"nv-ipam","poolName":"%s","confDir":"%s"}}\n' \
-		"$2" "$tmp/$1" >"$tmp/$1.json"
+	printf '{"cniVersion":"1.0.0","name":"bench","ipam":{"type":"nv-ipam","poolName":"%s","confDir":"%s"%s}}\n' \
+		"$2" "$tmp/$1" "${3:-}" >"$tmp/$1.json"
 }
 
 cases=()
@@ -72,7 +91,7 @@ echo "nv-ipam: $ours"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 for round in $(seq "$rounds"); do
 	for c in "${cases[@]}"; do
-		"$bench" --plugin "ours=$ours" --config "$tmp/$c.json" --netns "/run/netns/$ns" \
+		"$bench" --plugin "ours=$ours" --config "$tmp/$c.json" --netns "$netns" \
 			--ifname net1 --cni-path /nonexistent --cni-args "$args" --container-id "$cid" \
 			--iterations "$iterations" --warmup 3 |
 			awk -v c="$c" '$1 == "ours" { print c, $2, $6, $8 }' >>"$tmp/figures"
@@ -104,3 +123,18 @@ awk -v order="${cases[*]}" -v max="$max_ratio" '
 		if (bad) { printf "FAIL: a median is over %sx the empty pool'"'"'s\n", max; exit 1 }
 	}' "$tmp/figures"
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+[ -n "$max_read" ] || exit 0
+# A fresh pool (its snapshot at the log's end, as the fill wrote it): one ADD and its DEL.
+largest=0
+for n in $sizes; do [ "$n" -gt "$largest" ] && largest=$n; done
+case_dir read bench ',"logFile":"'"$tmp"'/read.log","logLevel":"debug"'
+"$store_fill" --fill-pods "$tmp/read/store" bench 10.98.0.0 "$largest"
+"$bench" --plugin "ours=$ours" --config "$tmp/read.json" --netns "$netns" --ifname net1 \
+	--cni-path /nonexistent --cni-args "$args" --container-id "$cid" --iterations 1 --warmup 0 >/dev/null
+echo
+echo "== what an ADD and its DEL read of a pool of $largest (at most $max_read each)"
+grep -o '[0-9]* of its snapshot.s [0-9]* blocks checked, [0-9]* of its [0-9]* allocations read' \
+	"$tmp/read.log" | awk -v max="$max_read" -v n="$largest" '
+	{ print; seen++; if ($1 > max || $8 > max || $11 != n + (seen == 1)) bad = 1 }
+	END { if (seen != 2 || bad) { print "FAIL: not two reads of at most " max; exit 1 } }'

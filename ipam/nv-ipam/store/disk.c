@@ -591,6 +591,16 @@ void store_disk_sweep(struct nvipam_store *s)
 		file_sweep_temps_at(s->pool_dir_fd, NULL);
 }
 
+void store_disk_drop_base(struct store_pool_disk *d)
+{
+	if (!d->base)
+		return;
+	store_snap_free(&d->base->snap);
+	free(d->base->gone);
+	free(d->base);
+	d->base = NULL;
+}
+
 void store_disk_close(struct store_pool_disk *d)
 {
 	if (!d)
@@ -599,8 +609,10 @@ void store_disk_close(struct store_pool_disk *d)
 		(void)close(d->log_fd);
 	if (d->lock_fd >= 0)
 		(void)close(d->lock_fd); /* releases the flock */
+	store_disk_drop_base(d);
 	store_disk_unmap_snap(d);
 	free(d->data);
+	free(d->old_data);
 	free(d->queue);
 	*d = (struct store_pool_disk){ .lock_fd = -1, .log_fd = -1 };
 }
