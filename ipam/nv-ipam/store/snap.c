@@ -34,14 +34,15 @@ struct snap_header {
 	uint64_t strings_len;
 	uint64_t body_len;
 	struct ip_addr last;
-	uint32_t key;          /* offset in the strings */
-	uint64_t blocks_check; /* text_checksum64() of the block checksums */
+	uint32_t key_len;      /* the pool key's, its NUL not counted */
+	uint64_t blocks_check; /* text_checksum64() of the key and the block checksums */
 	uint64_t check;        /* text_checksum64() of the header before this member */
 };
 
 /*
- * The file: the header, the block checksums (one uint32_t per SNAP_BLOCK bytes of the
- * body, padded to 8 bytes), the body: records, their addresses (apart, so that a pool's
+ * The file: the header, the pool key (with its NUL, padded to 8 bytes: it shares the
+ * header's page, which opening a snapshot reads anyway), the block checksums (one uint32_t
+ * per SNAP_BLOCK bytes of the body, padded to 8 bytes), the body: records, their addresses (apart, so that a pool's
  * addresses are one sorted array), the tables by key, by pod and by address (slot:
  * record index + 1, 0 when free), the strings.
  */
@@ -173,7 +174,7 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 {
 	struct snap_header h;
 	size_t start = b->len, n_records = 0, n_slots, strings_len, body_len, n_blocks, table_len;
-	size_t ips_at, slots_at, strings_at, str_off;
+	size_t ips_at, slots_at, strings_at, str_off = 0, key_area = round8(strlen(key) + 1);
 	_cleanup_free_ const struct store_alloc **sorted = NULL;
 	char *file, *body;
 
@@ -185,7 +186,7 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 		b->oom = true;
 		return;
 	}
-	strings_len = strlen(key) + 1;
+	strings_len = 0;
 	for (size_t i = 0, k = 0; i < n; i++) {
 		if (allocs[i].a.pool != key)
 			continue;
@@ -203,19 +204,18 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 	n_blocks = (body_len + SNAP_BLOCK - 1) / SNAP_BLOCK;
 	table_len = round8(n_blocks * sizeof(uint32_t));
 	/* Offsets are 32 bits: far beyond what a log holds (STORE_DISK_MAX_BYTES). */
-	if (strings_len > UINT32_MAX) {
+	if (strings_len > UINT32_MAX || strlen(key) > UINT32_MAX) {
 		b->oom = true;
 		return;
 	}
-	text_buf_reserve(b, sizeof(h) + table_len + body_len);
+	text_buf_reserve(b, sizeof(h) + key_area + table_len + body_len);
 	if (b->oom)
 		return;
 	file = b->data + start;
-	memset(file, 0, sizeof(h) + table_len + body_len);
-	b->len += sizeof(h) + table_len + body_len;
-	body = file + sizeof(h) + table_len;
-	memcpy(body + strings_at, key, strlen(key) + 1);
-	str_off = strlen(key) + 1;
+	memset(file, 0, sizeof(h) + key_area + table_len + body_len);
+	b->len += sizeof(h) + key_area + table_len + body_len;
+	memcpy(file + sizeof(h), key, strlen(key) + 1);
+	body = file + sizeof(h) + key_area + table_len;
 	for (size_t k = 0; k < n_records; k++) {
 		const struct nvipam_alloc *a = &sorted[k]->a;
 		struct snap_record rec = { .strs = (uint32_t)str_off, .created = (int64_t)a->created,
@@ -242,7 +242,7 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 		size_t len = body_len - i * SNAP_BLOCK < SNAP_BLOCK ? body_len - i * SNAP_BLOCK : SNAP_BLOCK;
 		uint32_t c = block_checksum(body + i * SNAP_BLOCK, len, i);
 
-		memcpy(file + sizeof(h) + i * sizeof(c), &c, sizeof(c));
+		memcpy(file + sizeof(h) + key_area + i * sizeof(c), &c, sizeof(c));
 	}
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, SNAP_MAGIC, sizeof(h.magic));
@@ -262,8 +262,8 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 	h.body_len = body_len;
 	if (at->has_last)
 		h.last = at->last_reserved;
-	h.key = 0;
-	h.blocks_check = text_checksum64(file + sizeof(h), n_blocks * sizeof(uint32_t));
+	h.key_len = (uint32_t)strlen(key);
+	h.blocks_check = text_checksum64(file + sizeof(h), key_area + n_blocks * sizeof(uint32_t));
 	h.check = text_checksum64(&h, offsetof(struct snap_header, check));
 	memcpy(file, &h, sizeof(h));
 }
@@ -293,30 +293,11 @@ static const void *body_at(struct store_snap *s, size_t off, size_t len)
 	return s->body + off;
 }
 
-/* The string at @off of the strings, its blocks checked up to its NUL; NULL when damaged. */
-static const char *string_at(struct store_snap *s, size_t off)
-{
-	size_t at = s->strings_at + off;
-
-	/* The strings' last byte is a NUL (store_snap_parse()): the search ends there at the latest. */
-	for (;;) {
-		size_t end = (at / SNAP_BLOCK + 1) * SNAP_BLOCK;
-
-		if (end > s->body_len)
-			end = s->body_len;
-		if (!block_good(s, at / SNAP_BLOCK))
-			return NULL;
-		if (memchr(s->body + at, '\0', end - at))
-			return s->body + s->strings_at + off;
-		at = end;
-	}
-}
-
 int store_snap_parse(const char *data, size_t len, struct store_snap *ret)
 {
 	const struct snap_header *h = (const void *)data;
 	struct store_snap s = { 0 };
-	size_t table_len;
+	size_t table_len, key_area;
 	uint64_t need;
 
 	if (len < sizeof(*h) || memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)) != 0 ||
@@ -328,7 +309,7 @@ int store_snap_parse(const char *data, size_t len, struct store_snap *ret)
 	if (h->n_records > len / (sizeof(struct snap_record) + sizeof(struct ip_addr)) ||
 	    h->n_slots > len / (TABLE_COUNT * sizeof(uint32_t)) || h->n_slots < 16 ||
 	    (h->n_slots & (h->n_slots - 1)) || h->n_slots < 2 * h->n_records ||
-	    h->strings_len > len || h->strings_len == 0 || h->body_len > len || h->key >= h->strings_len ||
+	    h->strings_len > len || h->body_len > len || h->key_len == 0 || h->key_len >= len ||
 	    (h->has_last && h->last.family != AF_INET && h->last.family != AF_INET6))
 		return -EINVAL;
 	s.n_records = h->n_records;
@@ -339,22 +320,21 @@ int store_snap_parse(const char *data, size_t len, struct store_snap *ret)
 	s.body_len = h->body_len;
 	s.n_blocks = (s.body_len + SNAP_BLOCK - 1) / SNAP_BLOCK;
 	table_len = round8(s.n_blocks * sizeof(uint32_t));
-	need = sizeof(*h) + table_len + (uint64_t)s.body_len;
+	key_area = round8((size_t)h->key_len + 1);
+	need = sizeof(*h) + key_area + table_len + (uint64_t)s.body_len;
 	if (s.strings_at + s.strings_len != s.body_len || need != len ||
-	    h->blocks_check != text_checksum64(data + sizeof(*h), s.n_blocks * sizeof(uint32_t)))
+	    h->blocks_check != text_checksum64(data + sizeof(*h), key_area + s.n_blocks * sizeof(uint32_t)))
 		return -EINVAL;
-	s.block_checks = (const void *)(data + sizeof(*h));
-	s.body = data + sizeof(*h) + table_len;
+	s.key = data + sizeof(*h);
+	/* One string, its NUL where the header says. */
+	if (memchr(s.key, '\0', key_area) != s.key + h->key_len)
+		return -EINVAL;
+	s.block_checks = (const void *)(data + sizeof(*h) + key_area);
+	s.body = data + sizeof(*h) + key_area + table_len;
 	s.mask = h->n_slots - 1;
 	s.checked = calloc(s.n_blocks + 1, 1);
 	if (!s.checked)
 		return -ENOMEM;
-	/* Every string ends before the end: any offset below the length reads a C string. */
-	if (!body_at(&s, s.body_len - 1, 1) || s.body[s.body_len - 1] != '\0' ||
-	    !(s.key = string_at(&s, h->key)) || !*s.key) {
-		store_snap_free(&s);
-		return -EINVAL;
-	}
 	s.at = (struct store_snap_point){
 		.log_id = h->log_id,
 		.log_len = h->log_len,
