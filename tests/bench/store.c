@@ -118,7 +118,7 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 		die("open pools", &err);
 	*open_ms = now_ms() - t0;
 	if (nvipam_store_find(s, pool, cid, "net1") ||
-	    nvipam_store_usage(s, pool, &usage) < 0)
+	    nvipam_store_usage_lookup(s, pool, &usage) < 0)
 		die("find", NULL);
 	nvipam_store_usage_free(&usage);
 	if (nvipam_store_add(s, &a, true) < 0 || nvipam_store_commit(s, &err) < 0)
