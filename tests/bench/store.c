@@ -118,7 +118,7 @@ static double add_and_del(const char *path, unsigned int i, double *open_ms)
 		die("open pools", &err);
 	*open_ms = now_ms() - t0;
 	if (nvipam_store_find(s, pool, cid, "net1") ||
-	    nvipam_store_usage(s, pool, &usage) < 0)
+	    nvipam_store_usage_lookup(s, pool, &usage) < 0)
 		die("find", NULL);
 	nvipam_store_usage_free(&usage);
 	if (nvipam_store_add(s, &a, true) < 0 || nvipam_store_commit(s, &err) < 0)
@@ -289,12 +289,59 @@ static int fill_store(const char *path, const char *pool_key, const char *first,
 	return 0;
 }
 
+/*
+ * The stores bench-nvipam-scale starts from (tests/bench/run-nvipam-scale.sh): @n pods'
+ * allocations in pool @pool_key as Multus's arguments make them (a container ID of 64 hex
+ * digits, the pod's namespace, name and UID), their addresses spread over the /16 of
+ * @first's first two bytes (offsets 2 to 65000, a stride that visits each once), the last
+ * one the pool's last round-robin pick.
+ */
+static int fill_pods(const char *path, const char *pool_key, const char *first, unsigned long n)
+{
+	struct nvipam_store *s;
+	struct cni_err err = { 0 };
+	struct ip_addr base;
+
+	if (ip_addr_parse(first, &base) < 0 || base.family != AF_INET || n > 64999) {
+		fprintf(stderr, "bench-store: --fill-pods: %s is not an IPv4 address, or %lu > 64999\n",
+			first, n);
+		return 2;
+	}
+	if (nvipam_store_open(path, false, 10000, &s, &err) < 0)
+		die("open", &err);
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned long off = 2 + (i * 7919) % 64999;
+		char cid[65], pod[64], uid[40];
+		struct nvipam_alloc a = {
+			.pool = pool_key, .ip = base, .container_id = cid, .ifname = "net1",
+			.network = "bench", .pod_namespace = "tenant-namespace", .pod_name = pod,
+			.pod_uid = uid, .created = 1767225600 + (time_t)i,
+		};
+
+		a.ip.bytes[2] = (uint8_t)(off >> 8);
+		a.ip.bytes[3] = (uint8_t)off;
+		snprintf(cid, sizeof(cid), "%016lx%016lx%016lx%016lx", i * 0x9e3779b97f4a7c15ul,
+			 i ^ 0xc2b2ae3d27d4eb4ful, (i + 1) * 0x165667b19e3779f9ul, i);
+		snprintf(pod, sizeof(pod), "workload-%lu-7f9c8d6b5-x2x4z", i);
+		snprintf(uid, sizeof(uid), "%08lx-9869-41ef-9214-%012lx", i * 2654435761ul & 0xffffffff, i);
+		if (nvipam_store_add(s, &a, true) < 0)
+			die("add", NULL);
+	}
+	if (nvipam_store_commit(s, &err) < 0)
+		die("commit", &err);
+	nvipam_store_close(s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 6 && strcmp(argv[1], "--fill") == 0)
 		return fill_store(argv[2], argv[3], argv[4], strtoul(argv[5], NULL, 10));
+	if (argc == 6 && strcmp(argv[1], "--fill-pods") == 0)
+		return fill_pods(argv[2], argv[3], argv[4], strtoul(argv[5], NULL, 10));
 	if (argc != 1) {
-		fprintf(stderr, "usage: bench-store\n       bench-store --fill STORE POOL FIRST-IP N\n");
+		fprintf(stderr, "usage: bench-store\n       bench-store --fill STORE POOL FIRST-IP N\n"
+				"       bench-store --fill-pods STORE POOL FIRST-IP N\n");
 		return 2;
 	}
 	printf("load average before: ");

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: every reader of the nv-ipam store: the store file (version 2, the
  * reference daemon's), the pool log's lines, the pool snapshot, a pool's released-address
- * file, the handover marker; and the round trip of a log line made of the input's strings
+ * file, the handover marker; and the round trips of a log line and of a snapshot made of
+ * the input's strings
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -109,6 +110,7 @@ static void count(size_t i, void *ctx)
 	(*(size_t *)ctx) += i + 1;
 }
 
+/* Whatever the bytes, lookups stay inside them: a damaged block is an error, not a read. */
 static void snapshot(const uint8_t *data, size_t size)
 {
 	/* Aligned as a mapping is. */
@@ -124,14 +126,112 @@ static void snapshot(const uint8_t *data, size_t size)
 
 		for (size_t i = 0; i < snap.n_records && i < 4096; i++) {
 			struct store_alloc r;
+			long at;
 
-			store_snap_record(&snap, i, pool, &r);
-			(void)store_snap_find_ip(&snap, &r.a.ip);
-			store_snap_find_attachment(&snap, r.a.container_id, r.a.ifname, count, &seen);
+			if (store_snap_record(&snap, i, pool, &r) < 0) {
+				if (!snap.damaged)
+					fail("a record refused without the snapshot damaged");
+				continue;
+			}
+			(void)store_snap_find_ip(&snap, &r.a.ip, &at);
+			(void)store_snap_find_attachment(&snap, r.a.container_id, r.a.ifname, count, &seen);
+			(void)store_snap_find_key(&snap, r.a.container_id, r.a.ifname, count, &seen);
+			(void)store_snap_find_pod(&snap, r.a.pod_uid, r.a.ifname, count, &seen);
 		}
-		store_snap_find_attachment(&snap, "c", "e", count, &seen);
+		(void)store_snap_find_attachment(&snap, "c", "e", count, &seen);
+		store_snap_free(&snap);
 	}
 	free(copy);
+}
+
+struct found {
+	struct store_snap *snap;
+	const struct nvipam_alloc *want;
+	bool hit;
+};
+
+static void same_record(size_t i, void *ctx)
+{
+	struct found *f = ctx;
+	struct store_alloc r;
+
+	if (store_snap_record(f->snap, i, "p", &r) == 0 && ip_addr_equal(&r.a.ip, &f->want->ip) &&
+	    strcmp(r.a.container_id, f->want->container_id) == 0 &&
+	    strcmp(r.a.ifname, f->want->ifname) == 0 && strcmp(r.a.pod_uid, f->want->pod_uid) == 0 &&
+	    strcmp(r.a.device_id, f->want->device_id) == 0)
+		f->hit = true;
+}
+
+/*
+ * Allocations made of the input's strings (cut at its NUL bytes, seven to an allocation),
+ * written as a snapshot and read back: each found by attachment, key, pod and address.
+ */
+static void snapshot_round_trip(const uint8_t *data, size_t size)
+{
+	char *strs = malloc(size + 1), *p = strs, *end;
+	struct store_alloc allocs[16];
+	struct store_snap_point at = { .log_id = 7, .log_len = 99, .n_lines = 3 };
+	struct text_buf b = { 0 };
+	struct store_snap snap;
+	char key[] = "p";
+	size_t n = 0;
+
+	if (!strs)
+		abort();
+	memcpy(strs, data, size);
+	strs[size] = '\0';
+	end = strs + size;
+	while (n < 16 && p < end) {
+		const char *f[7] = { "", "", "", "", "", "", "" };
+
+		for (int i = 0; i < 7 && p < end; i++) {
+			f[i] = p;
+			p += strlen(p) + 1;
+		}
+		allocs[n] = (struct store_alloc){ .txn = n, .a = { .pool = key, .container_id = f[0],
+				 .ifname = f[1], .network = f[2], .pod_namespace = f[3], .pod_name = f[4],
+				 .pod_uid = f[5], .device_id = f[6], .created = (time_t)n } };
+		/* Distinct addresses: an address is held once in a pool. */
+		allocs[n].a.ip.family = AF_INET6;
+		allocs[n].a.ip.bytes[15] = (uint8_t)n;
+		allocs[n].a.ip.bytes[0] = size ? data[0] : 0;
+		n++;
+	}
+	store_snap_build(&b, key, &at, allocs, n);
+	if (b.oom)
+		goto out;
+	if (store_snap_parse(b.data, b.len, &snap) != 0)
+		fail("a snapshot written is not read back");
+	if (snap.n_records != n || strcmp(snap.key, key) != 0 || snap.at.log_len != 99)
+		fail("the snapshot's counts or header changed on the way");
+	for (size_t i = 0; i < n; i++) {
+		struct found f = { .snap = &snap, .want = &allocs[i].a };
+		long idx;
+
+		if (store_snap_find_attachment(&snap, f.want->container_id, f.want->ifname, same_record, &f) < 0 ||
+		    !f.hit)
+			fail("an allocation not found by its attachment");
+		f.hit = false;
+		if (store_snap_find_key(&snap, f.want->container_id, f.want->ifname, same_record, &f) < 0 ||
+		    !f.hit)
+			fail("an allocation not found by its key");
+		f.hit = false;
+		if (store_snap_find_pod(&snap, f.want->pod_uid, f.want->ifname, same_record, &f) < 0 ||
+		    (*f.want->pod_uid && !f.hit))
+			fail("an allocation not found by its pod");
+		if (store_snap_find_ip(&snap, &f.want->ip, &idx) < 0 || idx < 0)
+			fail("an allocation not found by its address");
+		f.hit = false;
+		same_record((size_t)idx, &f);
+		if (!f.hit)
+			fail("the record of an address is another allocation");
+	}
+	if (snap.damaged)
+		fail("a snapshot written is damaged");
+	store_snap_free(&snap);
+out:
+	text_buf_free(&b);
+	free(strs);
 }
 
 /* Every line taken is one of the input's, whole, and its address is a real one. */
@@ -243,6 +343,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	store_file(data, size);
 	pool_log(data, size);
 	snapshot(data, size);
+	snapshot_round_trip(data, size);
 	released(data, size);
 	line_round_trip(data, size);
 	return 0;

@@ -313,6 +313,43 @@ static void test_round_robin_with_releases(void **state)
 	nvipam_pools_free(&pools);
 }
 
+/* The addresses a held() callback says are taken: asked one at a time, as the store's snapshot is. */
+static bool held_by_snapshot(void *ctx, const struct ip_addr *a)
+{
+	const char *const *v = ctx;
+
+	for (; *v; v++) {
+		struct ip_addr h = ip(*v);
+
+		if (ip_addr_equal(a, &h))
+			return true;
+	}
+	return false;
+}
+
+static void test_held_asked(void **state)
+{
+	static const char *const snapshot[] = { "192.168.1.2", "192.168.1.3", "192.168.1.1", NULL };
+	struct nvipam_pools pools;
+	const struct nvipam_pool *p = load(NET29_GW, &pools);
+	struct ip_addr listed = ip("192.168.1.4"), want = ip("192.168.1.5"), got;
+	struct nvipam_pool_usage u = { .reserved = &listed, .n_reserved = 1, .held = held_by_snapshot,
+				       .held_ctx = (void *)snapshot };
+	struct nvipam_request next = { .kind = NVIPAM_REQ_NEXT };
+	struct nvipam_request stat = { .kind = NVIPAM_REQ_STATIC, .ip = ip("192.168.1.3") };
+	struct nvipam_request gw = { .kind = NVIPAM_REQ_GATEWAY };
+	struct cni_err err = { 0 };
+
+	(void)state;
+	/* Round-robin steps over both: the listed address and those the callback holds. */
+	assert_int_equal(nvipam_allocate(p, &u, &next, &got, &err), 0);
+	assert_true(ip_addr_equal(&got, &want));
+	assert_int_equal(nvipam_allocate(p, &u, &stat, &got, &err), -EEXIST);
+	err = (struct cni_err){ 0 };
+	assert_int_equal(nvipam_allocate(p, &u, &gw, &got, &err), -EEXIST);
+	nvipam_pools_free(&pools);
+}
+
 static void test_point_to_point_and_single(void **state)
 {
 	struct nvipam_pools pools;
@@ -844,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_no_gateway_starts_at_first),
 		cmocka_unit_test(test_round_robin_table),
 		cmocka_unit_test(test_round_robin_with_releases),
+		cmocka_unit_test(test_held_asked),
 		cmocka_unit_test(test_point_to_point_and_single),
 		cmocka_unit_test(test_exclusions_skipped),
 		cmocka_unit_test(test_fully_excluded_block),

@@ -421,6 +421,63 @@ static void test_snapshots_must_match(void **state)
 	expect_filled(path, "p", 300);
 }
 
+/*
+ * A snapshot damaged after the pool was opened (its blocks are checked as lookups read
+ * them): the pool is read again from its log, and what the command changed before is
+ * applied again, then written.
+ */
+static void test_snapshot_damaged_after_open(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *snap = path_in("store.d/p.snap");
+	const char *keys[] = { "p", NULL };
+	struct ip_addr *ips;
+	struct ip_addr last;
+	struct nvipam_store *s;
+	struct stat st;
+	bool has_last;
+	size_t count;
+	int fd;
+
+	(void)state;
+	fill(path, "p", 0, 300);
+	assert_true(exists(snap));
+	open_pools_ok(path, keys, &s);
+	add_ok(s, "p", "10.2.9.9", "added", "net1", true);
+	assert_int_equal(nvipam_store_remove(s, "p", "c1", "net1"), 1);
+	/* In place: the mapping sees what it has not read yet. */
+	fd = open(snap, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	for (off_t at = st.st_size / 4; at < st.st_size * 3 / 4; at += 512)
+		assert_int_equal(pwrite(fd, "\xa5", 1, at), 1);
+	close(fd);
+	for (int i = 0; i < 300; i++) {
+		char cid[32];
+
+		snprintf(cid, sizeof(cid), "c%d", i);
+		if (i % 7 == 0 || i == 1)
+			assert_null(nvipam_store_find(s, "p", cid, "net1"));
+		else
+			assert_non_null(nvipam_store_find(s, "p", cid, "net1"));
+	}
+	assert_non_null(nvipam_store_find(s, "p", "added", "net1"));
+	assert_int_equal(usage_of(s, "p", &ips, &count, &has_last, &last), 0);
+	free(ips);
+	assert_int_equal(count, 300 - 43 - 1 + 1);
+	assert_true(has_last);
+	assert_ip(&last, "10.2.9.9");
+	commit_ok(s);
+	nvipam_store_close(s);
+	/* Written as changed: read again, the damaged snapshot or the next one aside. */
+	assert_int_equal(unlink(snap), 0);
+	open_pools_ok(path, keys, &s);
+	assert_null(nvipam_store_find(s, "p", "c1", "net1"));
+	assert_non_null(nvipam_store_find(s, "p", "added", "net1"));
+	assert_non_null(nvipam_store_find(s, "p", "c2", "net1"));
+	nvipam_store_close(s);
+}
+
 /* ---- the store file ---- */
 
 /* A store file that is neither the manifest nor an older store: refused, left as it is. */
@@ -896,6 +953,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_duplicate_address, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_replayed_lines, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_snapshots_must_match, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_damaged_after_open, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_store_file_corrupt_untouched, helper_setup,
 						helper_teardown),
 		cmocka_unit_test_setup_teardown(test_store_file_by_hand, helper_setup, helper_teardown),

@@ -159,7 +159,7 @@ static int allocate_one(struct session *s, const struct cni_ctx *ctx, const stru
 	struct nvipam_alloc a;
 	int r;
 
-	r = nvipam_store_usage(s->store, pool->key, &usage);
+	r = nvipam_store_usage_lookup(s->store, pool->key, &usage);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	r = -ENOSPC;

@@ -22,6 +22,8 @@ struct view {
 	ipmath_u128 gateway;
 	const struct ip_addr *reserved; /* the held addresses of the family, in order */
 	size_t n_reserved;
+	bool (*held)(void *ctx, const struct ip_addr *ip); /* and more, asked one by one */
+	void *held_ctx;
 };
 
 static void view_base(struct view *v, const struct nvipam_pool *pool)
@@ -57,6 +59,10 @@ static void view_reserved(struct view *v, const struct nvipam_pool_usage *usage)
 {
 	size_t lo;
 
+	if (usage) {
+		v->held = usage->held;
+		v->held_ctx = usage->held_ctx;
+	}
 	if (!usage || usage->n_reserved == 0)
 		return;
 	lo = family_start(usage->reserved, usage->n_reserved, v->family);
@@ -72,6 +78,7 @@ static ipmath_u128 view_reserved_at(const struct view *v, size_t i)
 static bool view_is_reserved(const struct view *v, ipmath_u128 x)
 {
 	size_t lo = 0, hi = v->n_reserved;
+	struct ip_addr ip;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -84,7 +91,10 @@ static bool view_is_reserved(const struct view *v, ipmath_u128 x)
 		else
 			hi = mid;
 	}
-	return false;
+	if (!v->held)
+		return false;
+	ip = ipmath_to_addr(v->family, x);
+	return v->held(v->held_ctx, &ip);
 }
 
 /*

@@ -16,6 +16,12 @@ struct nvipam_pool_usage {
 	size_t n_reserved;
 	bool has_last;
 	struct ip_addr last_reserved;   /* the store's last round-robin pick */
+	/*
+	 * More held addresses, asked one at a time (nvipam_store_usage_lookup(): a pool's
+	 * snapshot), or NULL when @reserved lists them all.
+	 */
+	bool (*held)(void *ctx, const struct ip_addr *ip);
+	void *held_ctx;
 };
 
 enum nvipam_request_kind {
@@ -50,7 +56,7 @@ int nvipam_allocate(const struct nvipam_pool *pool, const struct nvipam_pool_usa
 /**
  * nvipam_pool_free_count() - addresses round-robin could still hand out
  * @pool: pool
- * @usage: current usage
+ * @usage: current usage, listing every held address (no ->held)
  *
  * Return: the count (capped at ULONG_MAX for huge IPv6 ranges).
  */

@@ -10,6 +10,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/text.h"
+#include "ipam/nv-ipam/store/base.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/gate.h"
@@ -55,6 +56,13 @@ int store_commit_file(struct nvipam_store *s, struct cni_err *err)
 	if (r >= 0)
 		s->has_manifest = true;
 	return r;
+}
+
+/* A pool could not be read again once its snapshot was found damaged: the reason, kept. */
+static int commit_fault(struct nvipam_store *s, struct cni_err *err)
+{
+	return cni_err_set(err, s->fault_err.code ? s->fault_err.code : CNI_ERR_IO, s->fault, "%s",
+			   s->fault_err.msg);
 }
 
 /* Pool @p's log as the model has it: header (a new log id), allocations, last reserved address. */
@@ -111,7 +119,7 @@ static void pool_snapshot(struct nvipam_store *s, struct store_pool *p)
 	};
 	struct text_buf b = { 0 };
 
-	if (d->n_lines - d->snap_lines < STORE_SNAP_EVERY)
+	if (d->n_lines - d->snap_lines < STORE_SNAP_EVERY || store_base_pull_all(s, p) < 0)
 		return;
 	store_snap_build(&b, p->key, &at, s->allocs, s->n_allocs);
 	if (!b.oom && store_disk_write_snap(s, d, b.data, b.len) == 0)
@@ -132,7 +140,14 @@ static int pool_write(struct nvipam_store *s, struct store_pool *p, bool may_com
 	size_t live = store_model_live(s, p);
 	bool compact = s->migrate || (may_compact && d->n_lines + d->n_queue > 2 * live + COMPACT_SLACK);
 	uint64_t log_id = random_id();
-	int r = compact ? pool_compacted(s, p, log_id, &b) : pool_lines(p, &b);
+	int r;
+
+	/* Written whole: every allocation in the model first (read again, the count may differ). */
+	if (compact && (r = store_base_pull_all(s, p)) < 0)
+		return s->fault ? commit_fault(s, err) :
+				  cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	live = store_model_live(s, p);
+	r = compact ? pool_compacted(s, p, log_id, &b) : pool_lines(p, &b);
 
 	if (r >= 0 && b.oom)
 		r = -ENOMEM;
@@ -266,6 +281,10 @@ int store_commit_write(struct nvipam_store *s, bool defer_sync, struct cni_err *
 	_cleanup_free_ bool *pending = NULL;
 	uint64_t txn;
 	int r = 0;
+
+	/* What was decided on a pool read only in part is not written. */
+	if (s->fault)
+		return commit_fault(s, err);
 
 	if (s->migrate)
 		return commit_migration(s, err);

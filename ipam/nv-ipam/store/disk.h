@@ -218,6 +218,13 @@ void store_disk_sweep(struct nvipam_store *s);
 void store_disk_sweep_pool(struct nvipam_store *s, const struct store_pool_disk *d);
 
 /**
+ * store_disk_drop_base() - forget what a pool's model had still to read from its
+ *                          snapshot (the mapping stays, its strings pointed to)
+ * @d: the pool's files
+ */
+void store_disk_drop_base(struct store_pool_disk *d);
+
+/**
  * store_disk_close() - close a pool's files (releasing its lock) and free what was read
  * @d: the pool's files (may be NULL)
  */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
@@ -23,8 +24,8 @@ struct entry {
 };
 
 struct replay {
-	const struct store_snap *base; /* what the log holds before its replayed part, or NULL */
-	bool *base_dead;               /* its records released by the replayed lines */
+	struct store_snap *base;       /* what the log holds before its replayed part, or NULL */
+	struct store_base *gone;       /* its records released by the replayed lines */
 	struct entry *v;
 	size_t n;
 	size_t cap;
@@ -61,7 +62,7 @@ static int replay_add(struct replay *rp, const struct store_line *l)
 	e = &rp->v[rp->n];
 	*e = (struct entry){ .r = { .a = l->alloc, .txn = l->txn }, .partner = l->partner, .alive = true,
 			     .pending = l->flags & STORE_ADD_PENDING };
-	b = store_snap_attachment_hash(e->r.a.container_id, e->r.a.ifname) & rp->mask;
+	b = store_snap_key_hash(e->r.a.container_id, e->r.a.ifname) & rp->mask;
 	e->next = rp->buckets[b];
 	rp->buckets[b] = (uint32_t)++rp->n;
 	return 0;
@@ -71,15 +72,16 @@ static void base_release(size_t i, void *ctx)
 {
 	struct replay *rp = ctx;
 
-	rp->base_dead[i] = true;
+	store_base_take(rp->gone, i);
 }
 
-static void replay_del(struct replay *rp, const char *container_id, const char *ifname)
+/* Return: 0, or -ESTALE when a block of the snapshot is damaged. */
+static int replay_del(struct replay *rp, const char *container_id, const char *ifname)
 {
-	size_t b = store_snap_attachment_hash(container_id, ifname) & rp->mask;
+	size_t b = store_snap_key_hash(container_id, ifname) & rp->mask;
 
-	if (rp->base)
-		store_snap_find_attachment(rp->base, container_id, ifname, base_release, rp);
+	if (rp->base && store_snap_find_attachment(rp->base, container_id, ifname, base_release, rp) < 0)
+		return -ESTALE;
 	for (uint32_t i = rp->buckets[b]; i; i = rp->v[i - 1].next) {
 		struct entry *e = &rp->v[i - 1];
 
@@ -87,6 +89,7 @@ static void replay_del(struct replay *rp, const char *container_id, const char *
 		    strcmp(e->r.a.ifname, ifname) == 0)
 			e->alive = false;
 	}
+	return 0;
 }
 
 static void replay_txn(struct replay *rp, uint64_t txn, bool confirmed)
@@ -101,7 +104,10 @@ static void replay_txn(struct replay *rp, uint64_t txn, bool confirmed)
 	}
 }
 
-/* An address held twice by live allocations: the second holder, or NULL (*ret: 0 or -ENOMEM). */
+/*
+ * An address held twice by live allocations: the second holder, or NULL (*ret: 0, -ENOMEM,
+ * or -ESTALE when a block of the snapshot is damaged).
+ */
 static const struct nvipam_alloc *replay_duplicate(const struct replay *rp, int *ret)
 {
 	_cleanup_free_ uint32_t *set = calloc(rp->mask + 1, sizeof(*set));
@@ -113,13 +119,16 @@ static const struct nvipam_alloc *replay_duplicate(const struct replay *rp, int 
 	}
 	for (size_t i = 0; i < rp->n; i++) {
 		const struct entry *e = &rp->v[i];
-		long in_base;
+		long in_base = -1;
 		size_t b;
 
 		if (!e->alive)
 			continue;
-		in_base = rp->base ? store_snap_find_ip(rp->base, &e->r.a.ip) : -1;
-		if (in_base >= 0 && !rp->base_dead[in_base])
+		if (rp->base && store_snap_find_ip(rp->base, &e->r.a.ip, &in_base) < 0) {
+			*ret = -ESTALE;
+			return NULL;
+		}
+		if (in_base >= 0 && !store_base_gone(rp->gone, (size_t)in_base))
 			return &e->r.a;
 		b = text_checksum64(e->r.a.ip.bytes, sizeof(e->r.a.ip.bytes)) & rp->mask;
 		for (;; b = (b + 1) & rp->mask) {
@@ -245,9 +254,11 @@ static bool use_snap(struct nvipam_store *s, struct store_pool_disk *d, const ch
 {
 	if (store_disk_map_snap(s, d) < 0)
 		return false;
-	if (store_snap_parse(d->snap, d->snap_len, ret) == 0 &&
-	    snap_fits(s, d, ret, key, header_len, head, head_len))
-		return true;
+	if (store_snap_parse(d->snap, d->snap_len, ret) == 0) {
+		if (snap_fits(s, d, ret, key, header_len, head, head_len))
+			return true;
+		store_snap_free(ret);
+	}
 	store_disk_unmap_snap(d);
 	return false;
 }
@@ -276,7 +287,8 @@ static int replay_lines(struct nvipam_store *s, struct store_pool *p, struct rep
 				return log_corrupt(s, d, r, NULL, err);
 			break;
 		case 'D':
-			replay_del(rp, l.alloc.container_id, l.alloc.ifname);
+			if (replay_del(rp, l.alloc.container_id, l.alloc.ifname) < 0)
+				return -ESTALE;
 			break;
 		case 'L':
 			p->has_last = true;
@@ -292,18 +304,34 @@ static int replay_lines(struct nvipam_store *s, struct store_pool *p, struct rep
 
 /*
  * Into the model: the snapshot's live allocations (a cache: their strings stay in its
- * mapping), then the replayed lines' live ones.
+ * mapping), then the replayed lines' live ones. With @lazy the snapshot's stay there,
+ * read as lookups find them (store/base.c).
+ * Return: 0, -ESTALE when a block of the snapshot is damaged, or as store_load_pool().
  */
-static int replay_into_model(struct nvipam_store *s, struct store_pool *p,
-			     const struct replay *rp, struct cni_err *err)
+static int replay_into_model(struct nvipam_store *s, struct store_pool *p, struct replay *rp,
+			     bool lazy, struct cni_err *err)
 {
 	struct store_pool_disk *d = p->disk;
-	size_t base_n = rp->base ? rp->base->n_records : 0;
-	int r = store_model_reserve(s, base_n + rp->n);
+	size_t base_n = rp->base && !lazy ? rp->base->n_records : 0;
+	int r = store_model_reserve(s, (rp->base && !lazy ? rp->gone->live : 0) + rp->n);
 
 	for (size_t i = 0; r >= 0 && i < base_n; i++)
-		if (!rp->base_dead[i])
-			store_snap_record(rp->base, i, p->key, &s->allocs[s->n_allocs++]);
+		if (!store_base_gone(rp->gone, i) &&
+		    store_snap_record(rp->base, i, p->key, &s->allocs[s->n_allocs++]) < 0)
+			return -ESTALE;
+	if (r >= 0 && rp->base && lazy) {
+		d->base = malloc(sizeof(*d->base));
+		if (!d->base)
+			r = -ENOMEM;
+		else
+			*d->base = (struct store_base){ .snap = *rp->base, .gone = rp->gone->gone,
+							.live = rp->gone->live };
+		/* Theirs now: not freed by the caller. */
+		if (d->base) {
+			rp->base->checked = NULL;
+			rp->gone->gone = NULL;
+		}
+	}
 	for (size_t i = 0; r >= 0 && i < rp->n; i++) {
 		const struct entry *e = &rp->v[i];
 
@@ -320,14 +348,16 @@ static int replay_into_model(struct nvipam_store *s, struct store_pool *p,
 	return r < 0 ? log_corrupt(s, d, r, NULL, err) : 0;
 }
 
-int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_err *err)
+/* One reading of pool @pi; -ESTALE when a block of its snapshot turned out damaged. */
+static int load_once(struct nvipam_store *s, size_t pi, bool inspect, struct cni_err *err)
 {
 	struct store_pool *p = &s->pools[pi];
 	struct store_pool_disk *d = p->disk;
 	_cleanup_free_ char *head = NULL;
+	struct store_base gone = { 0 };
 	struct replay rp = { 0 };
 	struct store_reader rd;
-	struct store_snap snap;
+	struct store_snap snap = { 0 };
 	size_t head_len = 0, header_len, from, lines = 0;
 	const struct nvipam_alloc *dup;
 	const char *key;
@@ -347,11 +377,15 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 		return r;
 	d->has_header = true;
 	d->good_len = header_len;
-	if (!inspect && use_snap(s, d, p->key, header_len, head, head_len, &snap)) {
-		rp.base_dead = calloc(snap.n_records + 1, sizeof(*rp.base_dead));
-		if (!rp.base_dead)
+	if (!inspect && !d->snap_bad && use_snap(s, d, p->key, header_len, head, head_len, &snap)) {
+		gone.gone = calloc(snap.n_records / 8 + 1, 1);
+		gone.live = snap.n_records;
+		if (!gone.gone) {
+			store_snap_free(&snap);
 			return log_corrupt(s, d, -ENOMEM, NULL, err);
+		}
 		rp.base = &snap;
+		rp.gone = &gone;
 		d->good_len = snap.at.log_len;
 		d->tail_check = snap.at.log_tail_check;
 		d->n_lines = d->snap_lines = snap.at.n_lines;
@@ -382,15 +416,106 @@ int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_
 			snprintf(why, sizeof(why), "IP %s is held twice in pool \"%.200s\"",
 				 ip_addr_format(&dup->ip, ip, sizeof(ip)), p->key);
 			r = log_corrupt(s, d, -EINVAL, why, err);
-		} else if (r < 0) {
+		} else if (r < 0 && r != -ESTALE) {
 			r = log_corrupt(s, d, r, NULL, err);
 		}
 	}
 	if (r >= 0)
-		r = replay_into_model(s, p, &rp, err);
-	free(rp.base_dead);
+		r = replay_into_model(s, p, &rp, !s->whole, err);
+	store_snap_free(&snap);
+	free(gone.gone);
 	free(rp.v);
 	free(rp.buckets);
+	return r;
+}
+
+int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_err *err)
+{
+	struct store_pool_disk *d = s->pools[pi].disk;
+	size_t n_allocs = s->n_allocs, n_queue = d->n_queue;
+	int r = load_once(s, pi, inspect, err);
+
+	if (r != -ESTALE)
+		return r;
+	/* Nothing read kept: what pointed into the snapshot or the tail is gone with it. */
+	s->n_allocs = n_allocs;
+	d->n_queue = n_queue;
+	store_disk_unmap_snap(d);
+	free(d->data);
+	d->data = NULL;
+	if (d->log_fd >= 0)
+		(void)close(d->log_fd);
+	d->log_fd = -1;
+	d->snap_bad = true;
+	return load_once(s, pi, inspect, err);
+}
+
+/* Apply a change line queued by this command to pool @p of the model read again. */
+static int apply_queued(struct nvipam_store *s, struct store_pool *p, const struct store_line *l)
+{
+	size_t kept = 0;
+	int r;
+
+	if (l->type == 'A') {
+		r = store_model_reserve(s, 1);
+		if (r < 0)
+			return r;
+		s->allocs[s->n_allocs] = (struct store_alloc){ .a = l->alloc, .txn = l->txn };
+		s->allocs[s->n_allocs++].a.pool = p->key;
+		if (l->flags & STORE_ADD_ROUND_ROBIN) {
+			p->has_last = true;
+			p->last_reserved = l->alloc.ip;
+		}
+		return 0;
+	}
+	if (l->type != 'D' && l->type != 'X')
+		return 0;
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		const struct store_alloc *a = &s->allocs[i];
+		bool drop = a->a.pool == p->key &&
+			    (l->type == 'D' ? strcmp(a->a.container_id, l->alloc.container_id) == 0 &&
+						      strcmp(a->a.ifname, l->alloc.ifname) == 0 :
+					      a->txn == l->txn);
+
+		if (!drop)
+			s->allocs[kept++] = *a;
+	}
+	s->n_allocs = kept;
+	return 0;
+}
+
+int store_load_again(struct nvipam_store *s, size_t pi, struct cni_err *err)
+{
+	struct store_pool *p = &s->pools[pi];
+	struct store_pool_disk *d = p->disk;
+	struct store_line *queue = d->queue;
+	size_t n_queue = d->n_queue, kept = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < s->n_allocs; i++)
+		if (s->allocs[i].a.pool != p->key)
+			s->allocs[kept++] = s->allocs[i];
+	s->n_allocs = kept;
+	/* The snapshot stays mapped and the tail read stays: callers may hold their strings. */
+	store_disk_drop_base(d);
+	d->snap_bad = true;
+	free(d->old_data);
+	d->old_data = d->data;
+	d->data = NULL;
+	if (d->log_fd >= 0)
+		(void)close(d->log_fd);
+	d->log_fd = -1;
+	d->queue = NULL;
+	d->n_queue = 0;
+	r = store_load_pool(s, pi, false, err);
+	/* Its pending lines were settled when first read: those verdicts are in @queue. */
+	free(d->queue);
+	d->queue = queue;
+	d->n_queue = n_queue;
+	for (size_t i = 0; r >= 0 && i < n_queue; i++)
+		r = apply_queued(s, p, &queue[i]);
+	if (r == -ENOMEM)
+		cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	return r;
 }
 
@@ -400,6 +525,26 @@ static bool holds_txn(const struct nvipam_store *s, const struct store_pool *p, 
 		if (s->allocs[i].a.pool == p->key && s->allocs[i].txn == txn)
 			return true;
 	return false;
+}
+
+/* Whether the snapshot's share of pool @pi holds @txn (*@ret); read again when damaged. */
+static int base_holds_txn(struct nvipam_store *s, size_t pi, uint64_t txn, bool *ret,
+			  struct cni_err *err)
+{
+	struct store_pool *p = &s->pools[pi];
+	struct store_base *b = p->disk->base;
+
+	*ret = false;
+	for (size_t i = 0; b && i < b->snap.n_records && !*ret; i++) {
+		struct store_alloc a;
+
+		if (store_base_gone(b, i))
+			continue;
+		if (store_snap_record(&b->snap, i, p->key, &a) < 0)
+			return store_load_again(s, pi, err);
+		*ret = a.txn == txn;
+	}
+	return 0;
 }
 
 /* A scratch store borrowing @s's directories, for reading one pool beside the model. */
@@ -424,8 +569,10 @@ static int partner_holds(struct nvipam_store *s, const char *partner, uint64_t t
 	int r;
 
 	if (q && q->disk->loaded) {
-		*ret = holds_txn(s, q, txn);
-		return 0;
+		r = base_holds_txn(s, (size_t)(q - s->pools), txn, ret, err);
+		if (r >= 0 && !*ret)
+			*ret = holds_txn(s, q, txn);
+		return r;
 	}
 	scratch_init(s, &t);
 	r = store_model_add_pool(&t, partner, NULL);
@@ -491,7 +638,7 @@ bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *c
 	struct cni_err ignored = { 0 };
 	struct attachment_seen seen = { 0 };
 	struct store_pool_disk *d;
-	struct store_snap snap;
+	struct store_snap snap = { 0 };
 	struct nvipam_store t;
 	size_t head_len = 0, header_len, from;
 	const char *key;
@@ -521,7 +668,9 @@ bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *c
 		goto out;
 	from = header_len;
 	if (use_snap(&t, d, key, header_len, head, head_len, &snap)) {
-		store_snap_find_attachment(&snap, container_id, ifname, mark_seen, &seen);
+		/* Damaged: looked at under the lock, where the log is read instead. */
+		if (store_snap_find_attachment(&snap, container_id, ifname, mark_seen, &seen) < 0)
+			seen.seen = true;
 		from = snap.at.log_len;
 	}
 	if (seen.seen || read_from(&t, d, head, head_len, from, &tail, &ignored) < 0)
@@ -529,6 +678,7 @@ bool store_load_mentions(struct nvipam_store *s, const char *stem, const char *c
 	else
 		found = memmem(tail, d->file_len - from, needle.data, needle.len) != NULL;
 out:
+	store_snap_free(&snap);
 	text_buf_free(&needle);
 	store_model_reset(&t);
 	return found;

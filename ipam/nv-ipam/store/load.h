@@ -17,13 +17,29 @@ struct nvipam_store;
  * @err: code 5 naming the log when it is unreadable or corrupt
  *
  * A snapshot that matches the log is read with the log's lines after it; otherwise the
- * whole log. A log without its header line (never written past creation) is an empty
+ * whole log. A store opened whole copies the snapshot's allocations into the model; one
+ * opened for some pools keeps them in the snapshot, read as lookups find them
+ * (store/base.c). A block of the snapshot found damaged while reading: the whole log. A log without its header line (never written past creation) is an empty
  * pool whose key stays unknown. Lines of a two-pool ADD still pending are queued as
  * aborted, with their partner, for store_load_settle().
  *
  * Return: 0 on success, negative errno on failure.
  */
 int store_load_pool(struct nvipam_store *s, size_t pi, bool inspect, struct cni_err *err);
+
+/**
+ * store_load_again() - read pool @pi again from its whole log, its snapshot found damaged
+ *                      after it was opened, and apply again the changes queued since
+ * @s: store, the pool's lock held
+ * @pi: the pool's index
+ * @err: as store_load_pool()
+ *
+ * Allocations of the pool the model held are replaced (their strings stay valid until
+ * close); the pool's queued lines stay as they were, to be written.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int store_load_again(struct nvipam_store *s, size_t pi, struct cni_err *err);
 
 /**
  * store_load_settle() - settle pool @pi's pending lines: confirmed when the partner pool

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util/log.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/model.h"
 
@@ -51,6 +52,16 @@ int store_model_add_pool(struct nvipam_store *s, const char *key, const char *st
 
 void store_model_drop_pool(struct nvipam_store *s, size_t i)
 {
+	const struct store_base *b = s->pools[i].disk->base;
+
+	/* What a command read of a pool's snapshot: a few blocks and allocations, whatever it holds. */
+	if (b) {
+		size_t live = store_model_live(s, &s->pools[i]);
+
+		log_debug("pool log %s.d/%s.log: %zu of its snapshot's %zu blocks checked, %zu of its %zu "
+			  "allocations read", s->path, s->pools[i].disk->stem, b->snap.n_checked,
+			  b->snap.n_blocks, live - b->live, live);
+	}
 	store_disk_close(s->pools[i].disk);
 	free(s->pools[i].disk);
 	free(s->pools[i].key);
@@ -144,7 +155,7 @@ size_t store_model_live(const struct nvipam_store *s, const struct store_pool *p
 	/* Allocations point at their pool's key: one comparison each. */
 	for (size_t i = 0; i < s->n_allocs; i++)
 		n += s->allocs[i].a.pool == p->key;
-	return n;
+	return n + (p->disk->base ? p->disk->base->live : 0);
 }
 
 void store_model_reset(struct nvipam_store *s)

@@ -74,7 +74,7 @@ int store_model_reserve(struct nvipam_store *s, size_t more);
 int store_model_queue(struct store_pool *p, const struct store_line *l);
 
 /**
- * store_model_live() - how many allocations a pool has
+ * store_model_live() - how many allocations a pool has (those of its snapshot included)
  * @s: store
  * @p: pool
  *

@@ -5,8 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/util/error.h"
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/store/format.h"
+#include "ipam/nv-ipam/store/snap.h"
 #include "ipam/nv-ipam/store/store.h"
 
 struct store_strings;
@@ -17,14 +19,42 @@ struct store_alloc {
 	uint64_t txn;          /* the two-pool ADD that made it, 0 when none */
 };
 
+/*
+ * A pool's snapshot that its model reads as it goes (a pool opened alone: ADD, DEL, CHECK,
+ * STATUS), so that a command costs what it looks up: a record is copied into the model
+ * when a lookup finds it (store/base.c); the others stay in the mapping.
+ */
+struct store_base {
+	struct store_snap snap;
+	uint8_t *gone; /* a bit per record: released by the log after the snapshot, or in the model */
+	size_t live;   /* records not gone */
+};
+
+static inline bool store_base_gone(const struct store_base *b, size_t i)
+{
+	return b->gone[i / 8] & (1u << (i % 8));
+}
+
+/* Record @i is gone from the snapshot's share of the pool (released, or read into the model). */
+static inline void store_base_take(struct store_base *b, size_t i)
+{
+	if (!store_base_gone(b, i)) {
+		b->gone[i / 8] |= (uint8_t)(1u << (i % 8));
+		b->live--;
+	}
+}
+
 /* One pool's files as its holder sees them. */
 struct store_pool_disk {
 	char stem[STORE_FORMAT_STEM_MAX];
 	int lock_fd;        /* the pool's lock, -1 when the node lock is held exclusively */
 	int log_fd;         /* the log, open for reading and writing; -1 while it does not exist */
 	char *data;         /* what was read of the log (strings decoded in place, pointed to) */
+	char *old_data;     /* @data before the log was read again (still pointed to) */
 	const char *snap;   /* the snapshot, mapped (its strings pointed to), NULL when none is used */
 	size_t snap_len;
+	struct store_base *base; /* NULL when the model holds every allocation of the pool */
+	bool snap_bad;      /* the snapshot was found damaged: the log is read whole */
 	size_t good_len;    /* end of the last complete line: where the next line goes */
 	size_t file_len;    /* the log's length (beyond @good_len: a killed writer's torn line) */
 	bool loaded;        /* read into the model */
@@ -76,6 +106,8 @@ struct nvipam_store {
 	size_t adopted_len;            /* recorded as "<name>.adopted" before the store file */
 	bool merge;                    /* a reference file written after an adoption, merged */
 	bool dirty;
+	int fault;                     /* a pool could not be read again (a damaged snapshot's log): */
+	struct cni_err fault_err;      /* why; commit fails with it */
 };
 
 /* A store that was never opened. */

@@ -15,11 +15,16 @@ struct text_buf;
  * written whole by the pool's lock holder every STORE_SNAP_EVERY lines (synced, then
  * renamed over the old one), and used only when it names the log it was made from (the
  * random id in the log's header) and the line it stops at is still there. Anything else
- * and the whole log is read. It holds every live allocation of the pool, and two hash
- * tables: by attachment (for the DELs of the log's tail) and by address (to refuse an
- * address held twice), so that opening a pool costs no parsing but of the tail. Its
- * allocations are loaded into the model like the log's; the tables serve only while the
- * tail is replayed.
+ * and the whole log is read. It holds every live allocation of the pool (in address
+ * order) and three hash tables: by the reference daemon's key of the attachment
+ * ("<container ID>_<interface>", which finds the attachment too), by pod UID and
+ * interface, by address.
+ *
+ * Reading one costs what is looked up, not what it holds: the header, the pool key and
+ * the table of block checksums (one page at 1000 allocations) are checked when it is
+ * parsed; each 1 KiB block of the body is checked
+ * the first time a lookup reads it. A block that does not match makes the lookup fail
+ * with -EIO and the snapshot damaged: its reader reads the log instead.
  */
 #define STORE_SNAP_EVERY 128
 
@@ -33,23 +38,28 @@ struct store_snap_point {
 	struct ip_addr last_reserved;
 };
 
-/* A snapshot as read: pointers into its bytes, which must outlive it. */
+/* A snapshot as read: pointers into its bytes, which must outlive it; store_snap_free(). */
 struct store_snap {
 	struct store_snap_point at;
 	const char *key;
 	size_t n_records;
-	const void *records;
-	const struct ip_addr *ips;     /* the records' addresses, in order (address order) */
-	const uint32_t *by_attachment; /* slot: record index + 1, 0 when free */
-	const uint32_t *by_ip;
-	size_t mask;                   /* slots - 1 */
-	const char *strings;
+	const char *body;           /* records, addresses, tables, strings */
+	size_t body_len;
+	const uint32_t *block_checks;
+	size_t n_blocks;
+	uint8_t *checked;           /* per block: 0 not yet, 1 matches, 2 does not */
+	size_t n_checked;           /* blocks checked so far: what reading it has cost */
+	size_t ips_at;              /* offsets in the body */
+	size_t slots_at;
+	size_t strings_at;
 	size_t strings_len;
+	size_t mask;                /* slots of each table - 1 */
+	bool damaged;               /* a block did not match its checksum */
 };
 
 /**
  * store_snap_build() - a snapshot of a pool
- * @b: buffer it is appended to
+ * @b: buffer it is appended to (at an offset that is a multiple of 8)
  * @key: the pool key
  * @at: where in the log it stops, and the pool's last reserved address
  * @allocs: allocations, those whose pool pointer is @key taken
@@ -59,17 +69,25 @@ void store_snap_build(struct text_buf *b, const char *key, const struct store_sn
 		      const struct store_alloc *allocs, size_t n);
 
 /**
- * store_snap_parse() - check a snapshot's structure
+ * store_snap_parse() - check a snapshot's header and block checksums
  * @data: its bytes (aligned as malloc() or mmap() returns them)
  * @len: their number
- * @ret: the snapshot, written only on success
+ * @ret: the snapshot, written only on success; release with store_snap_free()
  *
- * Counts, sizes and every record's strings are checked against @len here, the hash
- * tables as they are read: whatever the bytes, reading the result stays inside them.
+ * Counts and sizes are checked against @len, the pool key and the block checksums
+ * against the header's checksum of them: whatever the bytes, every lookup stays inside
+ * them (a record's strings are read within their run, checked to end in a NUL).
  *
- * Return: 0 on success, -EINVAL when it is not a snapshot this build writes.
+ * Return: 0 on success, -EINVAL when it is not a snapshot this build writes (or is
+ * damaged), -ENOMEM.
  */
 int store_snap_parse(const char *data, size_t len, struct store_snap *ret);
+
+/**
+ * store_snap_free() - release what store_snap_parse() allocated (not the bytes)
+ * @s: snapshot, parsed or zeroed
+ */
+void store_snap_free(struct store_snap *s);
 
 /**
  * store_snap_record() - one allocation of a snapshot (they are in address order)
@@ -77,9 +95,34 @@ int store_snap_parse(const char *data, size_t len, struct store_snap *ret);
  * @i: index, below @s->n_records
  * @pool: the pool key its ->pool is set to
  * @ret: the allocation (strings point into the snapshot)
+ *
+ * Return: 0, or -EIO when its blocks are damaged.
  */
-void store_snap_record(const struct store_snap *s, size_t i, const char *pool,
-		       struct store_alloc *ret);
+int store_snap_record(struct store_snap *s, size_t i, const char *pool, struct store_alloc *ret);
+
+/**
+ * store_snap_ip() - the address of one allocation of a snapshot
+ * @s: snapshot
+ * @i: index, below @s->n_records
+ * @ret: the address
+ *
+ * Return: 0, or -EIO when its block is damaged.
+ */
+int store_snap_ip(struct store_snap *s, size_t i, struct ip_addr *ret);
+
+/**
+ * store_snap_find_key() - the records the reference daemon would key as an attachment:
+ *                         "<container ID>_<interface>" (the attachment's own among them)
+ * @s: snapshot
+ * @container_id: container ID
+ * @ifname: interface name
+ * @cb: called with each record index
+ * @ctx: passed to @cb
+ *
+ * Return: 0, or -EIO when a block read is damaged (@cb may have been called).
+ */
+int store_snap_find_key(struct store_snap *s, const char *container_id, const char *ifname,
+			void (*cb)(size_t i, void *ctx), void *ctx);
 
 /**
  * store_snap_find_attachment() - the records of an attachment
@@ -88,24 +131,41 @@ void store_snap_record(const struct store_snap *s, size_t i, const char *pool,
  * @ifname: interface name
  * @cb: called with each record index
  * @ctx: passed to @cb
+ *
+ * Return: 0, or -EIO when a block read is damaged (@cb may have been called).
  */
-void store_snap_find_attachment(const struct store_snap *s, const char *container_id,
-				const char *ifname, void (*cb)(size_t i, void *ctx), void *ctx);
+int store_snap_find_attachment(struct store_snap *s, const char *container_id, const char *ifname,
+			       void (*cb)(size_t i, void *ctx), void *ctx);
+
+/**
+ * store_snap_find_pod() - the records of a pod's interface (a pod UID that is not empty)
+ * @s: snapshot
+ * @pod_uid: pod UID
+ * @ifname: interface name
+ * @cb: called with each record index
+ * @ctx: passed to @cb
+ *
+ * Return: 0, or -EIO when a block read is damaged (@cb may have been called).
+ */
+int store_snap_find_pod(struct store_snap *s, const char *pod_uid, const char *ifname,
+			void (*cb)(size_t i, void *ctx), void *ctx);
 
 /**
  * store_snap_find_ip() - the record holding an address
  * @s: snapshot
  * @ip: address
+ * @ret: its index, or -1 when none holds it
  *
- * Return: its index, or -1.
+ * Return: 0, or -EIO when a block read is damaged.
  */
-long store_snap_find_ip(const struct store_snap *s, const struct ip_addr *ip);
+int store_snap_find_ip(struct store_snap *s, const struct ip_addr *ip, long *ret);
 
 /**
- * store_snap_attachment_hash() - the hash attachments are found by
+ * store_snap_key_hash() - the hash attachments are found by: of the reference daemon's
+ *                         key, "<container ID>_<interface>"
  * @container_id: container ID
  * @ifname: interface name
  *
  * Return: the hash.
  */
-uint64_t store_snap_attachment_hash(const char *container_id, const char *ifname);
+uint64_t store_snap_key_hash(const char *container_id, const char *ifname);

@@ -29,6 +29,7 @@
 #include "common/util/log.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/pool/allocator.h"
+#include "ipam/nv-ipam/store/base.h"
 #include "ipam/nv-ipam/store/commit.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/gate.h"
@@ -447,12 +448,13 @@ static bool is_attachment(const struct nvipam_alloc *a, const char *container_id
 }
 
 /* The addresses an attachment holds in an open pool, into @ips (at most @max). */
-static size_t attachment_ips(const struct nvipam_store *s, const struct store_pool *p,
+static size_t attachment_ips(struct nvipam_store *s, struct store_pool *p,
 			     const char *container_id, const char *ifname, struct ip_addr *ips,
 			     size_t max)
 {
 	size_t n = 0;
 
+	(void)store_base_pull_key(s, p, container_id, ifname);
 	for (size_t i = 0; i < s->n_allocs && n < max; i++)
 		if (s->allocs[i].a.pool == p->key && is_attachment(&s->allocs[i].a, container_id, ifname))
 			ips[n++] = s->allocs[i].a.ip;
@@ -601,10 +603,13 @@ void nvipam_store_close(struct nvipam_store *s)
 
 /* ---- the model ---- */
 
-const struct nvipam_alloc *nvipam_store_find(const struct nvipam_store *s, const char *pool,
+const struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
 					     const char *container_id, const char *ifname)
 {
-	const struct store_pool *p = store_model_pool(s, pool);
+	struct store_pool *p = store_model_pool(s, pool);
+
+	if (p)
+		(void)store_base_pull_key(s, p, container_id, ifname);
 
 	/* Allocations point at their pool's key: one comparison of pointers each. */
 	for (size_t i = 0; p && i < s->n_allocs; i++)
@@ -613,11 +618,14 @@ const struct nvipam_alloc *nvipam_store_find(const struct nvipam_store *s, const
 	return NULL;
 }
 
-const struct nvipam_alloc *nvipam_store_find_pod(const struct nvipam_store *s, const char *pool,
+const struct nvipam_alloc *nvipam_store_find_pod(struct nvipam_store *s, const char *pool,
 						 const char *pod_uid, const char *ifname,
 						 const char *container_id)
 {
-	const struct store_pool *p = store_model_pool(s, pool);
+	struct store_pool *p = store_model_pool(s, pool);
+
+	if (p)
+		(void)store_base_pull_pod(s, p, pod_uid, ifname);
 
 	for (size_t i = 0; p && *pod_uid && i < s->n_allocs; i++) {
 		const struct nvipam_alloc *m = &s->allocs[i].a;
@@ -637,11 +645,14 @@ static char key_at(const char *container_id, size_t id_len, const char *ifname, 
 	return i == id_len ? '_' : ifname[i - id_len - 1];
 }
 
-const struct nvipam_alloc *nvipam_store_find_key(const struct nvipam_store *s, const char *pool,
+const struct nvipam_alloc *nvipam_store_find_key(struct nvipam_store *s, const char *pool,
 						 const char *container_id, const char *ifname)
 {
-	const struct store_pool *p = store_model_pool(s, pool);
+	struct store_pool *p = store_model_pool(s, pool);
 	size_t id_len = strlen(container_id), len = id_len + 1 + strlen(ifname);
+
+	if (p)
+		(void)store_base_pull_key(s, p, container_id, ifname);
 
 	for (size_t i = 0; p && i < s->n_allocs; i++) {
 		const struct nvipam_alloc *m = &s->allocs[i].a;
@@ -677,9 +688,8 @@ int nvipam_store_add(struct nvipam_store *s, const struct nvipam_alloc *a, bool 
 	p = store_model_pool(s, pool);
 	if (!p && !s->whole)
 		return -EINVAL;
-	for (size_t i = 0; p && i < s->n_allocs; i++)
-		if (s->allocs[i].a.pool == p->key && ip_addr_equal(&s->allocs[i].a.ip, &a->ip))
-			return -EEXIST;
+	if (p && store_base_held(s, p, &a->ip))
+		return -EEXIST;
 	if (!p) {
 		r = store_model_add_pool(s, pool, NULL);
 		if (r < 0)
@@ -729,6 +739,7 @@ size_t nvipam_store_remove(struct nvipam_store *s, const char *pool, const char 
 
 		if (pool && strcmp(p->key, pool) != 0)
 			continue;
+		(void)store_base_pull_key(s, p, container_id, ifname);
 		for (size_t k = 0; k < s->n_allocs && !found; k++)
 			found = s->allocs[k].a.pool == p->key &&
 				is_attachment(&s->allocs[k].a, container_id, ifname);
@@ -763,11 +774,27 @@ size_t nvipam_store_remove(struct nvipam_store *s, const char *pool, const char 
 
 size_t nvipam_store_count(const struct nvipam_store *s)
 {
-	return s ? s->n_allocs : 0;
+	size_t n = s ? s->n_allocs : 0;
+
+	for (size_t i = 0; s && i < s->n_pools; i++)
+		n += s->pools[i].disk->base ? s->pools[i].disk->base->live : 0;
+	return n;
+}
+
+/*
+ * Reading more of a pool's snapshot into the model from a query: the model is the store's
+ * own cache of its files, and every store is allocated by store_new(), never const itself.
+ */
+static struct nvipam_store *store_reading(const struct nvipam_store *s)
+{
+	return (struct nvipam_store *)s;
 }
 
 const struct nvipam_alloc *nvipam_store_alloc_at(const struct nvipam_store *s, size_t i)
 {
+	/* Past what the model holds: the rest of the pools' snapshots read into it. */
+	for (size_t k = 0; s && i >= s->n_allocs && k < s->n_pools; k++)
+		(void)store_base_pull_all(store_reading(s), &s->pools[k]);
 	return s && i < s->n_allocs ? &s->allocs[i].a : NULL;
 }
 
@@ -795,42 +822,74 @@ static int cmp_ip(const void *x, const void *y)
 }
 
 /*
- * The held addresses of a pool in order. The model lists a pool's allocations in address
- * order as its snapshot had them, then those replayed or added after: a few to sort and
- * merge in.
+ * The held addresses of a pool in order: its snapshot's (in address order) merged with
+ * the model's, those replayed or added after (a few to sort).
  */
 int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct nvipam_pool_usage *ret)
 {
-	const struct store_pool *p = s ? store_model_pool(s, pool) : NULL;
-	_cleanup_free_ struct ip_addr *merged = NULL;
-	struct ip_addr *ips;
-	size_t n = 0, sorted, i, j, k;
+	struct store_pool *p = s ? store_model_pool(s, pool) : NULL;
+	_cleanup_free_ struct ip_addr *ips = NULL, *base = NULL;
+	size_t n = 0, n_base = 0, i, j, k;
+	struct ip_addr *merged;
+	int r;
 
-	ips = malloc((nvipam_store_count(s) + 1) * sizeof(*ips));
+	do {
+		free(base);
+		base = malloc(((p && p->disk->base ? p->disk->base->live : 0) + 1) * sizeof(*base));
+		if (!base)
+			return -ENOMEM;
+		r = p ? store_base_ips(store_reading(s), p, base, &n_base) : 0;
+	} while (r == -ESTALE);
+	if (r < 0)
+		return r;
+	ips = malloc(((s ? s->n_allocs : 0) + 1) * sizeof(*ips));
 	if (!ips)
 		return -ENOMEM;
 	for (i = 0; p && i < s->n_allocs; i++)
 		if (s->allocs[i].a.pool == p->key)
 			ips[n++] = s->allocs[i].a.ip;
-	for (sorted = n ? 1 : 0; sorted < n && cmp_ip(&ips[sorted - 1], &ips[sorted]) <= 0; sorted++)
-		;
-	if (sorted < n) {
-		qsort(ips + sorted, n - sorted, sizeof(*ips), cmp_ip);
-		merged = malloc(n * sizeof(*ips));
-		if (!merged) {
-			free(ips);
-			return -ENOMEM;
-		}
-		for (i = 0, j = sorted, k = 0; k < n; k++)
-			merged[k] = j >= n || (i < sorted && cmp_ip(&ips[i], &ips[j]) <= 0) ? ips[i++] :
-											      ips[j++];
-		memcpy(ips, merged, n * sizeof(*ips));
-	}
+	qsort(ips, n, sizeof(*ips), cmp_ip);
+	merged = malloc((n + n_base + 1) * sizeof(*merged));
+	if (!merged)
+		return -ENOMEM;
+	for (i = 0, j = 0, k = 0; k < n + n_base; k++)
+		merged[k] = j >= n || (i < n_base && cmp_ip(&base[i], &ips[j]) <= 0) ? base[i++] : ips[j++];
 	*ret = (struct nvipam_pool_usage){
-		.reserved = ips,
-		.n_reserved = n,
+		.reserved = merged,
+		.n_reserved = n + n_base,
 		.has_last = p && p->has_last,
 		.last_reserved = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 },
+	};
+	return 0;
+}
+
+/* What nvipam_store_usage_lookup()'s answers come from. */
+struct held_in {
+	struct nvipam_store *s;
+	const char *pool;
+};
+
+static bool held_in(void *ctx, const struct ip_addr *ip)
+{
+	struct held_in *h = ctx;
+	struct store_pool *p = store_model_pool(h->s, h->pool);
+
+	return p && store_base_held(h->s, p, ip);
+}
+
+int nvipam_store_usage_lookup(struct nvipam_store *s, const char *pool, struct nvipam_pool_usage *ret)
+{
+	const struct store_pool *p = store_model_pool(s, pool);
+	struct held_in *h = malloc(sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	*h = (struct held_in){ .s = s, .pool = p ? p->key : "" };
+	*ret = (struct nvipam_pool_usage){
+		.has_last = p && p->has_last,
+		.last_reserved = p && p->has_last ? p->last_reserved : (struct ip_addr){ 0 },
+		.held = held_in,
+		.held_ctx = h,
 	};
 	return 0;
 }
@@ -839,6 +898,9 @@ void nvipam_store_usage_free(struct nvipam_pool_usage *u)
 {
 	free((void *)u->reserved);
 	u->reserved = NULL;
+	/* Only ever this file's struct held_in. */
+	free(u->held_ctx);
+	u->held_ctx = NULL;
 }
 
 bool nvipam_store_dirty(const struct nvipam_store *s)

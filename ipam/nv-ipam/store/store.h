@@ -192,9 +192,12 @@ DEFINE_CLEANUP_FUNC(nvipam_store_closep, struct nvipam_store *, nvipam_store_clo
  * @container_id: container ID
  * @ifname: interface name
  *
+ * A pool opened alone reads what it looks up of its snapshot into the store: a lookup
+ * (this one, nvipam_store_find_pod(), _find_key(), _alloc_at()) is such a change.
+ *
  * Return: the allocation (valid until the store changes), NULL when none.
  */
-const struct nvipam_alloc *nvipam_store_find(const struct nvipam_store *s, const char *pool,
+const struct nvipam_alloc *nvipam_store_find(struct nvipam_store *s, const char *pool,
 					     const char *container_id, const char *ifname);
 
 /**
@@ -210,7 +213,7 @@ const struct nvipam_alloc *nvipam_store_find(const struct nvipam_store *s, const
  *
  * Return: the allocation, NULL when none.
  */
-const struct nvipam_alloc *nvipam_store_find_pod(const struct nvipam_store *s, const char *pool,
+const struct nvipam_alloc *nvipam_store_find_pod(struct nvipam_store *s, const char *pool,
 						 const char *pod_uid, const char *ifname,
 						 const char *container_id);
 
@@ -228,7 +231,7 @@ const struct nvipam_alloc *nvipam_store_find_pod(const struct nvipam_store *s, c
  *
  * Return: the allocation, NULL when none.
  */
-const struct nvipam_alloc *nvipam_store_find_key(const struct nvipam_store *s, const char *pool,
+const struct nvipam_alloc *nvipam_store_find_key(struct nvipam_store *s, const char *pool,
 						 const char *container_id, const char *ifname);
 
 /**
@@ -271,6 +274,9 @@ size_t nvipam_store_count(const struct nvipam_store *s);
  * @s: store, or NULL (none)
  * @i: index, from 0
  *
+ * Listing past what a store opened for some pools has read reads the rest of their
+ * snapshots (nvipam_store_find()).
+ *
  * Return: the @i-th allocation (valid until the store changes), NULL past the last.
  */
 const struct nvipam_alloc *nvipam_store_alloc_at(const struct nvipam_store *s, size_t i);
@@ -311,9 +317,26 @@ int nvipam_alloc_ptr_cmp(const void *a, const void *b);
  *       nvipam_store_usage_free()), their count and the last round-robin pick; written
  *       only on success
  *
- * Return: 0 on success, -ENOMEM.
+ * Return: 0 on success, -ENOMEM, or the failure to read the pool's log again when its
+ * snapshot turns out damaged.
  */
 int nvipam_store_usage(const struct nvipam_store *s, const char *pool, struct nvipam_pool_usage *ret);
+
+/**
+ * nvipam_store_usage_lookup() - a pool's usage for allocating: the held addresses asked
+ *                               one at a time (the allocator's ->held), not listed
+ * @s: store (outliving the usage)
+ * @pool: pool key
+ * @ret: the usage, its last round-robin pick; written only on success, released with
+ *       nvipam_store_usage_free()
+ *
+ * What an ADD costs then follows the addresses it looks at, not those the pool holds;
+ * nvipam_pool_free_count() needs nvipam_store_usage()'s list instead.
+ *
+ * Return: 0 on success, -ENOMEM.
+ */
+int nvipam_store_usage_lookup(struct nvipam_store *s, const char *pool,
+			      struct nvipam_pool_usage *ret);
 
 /**
  * nvipam_store_usage_free() - release what nvipam_store_usage() filled in
