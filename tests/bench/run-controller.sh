@@ -43,8 +43,8 @@ for p in jq curl awk; do command -v "$p" >/dev/null || { echo "error: $p missing
 tmp=$(mktemp -d /tmp/ctl-bench.XXXXXX)
 cpid= spid= failed=0
 cleanup() {
-	[ -z "$cpid" ] || kill -KILL "$cpid" 2>/dev/null || true
-	[ -z "$spid" ] || kill -KILL "$spid" 2>/dev/null || true
+	{ [ -z "$cpid" ] || { kill -KILL "$cpid" && wait "$cpid"; }; } 2>/dev/null || true
+	{ [ -z "$spid" ] || { kill -KILL "$spid" && wait "$spid"; }; } 2>/dev/null || true
 	"$kit/k8s" down "$dir" >/dev/null 2>&1 || true
 	rm -rf "$tmp"
 }

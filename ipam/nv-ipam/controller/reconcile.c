@@ -655,6 +655,21 @@ static bool settle(struct reconciler *r)
 	return true;
 }
 
+/* Whether every mirror has listed once (or found its collection not served). */
+static bool mirrors_listed(struct reconciler *r)
+{
+	struct api_reflector *const m[] = { r->cfg.nodes, r->cfg.ippools, r->cfg.cidrpools };
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		struct api_reflector_stats st;
+
+		api_reflector_stats(m[i], &st);
+		if (!st.synced)
+			return false;
+	}
+	return true;
+}
+
 void reconcile_run(struct reconciler *r, struct api_client *c)
 {
 	unsigned int wait_ms = 0;
@@ -666,6 +681,15 @@ void reconcile_run(struct reconciler *r, struct api_client *c)
 
 		if (!wait_change(r, retry ? (int)wait_ms : -1) || !settle(r))
 			return;
+		/*
+		 * Before the nodes are listed, a pass would carve every pool over none of them
+		 * and write statuses that drop every allocation (and another write when the
+		 * list ends). The end of each first list wakes the reconciler again.
+		 */
+		if (!mirrors_listed(r)) {
+			retry = false;
+			continue;
+		}
 		pthread_mutex_lock(&r->lock);
 		everything = r->everything;
 		r->everything = false;
