@@ -17,9 +17,11 @@
 # Environment: NODES (1000), POOLS (8, even), CHURN (100), JOBS (8 connections creating
 #   nodes), KUBE_KIT (../shared/k8s), BENCH_DIR (a directory for the kit's cluster, kept
 #   between runs for its unpacked binaries; default build/bench-kit), K8S_NICE (5),
-#   TIMEOUT (seconds each step may take, 900), CHECK (1: a failed check, a missed step or
-#   a write that a step should not need is an error: exit 1; also one write per changed
-#   pool after the churn), LEASE_FLAGS (more flags for both replicas, e.g. shorter
+#   TIMEOUT (seconds each step may take, 900), CHECK (1: a failed check is an error, exit
+#   1; checked always: every status complete in time and as read back, one write per pool
+#   at the start, one per changed pool when the single node joins or leaves, none for the
+#   others at each step, at least one per changed pool after the churn (whose nodes may
+#   reach the controller over more than one pass), none by the standby), LEASE_FLAGS (more flags for both replicas, e.g. shorter
 #   --leader-elect-* timings; default none: the operator's 15 s lease).
 set -euo pipefail
 
@@ -215,8 +217,8 @@ start_ctl() { # LOG PPORT: the operator's flags
 		--ippools-namespace="$ns" --health-probe-bind-address=127.0.0.1:$2 \
 		--metrics-bind-address=127.0.0.1:$(($2 + 1)) "${lease_flags[@]}" >"$1" 2>&1 &
 }
-# expect_writes GOT CHURN_WANT: each pool's writes against one for the pools whose count
-# changed, none for the others (CHURN_WANT "": the changed pools may take more than one).
+# expect_writes GOT BEFORE AFTER STRICT: each pool's writes: none when its count did not change
+# from BEFORE to AFTER, else one (STRICT 1) or at least one.
 expect_writes() {
 	local got=$1 before=$2 after=$3 strict=$4 p g b a
 	for p in "${names[@]}"; do
@@ -242,6 +244,9 @@ echo "  status writes per pool: $(writes 0 "$tmp/ctl.log")"
 echo "  the API server's count of requests meanwhile (leases include the API server's own):"
 server_diff "$tmp/s0" "$tmp/s1"
 check_step 0 0 "$ms"
+# Every pool starts without a status: one write each, from every node (none before the
+# Nodes are listed).
+expect_writes "$(writes 0 "$tmp/ctl.log")" "" "$w0" 1
 
 step() { # TITLE VERB FROM TO CHURN_IN SINGLE_IN BEFORE STRICT
 	local l w ms t0
@@ -259,8 +264,8 @@ step() { # TITLE VERB FROM TO CHURN_IN SINGLE_IN BEFORE STRICT
 	check_step "$5" "$6" "$ms"
 	expect_writes "$(writes "$l" "$tmp/ctl.log")" "$7" "$w" "$8"
 }
-step "$churn nodes join (created at once): to every status complete" POST $((nodes + 1)) $((nodes + churn)) "$churn" 0 "$w0" "$check"
-step "the $churn nodes leave (deleted at once): to every status without them" DELETE $((nodes + 1)) $((nodes + churn)) 0 0 "$(want "$churn" 0)" "$check"
+step "$churn nodes join (created at once): to every status complete" POST $((nodes + 1)) $((nodes + churn)) "$churn" 0 "$w0" 0
+step "the $churn nodes leave (deleted at once): to every status without them" DELETE $((nodes + 1)) $((nodes + churn)) 0 0 "$(want "$churn" 0)" 0
 step "one node joins (tier a, rack r0)" POST "$single" "$single" 0 1 "$w0" 1
 step "that node leaves" DELETE "$single" "$single" 0 0 "$(want 0 1)" 1
 
