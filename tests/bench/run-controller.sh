@@ -187,16 +187,25 @@ check_step() { # CHURN_IN SINGLE_IN MS: the step's end checked against the API
 }
 metrics() { curl -s "127.0.0.1:$1/metrics"; }
 metric() { awk -v k="$2" '$1 == k {print $2}' <<<"$1"; }
-server_counts() { # verb resource count, the API server's requests so far
+server_counts() { # verb resource count, the API server's requests so far; "latency" lines:
+	# the seconds it spent on status patches (sum, count), to tell its share of a step
 	acurl "$api/metrics" | awk -F'[{},]' '/^apiserver_request_total\{/ {
 		verb = ""; res = ""; sub_ = ""
 		for (i = 2; i < NF; i++) { split($i, kv, "="); gsub(/"/, "", kv[2])
 			if (kv[1] == "verb") verb = kv[2]; if (kv[1] == "resource") res = kv[2]; if (kv[1] == "subresource") sub_ = kv[2] }
-		n[verb " " res (sub_ ? "/" sub_ : "")] += $NF } END { for (k in n) print k, n[k] }' | sort
+		n[verb " " res (sub_ ? "/" sub_ : "")] += $NF }
+		/^apiserver_request_duration_seconds_(sum|count)\{.*verb="PATCH"/ && /subresource="status"/ && /resource="(ippools|cidrpools)"/ {
+			k = $1 ~ /_sum$/ ? "latency sum" : "latency count"; n[k] += $NF }
+		END { for (k in n) print k, n[k] }' | sort
+}
+patch_time() { # BEFORE AFTER: "N status patches, the API server's mean per patch"
+	awk '$1 == "latency" { v[FILENAME == ARGV[1], $2] = $3 }
+	     END { c = v[0, "count"] - v[1, "count"]; s = v[0, "sum"] - v[1, "sum"]
+		   if (c > 0) printf "  the API server: %d status patches, %.0f ms each on average, %.1f s in all\n", c, s * 1000 / c, s }' "$1" "$2"
 }
 server_diff() { # BEFORE AFTER: the requests between two counts, for the controller's resources
 	join -a 2 -e 0 -o 0,1.2,2.2 <(awk '{print $1 "_" $2, $3}' "$1" | sort) <(awk '{print $1 "_" $2, $3}' "$2" | sort) |
-		awk '{ d = $3 - $2; split($1, k, "_"); if (d > 0 && k[2] ~ /^(nodes|ippools|cidrpools|events|leases)/) printf "    %-8s %-22s %d\n", k[1], k[2], d }'
+		awk '{ d = $3 - $2; split($1, k, "_"); if (d > 0 && k[1] != "latency" && k[2] ~ /^(nodes|ippools|cidrpools|events|leases)/) printf "    %-8s %-22s %d\n", k[1], k[2], d }'
 }
 # writes FROM_LINE LOG: "pool=N ..." status writes logged after line FROM_LINE, every pool named
 writes() {
@@ -243,6 +252,7 @@ report "$nodes nodes x $pools pools: from the controller's start to every status
 echo "  status writes per pool: $(writes 0 "$tmp/ctl.log")"
 echo "  the API server's count of requests meanwhile (leases include the API server's own):"
 server_diff "$tmp/s0" "$tmp/s1"
+patch_time "$tmp/s0" "$tmp/s1"
 check_step 0 0 "$ms"
 # Every pool starts without a status: one write each, from every node (none before the
 # Nodes are listed).
@@ -261,6 +271,7 @@ step() { # TITLE VERB FROM TO CHURN_IN SINGLE_IN BEFORE STRICT
 	report "$1" "$ms" $cpid $mport
 	echo "  status writes per pool: $(writes "$l" "$tmp/ctl.log")"
 	server_diff "$tmp/sa" "$tmp/sb"
+	patch_time "$tmp/sa" "$tmp/sb"
 	check_step "$5" "$6" "$ms"
 	expect_writes "$(writes "$l" "$tmp/ctl.log")" "$7" "$w" "$8"
 }

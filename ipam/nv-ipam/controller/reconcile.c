@@ -10,6 +10,7 @@
  * mirror catches up, so that its next pass does not compute from the status it replaced.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -591,6 +592,15 @@ static int pass(struct reconciler *r, struct api_client *c, bool everything)
 			break;
 		}
 		m->alive = true;
+		/*
+		 * The mirror moved past the version our write replaced: what we wrote is no
+		 * longer needed (a pool's status of 10,000 nodes is megabytes as json-c).
+		 */
+		if (m->written && (!m->pre_rv || strcmp(m->pre_rv, rv) != 0)) {
+			json_object_put(m->written);
+			m->written = NULL;
+			memo_set(&m->pre_rv, NULL);
+		}
 		if (!everything && !m->failed && m->seen_rv && strcmp(m->seen_rv, rv) == 0)
 			continue;
 		/* The mirror still holds the version our write replaced: carve what we wrote. */
@@ -703,6 +713,11 @@ void reconcile_run(struct reconciler *r, struct api_client *c)
 			continue;
 		}
 		rc = pass(r, c, everything);
+		/*
+		 * A pass frees copies of every pool and node, tens of megabytes at cluster scale,
+		 * in this thread's arena: give them back rather than hold them until the next.
+		 */
+		malloc_trim(0);
 		retry = rc < 0;
 		wait_ms = r->backoff_ms;
 		if (retry)
