@@ -607,6 +607,8 @@ static int pass(struct reconciler *r, struct api_client *c, bool everything)
 		if (m->written && m->pre_rv && strcmp(m->pre_rv, rv) == 0)
 			use = m->written;
 		rc = reconcile_pool(r, c, use, &pn, m);
+		/* Only the specs are read after this (overlaps): the copy's status can go now. */
+		json_object_object_del(pool, "status");
 		m->failed = rc < 0;
 		memo_set(&m->seen_rv, rc < 0 ? NULL : rv);
 		if (rc < 0)
