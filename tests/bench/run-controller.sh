@@ -153,6 +153,7 @@ wait_for() { # START WANT: until the last written sizes are WANT; prints the mil
 	local start=$1 w=$2
 	until [ "$(have)" = "$w" ]; do
 		[ $(($(date +%s%N) - start)) -lt $((timeout * 1000000000)) ] || { echo "timeout"; return; }
+		[ -z "$cpid" ] || kill -0 "$cpid" 2>/dev/null || { echo "died"; return; }
 		sleep 0.05
 	done
 	echo $((($(date +%s%N) - start) / 1000000))
@@ -180,12 +181,15 @@ verify() {
 }
 check_step() { # CHURN_IN SINGLE_IN MS: the step's end checked against the API
 	local v
-	[ "$3" != timeout ] || fail "not complete within ${timeout} s"
+	case $3 in
+	died) fail "the controller died"; tail -5 "$tmp/ctl.log"; [ "$check" != 1 ] || exit 1 ;;
+	timeout) fail "not complete within ${timeout} s"; [ "$check" != 1 ] || exit 1 ;;
+	esac
 	v=$(verify "$1" "$2") || true
 	[ -z "$v" ] || { fail "the statuses read back:"; echo "$v"; }
 	[ -n "$v" ] || echo "  read back from the API: every node each pool selects placed once, no other"
 }
-metrics() { curl -s "127.0.0.1:$1/metrics"; }
+metrics() { curl -s "127.0.0.1:$1/metrics" || true; }
 metric() { awk -v k="$2" '$1 == k {print $2}' <<<"$1"; }
 server_counts() { # verb resource count, the API server's requests so far; "latency" lines:
 	# the seconds it spent on status patches (sum, count), to tell its share of a step
@@ -217,7 +221,7 @@ report() { # TITLE MS PID MPORT
 	local m
 	m=$(metrics "$4")
 	echo "$1: $2 ms"
-	echo "  controller: peak RSS $(awk '/^VmHWM/ {print $2, $3}' "/proc/$3/status"), RSS now $(awk '/^VmRSS/ {print $2, $3}' "/proc/$3/status"), CPU $(metric "$m" process_cpu_seconds_total) s"
+	echo "  controller: peak RSS $(awk '/^VmHWM/ {print $2, $3}' "/proc/$3/status" 2>/dev/null), RSS now $(awk '/^VmRSS/ {print $2, $3}' "/proc/$3/status" 2>/dev/null), CPU $(metric "$m" process_cpu_seconds_total) s"
 	echo "  its requests: $(awk '$1 ~ /^nv_ipam_controller_api_requests_total/ && $2 > 0 { sub(/.*verb="/, "", $1); sub(/".*/, "", $1); printf "%s %s, ", $1, $2 }' <<<"$m")lists $(awk '$1 ~ /^nv_ipam_controller_lists_total/ {s += $2} END {print s}' <<<"$m"), watch events $(awk '$1 ~ /^nv_ipam_controller_watch_events_total/ {s += $2} END {print s}' <<<"$m")"
 	echo "  passes $(metric "$m" nv_ipam_controller_reconcile_passes_total), pools carved $(metric "$m" nv_ipam_controller_pools_carved_total), status writes $(metric "$m" nv_ipam_controller_status_writes_total), conflicts $(metric "$m" nv_ipam_controller_status_conflicts_total), last pass $(awk '$1 == "nv_ipam_controller_last_pass_seconds" {printf "%.1f", $2 * 1000}' <<<"$m") ms"
 }
@@ -241,7 +245,11 @@ expect_writes() {
 }
 
 server_counts >"$tmp/s0"
-pport=$((20000 + RANDOM % 20000)) mport=$((pport + 1))
+# Four ports from PPORT on (the replicas' probes and metrics), none listened on now.
+busy() { local p; for p in "$@"; do (: <"/dev/tcp/127.0.0.1/$p") 2>/dev/null && return 0; done; return 1; }
+pport=$((20000 + RANDOM % 20000))
+while busy $pport $((pport + 1)) $((pport + 2)) $((pport + 3)); do pport=$((20000 + RANDOM % 20000)); done
+mport=$((pport + 1))
 t0=$(date +%s%N)
 start_ctl "$tmp/ctl.log" $pport
 cpid=$!
@@ -284,7 +292,11 @@ step "that node leaves" DELETE "$single" "$single" 0 0 "$(want 0 1)" 1
 sport=$((pport + 2)) smport=$((pport + 3))
 start_ctl "$tmp/ctl-standby.log" $sport
 spid=$!
-until [ "$(awk '$1 ~ /^nv_ipam_controller_lists_total/ {s += $2} END {print s + 0}' <<<"$(metrics $smport)")" -ge 3 ]; do sleep 0.1; done
+t0=$(date +%s%N)
+until [ "$(awk '$1 ~ /^nv_ipam_controller_lists_total/ {s += $2} END {print s + 0}' <<<"$(metrics $smport)")" -ge 3 ]; do
+	[ $(($(date +%s%N) - t0)) -lt $((timeout * 1000000000)) ] || { fail "the standby did not list within ${timeout} s"; tail -5 "$tmp/ctl-standby.log"; exit 1; }
+	sleep 0.1
+done
 sleep 1
 m=$(metrics $smport)
 [ "$(metric "$m" nv_ipam_controller_leader)" = 0 ] || fail "the standby leads while the leader lives"
