@@ -10,6 +10,7 @@
  * mirror catches up, so that its next pass does not compute from the status it replaced.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -591,12 +592,23 @@ static int pass(struct reconciler *r, struct api_client *c, bool everything)
 			break;
 		}
 		m->alive = true;
+		/*
+		 * The mirror moved past the version our write replaced: what we wrote is no
+		 * longer needed (a pool's status of 10,000 nodes is megabytes as json-c).
+		 */
+		if (m->written && (!m->pre_rv || strcmp(m->pre_rv, rv) != 0)) {
+			json_object_put(m->written);
+			m->written = NULL;
+			memo_set(&m->pre_rv, NULL);
+		}
 		if (!everything && !m->failed && m->seen_rv && strcmp(m->seen_rv, rv) == 0)
 			continue;
 		/* The mirror still holds the version our write replaced: carve what we wrote. */
 		if (m->written && m->pre_rv && strcmp(m->pre_rv, rv) == 0)
 			use = m->written;
 		rc = reconcile_pool(r, c, use, &pn, m);
+		/* Only the specs are read after this (overlaps): the copy's status can go now. */
+		json_object_object_del(pool, "status");
 		m->failed = rc < 0;
 		memo_set(&m->seen_rv, rc < 0 ? NULL : rv);
 		if (rc < 0)
@@ -655,6 +667,21 @@ static bool settle(struct reconciler *r)
 	return true;
 }
 
+/* Whether every mirror has listed once (or found its collection not served). */
+static bool mirrors_listed(struct reconciler *r)
+{
+	struct api_reflector *const m[] = { r->cfg.nodes, r->cfg.ippools, r->cfg.cidrpools };
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		struct api_reflector_stats st;
+
+		api_reflector_stats(m[i], &st);
+		if (!st.synced)
+			return false;
+	}
+	return true;
+}
+
 void reconcile_run(struct reconciler *r, struct api_client *c)
 {
 	unsigned int wait_ms = 0;
@@ -666,6 +693,15 @@ void reconcile_run(struct reconciler *r, struct api_client *c)
 
 		if (!wait_change(r, retry ? (int)wait_ms : -1) || !settle(r))
 			return;
+		/*
+		 * Before the nodes are listed, a pass would carve every pool over none of them
+		 * and write statuses that drop every allocation (and another write when the
+		 * list ends). The end of each first list wakes the reconciler again.
+		 */
+		if (!mirrors_listed(r)) {
+			retry = false;
+			continue;
+		}
 		pthread_mutex_lock(&r->lock);
 		everything = r->everything;
 		r->everything = false;
@@ -679,6 +715,11 @@ void reconcile_run(struct reconciler *r, struct api_client *c)
 			continue;
 		}
 		rc = pass(r, c, everything);
+		/*
+		 * A pass frees copies of every pool and node, tens of megabytes at cluster scale,
+		 * in this thread's arena: give them back rather than hold them until the next.
+		 */
+		malloc_trim(0);
 		retry = rc < 0;
 		wait_ms = r->backoff_ms;
 		if (retry)
