@@ -50,6 +50,7 @@ struct kind_ctx {
 };
 
 static struct kind_ctx kind_ctx[METRICS_KINDS];
+static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_changed(void *ctx)
 {
@@ -113,7 +114,7 @@ int node_pools_start(struct node *n)
 	for (int k = 0; k < METRICS_KINDS; k++) {
 		struct api_reflector_config cfg = { .resource = kinds[k], .changed = on_changed,
 						    .note = on_note, .trim = on_trim,
-						    .ctx = &kind_ctx[k] };
+						    .parse_lock = &parse_lock, .ctx = &kind_ctx[k] };
 
 		kind_ctx[k] = (struct kind_ctx){ .n = n, .kind = k };
 		if (asprintf(&kind_ctx[k].path, "/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/%s/%s", ns,
