@@ -96,9 +96,9 @@ int carve_entry_check(struct json_object *pool, const char *node, struct json_ob
  * @pool: an IPPool or CIDRPool object, as listed or watched
  * @cidrpool: whether it is a CIDRPool (list items may come without their kind)
  * @node: the node
- * @ret: a new object: the kind, metadata.name, the spec (shared with @pool, not copied) and
- *       status.allocations with the node's entries, and for a CIDRPool the other entries
- *       that share the prefix or gateway of the node's first one, in their order
+ * @ret: a new object sharing nothing with @pool: the kind, metadata.name, a copy of the spec
+ *       and status.allocations with copies of the node's entries, and for a CIDRPool of the
+ *       other entries that share the prefix or gateway of the node's first one, in order
  *
  * nodefile_render() of the trimmed pool gives the same file and the same notes as of
  * @pool, at the cost of a few entries instead of one per node of the cluster.

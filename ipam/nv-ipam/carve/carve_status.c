@@ -345,6 +345,26 @@ int carve_entry_check(struct json_object *pool, const char *node, struct json_ob
 	return r < 0 && r != -ENOMEM ? -EINVAL : r;
 }
 
+/*
+ * A copy of @v into @to (an array when @key is NULL): nothing of @pool is shared, since its
+ * tree is freed on the thread that parsed it while another may copy what was kept.
+ */
+static int add_copy(struct json_object *to, const char *key, struct json_object *v)
+{
+	struct json_object *copy = NULL;
+
+	if (json_object_deep_copy(v, &copy, NULL) < 0)
+		return -ENOMEM;
+	if (!key) {
+		if (json_object_array_add(to, copy) < 0) {
+			json_object_put(copy);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	return k8s_json_add(to, key, copy);
+}
+
 static bool entry_is_node(struct json_object *e, const char *node)
 {
 	struct json_object *v = k8s_object_member(e, "nodeName", NULL);
@@ -387,8 +407,8 @@ static int trim_allocations(struct json_object *pool, bool cidrpool, const char 
 		if (!keep && check && cidr_entry_parse(&p, e, &y))
 			keep = y.index == mine.index || (mine.has_gateway && y.has_gateway &&
 							  ip_addr_equal(&mine.gateway, &y.gateway));
-		if (keep && json_object_array_add(out, json_object_get(e)) < 0)
-			r = -ENOMEM;
+		if (keep)
+			r = add_copy(out, NULL, e);
 	}
 	carve_spec_free(&p);
 	return r;
@@ -406,17 +426,18 @@ int carve_pool_trim(struct json_object *pool, bool cidrpool, const char *node,
 	if (!o || k8s_json_add(o, "metadata", meta = json_object_new_object()) < 0 ||
 	    k8s_json_add_str(o, "kind", cidrpool ? "CIDRPool" : "IPPool") < 0 ||
 	    (name && k8s_json_add_str(meta, "name", name) < 0) ||
-	    (spec && k8s_json_add(o, "spec", json_object_get(spec)) < 0))
+	    (spec && add_copy(o, "spec", spec) < 0))
 		return -ENOMEM;
 	if (arr) {
-		/* Not an array: kept as it is, for the render to find no entry in. */
-		out = json_object_is_type(arr, json_type_array) ? json_object_new_array()
-								 : json_object_get(arr);
-		if (k8s_json_add(o, "status", status = json_object_new_object()) < 0 ||
-		    k8s_json_add(status, "allocations", out) < 0)
+		bool list = json_object_is_type(arr, json_type_array);
+
+		if (k8s_json_add(o, "status", status = json_object_new_object()) < 0)
 			return -ENOMEM;
-		if (json_object_is_type(arr, json_type_array) &&
-		    trim_allocations(pool, cidrpool, node, arr, out) < 0)
+		/* Not an array: kept as it is, for the render to find no entry in. */
+		if (!list && add_copy(status, "allocations", arr) < 0)
+			return -ENOMEM;
+		if (list && (k8s_json_add(status, "allocations", out = json_object_new_array()) < 0 ||
+			     trim_allocations(pool, cidrpool, node, arr, out) < 0))
 			return -ENOMEM;
 	}
 	*ret = TAKE_PTR(o);
