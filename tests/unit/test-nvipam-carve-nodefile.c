@@ -288,6 +288,13 @@ static void test_trim_keeps_the_node_entries(void **state)
 	assert_non_null(strstr(notes, "its prefix is also given to node host-d"));
 	free(text);
 	free(notes);
+	/* The check reads "NodeName" as the node's name too: a second entry of host-a. */
+	render(CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
+					"{\"NodeName\":\"host-a\",\"prefix\":\"10.8.5.0/24\",\"gateway\":\"10.8.5.1\"}"),
+	       &text, &notes);
+	assert_non_null(strstr(notes, "the node has two allocations"));
+	free(text);
+	free(notes);
 }
 
 int main(void)
