@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: nv-ipam-tool's Kubernetes objects: lists of pools and nodes as
  * kubectl prints them, carving pools into node blocks, a node's pool file (which
- * nv-ipam must always accept), gc's pod listing; and gc's miss counts file, written
+ * nv-ipam must always accept, and the same from the pools trimmed as ipam-node keeps them),
+ * gc's pod listing; and gc's miss counts file, written
  * back as it was read
  */
 #include <stdbool.h>
@@ -57,6 +58,40 @@ static void carve(const struct k8s_objects *objs)
 	free(nodes);
 }
 
+/*
+ * The pools as ipam-node keeps them (carve_pool_trim()) give the same file and notes as
+ * whole (@text and @notes: the render of @objs for @node).
+ */
+static void node_file_trimmed(const struct k8s_objects *objs, const char *node, const char *text,
+			      const char *notes)
+{
+	struct json_object **v = calloc(objs->n_items + 1, sizeof(*v));
+	struct k8s_objects trimmed = { .items = v, .n_items = objs->n_items };
+	struct cni_err err = { 0 };
+	char *text2 = NULL, *notes2 = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!v)
+		abort();
+	for (size_t i = 0; i < objs->n_items; i++)
+		if (carve_pool_trim(objs->items[i], strcmp(k8s_object_kind(objs->items[i]), "CIDRPool") == 0,
+				    node, &v[i]) < 0)
+			abort();
+	f = open_memstream(&notes2, &len);
+	if (!f || nodefile_render(&trimmed, node, &text2, f, &err) < 0 || fclose(f) != 0)
+		abort();
+	if (strcmp(text, text2) != 0 || strcmp(notes, notes2) != 0) {
+		fprintf(stderr, "trimmed pools render otherwise:\n%s%s---\n%s%s", text, notes, text2, notes2);
+		abort();
+	}
+	free(text2);
+	free(notes2);
+	for (size_t i = 0; i < objs->n_items; i++)
+		json_object_put(v[i]);
+	free(v);
+}
+
 /* Whatever the pools say, the file written for a node is one nv-ipam loads. */
 static void node_file(const struct k8s_objects *objs)
 {
@@ -65,20 +100,24 @@ static void node_file(const struct k8s_objects *objs)
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		struct nvipam_pools pools = { 0 };
 		struct cni_err err = { 0 };
-		char *text = NULL;
-
-		FILE *notes = fopen("/dev/null", "w");
+		char *text = NULL, *notes_text = NULL;
+		size_t notes_len = 0;
+		FILE *notes = open_memstream(&notes_text, &notes_len);
 		int r;
 
 		if (!notes)
 			abort();
 		r = nodefile_render(objs, names[k], &text, notes, &err);
-		fclose(notes);
+		if (fclose(notes) != 0)
+			abort();
 		if (r < 0) {
+			free(notes_text);
 			if (!err.msg[0])
 				abort();
 			continue;
 		}
+		node_file_trimmed(objs, names[k], text, notes_text);
+		free(notes_text);
 		if (nvipam_pools_parse(text, strlen(text), "node file", &pools, &err) < 0) {
 			fprintf(stderr, "a node file nv-ipam refuses: %s\n%s", err.msg, text);
 			abort();

@@ -4,6 +4,8 @@
  * validates the pool and the node's allocation, CIDRPoolAllocation.Validate(), and drops the
  * pool when either fails; its IPPool's spec is validated by the controller, which empties
  * the status of an invalid one). One test per refusal, each with the accepted case beside it.
+ * Every render is made twice, of the pools whole and trimmed as ipam-node keeps them
+ * (carve_pool_trim()): the file and the notes must be the same.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,26 +20,57 @@
 #include <json-c/json.h>
 
 #include "common/util/error.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/carve/nodefile.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
 #define CIDR_SPEC(extra)                                                                           \
 	"\"spec\":{\"cidr\":\"10.8.0.0/16\",\"perNodeNetworkPrefix\":24,\"gatewayIndex\":1" extra "}"
 
-/* The file host-a gets from @json, and the notes about pools left out. */
-static void render(const char *json, char **ret_text, char **ret_notes)
+/* @objs as ipam-node keeps them for host-a. */
+static struct json_object **trim_all(const struct k8s_objects *objs)
 {
-	struct k8s_objects objs = { 0 };
+	struct json_object **v = calloc(objs->n_items + 1, sizeof(*v));
+
+	assert_non_null(v);
+	for (size_t i = 0; i < objs->n_items; i++)
+		assert_int_equal(carve_pool_trim(objs->items[i],
+						 strcmp(k8s_object_kind(objs->items[i]), "CIDRPool") == 0,
+						 "host-a", &v[i]), 0);
+	return v;
+}
+
+static void render_objs(const struct k8s_objects *objs, char **ret_text, char **ret_notes)
+{
 	struct cni_err err = { 0 };
 	size_t len = 0;
 	FILE *notes = open_memstream(ret_notes, &len);
 
 	assert_non_null(notes);
-	if (k8s_objects_parse(json, strlen(json), "pools", &objs, &err) < 0)
-		fail_msg("k8s_objects_parse: %s", err.msg);
-	if (nodefile_render(&objs, "host-a", ret_text, notes, &err) < 0)
+	if (nodefile_render(objs, "host-a", ret_text, notes, &err) < 0)
 		fail_msg("nodefile_render: %s", err.msg);
 	assert_int_equal(fclose(notes), 0);
+}
+
+/* The file host-a gets from @json, and the notes about pools left out; the same trimmed. */
+static void render(const char *json, char **ret_text, char **ret_notes)
+{
+	struct k8s_objects objs = { 0 }, trimmed;
+	struct cni_err err = { 0 };
+	char *text = NULL, *notes = NULL;
+
+	if (k8s_objects_parse(json, strlen(json), "pools", &objs, &err) < 0)
+		fail_msg("k8s_objects_parse: %s", err.msg);
+	trimmed = (struct k8s_objects){ .items = trim_all(&objs), .n_items = objs.n_items };
+	render_objs(&objs, ret_text, ret_notes);
+	render_objs(&trimmed, &text, &notes);
+	assert_string_equal(text, *ret_text);
+	assert_string_equal(notes, *ret_notes);
+	free(text);
+	free(notes);
+	for (size_t i = 0; i < trimmed.n_items; i++)
+		json_object_put(trimmed.items[i]);
+	free(trimmed.items);
 	k8s_objects_free(&objs);
 }
 
@@ -189,6 +222,81 @@ static void test_refusal_keeps_the_rest(void **state)
 	free(notes);
 }
 
+/* The entries of @json's pool @i that trimming keeps for host-a, as "node:prefix-or-start,". */
+static void trimmed_entries(const char *json, size_t i, char *buf, size_t len)
+{
+	struct k8s_objects objs = { 0 };
+	struct cni_err err = { 0 };
+	struct json_object **v, *arr;
+	size_t off = 0;
+
+	if (k8s_objects_parse(json, strlen(json), "pools", &objs, &err) < 0)
+		fail_msg("k8s_objects_parse: %s", err.msg);
+	v = trim_all(&objs);
+	arr = k8s_object_member(v[i], "status", "allocations");
+	buf[0] = '\0';
+	for (size_t k = 0; k < json_object_array_length(arr); k++) {
+		struct json_object *e = json_object_array_get_idx(arr, k);
+		struct json_object *at = k8s_object_member(e, "prefix", NULL);
+
+		off += (size_t)snprintf(buf + off, len - off, "%s:%s,",
+					json_object_get_string(k8s_object_member(e, "nodeName", NULL)),
+					json_object_get_string(at ? at : k8s_object_member(e, "startIP", NULL)));
+	}
+	for (size_t k = 0; k < objs.n_items; k++)
+		json_object_put(v[k]);
+	free(v);
+	k8s_objects_free(&objs);
+}
+
+/*
+ * ipam-node keeps of each pool only host-a's entries, and of a CIDRPool the others that
+ * make it refuse host-a's (the same prefix or gateway), in their order; the file is the same.
+ */
+static void test_trim_keeps_the_node_entries(void **state)
+{
+	const char *pools =
+		"[{\"kind\":\"IPPool\",\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"uid\":\"u\"},"
+		"\"spec\":{\"subnet\":\"192.168.0.0/24\",\"perNodeBlockSize\":16,\"gateway\":\"192.168.0.1\"},"
+		"\"status\":{\"allocations\":["
+		"{\"nodeName\":\"host-b\",\"startIP\":\"192.168.0.17\",\"endIP\":\"192.168.0.32\"},"
+		"{\"nodeName\":\"host-a\",\"startIP\":\"192.168.0.1\",\"endIP\":\"192.168.0.16\"},"
+		"{\"nodeName\":\"host-c\",\"startIP\":\"192.168.0.1\",\"endIP\":\"192.168.0.16\"}]}},"
+		CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-b\",\"prefix\":\"10.8.2.0/24\",\"gateway\":\"10.8.2.1\"},"
+					 "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
+					 "{\"nodeName\":\"host-c\",\"prefix\":\"10.8.3.0/24\",\"gateway\":\"10.8.3.1\"}") ","
+		"{\"kind\":\"CIDRPool\",\"metadata\":{\"name\":\"c2\"}," CIDR_SPEC("")
+		",\"status\":{\"allocations\":["
+		"{\"nodeName\":\"host-d\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
+		"{\"nodeName\":\"host-b\",\"prefix\":\"10.8.2.0/24\",\"gateway\":\"10.8.2.1\"},"
+		"{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
+		"{\"nodeName\":\"host-c\",\"prefix\":\"10.8.3.0/24\",\"gateway\":\"10.8.3.1\"}]}}]";
+	char buf[512], *text = NULL, *notes = NULL;
+
+	(void)state;
+	/* host-c's block overlaps host-a's in the IPPool: the loader checks that, not this node. */
+	trimmed_entries(pools, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "host-a:192.168.0.1,");
+	trimmed_entries(pools, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "host-a:10.8.1.0/24,");
+	trimmed_entries(pools, 2, buf, sizeof(buf));
+	assert_string_equal(buf, "host-d:10.8.1.0/24,host-a:10.8.1.0/24,");
+	render(pools, &text, &notes);
+	assert_true(has_pool(text, "p1"));
+	assert_true(has_pool(text, "cidrpool/c1"));
+	assert_false(has_pool(text, "cidrpool/c2"));
+	assert_non_null(strstr(notes, "its prefix is also given to node host-d"));
+	free(text);
+	free(notes);
+	/* The check reads "NodeName" as the node's name too: a second entry of host-a. */
+	render(CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
+					"{\"NodeName\":\"host-a\",\"prefix\":\"10.8.5.0/24\",\"gateway\":\"10.8.5.1\"}"),
+	       &text, &notes);
+	assert_non_null(strstr(notes, "the node has two allocations"));
+	free(text);
+	free(notes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_cidr_prefix_reserved),
 		cmocka_unit_test(test_ippool_gateway_outside_subnet),
 		cmocka_unit_test(test_refusal_keeps_the_rest),
+		cmocka_unit_test(test_trim_keeps_the_node_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

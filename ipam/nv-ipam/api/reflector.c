@@ -314,11 +314,28 @@ static int list_item(void *ctx, struct json_object *item, size_t index, struct c
 	return 0;
 }
 
+static void parse_lock(const struct api_reflector *r)
+{
+	if (r->cfg.parse_lock)
+		pthread_mutex_lock(r->cfg.parse_lock);
+}
+
+static void parse_unlock(const struct api_reflector *r)
+{
+	if (r->cfg.parse_lock)
+		pthread_mutex_unlock(r->cfg.parse_lock);
+}
+
 static int list_data(void *ctx, const char *data, size_t len)
 {
 	struct list_ctx *l = ctx;
+	int rc;
 
-	return liststream_feed(l->ls, data, len, l->err);
+	/* Items are parsed, trimmed and freed within the feed: each tree under the lock. */
+	parse_lock(l->r);
+	rc = liststream_feed(l->ls, data, len, l->err);
+	parse_unlock(l->r);
+	return rc;
 }
 
 static char *join_path(const struct api_reflector *r, const char *params)
@@ -354,7 +371,9 @@ static int list_page(struct api_reflector *r, struct api_client *c, const char *
 	req.path = path;
 	rc = api_call(c, &req, &resp, err);
 	if (rc >= 0 && resp.http >= 200 && resp.http < 300) {
+		parse_lock(r);
 		rc = liststream_end(l.ls, err);
+		parse_unlock(r);
 		if (rc >= 0) {
 			*ret_rv = strdup(liststream_string(l.ls, "metadata.resourceVersion"));
 			*ret_cont = strdup(liststream_string(l.ls, "metadata.continue"));
@@ -535,7 +554,12 @@ static int watch_line(void *ctx, const char *line, size_t len)
 static int watch_data(void *ctx, const char *data, size_t len)
 {
 	struct watch_ctx *w = ctx;
-	int rc = api_lines_feed(&w->lines, data, len, watch_line, w);
+	int rc;
+
+	/* Each event is parsed, trimmed and freed within watch_line(): its tree under the lock. */
+	parse_lock(w->r);
+	rc = api_lines_feed(&w->lines, data, len, watch_line, w);
+	parse_unlock(w->r);
 
 	/* A batch that arrived together is one change for the owner. */
 	if (w->changed && w->r->cfg.changed) {

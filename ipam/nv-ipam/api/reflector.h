@@ -1,6 +1,7 @@
 /* One collection of the API mirrored in memory: list, then watch from the list's version */
 #pragma once
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -39,6 +40,13 @@ struct api_reflector_config {
 	 * thousands of Nodes keeps those, not their status.
 	 */
 	int (*trim)(void *ctx, struct json_object *obj, struct json_object **ret);
+	/*
+	 * Held while a response is parsed and trimmed, NULL for none: reflectors that share
+	 * one build their json-c trees one at a time, so that the peak memory is that of the
+	 * largest object, not of one per reflector (a pool status of 10,000 nodes is ~10 MB
+	 * as a tree).
+	 */
+	pthread_mutex_t *parse_lock;
 	void *ctx;
 };
 

@@ -91,6 +91,24 @@ int carve_entry_check(struct json_object *pool, const char *node, struct json_ob
 		      struct cni_err *err);
 
 /**
+ * carve_pool_trim() - what a node keeps of a pool: only what nodefile_render() and
+ *                     carve_entry_check() read for it
+ * @pool: an IPPool or CIDRPool object, as listed or watched
+ * @cidrpool: whether it is a CIDRPool (list items may come without their kind)
+ * @node: the node
+ * @ret: a new object sharing nothing with @pool: the kind, metadata.name, a copy of the spec
+ *       and status.allocations with copies of the node's entries, and for a CIDRPool of the
+ *       other entries that share the prefix or gateway of the node's first one, in order
+ *
+ * nodefile_render() of the trimmed pool gives the same file and the same notes as of
+ * @pool, at the cost of a few entries instead of one per node of the cluster.
+ *
+ * Return: 0 on success, -ENOMEM.
+ */
+int carve_pool_trim(struct json_object *pool, bool cidrpool, const char *node,
+		    struct json_object **ret);
+
+/**
  * carve_result_json() - status.allocations as JSON
  * @res: result
  * @ret: new array ({nodeName, startIP, endIP} or {nodeName, prefix[, gateway]})

@@ -344,3 +344,104 @@ int carve_entry_check(struct json_object *pool, const char *node, struct json_ob
 	carve_spec_free(&p);
 	return r < 0 && r != -ENOMEM ? -EINVAL : r;
 }
+
+/*
+ * A copy of @v into @to (an array when @key is NULL): nothing of @pool is shared, since its
+ * tree is freed on the thread that parsed it while another may copy what was kept.
+ */
+static int add_copy(struct json_object *to, const char *key, struct json_object *v)
+{
+	struct json_object *copy = NULL;
+
+	if (json_object_deep_copy(v, &copy, NULL) < 0)
+		return -ENOMEM;
+	if (!key) {
+		if (json_object_array_add(to, copy) < 0) {
+			json_object_put(copy);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	return k8s_json_add(to, key, copy);
+}
+
+static bool entry_is_node(struct json_object *e, const char *node)
+{
+	struct json_object *v = k8s_object_member(e, "nodeName", NULL);
+
+	return json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), node) == 0;
+}
+
+/*
+ * @node's entries of @arr into @out, in order, and for a CIDRPool the other entries that
+ * carve_entry_check() of the node's first entry refuses it for (sharing its prefix or
+ * gateway): what it and nodefile_render() read, nothing else.
+ */
+static int trim_allocations(struct json_object *pool, bool cidrpool, const char *node,
+			    struct json_object *arr, struct json_object *out)
+{
+	struct carve_spec p = { .cidrpool = cidrpool };
+	struct cni_err err = { 0 };
+	struct entry mine = { .node = node };
+	size_t n = json_object_array_length(arr), i = 0;
+	bool check = false;
+	int r = 0;
+
+	while (i < n && !entry_is_node(json_object_array_get_idx(arr, i), node))
+		i++;
+	if (i == n)
+		return 0;
+	if (cidrpool) {
+		r = carve_spec_parse(&p, pool, &err);
+		if (r == -ENOMEM)
+			return r;
+		/* An invalid spec or entry is refused before the other entries are read. */
+		check = r == 0 && cidr_entry_parse(&p, json_object_array_get_idx(arr, i), &mine);
+		r = 0;
+	}
+	for (i = 0; i < n && r == 0; i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		const char *vn = entry_str(e, "nodeName");
+		struct entry y = { 0 };
+		/* The check's own reading of the name too: it matches keys case-insensitively. */
+		bool keep = entry_is_node(e, node) || strcmp(vn ? vn : "", node) == 0;
+
+		if (!keep && check && cidr_entry_parse(&p, e, &y))
+			keep = y.index == mine.index || (mine.has_gateway && y.has_gateway &&
+							  ip_addr_equal(&mine.gateway, &y.gateway));
+		if (keep)
+			r = add_copy(out, NULL, e);
+	}
+	carve_spec_free(&p);
+	return r;
+}
+
+int carve_pool_trim(struct json_object *pool, bool cidrpool, const char *node,
+		    struct json_object **ret)
+{
+	_cleanup_(json_object_putp) struct json_object *o = json_object_new_object();
+	struct json_object *arr = k8s_object_member(pool, "status", "allocations");
+	struct json_object *spec = k8s_object_member(pool, "spec", NULL);
+	const char *name = k8s_object_name(pool);
+	struct json_object *meta, *status, *out;
+
+	if (!o || k8s_json_add(o, "metadata", meta = json_object_new_object()) < 0 ||
+	    k8s_json_add_str(o, "kind", cidrpool ? "CIDRPool" : "IPPool") < 0 ||
+	    (name && k8s_json_add_str(meta, "name", name) < 0) ||
+	    (spec && add_copy(o, "spec", spec) < 0))
+		return -ENOMEM;
+	if (arr) {
+		bool list = json_object_is_type(arr, json_type_array);
+
+		if (k8s_json_add(o, "status", status = json_object_new_object()) < 0)
+			return -ENOMEM;
+		/* Not an array: kept as it is, for the render to find no entry in. */
+		if (!list && add_copy(status, "allocations", arr) < 0)
+			return -ENOMEM;
+		if (list && (k8s_json_add(status, "allocations", out = json_object_new_array()) < 0 ||
+			     trim_allocations(pool, cidrpool, node, arr, out) < 0))
+			return -ENOMEM;
+	}
+	*ret = TAKE_PTR(o);
+	return 0;
+}

@@ -19,6 +19,7 @@
  * nothing half-written.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -423,6 +424,12 @@ int main(int argc, char **argv)
 	int rc = 1, r;
 	bool stuck = false;
 
+	/*
+	 * One malloc arena for every thread: each reflector thread's arena would otherwise keep
+	 * the pages of the largest pool status it parsed (megabytes as a json-c tree), and the
+	 * peak memory would grow with the threads; the threads seldom allocate at once.
+	 */
+	(void)mallopt(M_ARENA_MAX, 1);
 	r = node_flags_parse(argc, (const char *const *)argv, &f, stderr);
 	if (r <= 0)
 		return r < 0 ? 1 : 0;

@@ -8,6 +8,11 @@
  * pools for a while (an API server restarting: api/reflector.c). Nothing is written
  * before both kinds are listed once: a half-known set of pools would remove the other
  * kind's blocks.
+ *
+ * A pool's status holds an entry per node of the cluster (10,000 nodes: ~800 KB of JSON,
+ * megabytes as json-c objects); each pool is trimmed as it arrives to what this node's
+ * render reads (carve_pool_trim()), so the objects kept, copied and rendered on every sync
+ * are a few entries each, whatever the cluster's size.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,6 +29,7 @@
 #include "common/util/file.h"
 #include "ipam/nv-ipam/api/client.h"
 #include "ipam/nv-ipam/api/reflector.h"
+#include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/carve/nodefile.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
@@ -44,12 +50,21 @@ struct kind_ctx {
 };
 
 static struct kind_ctx kind_ctx[METRICS_KINDS];
+static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_changed(void *ctx)
 {
 	struct kind_ctx *k = ctx;
 
 	node_pools_sync(k->n);
+}
+
+static int on_trim(void *ctx, struct json_object *obj, struct json_object **ret)
+{
+	struct kind_ctx *k = ctx;
+
+	return carve_pool_trim(obj, strcmp(kind_names[k->kind], "CIDRPool") == 0,
+			       k->n->flags->node_name, ret);
 }
 
 static void on_note(void *ctx, enum api_reflector_note what, const char *msg)
@@ -98,7 +113,8 @@ int node_pools_start(struct node *n)
 		return -ENOMEM;
 	for (int k = 0; k < METRICS_KINDS; k++) {
 		struct api_reflector_config cfg = { .resource = kinds[k], .changed = on_changed,
-						    .note = on_note, .ctx = &kind_ctx[k] };
+						    .note = on_note, .trim = on_trim,
+						    .parse_lock = &parse_lock, .ctx = &kind_ctx[k] };
 
 		kind_ctx[k] = (struct kind_ctx){ .n = n, .kind = k };
 		if (asprintf(&kind_ctx[k].path, "/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/%s/%s", ns,
