@@ -4,8 +4,9 @@
  * validates the pool and the node's allocation, CIDRPoolAllocation.Validate(), and drops the
  * pool when either fails; its IPPool's spec is validated by the controller, which empties
  * the status of an invalid one). One test per refusal, each with the accepted case beside it.
- * Every render is made twice, of the pools whole and trimmed as ipam-node keeps them
- * (carve_pool_trim()): the file and the notes must be the same.
+ * Every render is made three times, of the pools whole, trimmed as ipam-node keeps them
+ * (carve_pool_trim()), and trimmed from their text cut first (carve_status_skim(), as
+ * ipam-node reads each pool): the file and the notes must be the same.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,8 +21,10 @@
 #include <json-c/json.h>
 
 #include "common/util/error.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/carve/nodefile.h"
+#include "ipam/nv-ipam/carve/skim.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 
 #define CIDR_SPEC(extra)                                                                           \
@@ -40,6 +43,34 @@ static struct json_object **trim_all(const struct k8s_objects *objs)
 	return v;
 }
 
+/* @objs as ipam-node keeps them for host-a when it reads their text cut first. */
+static struct json_object **skim_trim_all(const struct k8s_objects *objs)
+{
+	struct json_object **v = calloc(objs->n_items + 1, sizeof(*v));
+
+	assert_non_null(v);
+	for (size_t i = 0; i < objs->n_items; i++) {
+		bool cidrpool = strcmp(k8s_object_kind(objs->items[i]), "CIDRPool") == 0;
+		/* Text as the API server sends it ('/' not escaped), and spaced: the cut reads either. */
+		const char *text = json_object_to_json_string_ext(
+			objs->items[i], JSON_C_TO_STRING_NOSLASHESCAPE |
+						(i % 2 ? JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN));
+		struct json_object *o = NULL;
+		struct cni_err err = { 0 };
+		char *cut = NULL;
+		size_t cut_len = 0;
+		int r = carve_status_skim(text, strlen(text), "host-a", cidrpool, &cut, &cut_len);
+
+		assert_true(r >= 0);
+		assert_int_equal(r ? cjson_parse(cut, cut_len, "cut", &o, &err) :
+				     cjson_parse(text, strlen(text), "whole", &o, &err), 0);
+		assert_int_equal(carve_pool_trim(o, cidrpool, "host-a", &v[i]), 0);
+		json_object_put(o);
+		free(cut);
+	}
+	return v;
+}
+
 static void render_objs(const struct k8s_objects *objs, char **ret_text, char **ret_notes)
 {
 	struct cni_err err = { 0 };
@@ -55,22 +86,26 @@ static void render_objs(const struct k8s_objects *objs, char **ret_text, char **
 /* The file host-a gets from @json, and the notes about pools left out; the same trimmed. */
 static void render(const char *json, char **ret_text, char **ret_notes)
 {
-	struct k8s_objects objs = { 0 }, trimmed;
+	struct k8s_objects objs = { 0 }, trimmed[2];
 	struct cni_err err = { 0 };
-	char *text = NULL, *notes = NULL;
 
 	if (k8s_objects_parse(json, strlen(json), "pools", &objs, &err) < 0)
 		fail_msg("k8s_objects_parse: %s", err.msg);
-	trimmed = (struct k8s_objects){ .items = trim_all(&objs), .n_items = objs.n_items };
+	trimmed[0] = (struct k8s_objects){ .items = trim_all(&objs), .n_items = objs.n_items };
+	trimmed[1] = (struct k8s_objects){ .items = skim_trim_all(&objs), .n_items = objs.n_items };
 	render_objs(&objs, ret_text, ret_notes);
-	render_objs(&trimmed, &text, &notes);
-	assert_string_equal(text, *ret_text);
-	assert_string_equal(notes, *ret_notes);
-	free(text);
-	free(notes);
-	for (size_t i = 0; i < trimmed.n_items; i++)
-		json_object_put(trimmed.items[i]);
-	free(trimmed.items);
+	for (size_t k = 0; k < 2; k++) {
+		char *text = NULL, *notes = NULL;
+
+		render_objs(&trimmed[k], &text, &notes);
+		assert_string_equal(text, *ret_text);
+		assert_string_equal(notes, *ret_notes);
+		free(text);
+		free(notes);
+		for (size_t i = 0; i < trimmed[k].n_items; i++)
+			json_object_put(trimmed[k].items[i]);
+		free(trimmed[k].items);
+	}
 	k8s_objects_free(&objs);
 }
 
@@ -297,6 +332,78 @@ static void test_trim_keeps_the_node_entries(void **state)
 	free(notes);
 }
 
+/* The node names of the allocations of @text's pool (or of its "object"), as "a,b,". */
+static void cut_names(const char *text, size_t len, char *buf, size_t size)
+{
+	struct json_object *o = NULL, *pool, *arr;
+	struct cni_err err = { 0 };
+	size_t off = 0;
+
+	assert_int_equal(cjson_parse(text, len, "cut", &o, &err), 0);
+	pool = k8s_object_member(o, "object", NULL) ? k8s_object_member(o, "object", NULL) : o;
+	arr = k8s_object_member(pool, "status", "allocations");
+	buf[0] = '\0';
+	for (size_t k = 0; k < json_object_array_length(arr); k++)
+		off += (size_t)snprintf(buf + off, size - off, "%s,",
+					json_object_get_string(k8s_object_member(
+						json_object_array_get_idx(arr, k), "nodeName", NULL)));
+	json_object_put(o);
+}
+
+/*
+ * The text cut before parsing keeps host-a's entries, those whose name is escaped, and of
+ * a CIDRPool those whose prefix or gateway is host-a's however written; in a watch event
+ * too; a text with nothing to drop, or that is not JSON's shape, is left whole.
+ */
+static void test_skim_cuts_to_the_node(void **state)
+{
+	const char *ippool =
+		"{\"kind\":\"IPPool\",\"metadata\":{\"name\":\"p1\"},\"spec\":{\"subnet\":\"192.168.0.0/24\","
+		"\"perNodeBlockSize\":16},\"status\":{\"allocations\": [ "
+		"{\"nodeName\":\"host-b\",\"startIP\":\"192.168.0.17\",\"endIP\":\"192.168.0.32\"} , "
+		"{\"nodeName\":\"host-a\",\"startIP\":\"192.168.0.1\",\"endIP\":\"192.168.0.16\"},"
+		"{\"nodeName\":\"host-\\u0061\",\"startIP\":\"192.168.0.33\",\"endIP\":\"192.168.0.48\"},"
+		"{\"nodeName\":\"host-c\",\"startIP\":\"192.168.0.49\",\"endIP\":\"192.168.0.64\"} ]}}";
+	const char *event =
+		"{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"CIDRPool\",\"metadata\":{\"name\":\"c6\"},"
+		"\"spec\":{\"cidr\":\"fd00:8::/48\",\"perNodeNetworkPrefix\":64,\"gatewayIndex\":1},"
+		"\"status\":{\"allocations\":["
+		"{\"nodeName\":\"host-b\",\"prefix\":\"fd00:8:0:2::/64\",\"gateway\":\"fd00:8:0:2::1\"},"
+		"{\"nodeName\":\"host-d\",\"prefix\":\"fd00:8:0:1:0::/64\",\"gateway\":\"fd00:8:0:4::1\"},"
+		"{\"nodeName\":\"host-a\",\"prefix\":\"fd00:8:0:1::/64\",\"gateway\":\"fd00:8:0:1::1\"},"
+		"{\"nodeName\":\"host-e\",\"PREFIX\":\"fd00:8:0:5::/64\",\"Gateway\":\"fd00:8:0:1:0:0:0:1\"},"
+		"{\"nodeName\":\"host-f\",\"prefix\":\"fd00:8:0:6::/64\",\"gateway\":\"fd00:8:0:6::1\"}]}}}";
+	const char *none = "{\"status\":{\"allocations\":[{\"nodeName\":\"host-a\"}]}}";
+	const char *broken = "{\"status\":{\"allocations\":[{\"nodeName\":\"host-b\"},{\"nodeName\":]}}";
+	char *cut = NULL, buf[256];
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(carve_status_skim(ippool, strlen(ippool), "host-a", false, &cut, &len), 1);
+	cut_names(cut, len, buf, sizeof(buf));
+	assert_string_equal(buf, "host-a,host-a,");
+	free(cut);
+	/* As an IPPool, only the names count: the CIDRPool's clashes are read for a CIDRPool. */
+	assert_int_equal(carve_status_skim(event, strlen(event), "host-a", false, &cut, &len), 1);
+	cut_names(cut, len, buf, sizeof(buf));
+	assert_string_equal(buf, "host-a,");
+	free(cut);
+	assert_int_equal(carve_status_skim(event, strlen(event), "host-a", true, &cut, &len), 1);
+	cut_names(cut, len, buf, sizeof(buf));
+	assert_string_equal(buf, "host-d,host-a,host-e,");
+	free(cut);
+	/* Another node: host-b's, and nothing clashes with it. */
+	assert_int_equal(carve_status_skim(event, strlen(event), "host-b", true, &cut, &len), 1);
+	cut_names(cut, len, buf, sizeof(buf));
+	assert_string_equal(buf, "host-b,");
+	free(cut);
+	cut = NULL;
+	assert_int_equal(carve_status_skim(none, strlen(none), "host-a", false, &cut, &len), 0);
+	assert_int_equal(carve_status_skim(broken, strlen(broken), "host-a", false, &cut, &len), 0);
+	assert_int_equal(carve_status_skim(broken, 20, "host-a", true, &cut, &len), 0);
+	assert_null(cut);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_ippool_gateway_outside_subnet),
 		cmocka_unit_test(test_refusal_keeps_the_rest),
 		cmocka_unit_test(test_trim_keeps_the_node_entries),
+		cmocka_unit_test(test_skim_cuts_to_the_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -368,6 +368,8 @@ static int list_page(struct api_reflector *r, struct api_client *c, const char *
 	path = join_path(r, params);
 	if (!path || liststream_new("list", list_item, &l, &l.ls) < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (r->cfg.skim)
+		liststream_set_skim(l.ls, r->cfg.skim, r->cfg.ctx);
 	req.path = path;
 	rc = api_call(c, &req, &resp, err);
 	if (rc >= 0 && resp.http >= 200 && resp.http < 300) {
@@ -497,10 +499,24 @@ static int watch_line(void *ctx, const char *line, size_t len)
 	struct api_reflector *r = w->r;
 	struct api_event ev = { 0 };
 	struct cni_err err = { 0 };
+	_cleanup_free_ char *cut = NULL;
 	struct json_object *kept;
 	char key[KEY_MAX];
+	size_t cut_len = 0;
 	int rc = 0;
 
+	if (r->cfg.skim) {
+		rc = r->cfg.skim(r->cfg.ctx, line, len, &cut, &cut_len);
+		if (rc < 0) {
+			snprintf(w->why, sizeof(w->why), "out of memory");
+			return rc;
+		}
+		if (rc > 0) {
+			line = cut;
+			len = cut_len;
+		}
+		rc = 0;
+	}
 	if (api_event_parse(line, len, &ev, &err) < 0) {
 		snprintf(w->why, sizeof(w->why), "%s", err.msg);
 		return -EBADMSG;

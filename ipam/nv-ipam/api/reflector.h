@@ -41,6 +41,13 @@ struct api_reflector_config {
 	 */
 	int (*trim)(void *ctx, struct json_object *obj, struct json_object **ret);
 	/*
+	 * Applied to the text of each object listed and each event watched before it is
+	 * parsed, NULL for none: 1 with a shorter text in *@ret (malloc'd) of which @trim
+	 * keeps what it keeps of the whole, 0 to parse the text as it is, or -ENOMEM. What a
+	 * node keeps of a pool's status is one entry; parsed whole, it is a tree of megabytes.
+	 */
+	int (*skim)(void *ctx, const char *text, size_t len, char **ret, size_t *ret_len);
+	/*
 	 * Held while a response is parsed and trimmed, NULL for none: reflectors that share
 	 * one build their json-c trees one at a time, so that the peak memory is that of the
 	 * largest object, not of one per reflector (a pool status of 10,000 nodes is ~10 MB

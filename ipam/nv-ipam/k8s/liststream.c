@@ -43,6 +43,8 @@ struct liststream {
 	const char *origin;
 	int (*on_item)(void *ctx, struct json_object *item, size_t index, struct cni_err *err);
 	void *ctx;
+	int (*skim)(void *ctx, const char *text, size_t len, char **ret, size_t *ret_len);
+	void *skim_ctx;
 	enum state st;
 	bool is_list;
 	bool has_items;
@@ -82,6 +84,15 @@ int liststream_new(const char *origin,
 	json_tokener_set_flags(ls->tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	*ret = ls;
 	return 0;
+}
+
+void liststream_set_skim(struct liststream *ls,
+			 int (*skim)(void *ctx, const char *text, size_t len, char **ret,
+				     size_t *ret_len),
+			 void *ctx)
+{
+	ls->skim = skim;
+	ls->skim_ctx = ctx;
 }
 
 void liststream_free(struct liststream *ls)
@@ -156,6 +167,19 @@ static int parse_capture(struct liststream *ls, struct json_object **ret, struct
 		text_buf_putc(&ls->buf, ' ');
 	if (ls->buf.oom)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (ls->cap == CAP_ITEM && ls->skim) {
+		char *cut = NULL;
+		size_t cut_len = 0;
+		int r = ls->skim(ls->skim_ctx, ls->buf.data, ls->buf.len, &cut, &cut_len);
+
+		if (r < 0)
+			return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+		/* What is parsed instead of the item: the buffer holds it until the next capture. */
+		if (r > 0) {
+			free(ls->buf.data);
+			ls->buf = (struct text_buf){ .data = cut, .len = cut_len, .cap = cut_len };
+		}
+	}
 	json_tokener_reset(ls->tok);
 	o = json_tokener_parse_ex(ls->tok, ls->buf.data, (int)ls->buf.len);
 	jerr = json_tokener_get_error(ls->tok);

@@ -34,6 +34,18 @@ int liststream_new(const char *origin,
 		   void *ctx, struct liststream **ret);
 
 /**
+ * liststream_set_skim() - cut each item's text before it is parsed
+ * @ls: reader, before it is fed
+ * @skim: given an item's text: 1 with a shorter text to parse instead in *@ret (malloc'd),
+ *        0 to parse it as it is, or -ENOMEM
+ * @ctx: for @skim
+ */
+void liststream_set_skim(struct liststream *ls,
+			 int (*skim)(void *ctx, const char *text, size_t len, char **ret,
+				     size_t *ret_len),
+			 void *ctx);
+
+/**
  * liststream_feed() - the next bytes of the document
  * @ls: reader
  * @data: bytes (need not be NUL-terminated)

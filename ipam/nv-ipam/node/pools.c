@@ -31,6 +31,7 @@
 #include "ipam/nv-ipam/api/reflector.h"
 #include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/carve/nodefile.h"
+#include "ipam/nv-ipam/carve/skim.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/k8s/overlap.h"
@@ -65,6 +66,14 @@ static int on_trim(void *ctx, struct json_object *obj, struct json_object **ret)
 
 	return carve_pool_trim(obj, strcmp(kind_names[k->kind], "CIDRPool") == 0,
 			       k->n->flags->node_name, ret);
+}
+
+static int on_skim(void *ctx, const char *text, size_t len, char **ret, size_t *ret_len)
+{
+	struct kind_ctx *k = ctx;
+
+	return carve_status_skim(text, len, k->n->flags->node_name,
+				 strcmp(kind_names[k->kind], "CIDRPool") == 0, ret, ret_len);
 }
 
 static void on_note(void *ctx, enum api_reflector_note what, const char *msg)
@@ -113,7 +122,7 @@ int node_pools_start(struct node *n)
 		return -ENOMEM;
 	for (int k = 0; k < METRICS_KINDS; k++) {
 		struct api_reflector_config cfg = { .resource = kinds[k], .changed = on_changed,
-						    .note = on_note, .trim = on_trim,
+						    .note = on_note, .trim = on_trim, .skim = on_skim,
 						    .parse_lock = &parse_lock, .ctx = &kind_ctx[k] };
 
 		kind_ctx[k] = (struct kind_ctx){ .n = n, .kind = k };

@@ -87,6 +87,18 @@ int node_check_dir(const char *dir, const char *flag, struct cni_err *err)
 	return 0;
 }
 
+/*
+ * The answer's body is not read: a pool of a large cluster is a megabyte of JSON, ten as a
+ * tree, and only the status says the server is there.
+ */
+static int discard(void *ctx, const char *data, size_t len)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
 int node_api_reach(struct node *n, long wait_ms, const sigset_t *sigs, struct cni_err *err)
 {
 	_cleanup_free_ char *ns = api_escape(n->flags->ippools_namespace), *path = NULL;
@@ -101,7 +113,8 @@ int node_api_reach(struct node *n, long wait_ms, const sigset_t *sigs, struct cn
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	}
 	for (;;) {
-		struct api_request req = { .path = path, .timeout_ms = REACH_REQUEST_MS };
+		struct api_request req = { .path = path, .timeout_ms = REACH_REQUEST_MS,
+					   .on_data = discard };
 		struct timespec tick = { .tv_nsec = REACH_RETRY_MS * 1000000L };
 		struct api_response resp = { 0 };
 		struct cni_err why = { 0 };
@@ -111,9 +124,11 @@ int node_api_reach(struct node *n, long wait_ms, const sigset_t *sigs, struct cn
 		r = api_call(c, &req, &resp, &why);
 		if (r == 0) {
 			http = resp.http;
-			api_status_from(resp.http, resp.body, resp.len, &st);
-			snprintf(why.msg, sizeof(why.msg), "GET %s: HTTP %ld %s: %s", path, resp.http,
-				 st.reason, st.message);
+			if (http >= 300) {
+				api_status_from(resp.http, resp.body, resp.len, &st);
+				snprintf(why.msg, sizeof(why.msg), "GET %s: HTTP %ld %s: %s", path,
+					 resp.http, st.reason, st.message);
+			}
 			api_response_free(&resp);
 			/* A 5xx or 429 may be a proxy before the server, or the server starting. */
 			r = http == 429 || http >= 500 ? -EAGAIN : 0;
