@@ -62,6 +62,19 @@ free_port() {
 	_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 }
 
+# controller_start: ipam-controller with the operator's flags on the test's API server, for the
+# pools of $NS, its log in $work/controller.log; stopped and waited for at exit (a daemon still
+# writing into $work when it is removed fails the script).
+controller_start() {
+	local metrics probe
+	free_port metrics
+	free_port probe
+	"$IPAM_CONTROLLER" --kubeconfig "$KUBECONFIG_FILE" --ippools-namespace "$NS" \
+		--metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" \
+		2>"$work/controller.log" &
+	defer "kill $!; wait $!"
+}
+
 wait_for() {
 	local deadline=$((SECONDS + $1))
 	shift

@@ -24,13 +24,7 @@ ippool wide 192.168.96.0/24
 ippool half 192.168.96.0/25
 ippool away 10.9.0.0/24
 
-free_port c_metrics
-free_port c_probe
-"$IPAM_CONTROLLER" --kubeconfig "$KUBECONFIG_FILE" --ippools-namespace "$NS" \
-	--metrics-bind-address "127.0.0.1:$c_metrics" --health-probe-bind-address "127.0.0.1:$c_probe" \
-	2>"$work/controller.log" &
-# Waited for: a daemon still writing into $work when it is removed fails the script.
-defer "kill $!; wait $!"
+controller_start
 
 wait_for 15 events_at_least 2 || true
 eq "an OverlappingPools Event on both pools, each naming the other" \

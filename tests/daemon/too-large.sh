@@ -12,12 +12,7 @@ api_rules '[{"method": "PATCH", "path": "'$IPPOOLS'/big/status", "times": 2, "ac
 api_put /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-a"}}'
 api_put "$IPPOOLS" '{"apiVersion":"nv-ipam.nvidia.com/v1alpha1","kind":"IPPool","metadata":{"name":"big","namespace":"'$NS'","uid":"uid-big"},"spec":{"subnet":"10.7.0.0/24","perNodeBlockSize":16}}'
 
-free_port c_metrics
-free_port c_probe
-"$IPAM_CONTROLLER" --kubeconfig "$KUBECONFIG_FILE" --ippools-namespace "$NS" \
-	--metrics-bind-address "127.0.0.1:$c_metrics" --health-probe-bind-address "127.0.0.1:$c_probe" \
-	2>"$work/controller.log" &
-defer "kill $!; wait $!"
+controller_start
 placed() { [ "$(api_curl "https://127.0.0.1:$API_PORT/_test/objects?path=$IPPOOLS" | jq -r '.items[0].status.allocations | length')" = 1 ]; }
 wait_for 30 placed || true
 
