@@ -1,10 +1,20 @@
 # Counting what meson test runs gave, for tests/run-all.sh (sourced; it sets passed,
 # failed, skipped to 0 first) and for tests/results-test.sh.
 #
-# Tests that need a kit from outside this repository (../shared beside the checkout) and
-# found none say "NOT RUN: <what is missing> (<what brings it>)" and exit 77: they are
-# listed, and do not fail the run, which a skip as root does.
+# The one rule for what needs ../shared (tests/shared.sh): a test that found it missing
+# prints "NOT RUN: <what is missing> (<what brings it>)" on stdout. Ended as a skip, the
+# test is listed as not run and is not counted as skipped (a skip as root fails the run);
+# passed with such a line, it is counted as passed and the part it could not run is listed.
 not_run=()
+
+# not_run_add LINE: LINE listed once, however many builds ran its test.
+not_run_add() {
+	local l
+	for l in "${not_run[@]}"; do
+		[ "$l" != "$1" ] || return 0
+	done
+	not_run+=("$1")
+}
 
 # count BUILD [LOG]: add a meson test run's results (LOG: testlog-<wrapper>.json for --wrap runs)
 count() {
@@ -14,7 +24,16 @@ count() {
 	failed=$((failed + $(jq -s '[.[] | select(.result == "FAIL" or .result == "TIMEOUT" or .result == "ERROR")] | length' "$log")))
 	skipped=$((skipped + $(jq -s '[.[] | select(.result == "SKIP" and ((.stdout // "") | test("NOT RUN:") | not))] | length' "$log")))
 	while IFS= read -r line; do
-		[ -z "$line" ] || not_run+=("$line")
-	done < <(jq -r 'select(.result == "SKIP" and ((.stdout // "") | test("NOT RUN:"))) |
-		.name + ": " + ((.stdout | capture("NOT RUN: (?<why>[^\n]*)").why))' "$log")
+		[ -z "$line" ] || not_run_add "$line"
+	done < <(jq -r 'select(.result == "SKIP" or .result == "OK") | . as $t |
+		(.stdout // "") | scan("NOT RUN: ([^\n]*)")[0] |
+		$t.name + ": " + . + (if $t.result == "OK" then " (the rest of the test ran)" else "" end)' "$log")
+}
+
+# count_not_run NAME OUTPUT_FILE: a run outside meson (the kernel matrix) that ended as
+# not run: its NOT RUN line listed; 1 when OUTPUT_FILE has none (the caller counts a skip).
+count_not_run() {
+	local line
+	line=$(grep -m1 -o 'NOT RUN: .*' "$2") || return 1
+	not_run_add "$1: ${line#NOT RUN: }"
 }

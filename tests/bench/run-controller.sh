@@ -27,7 +27,8 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ctl=$(realpath "${1:-$top/build/ipam/nv-ipam/controller/ipam-controller}")
-kit=${KUBE_KIT:-$top/../shared/k8s}
+. "$top/tests/shared.sh"
+kit=${KUBE_KIT:-$(shared_path k8s)}
 dir=${BENCH_DIR:-$top/build/bench-kit}
 nodes=${NODES:-1000}
 pools=${POOLS:-8}
@@ -38,7 +39,7 @@ check=${CHECK:-0}
 read -ra lease_flags <<<"${LEASE_FLAGS:-}"
 ns=nvidia-network-operator
 export K8S_NICE=${K8S_NICE:-5}
-[ -x "$kit/k8s" ] || { echo "SKIP: no Kubernetes kit at $kit" >&2; exit 77; }
+[ -x "$kit/k8s" ] || shared_not_run "$kit" k8s "Kubernetes kit"
 for p in jq curl awk; do command -v "$p" >/dev/null || { echo "error: $p missing" >&2; exit 2; }; done
 [ $((pools % 2)) = 0 ] && [ "$pools" -ge 2 ] || { echo "error: POOLS must be even" >&2; exit 2; }
 

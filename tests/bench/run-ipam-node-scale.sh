@@ -21,7 +21,8 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 node_bin=$(realpath "${1:-$top/build/ipam/nv-ipam/ipam-node}")
-kit=${KUBE_KIT:-$top/../shared/k8s}
+. "$top/tests/shared.sh"
+kit=${KUBE_KIT:-$(shared_path k8s)}
 dir=${BENCH_DIR:-$top/build/bench-kit}
 pools=${POOLS:-16}
 nodes=${NODES:-10000}
@@ -33,7 +34,7 @@ rss_max=${RSS_MAX_KB:-30720}
 ns=nvidia-network-operator
 me=dgx-h100-rack000-node-00000
 export K8S_NICE=${K8S_NICE:-5}
-[ -x "$kit/k8s" ] || { echo "SKIP: no Kubernetes kit at $kit" >&2; exit 77; }
+[ -x "$kit/k8s" ] || shared_not_run "$kit" k8s "Kubernetes kit"
 for p in jq curl awk python3; do command -v "$p" >/dev/null || { echo "error: $p missing" >&2; exit 2; }; done
 
 tmp=$(mktemp -d /tmp/ipam-node-scale.XXXXXX)

@@ -13,14 +13,15 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
-KIT=${KUBE_KIT:-$top/../shared/k8s}
+. "$top/tests/shared.sh"
+KIT=${KUBE_KIT:-$(shared_path k8s)}
 DIR=${KUBE_DIR:-$build/kube-kit}
 NS=nvidia-network-operator
 pods=${PODS:-100}
 idle=${IDLE:-60}
 export K8S_NICE=${K8S_NICE:-5}
 probe=$build/tests/kube/api-probe
-[ -x "$KIT/k8s" ] || { echo "SKIP: no Kubernetes kit at $KIT" >&2; exit 77; }
+[ -x "$KIT/k8s" ] || shared_not_run "$KIT" k8s "Kubernetes kit"
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
 
 work=$(mktemp -d /tmp/ipam-node-bench.XXXXXX)

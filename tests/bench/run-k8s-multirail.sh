@@ -25,13 +25,14 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
-KIT=${KUBE_KIT:-$top/../shared/k8s}
+. "$top/tests/shared.sh"
+KIT=${KUBE_KIT:-$(shared_path k8s)}
 DIR=${KUBE_DIR:-$build/bench-k8s}
 pods=${PODS:-20}
 warmup=${WARMUP:-1}
 rails=8
 export K8S_NICE=${K8S_NICE:-5}
-[ -x "$KIT/k8s" ] || { echo "SKIP: no Kubernetes kit at $KIT" >&2; exit 77; }
+[ -x "$KIT/k8s" ] || shared_not_run "$KIT" k8s "Kubernetes kit"
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
 for p in macvlan tuning sbr host-local; do
 	[ -x "/usr/lib/cni/$p" ] || { echo "SKIP: no /usr/lib/cni/$p (containernetworking-plugins)" >&2; exit 77; }

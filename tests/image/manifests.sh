@@ -10,13 +10,14 @@
 # namespace and nothing else; the NicClusterPolicies name the images in
 # their slots, OpenShift's only the ipoib slot.
 # Usage: manifests.sh SOURCE_ROOT KIT_DIR
-# Exits 77 when ../shared/k8s is missing beside SOURCE_ROOT.
+# Not run (tests/shared.sh) without ../shared/k8s.
 set -uo pipefail
 
 src=${1:?usage: $0 SOURCE_ROOT KIT_DIR}
 kitdir=${2:?usage: $0 SOURCE_ROOT KIT_DIR}
-kit=$src/../shared/k8s/k8s
-[ -x "$kit" ] || { echo "NOT RUN: no Kubernetes kit at $kit (../shared/k8s beside the checkout)"; exit 77; }
+. "$src/tests/shared.sh"
+kit=$(shared_path k8s)/k8s
+[ -x "$kit" ] || shared_not_run "${kit%/k8s}" k8s "Kubernetes kit"
 command -v jq >/dev/null || { echo "error: jq missing (tests/install-deps.sh test)" >&2; exit 2; }
 ex=$src/conf-examples
 ns=nvidia-network-operator

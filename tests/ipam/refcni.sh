@@ -5,15 +5,14 @@
 # hand over (after ADDs on two pools, DELs, and DELs on the handed-over store) is read by
 # the reference: its CHECK and DEL of each live attachment succeed, and its ADD takes an
 # address none of ours holds.
-# REFCNI_DIR (meson sets it): the directory of refcni.xz and SHA256SUMS.
+# REFCNI_DIR: the directory of refcni.xz and SHA256SUMS (default ../shared's, tests/shared.sh).
 . "$(dirname "$0")/lib.sh"
 REF="python3 $(dirname "$0")/refstore.py"
-REFCNI_DIR=${REFCNI_DIR:-$(dirname "$0")/../../../shared/reference/nvipam-refcni}
+. "$(dirname "$0")/../shared.sh"
+REFCNI_DIR=${REFCNI_DIR:-$(shared_path reference/nvipam-refcni)}
 store=$work/store
-if [ ! -r "$REFCNI_DIR/refcni.xz" ] || [ ! -r "$REFCNI_DIR/SHA256SUMS" ]; then
-	echo "NOT RUN: no reference nv-ipam code at $REFCNI_DIR (../shared/reference/nvipam-refcni beside the checkout)"
-	exit 77
-fi
+[ -r "$REFCNI_DIR/refcni.xz" ] && [ -r "$REFCNI_DIR/SHA256SUMS" ] ||
+	shared_not_run "$REFCNI_DIR" reference/nvipam-refcni "reference nv-ipam code"
 REFCNI_DIR=$(cd "$REFCNI_DIR" && pwd)
 command -v xz >/dev/null || { echo "SKIP: xz missing (tests/install-deps.sh test installs xz-utils)"; exit 77; }
 mkdir "$work/ref"

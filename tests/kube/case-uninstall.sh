@@ -51,7 +51,7 @@ check "the handed-over store holds nothing of them" wait_until 30 eval '[ -z "$(
 note "uninstall: the store held nothing of them $((SECONDS - un_deleted_at)) s after their deletion"
 check "the reference daemon's format still reads it (refstore.py: checksum and layout)" \
 	eval 'python3 "$top/tests/ipam/refstore.py" "$un_store" >/dev/null'
-un_refcni=$top/../shared/reference/nvipam-refcni/refcni.xz
+un_refcni=$(shared_path reference/nvipam-refcni)/refcni.xz
 if [ -f "$un_refcni" ]; then
 	xz -dc "$un_refcni" >"$work/refcni" && chmod +x "$work/refcni"
 	cp "$un_store" "$work/un-store"
@@ -68,7 +68,7 @@ if [ -f "$un_refcni" ]; then
 			CNI_ARGS="K8S_POD_NAMESPACE=default;K8S_POD_NAME=refcheck" REF_POOLS="$work/un-pools.json" \
 			REF_NODE="${K8S_NODE:-node1}" REF_STORE="$work/un-store" "$work/refcni" 2>/dev/null | jq -e ".ips[0].address" >/dev/null'
 else
-	note "../shared/reference/nvipam-refcni is not there: the reference's own code not run on the store"
+	note "$(shared_missing "${un_refcni%/*}" reference/nvipam-refcni "reference nv-ipam code (its own reading of the uninstalled store)")"
 fi
 
 kc delete network-attachment-definitions kunmacvlan -n default >/dev/null 2>&1

@@ -21,16 +21,14 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: $0 BUILD_DIR [CASE...]}" && pwd)
 shift
-KIT=${KUBE_KIT:-$top/../shared/k8s}
+. "$top/tests/shared.sh"
+KIT=${KUBE_KIT:-$(shared_path k8s)}
 DIR=${KUBE_DIR:-$build/kube-kit}
 NS=nvidia-network-operator
 export K8S_NICE=${K8S_NICE:-5}
 probe=$build/tests/kube/api-probe
 
-if [ ! -x "$KIT/k8s" ]; then
-	echo "1..0 # SKIP NOT RUN: no Kubernetes kit at $KIT (../shared/k8s beside the checkout, or KUBE_KIT; README: test suites)"
-	exit 0
-fi
+[ -x "$KIT/k8s" ] || shared_not_run_tap "$KIT" k8s "Kubernetes kit"
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP the kube suite needs root (a node of the kit)"
 	exit 0

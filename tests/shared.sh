@@ -1,0 +1,31 @@
+# What some tests need from ../shared (the Kubernetes kit, the reference binaries), and the
+# one way a test says it is missing (sourced; tests/results.sh reads what it prints).
+#
+# A test that cannot run without it prints "NOT RUN: no <what> at <path> (<where it comes
+# from>)" on stdout and ends as a skip (exit 77; a TAP test plans no test instead, since
+# meson reads a TAP exit status 77 as an error). A test that runs without it but leaves
+# part of its checks undone prints the same line and passes. tests/results.sh lists every
+# such line as "not run" and counts none as a skip; any other skip as root fails the run.
+#
+# CNI_SHARED is where ../shared is (meson passes it to every test that needs it, which is
+# how tests/results-test.sh finds them all; default: beside the source tree).
+shared_dir=${CNI_SHARED:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared}
+
+# shared_path REL: the path of ../shared/REL.
+shared_path() { printf '%s/%s\n' "$shared_dir" "$1"; }
+
+# shared_missing PATH REL WHAT: the line a test prints when PATH (../shared/REL, or what
+# an environment variable named instead) is missing.
+shared_missing() { printf 'NOT RUN: no %s at %s (../shared/%s beside the checkout)\n' "$3" "$1" "$2"; }
+
+# shared_not_run PATH REL WHAT: the line, and the test ends as not run.
+shared_not_run() {
+	shared_missing "$@"
+	exit 77
+}
+
+# shared_not_run_tap PATH REL WHAT: the same for a TAP test: a plan of no test.
+shared_not_run_tap() {
+	printf '1..0 # SKIP %s\n' "$(shared_missing "$@")"
+	exit 0
+}
