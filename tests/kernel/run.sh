@@ -21,14 +21,22 @@
 #   UML_VERSIONS the CNI versions of the macvlan and host-device suites' full
 #                ADD/CHECK/DEL rounds (default 1.1.0: the kernel sees the same
 #                requests at every version, the host run covers all seven)
+#   UML_PRELOAD  the XSAVE preload (default BUILD_DIR/tests/kernel/uml-xstate.so on
+#                x86-64; empty: none, to see whether this host needs it)
 #   UML_OUT      results: <release>/{guest,console,<suite>}.log, summary.txt,
 #                results ("<release> <suite> PASS|FAIL" lines)
 #                (default BUILD_DIR/kernel-matrix)
 #
+# On x86-64 the guests run with BUILD_DIR/tests/kernel/uml-xstate.so preloaded,
+# which lets them boot where the host's XSAVE area is larger than theirs (AMX
+# CPUs; xstate.c says why).
+#
 # Exits 0 when every suite passed on every kernel; 1 when any check failed,
-# a suite did not finish, or a kernel could not be fetched or booted; 77 only
-# when the host cannot create a network namespace (as the netns suite does).
-# Needs root, as the netns suite.
+# a suite did not finish, a kernel could not be fetched, or a guest's init
+# started but did not report; 77 with "NOT RUN: <reason>" on stdout when no
+# guest could be booted on this host (its kernel panicked before running
+# init: the console's reason is given) or the host cannot create a network
+# namespace. Needs root, as the netns suite.
 set -uo pipefail
 
 [ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [REFERENCE_CNI_DIR]" >&2; exit 2; }
@@ -55,8 +63,13 @@ bins=("$build/plugins/macvlan/macvlan" "$build/plugins/ipoib/ipoib"
 	"$build/plugins/host-device/host-device" "$build/plugins/tuning/tuning" "$build/plugins/sbr/sbr"
 	"$build/ipam/static/static" "$build/plugins/dummy/dummy" "$build/plugins/tap/tap"
 	"$build/ipam/nv-ipam/nv-ipam" "$build/ipam/nv-ipam/tool/nv-ipam-tool" "$build/tests/netns/test-net")
+preload=
+if [ "$(uname -m)" = x86_64 ]; then
+	preload=${UML_PRELOAD-$build/tests/kernel/uml-xstate.so}
+	[ -z "$preload" ] || bins+=("$preload")
+fi
 for b in "${bins[@]}"; do
-	[ -x "$b" ] || fail "$b is not built (a build with -Dnetns_tests=enabled)"
+	[ -e "$b" ] || fail "$b is not built (a build with -Dnetns_tests=enabled)"
 done
 for p in host-local static; do
 	[ -x "$ref/$p" ] || fail "$ref/$p not found (containernetworking-plugins)"
@@ -73,6 +86,7 @@ mkdir -p "$out"
 # what they test.
 mkdir -p "$out/bin" "$out/src/tests/netns" "$out/src/tests/kernel"
 cp "${bins[@]}" "$out/bin/"
+[ -z "$preload" ] || preload=$out/bin/${preload##*/}
 cp "$here/guest-init.sh" "$out/src/tests/kernel/"
 cp "$src"/tests/netns/*.sh "$out/src/tests/netns/"
 cp "$src/tests/node-settings.sh" "$out/src/tests/"
@@ -94,7 +108,7 @@ boot() {
 	# time it took is kept beside the wall time: on a busy machine the CPU
 	# time tells how long it would take on an idle one.
 	local TIMEFORMAT='%R %U %S'
-	{ time timeout -k 30 "$limit" "$r/usr/bin/linux.uml" mem=1G umid="cni-$k-$$" \
+	{ time LD_PRELOAD=$preload timeout -k 30 "$limit" "$r/usr/bin/linux.uml" mem=1G umid="cni-$k-$$" \
 		uml_dir="$dir/uml" root=/dev/root rootfstype=hostfs rootflags=/ ro quiet \
 		con=null con0=null,fd:1 init="$out/src/tests/kernel/guest-init.sh" \
 		uml_src="$out/src" uml_bin="$out/bin" uml_ref="$ref" uml_out="$dir" uml_mods="$mods" \
@@ -114,6 +128,31 @@ for k in $kernels; do
 done
 elapsed=$((SECONDS - start))
 
+# panic_reason RELEASE: why a guest's kernel stopped before its init ran, from its
+# console ("" when init ran or the kernel did not panic): the line before the
+# panic, which names what failed, and the panic itself.
+panic_reason() {
+	local dir=$out/$1
+	[ ! -e "$dir/guest.log" ] && grep -q 'Kernel panic' "$dir/console.log" 2>/dev/null || return 0
+	grep -v '^ *\[<\|^Stack:\|^Call Trace:\|^ *[0-9a-f]\{8,\}\( [0-9a-f]\{8,\}\)* *$' "$dir/console.log" |
+		grep -B1 -m1 'Kernel panic' | sed 's/^ *//; s/ *$//' | paste -sd';' | sed 's/;/; /g'
+}
+
+# No guest booted at all: the host cannot run this matrix (not a failure of the
+# tree); said first, with the kernel's own words.
+unbootable=()
+for k in $kernels; do
+	why=$(panic_reason "$k")
+	[ -z "$why" ] || unbootable+=("$k: $why")
+done
+if [ ${#unbootable[@]} -eq "$(wc -w <<<"$kernels")" ]; then
+	{
+		echo "NOT RUN: no user-mode Linux guest boots on this host ($(printf '%s\n' "${unbootable[@]}" | paste -sd'|' | sed 's/|/ | /g'))"
+		echo "(docs/testing.md, \"Kernels\": which hosts run the matrix; each console: $out/<release>/console.log)"
+	} | tee "$out/summary.txt"
+	exit 77
+fi
+
 # The results: a line per kernel and suite; a suite that left no exit status
 # or no count of its checks failed.
 status=0 total_pass=0 total_fail=0
@@ -126,8 +165,9 @@ status=0 total_pass=0 total_fail=0
 		echo "$k: the guest ran ${wall:-?}s and took ${user:-?}s user + ${sys:-?}s system CPU of the host"
 		release=$(sed -n 's/^guest: \([^,]*\),.*/\1/p' "$dir/guest.log" 2>/dev/null)
 		if [ -z "$release" ]; then
-			echo "$k: the guest did not start (uml exit $(cat "$dir/uml.rc")); console:"
-			tail -20 "$dir/console.log" | sed 's/^/  /'
+			why=$(panic_reason "$k")
+			echo "$k: the guest did not start (uml exit $(cat "$dir/uml.rc")): ${why:-its init did not report; console's end:}"
+			[ -n "$why" ] || tail -20 "$dir/console.log" | sed 's/^/  /'
 			echo "$k boot FAIL" >>"$out/results"
 			status=1
 			continue
