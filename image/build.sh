@@ -11,12 +11,12 @@
 # each with cni-install as its default command, which installs what the
 # image holds. nv-ipam and nv-ipam-tool are the nv-ipam image's, not in these.
 # "carried": the binaries of the reference plugins image this suite does not
-# build (bridge host-local ipvlan vlan ptp loopback portmap bandwidth firewall
-# vrf dhcp), unchanged from Debian's containernetworking-plugins package of
-# the same architecture (image/carried.sh), so that a node whose cniPlugins
-# slot takes this image still finds every binary the reference image put
-# there. Their version is in the image's labels and in its
-# /opt/cni-rdma-plugins/carried, which `cni-install --version` prints.
+# make (image/carried.sh names them), built static for the image's
+# architecture from Debian's source of containernetworking-plugins
+# (image/carried.sh), so that a node whose cniPlugins slot takes this image
+# still finds every binary the reference image put there. Their version is
+# in the image's labels and in its /opt/cni-rdma-plugins/carried, which
+# `cni-install --version` prints.
 #
 # With one architecture an image is REPOSITORY/NAME:TAG in podman's storage.
 # With several, each architecture's image is REPOSITORY/NAME:TAG-ARCH there,
@@ -30,7 +30,8 @@
 # Usage: build.sh CONTAINERFILE OUT_DIR VERSION BUILD_DIR=ARCH...
 #   ARCH: amd64 or arm64; every binary must be fully static and for ARCH.
 # Environment: REPOSITORY (default localhost), TAG (default latest),
-#   PUSH_TO (default oci:OUT_DIR/oci/), PODMAN (default podman).
+#   PUSH_TO (default oci:OUT_DIR/oci/), PODMAN (default podman),
+#   CARRIED_CACHE (image/carried.sh).
 set -euo pipefail
 
 usage() { echo "usage: $0 CONTAINERFILE OUT_DIR VERSION BUILD_DIR=ARCH..." >&2; exit 2; }
@@ -123,7 +124,7 @@ for name in "${images[@]}"; do
 		done
 		carried=
 		if [ -n "${carries[$name]:-}" ]; then
-			carried=$(bash "$(dirname "$0")/carried.sh" "$arch" "$c/opt/bin")
+			carried=$(bash "$(dirname "$0")/carried.sh" install "$arch" "$c/opt/bin")
 			echo "$carried" >"$c/opt/carried"
 		fi
 		ref=$repository/$name:$tag
@@ -132,7 +133,7 @@ for name in "${images[@]}"; do
 		# No cache: podman 4.3 takes a cached FROM scratch layer for another platform.
 		"$podman" build --no-cache --network none --pull=never --platform "linux/$arch" \
 			--build-arg "VERSION=$version" --build-arg "TITLE=$name" \
-			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install${carried:+; carried unchanged: $carried}" \
+			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install${carried:+; carried: $carried}" \
 			--build-arg "CARRIED=$carried" \
 			-f "$containerfile" -t "$ref" "$c" >/dev/null
 		refs+=("$ref")
