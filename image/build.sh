@@ -11,12 +11,17 @@
 # each with cni-install as its default command, which installs what the
 # image holds. nv-ipam and nv-ipam-tool are the nv-ipam image's, not in these.
 # "carried": the binaries of the reference plugins image this suite does not
-# build (bridge host-local ipvlan vlan ptp loopback portmap bandwidth firewall
-# vrf dhcp), unchanged from Debian's containernetworking-plugins package of
-# the same architecture (image/carried.sh), so that a node whose cniPlugins
-# slot takes this image still finds every binary the reference image put
-# there. Their version is in the image's labels and in its
-# /opt/cni-rdma-plugins/carried, which `cni-install --version` prints.
+# make (image/carried.sh names them), built static for the image's
+# architecture from Debian's source of containernetworking-plugins
+# (image/carried.sh), so that a node whose cniPlugins slot takes this image
+# still finds every binary the reference image put there. Their version is
+# in the image's labels and in its /opt/cni-rdma-plugins/carried, which
+# `cni-install --version` prints.
+#
+# Every file of an image lands on a node's host: before podman sees them,
+# every ELF among them must be free of the host's libraries (no program
+# interpreter, no DT_NEEDED: image/check-static.sh) and for the image's
+# architecture, or nothing is built.
 #
 # With one architecture an image is REPOSITORY/NAME:TAG in podman's storage.
 # With several, each architecture's image is REPOSITORY/NAME:TAG-ARCH there,
@@ -30,7 +35,8 @@
 # Usage: build.sh CONTAINERFILE OUT_DIR VERSION BUILD_DIR=ARCH...
 #   ARCH: amd64 or arm64; every binary must be fully static and for ARCH.
 # Environment: REPOSITORY (default localhost), TAG (default latest),
-#   PUSH_TO (default oci:OUT_DIR/oci/), PODMAN (default podman).
+#   PUSH_TO (default oci:OUT_DIR/oci/), PODMAN (default podman),
+#   CARRIED_CACHE (image/carried.sh).
 set -euo pipefail
 
 usage() { echo "usage: $0 CONTAINERFILE OUT_DIR VERSION BUILD_DIR=ARCH..." >&2; exit 2; }
@@ -64,18 +70,21 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-# check FILE ARCH: fully static (no program interpreter, no dynamic section), for ARCH.
-check() {
+here=$(dirname "$0")
+# machine FILE ARCH: FILE is for ARCH.
+machine() {
 	local m
-	if LC_ALL=C readelf -lW "$1" | grep -q 'INTERP\|DYNAMIC'; then
-		echo "error: $1 is not fully static; configure the build with -Dstatic=true" >&2
-		return 1
-	fi
 	m=$(LC_ALL=C readelf -h "$1" | sed -n 's/^ *Machine: *//p')
 	if [ "$m" != "${machine[$2]}" ]; then
 		echo "error: $1 is for \"$m\", not $2 (\"${machine[$2]}\")" >&2
 		return 1
 	fi
+}
+# check FILE ARCH: a binary of a build directory is fully static and for ARCH.
+check() {
+	bash "$here/check-static.sh" "$1" ||
+		{ echo "error: configure the build with -Dstatic=true" >&2; return 1; }
+	machine "$1" "$2"
 }
 
 dirs=() archs=()
@@ -123,16 +132,24 @@ for name in "${images[@]}"; do
 		done
 		carried=
 		if [ -n "${carries[$name]:-}" ]; then
-			carried=$(bash "$(dirname "$0")/carried.sh" "$arch" "$c/opt/bin")
+			carried=$(bash "$here/carried.sh" install "$arch" "$c/opt/bin")
 			echo "$carried" >"$c/opt/carried"
 		fi
+		# What the image puts on hosts, as podman will see it.
+		bash "$here/check-static.sh" "$c" || {
+			echo "error: $name ($arch) not built: a file of it would need the host's libraries" >&2
+			exit 1
+		}
+		while IFS= read -r -d '' f; do
+			[ "$(head -c 4 "$f")" != $'\x7fELF' ] || machine "$f" "$arch" || exit 1
+		done < <(find "$c" -type f -print0)
 		ref=$repository/$name:$tag
 		[ ${#dirs[@]} -eq 1 ] || ref+=-$arch
 		forget "$ref"
 		# No cache: podman 4.3 takes a cached FROM scratch layer for another platform.
 		"$podman" build --no-cache --network none --pull=never --platform "linux/$arch" \
 			--build-arg "VERSION=$version" --build-arg "TITLE=$name" \
-			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install${carried:+; carried unchanged: $carried}" \
+			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install${carried:+; carried: $carried}" \
 			--build-arg "CARRIED=$carried" \
 			-f "$containerfile" -t "$ref" "$c" >/dev/null
 		refs+=("$ref")

@@ -17,9 +17,11 @@ fi
 if [ "$what" = test ]; then
 	# kmod and the archive keyring: the user-mode Linux guests of tests/kernel/
 	# load their modules with modprobe; their packages are verified with the keyring.
+	# golang-go and dpkg-dev (dpkg-source): the images' carried plugins, built from
+	# Debian's source package (image/carried.sh).
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
 	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
-	       xz-utils curl openssl)
+	       xz-utils curl openssl dpkg-dev)
 fi
 # Debian's cross compiler links against the arm64 packages of the
 # multiarch archive, which needs the architecture added to dpkg.

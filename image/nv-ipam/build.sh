@@ -2,7 +2,8 @@
 # Builds localhost/nv-ipam:<tag> from image/nv-ipam/Containerfile with podman, offline
 # (FROM scratch: nothing is pulled): /ipam-node and /ipam-controller with the loader and the
 # shared libraries ldd finds for them (copied from this machine), /nv-ipam and
-# /nv-ipam-tool, which must be fully static (they are copied onto hosts).
+# /nv-ipam-tool, which must be fully static (ipam-node copies them onto hosts: no program
+# interpreter, no DT_NEEDED, image/check-static.sh).
 # Usage: build.sh CONTAINERFILE CONTEXT_DIR VERSION IPAM_NODE NV_IPAM NV_IPAM_TOOL IPAM_CONTROLLER
 # Environment: IMAGE (default localhost/nv-ipam), TAG (default latest), PODMAN (default podman),
 #   ARCH (amd64 or arm64, default this machine's): the binaries' architecture. arm64 ones come
@@ -42,12 +43,6 @@ for f in "$node" "$controller" "$nvipam" "$tool"; do
 		exit 1
 	fi
 done
-for f in "$nvipam" "$tool"; do
-	if LC_ALL=C readelf -lW "$f" | grep -q 'INTERP\|DYNAMIC'; then
-		echo "error: $f is not fully static; configure the build with -Dstatic=true" >&2
-		exit 1
-	fi
-done
 for f in "$node" "$controller"; do
 	if LC_ALL=C readelf -d "$f" | grep -q 'libasan\|libubsan'; then
 		echo "error: $f is a sanitized build; build the image from a plain one" >&2
@@ -76,6 +71,10 @@ libs=$(find "$ctx/rootfs" -type f | wc -l)
 for b in ipam-node:"$node" ipam-controller:"$controller" nv-ipam:"$nvipam" nv-ipam-tool:"$tool"; do
 	install -s --strip-program="${strip[$arch]}" -m 0755 "${b#*:}" "$ctx/${b%%:*}"
 done
+bash "$(dirname "$0")/../check-static.sh" "$ctx/nv-ipam" "$ctx/nv-ipam-tool" || {
+	echo "error: not built: configure the build with -Dstatic=true" >&2
+	exit 1
+}
 # No cache: podman 4.3 takes a cached FROM scratch layer for another platform.
 "$podman" build --no-cache --network none --pull=never --platform "linux/$arch" \
 	--build-arg "VERSION=$version" -f "$containerfile" -t "$image:$tag" "$ctx"

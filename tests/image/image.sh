@@ -11,16 +11,24 @@
 # stops it at once with exit status 0, and that the installed macvlan and
 # host-device do ADD/CHECK/DEL in a throwaway netns (macvlan then tuning and
 # sbr, as a multi-rail profile chains them, with the installed static as IPAM).
-# The cniPlugins image also carries Debian's builds of the reference plugins
-# this suite does not make: installed unchanged, their version in the label
-# and in cni-install --version.
+# The cniPlugins image also carries the reference plugins this suite does not
+# make, built static from Debian's source (image/carried.sh): installed as
+# built, their version and build in the label and in cni-install --version.
+# Every ELF of both images answers VERSION in an empty root (a directory
+# holding only that binary, chroot), as on a host without any library; a
+# dynamic binary does not (the nv-ipam image's ipam-node, the control); and a
+# build into which Debian's dynamic vrf is slipped fails, building nothing.
 # Then the nv-ipam image (ninja image-nv-ipam): /ipam-node with its shared
-# libraries and the static /nv-ipam and /nv-ipam-tool, no shell; ipam-node run
-# with the DaemonSet's mounts installs the two and writes nv-ipam.conf (the
-# kube suite runs it as the operator's DaemonSet on a cluster).
+# libraries and the static /nv-ipam and /nv-ipam-tool (each answers VERSION in
+# an empty root), no shell; ipam-node run with the DaemonSet's mounts stops
+# without an API server, touching nothing (the kube suite runs it as the
+# operator's DaemonSet on a cluster).
 # Usage: image.sh BUILD_DIR [REFERENCE_CNI_DIR]
+#   REFERENCE_CNI_DIR: Debian's containernetworking-plugins (default
+#   /usr/lib/cni): CNI_PATH beside the installed copies, and the dynamic vrf
+#   slipped into a build.
 # Environment: PODMAN_RUNTIME (default: crun if it can start a container
-#   here, else runc).
+#   here, else runc); CARRIED_CACHE (image/carried.sh).
 set -uo pipefail
 
 build=${1:?usage: $0 BUILD_DIR [REFERENCE_CNI_DIR]}
@@ -29,16 +37,19 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
 	[tap]=plugins/tap/tap)
-# The cniPlugins image's: ours, then Debian's (image/carried.sh), in cni-install's order.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# The cniPlugins image's: ours, then the carried ones, in cni-install's order.
 ours=(macvlan host-device tuning sbr static dummy tap)
-carried=(bridge host-local ipvlan vlan ptp loopback portmap bandwidth firewall vrf dhcp)
+read -ra carried < <(bash "$top/image/carried.sh" names)
 slot_set="${ours[*]} ${carried[*]}"
 sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (podman, netns)"; exit 77; }
-for p in podman readelf ip jq; do
+for p in podman readelf ip jq chroot; do
 	command -v "$p" >/dev/null || { echo "error: $p missing (tests/install-deps.sh test)" >&2; exit 2; }
 done
+# shellcheck source=tests/image/lib.sh
+. "$top/tests/image/lib.sh"
 
 tag=$$$RANDOM
 tag=${tag:0:8}
@@ -51,7 +62,8 @@ master=im$tag
 containers=()
 cleanup() {
 	for c in "${containers[@]}"; do podman rm -f "$c" >/dev/null 2>&1; done
-	podman rmi "$plugins" "$ipoib" "localhost/nv-ipam:test-$tag" >/dev/null 2>&1
+	podman rmi "$plugins" "$ipoib" "localhost/nv-ipam:test-$tag" \
+		"localhost/cni-rdma-plugins:slip-$tag" "localhost/cni-rdma-ipoib:slip-$tag" >/dev/null 2>&1
 	ip netns del "$ns" 2>/dev/null
 	ip link del "$master" 2>/dev/null
 	rm -rf "$tmp"
@@ -116,14 +128,60 @@ for img in "$plugins" "$ipoib"; do
 done
 check "the default command is cni-install" \
 	bash -c '[[ $(podman run --rm "${@:2}" "$1" --version) == "cni-install "* ]]' _ "$plugins" "${run_args[@]}"
-deb_version=$(dpkg-query -W -f='${Version}' containernetworking-plugins)
-carried_line="containernetworking-plugins $deb_version (Debian): ${carried[*]}"
+# Built from the source of the Debian package installed here, by Debian's Go.
+src_version=$(dpkg-query -W -f='${source:Version}' containernetworking-plugins)
+carried_line="containernetworking-plugins $src_version (Debian source, built static, $(/usr/bin/go env GOVERSION)): ${carried[*]}"
+carried_dir=$(bash "$top/image/carried.sh" dir "$arch")
 check "cni-install --version names what the image carries: $carried_line" \
-	bash -c '[ "$(podman run --rm "${@:3}" "$1" --version | sed -n "s/^carried unchanged: //p")" = "$2" ]' \
+	bash -c '[ "$(podman run --rm "${@:3}" "$1" --version | sed -n "s/^carried: //p")" = "$2" ]' \
 	_ "$plugins" "$carried_line" "${run_args[@]}"
 check "so does its label" [ "$(podman image inspect -f '{{index .Labels "io.github.cni-rdma-plugins.carried"}}' "$plugins")" = "$carried_line" ]
 check "the ipoib image carries nothing" \
 	bash -c '[ "$(podman run --rm "${@:2}" "$1" --version | grep -c "^carried")" = 0 ]' _ "$ipoib" "${run_args[@]}"
+
+# exported IMAGE DIR: the image's files, unpacked into DIR.
+exported() {
+	local c
+	mkdir -p "$2"
+	c=$(podman create "${run_args[@]}" "$1") || return 1
+	podman export "$c" | tar -x -C "$2"
+	podman rm "$c" >/dev/null
+}
+echo "# every file the plugin images put on a host, run in an empty root"
+for img in "$plugins" "$ipoib"; do
+	title=${img#localhost/}
+	title=${title%:*}
+	# Its binaries and cni-install.
+	want=2
+	[ "$img" = "$ipoib" ] || want=$((${#ours[@]} + ${#carried[@]} + 1))
+	root=$tmp/root-$title
+	exported "$img" "$root"
+	elves=0
+	while IFS= read -r -d '' f; do
+		is_elf "$f" || continue
+		elves=$((elves + 1))
+		alone "$arch" "$f" "$title ${f#"$root"}"
+	done < <(find "$root" -type f -print0 | sort -z)
+	check "$title: $elves ELF files run (want $want)" [ "$elves" = "$want" ]
+done
+
+echo "# Debian's dynamic vrf slipped into the carried set: the build fails and builds nothing"
+# The kept build copied into a cache of this run's own, as carried.sh keeps it
+# (CACHE/out/KEY/ARCH), with Debian's vrf in place of the static one.
+key_arch=${carried_dir#"${carried_dir%/*/*}/"}
+mkdir -p "$tmp/slip-cache/out/${key_arch%/*}"
+cp -a "$carried_dir" "$tmp/slip-cache/out/${key_arch%/*}/"
+cp "$ref/vrf" "$tmp/slip-cache/out/$key_arch/vrf"
+if CARRIED_CACHE=$tmp/slip-cache TAG=slip-$tag ninja -C "$build" image >"$tmp/slip.log" 2>&1; then
+	not_ok "ninja image with a dynamic vrf fails"
+else
+	ok "ninja image with a dynamic vrf fails"
+fi
+check "  ... naming vrf and what it needs: $(grep -m1 'dynamically linked' "$tmp/slip.log")" \
+	grep -q "opt/bin/vrf is dynamically linked (program interpreter .*; needs .*libc\.so" "$tmp/slip.log"
+check "  ... and no other file" [ "$(grep -c 'dynamically linked' "$tmp/slip.log")" = 1 ]
+check "  ... no image built" bash -c '! podman image exists "$1" && ! podman image exists "$2"' _ \
+	"localhost/cni-rdma-plugins:slip-$tag" "localhost/cni-rdma-ipoib:slip-$tag"
 
 # start NAME IMAGE HOSTDIR: the image's default command with HOSTDIR at
 # /host/opt/cni/bin, as the DaemonSets run it.
@@ -155,10 +213,12 @@ installed() {
 	[ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c %a "$f")" = 755 ] && static "$f" &&
 		strip -o "$tmp/stripped" "$build/${built[$1]}" && cmp -s "$tmp/stripped" "$f"
 }
-# installed_carried NAME DIR: DIR/NAME is Debian's, byte for byte, a regular file of mode 0755.
+# installed_carried NAME DIR: DIR/NAME is the static build of Debian's source, byte for
+# byte, a regular file of mode 0755.
 installed_carried() {
 	local f=$2/$1
-	[ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c %a "$f")" = 755 ] && cmp -s "$ref/$1" "$f"
+	[ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c %a "$f")" = 755 ] && static "$f" &&
+		cmp -s "$carried_dir/$1" "$f"
 }
 # theirs DIR NAME...: files another image put there (a marker each), and their state.
 theirs() {
@@ -182,7 +242,8 @@ for name in "${ours[@]}"; do
 	check "$name: the build's binary, stripped, static, a regular file of mode 0755" installed "$name" "$hostdir"
 done
 for name in "${carried[@]}"; do
-	check "$name: Debian's $deb_version, unchanged, mode 0755" installed_carried "$name" "$hostdir"
+	check "$name: the static build of Debian's source $src_version, static, mode 0755" \
+		installed_carried "$name" "$hostdir"
 done
 check "the log names the image's set" \
 	bash -c 'podman logs "$1" 2>&1 | grep -q "installing $2 (what /opt/cni-rdma-plugins/bin holds) into /host/opt/cni/bin"' _ "cni-image-a-$tag" "$slot_set"
@@ -314,6 +375,14 @@ check "/ipam-controller, /ipam-node, /nv-ipam and /nv-ipam-tool at the root, bes
 		 grep -qx nv-ipam-tool "$1" && ! grep -v -e "^ipam-controller$" -e "^ipam-node$" -e "^nv-ipam$" \
 		 -e "^nv-ipam-tool$" -e "\.so[.0-9]*$" "$1"' _ "$tmp/nvi-files"
 check "no shell in it" bash -c '! grep -q "bin/sh$\|bin/bash$" "$1"' _ "$tmp/nvi-files"
+exported "$nvi" "$tmp/root-nv-ipam"
+for b in nv-ipam nv-ipam-tool; do
+	alone "$arch" "$tmp/root-nv-ipam/$b" "nv-ipam /$b (ipam-node copies it onto hosts)"
+done
+out=$(empty_root_version "$arch" "$tmp/root-nv-ipam/ipam-node" 2>&1)
+rc=$?
+check "ipam-node, dynamic, does not start in an empty root (the control): exit status $rc, $out" \
+	bash -c '[ "$1" -ne 0 ] && [[ $2 != *"{"* ]]' _ "$rc" "$out"
 check "ipam-node starts from the image's libraries (--version)" \
 	bash -c '[[ $(podman run --rm "${@:2}" "$1" /ipam-node --version) == "ipam-node "* ]]' _ "$nvi" "${run_args[@]}"
 check "ipam-controller starts from the image's libraries (--version)" \

@@ -6,33 +6,43 @@
 # from its blobs: each list names exactly linux/amd64 and linux/arm64, each
 # platform's image has that architecture in its config, cni-install as its
 # entrypoint, its slot's binaries and nothing else, each the build's binary
-# stripped, static and for that machine; and the arm64 image's cni-install,
+# stripped, static and for that machine, the carried ones the static build of
+# Debian's source for that architecture (image/carried.sh); every ELF of each
+# platform's image answers VERSION in an empty root (a directory holding only
+# that binary, chroot; the arm64 ones beside a static qemu-aarch64,
+# qemu-static.sh); and the arm64 image's cni-install,
 # run under qemu-user on the image's own files, installs exactly its set. Then the nv-ipam
 # image (ninja image-nv-ipam-multiarch) the same way: a list of both platforms, each with the
-# build's four binaries (nv-ipam and nv-ipam-tool static), ipam-node and ipam-controller
+# build's four binaries (nv-ipam and nv-ipam-tool static, answering VERSION in an empty
+# root, where the dynamic ipam-node does not start), ipam-node and ipam-controller
 # starting from the image's own loader and libraries (the arm64 ones under qemu-user).
 # Usage: multiarch.sh NATIVE_BUILD_DIR ARM64_BUILD_DIR
-# Needs root (podman), jq, readelf, qemu-aarch64 (package qemu-user).
+# Needs root (podman, chroot), jq, readelf, qemu-aarch64 (package qemu-user).
+# Environment: CARRIED_CACHE (image/carried.sh), QEMU_STATIC_CACHE (qemu-static.sh).
 set -uo pipefail
 
-native=${1:?usage: $0 NATIVE_BUILD_DIR ARM64_BUILD_DIR}
-arm64=${2:?usage: $0 NATIVE_BUILD_DIR ARM64_BUILD_DIR}
+[ $# -eq 2 ] || { echo "usage: $0 NATIVE_BUILD_DIR ARM64_BUILD_DIR" >&2; exit 2; }
+# Absolute: ninja runs the image targets from inside the native build.
+native=$(cd "$1" && pwd) arm64=$(cd "$2" && pwd) || exit 2
+top=$(cd "$(dirname "$0")/../.." && pwd)
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
 	[tap]=plugins/tap/tap [nv-ipam]=ipam/nv-ipam/nv-ipam
 	[nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool [cni-install]=tools/cni-install/cni-install)
 declare -A slot=([cni-rdma-plugins]="dummy host-device macvlan sbr static tap tuning" [cni-rdma-ipoib]="ipoib")
-# Debian's builds the cniPlugins image carries unchanged (image/carried.sh), sorted.
-declare -A carried=([cni-rdma-plugins]="bandwidth bridge dhcp firewall host-local ipvlan loopback portmap ptp vlan vrf")
+# What the cniPlugins image carries (image/carried.sh), sorted.
+declare -A carried=([cni-rdma-plugins]="$(bash "$top/image/carried.sh" names | tr ' ' '\n' | sort | paste -sd' ')")
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
 declare -A strip=([amd64]=x86_64-linux-gnu-strip [arm64]=aarch64-linux-gnu-strip)
 declare -A dir=([amd64]=$native [arm64]=$arm64)
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (podman)"; exit 77; }
-for p in podman jq readelf qemu-aarch64 aarch64-linux-gnu-strip; do
+for p in podman jq readelf qemu-aarch64 aarch64-linux-gnu-strip chroot; do
 	command -v "$p" >/dev/null || { echo "error: $p missing (tests/install-deps.sh test)" >&2; exit 2; }
 done
+# shellcheck source=tests/image/lib.sh
+. "$top/tests/image/lib.sh"
 
 tag=test-$$$RANDOM
 tmp=$(mktemp -d /tmp/cni-multiarch-test.XXXXXX)
@@ -112,11 +122,21 @@ for name in cni-rdma-plugins cni-rdma-ipoib; do
 				bash -c '[ "$(cat)" = "static $2" ] && cmp -s "$1" "$3"' _ "$f" "${machine[$arch]}" \
 				"$tmp/stripped" < <(elf "$f")
 		done
+		[ -z "${carried[$name]:-}" ] || kept=$(bash "$top/image/carried.sh" dir "$arch")
 		for b in ${carried[$name]:-}; do
 			f=$root/opt/cni-rdma-plugins/bin/$b
-			check "$name $arch: $b is Debian's, $(elf "$f")" \
-				[ "$(elf "$f")" = "dynamic ${machine[$arch]}" ]
+			check "$name $arch: $b is the static build of Debian's source, $(elf "$f")" \
+				bash -c '[ "$(cat)" = "static $2" ] && cmp -s "$1" "$3"' _ "$f" "${machine[$arch]}" \
+				"$kept/$b" < <(elf "$f")
 		done
+		elves=0
+		while IFS= read -r -d '' f; do
+			is_elf "$f" || continue
+			elves=$((elves + 1))
+			alone "$arch" "$f" "$name $arch ${f#"$root"}"
+		done < <(find "$root" -type f -print0 | sort -z)
+		check "$name $arch: $elves ELF files run (want $(($(wc -w <<<"${slot[$name]} ${carried[$name]:-}") + 1)))" \
+			[ "$elves" = $(($(wc -w <<<"${slot[$name]} ${carried[$name]:-}") + 1)) ]
 		[ "$arch" = arm64 ] || continue
 		host=$tmp/host-$name
 		mkdir "$host"
@@ -171,7 +191,12 @@ for arch in amd64 arm64; do
 	for b in nv-ipam nv-ipam-tool; do
 		check "nv-ipam $arch: /$b is $(elf "$root/$b") (ipam-node copies it onto hosts)" \
 			[ "$(elf "$root/$b")" = "static ${machine[$arch]}" ]
+		alone "$arch" "$root/$b" "nv-ipam $arch /$b"
 	done
+	out=$(empty_root_version "$arch" "$root/ipam-node" 2>&1)
+	rc=$?
+	check "nv-ipam $arch: ipam-node, dynamic, does not start in an empty root (the control): exit status $rc, $out" \
+		bash -c '[ "$1" -ne 0 ] && [[ $2 != *"{"* ]]' _ "$rc" "$out"
 	# ipam-node and ipam-controller start from the image's own loader and libraries.
 	run=()
 	[ "$arch" = amd64 ] || run=(qemu-aarch64 -L "$root")

@@ -16,8 +16,8 @@
 /* Where the image keeps the binaries (Containerfile). */
 #define DEFAULT_SRC_DIR "/opt/cni-rdma-plugins/bin"
 /*
- * Beside SRC-DIR, in the cniPlugins image: which binaries it carries unchanged
- * from another project's package, and at which version (image/build.sh writes it).
+ * Beside SRC-DIR, in the cniPlugins image: which binaries it carries from another
+ * project's source, and which version and build (image/build.sh writes it).
  */
 #define CARRIED_FILE "../carried"
 /* Where the Network Operator's DaemonSets mount the host's CNI bin directory. */
@@ -25,8 +25,8 @@
 
 /*
  * The binaries an image may bring; each image brings its slot's. The suite's
- * own first, then those the cniPlugins image carries unchanged from Debian's
- * containernetworking-plugins: a node that takes that image for the slot
+ * own first, then those the cniPlugins image carries, built static from Debian's
+ * source of containernetworking-plugins: a node that takes that image for the slot
  * must still find every binary the reference image installs there.
  */
 static const char *const suite[] = {
@@ -64,8 +64,8 @@ static void usage(FILE *f)
 		"\n"
 		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap (this\n"
 		"suite's) or bridge host-local ipvlan vlan ptp loopback portmap bandwidth\n"
-		"firewall vrf dhcp (carried unchanged from Debian's containernetworking-plugins;\n"
-		"--version says which release).\n"
+		"firewall vrf dhcp (carried: built static from Debian's source of\n"
+		"containernetworking-plugins; --version says which release).\n"
 		"\n"
 		"  --cni-bin-dir=DIR      target directory, must exist [%s]\n"
 		"  --src-dir=DIR          where the image keeps its binaries [%s]\n"
@@ -82,7 +82,8 @@ static void usage(FILE *f)
 
 /*
  * The image's own record of what it carries, as it is: a line such as
- * "containernetworking-plugins 1.1.1+ds1-3+b5 (Debian): bridge host-local ...".
+ * "containernetworking-plugins 1.1.1+ds1-3 (Debian source, built static, go1.19.8):
+ * bridge host-local ...".
  * An image that carries nothing has none.
  */
 static void print_version(const char *src_dir)
@@ -95,7 +96,7 @@ static void print_version(const char *src_dir)
 	if (snprintf(path, sizeof(path), "%s/%s", src_dir, CARRIED_FILE) >= (int)sizeof(path) ||
 	    file_read(path, 4096, &text, &len) < 0)
 		return;
-	printf("carried unchanged: %.*s", (int)len, text);
+	printf("carried: %.*s", (int)len, text);
 	if (len > 0 && text[len - 1] != '\n')
 		putchar('\n');
 }
