@@ -161,12 +161,13 @@ status=0 total_pass=0 total_fail=0
 	for k in $kernels; do
 		dir=$out/$k
 		echo "$k: suites ${ksuites[$k]}"
-		read -r wall user sys <"$dir/time" || true
+		# Its last line: bash reports a guest that aborted on the lines before.
+		read -r wall user sys < <(tail -n 1 "$dir/time") || true
 		echo "$k: the guest ran ${wall:-?}s and took ${user:-?}s user + ${sys:-?}s system CPU of the host"
 		release=$(sed -n 's/^guest: \([^,]*\),.*/\1/p' "$dir/guest.log" 2>/dev/null)
 		if [ -z "$release" ]; then
 			why=$(panic_reason "$k")
-			echo "$k: the guest did not start (uml exit $(cat "$dir/uml.rc")): ${why:-its init did not report; console's end:}"
+			echo "$k: the guest did not start (uml exit $(cat "$dir/uml.rc")): ${why:-its init did not report; the console ends:}"
 			[ -n "$why" ] || tail -20 "$dir/console.log" | sed 's/^/  /'
 			echo "$k boot FAIL" >>"$out/results"
 			status=1
