@@ -75,6 +75,12 @@ for p in host-local static; do
 	[ -x "$ref/$p" ] || fail "$ref/$p not found (containernetworking-plugins)"
 done
 command -v modprobe >/dev/null || fail "modprobe not found (kmod): the guests load their modules with it"
+# The guest mounts its own tmpfs on /tmp and /run: what it reads there is not the host's.
+for p in "$out" "$build" "$src"; do
+	case $(realpath -m "$p")/ in
+	/tmp/* | /run/* | /var/run/*) fail "the guests cannot reach $p (their /tmp and /run are their own): use another directory" ;;
+	esac
+done
 # The guest learns its paths from the kernel command line, split at blanks.
 for p in "$src" "$out" "$cache" "$ref"; do
 	[[ "$p" != *[[:space:]]* ]] || fail "a path with blanks cannot reach the guest: $p"
