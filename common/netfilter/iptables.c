@@ -180,93 +180,142 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
 	return 0;
 }
 
-int ipt_run(const char *const *argv, char **ret_out, struct cni_err *err)
+/*
+ * Runs a command line: 0 with its exit status and what it printed, or the negative errno
+ * of a binary that could not be run (@err filled).
+ */
+static int exec_cmd(const char *const *argv, char **ret_out, int *ret_status, char **ret_errtext,
+		    struct cni_err *err)
 {
-	_cleanup_free_ char *out = NULL, *errtext = NULL;
+	_cleanup_free_ char *out = NULL;
 	size_t out_len = 0, err_len = 0;
-	char path[4096], cmd[512];
-	int status = 0, r;
+	char path[4096];
+	int r;
 
-	command_text(argv, cmd, sizeof(cmd));
 	r = find_binary(argv[0], path, sizeof(path));
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_KERNEL, r, "%s: not found in PATH", argv[0]);
-	r = spawn(path, argv, ret_out ? &out : NULL, &out_len, &errtext, &err_len, &status);
+	*ret_errtext = NULL;
+	r = spawn(path, argv, ret_out ? &out : NULL, &out_len, ret_errtext, &err_len, ret_status);
 	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC)
 		return cni_err_set(err, CNI_ERR_KERNEL, -ENOEXEC, "cannot run %s: %s", path, strerror(-r));
 	if (r < 0)
-		return cni_err_set(err, CNI_ERR_KERNEL, r, "running %s: %s", cmd, strerror(-r));
-	if (status == 0) {
-		if (ret_out) {
-			if (!out && !(out = strdup("")))
-				return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-			*ret_out = TAKE_PTR(out);
-		}
-		return 0;
+		return cni_err_set(err, CNI_ERR_KERNEL, r, "running %s: %s", argv[0], strerror(-r));
+	if (ret_out && *ret_status == 0) {
+		if (!out && !(out = strdup("")))
+			return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+		*ret_out = TAKE_PTR(out);
 	}
-	/* What go-iptables' IsNotExist() and the chain-exists status tell apart. */
-	if (status == 1 && errtext &&
-	    (strstr(errtext, "does a matching rule exist") ||
-	     strstr(errtext, "No chain/target/match by that name") ||
-	     strstr(errtext, "chain does not exist") || strstr(errtext, "rule does not exist")))
-		return -ENOENT;
-	if (status == 1 && errtext && strstr(errtext, "Chain already exists"))
-		return -EEXIST;
+	return 0;
+}
+
+/* go-iptables' IsNotExist(): the two complaints of a missing rule or chain. */
+static bool not_exist(const char *errtext)
+{
+	return errtext && (strstr(errtext, "Bad rule (does a matching rule exist in that chain?)") ||
+			   strstr(errtext, "No chain/target/match by that name"));
+}
+
+static int failed(const char *const *argv, int status, char *errtext, struct cni_err *err)
+{
+	char cmd[512];
+
+	command_text(argv, cmd, sizeof(cmd));
 	if (errtext)
 		errtext[strcspn(errtext, "\n")] = '\0';
 	return cni_err_set(err, CNI_ERR_KERNEL, -EIO, "running %s: exit status %d: %s", cmd, status,
 			   errtext ? errtext : "");
 }
 
-/* One operation: its command line built and run. */
-static int run(enum ipt_family f, const char *table, const char *op, const char *chain,
-	       const char *const *extra, size_t n, char **ret_out, struct cni_err *err)
+int ipt_run(const char *const *argv, char **ret_out, struct cni_err *err)
 {
-	_cleanup_free_ const char **argv = NULL;
-	int r = ipt_argv(f, table, op, chain, extra, n, &argv);
+	_cleanup_free_ char *errtext = NULL;
+	int status, r;
+
+	r = exec_cmd(argv, ret_out, &status, &errtext, err);
+	if (r < 0 || status == 0)
+		return r;
+	if (status == 1 && not_exist(errtext))
+		return -ENOENT;
+	return failed(argv, status, errtext, err);
+}
+
+/*
+ * One operation: its command line built and run. The exit status is returned (0 and up)
+ * for callers that read it as upstream does; @err is filled only when it cannot be run.
+ */
+static int op(enum ipt_family f, const char *table, const char *o, const char *chain,
+	      const char *const *extra, size_t n, char **ret_out, char **ret_errtext,
+	      const char ***ret_argv, struct cni_err *err)
+{
+	int r = ipt_argv(f, table, o, chain, extra, n, ret_argv), status;
 
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
-	return ipt_run(argv, ret_out, err);
+	r = exec_cmd(*ret_argv, ret_out, &status, ret_errtext, err);
+	return r < 0 ? r : status;
+}
+
+/* Runs an operation; @ok1 says whether exit status 1 counts as done (returned as 1). */
+static int op_status(enum ipt_family f, const char *table, const char *o, const char *chain,
+		     const char *const *extra, size_t n, bool ok1, bool ok_missing, struct cni_err *err)
+{
+	_cleanup_free_ const char **argv = NULL;
+	_cleanup_free_ char *errtext = NULL;
+	int r = op(f, table, o, chain, extra, n, NULL, &errtext, &argv, err);
+
+	if (r <= 0)
+		return r;
+	if (r == 1 && ok1)
+		return 1;
+	if (ok_missing && r == 1 && not_exist(errtext))
+		return -ENOENT;
+	return failed(argv, r, errtext, err);
 }
 
 int ipt_chain_exists(enum ipt_family f, const char *table, const char *chain, struct cni_err *err)
 {
 	static const char *const first[] = { "1" };
-	int r = run(f, table, "-S", chain, first, 1, NULL, err);
+	/* As go-iptables' ChainExists(): exit status 1 is no such chain, whatever it says. */
+	int r = op_status(f, table, "-S", chain, first, 1, true, false, err);
 
-	return r == -ENOENT ? 0 : r < 0 ? r : 1;
+	return r < 0 ? r : r == 0;
 }
 
 int ipt_chain_ensure(enum ipt_family f, const char *table, const char *chain, struct cni_err *err)
 {
-	int r = run(f, table, "-N", chain, NULL, 0, NULL, err);
+	/* Exit status 1 of -N: it exists (upstream's EnsureChain). */
+	int r = op_status(f, table, "-N", chain, NULL, 0, true, false, err);
 
-	return r == -EEXIST ? 0 : r;
+	return r < 0 ? r : 0;
 }
 
 int ipt_chain_clear(enum ipt_family f, const char *table, const char *chain, struct cni_err *err)
 {
-	int r = run(f, table, "-N", chain, NULL, 0, NULL, err);
+	int r = op_status(f, table, "-N", chain, NULL, 0, true, false, err);
 
-	return r == -EEXIST ? run(f, table, "-F", chain, NULL, 0, NULL, err) : r;
+	if (r <= 0)
+		return r;
+	r = op_status(f, table, "-F", chain, NULL, 0, false, false, err);
+	return r < 0 ? r : 0;
 }
 
 int ipt_chain_delete(enum ipt_family f, const char *table, const char *chain, struct cni_err *err)
 {
-	int r = run(f, table, "-F", chain, NULL, 0, NULL, err);
+	int r = op_status(f, table, "-F", chain, NULL, 0, false, true, err);
 
-	if (r >= 0)
-		r = run(f, table, "-X", chain, NULL, 0, NULL, err);
+	if (r == 0)
+		r = op_status(f, table, "-X", chain, NULL, 0, false, true, err);
 	return r == -ENOENT ? 0 : r;
 }
 
 int ipt_rule_exists(enum ipt_family f, const char *table, const char *chain,
 		    const char *const *rule, size_t n, struct cni_err *err)
 {
-	int r = run(f, table, "-C", chain, rule, n, NULL, err);
+	/* As go-iptables' Exists(): exit status 1 is no such rule. */
+	int r = op_status(f, table, "-C", chain, rule, n, true, false, err);
 
-	return r == -ENOENT ? 0 : r < 0 ? r : 1;
+	return r < 0 ? r : r == 0;
 }
 
 int ipt_rule_ensure(enum ipt_family f, const char *table, const char *chain, bool first,
@@ -278,25 +327,39 @@ int ipt_rule_ensure(enum ipt_family f, const char *table, const char *chain, boo
 	if (r != 0)
 		return r < 0 ? r : 0;
 	if (!first)
-		return run(f, table, "-A", chain, rule, n, NULL, err);
+		return op_status(f, table, "-A", chain, rule, n, false, false, err);
 	at = calloc(n + 1, sizeof(*at));
 	if (!at)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	at[0] = "1";
 	memcpy(at + 1, rule, n * sizeof(*at));
-	return run(f, table, "-I", chain, at, n + 1, NULL, err);
+	return op_status(f, table, "-I", chain, at, n + 1, false, false, err);
 }
 
 int ipt_rule_delete(enum ipt_family f, const char *table, const char *chain,
 		    const char *const *rule, size_t n, struct cni_err *err)
 {
-	int r = run(f, table, "-D", chain, rule, n, NULL, err);
+	_cleanup_free_ const char **argv = NULL;
+	_cleanup_free_ char *errtext = NULL;
+	int r = op(f, table, "-D", chain, rule, n, NULL, &errtext, &argv, err);
 
-	return r == -ENOENT ? 0 : r;
+	/* As upstream's DeleteRule(): a missing rule or chain, or exit status 2, is done. */
+	if (r <= 0 || (r == 1 && not_exist(errtext)) || r == 2)
+		return r < 0 ? r : 0;
+	return failed(argv, r, errtext, err);
 }
 
 int ipt_list(enum ipt_family f, const char *table, const char *chain, char **ret_out,
 	     struct cni_err *err)
 {
-	return run(f, table, "-S", chain, NULL, 0, ret_out, err);
+	_cleanup_free_ const char **argv = NULL;
+	_cleanup_free_ char *errtext = NULL;
+	int r = op(f, table, "-S", chain, NULL, 0, ret_out, &errtext, &argv, err);
+
+	if (r <= 0)
+		return r;
+	/* The nf_tables backend calls a missing chain "incompatible", with exit status 1. */
+	if (r == 1 && chain)
+		return -ENOENT;
+	return failed(argv, r, errtext, err);
 }

@@ -42,15 +42,15 @@ int ipt_argv(enum ipt_family f, const char *table, const char *op, const char *c
  * ipt_run() - run an iptables command line, its output read
  * @argv: from ipt_argv()
  * @ret_out: malloc'ed stdout (NUL-terminated), NULL to ignore it
- * @err: code 100 with the command and what it printed, except for the two answers
- *       callers ask for (left untouched)
+ * @err: code 100 with the command and what it printed, except for a missing chain or
+ *       rule (left untouched)
  *
  * The binary is looked up in PATH (the runtime's), then in the usual sbin and bin
  * directories when PATH has none.
  *
- * Return: 0 when it exits 0, -ENOENT when it says there is no such chain or rule,
- * -EEXIST when the chain to create exists, -ENOEXEC when no binary can be run,
- * -EIO for any other failure.
+ * Return: 0 when it exits 0, -ENOENT when it says there is no such chain or rule
+ * (go-iptables' IsNotExist()), -ENOEXEC when no binary can be run, -EIO for any other
+ * failure.
  */
 int ipt_run(const char *const *argv, char **ret_out, struct cni_err *err);
 
@@ -128,7 +128,8 @@ int ipt_rule_ensure(enum ipt_family f, const char *table, const char *chain, boo
 		    const char *const *rule, size_t n, struct cni_err *err);
 
 /**
- * ipt_rule_delete() - delete a rule ("-D"); a missing rule or chain is no error
+ * ipt_rule_delete() - delete a rule ("-D"); a missing rule or chain, or exit status 2 (a
+ *                     target that does not exist), is no error, as upstream's DeleteRule()
  * @f: iptables or ip6tables
  * @table: table
  * @chain: chain

@@ -1,5 +1,6 @@
 /*
- * Unit tests: common/netfilter's nftables messages against nft's own.
+ * Unit tests: common/netfilter's nftables messages against nft's own, and iptables'
+ * command lines against go-iptables'.
  *
  * tests/unit/golden/nft holds what Debian's nft 1.0.6 sends for each command
  * (tests/unit/nft-golden.sh, from nft --debug=mnl). The same change built here
@@ -24,8 +25,10 @@
 #include <netlink/socket.h>
 
 #include "common/net/nlsock.h"
+#include "common/netfilter/iptables.h"
 #include "common/netfilter/nft-rule.h"
 #include "common/netfilter/nft.h"
+#include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/ipaddr.h"
 
@@ -329,6 +332,40 @@ static void test_errors_name_the_change(void **state)
 	nft_batch_free(b);
 }
 
+/* The command lines go-iptables runs for the same operations: the binary, -t, the op, --wait last. */
+static void test_iptables_argv(void **state)
+{
+	const char *rule[] = { "-s", "10.1.0.5", "-j", "CNI-abc", "-m", "comment", "--comment", "x" };
+	const char *want[] = { "iptables", "-t", "nat", "-A", "POSTROUTING", "-s", "10.1.0.5", "-j",
+			       "CNI-abc", "-m", "comment", "--comment", "x", "--wait", NULL };
+	const char *want6[] = { "ip6tables", "-t", "filter", "-S", "--wait", NULL };
+	const char **argv;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(ipt_argv(IPT_IPV4, "nat", "-A", "POSTROUTING", rule, ARRAY_SIZE(rule), &argv), 0);
+	for (i = 0; want[i]; i++)
+		assert_string_equal(argv[i], want[i]);
+	assert_null(argv[i]);
+	free(argv);
+	assert_int_equal(ipt_argv(IPT_IPV6, "filter", "-S", NULL, NULL, 0, &argv), 0);
+	for (i = 0; want6[i]; i++)
+		assert_string_equal(argv[i], want6[i]);
+	assert_null(argv[i]);
+	free(argv);
+}
+
+/* A binary that cannot be found is an error naming it, not a missing chain. */
+static void test_iptables_missing(void **state)
+{
+	const char *argv[] = { "rm-no-such-iptables", "-t", "nat", "-S", "--wait", NULL };
+	struct cni_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(ipt_run(argv, NULL, &err), -ENOEXEC);
+	assert_string_equal(err.msg, "rm-no-such-iptables: not found in PATH");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +375,8 @@ int main(void)
 		cmocka_unit_test(test_other_words),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_errors_name_the_change),
+		cmocka_unit_test(test_iptables_argv),
+		cmocka_unit_test(test_iptables_missing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
