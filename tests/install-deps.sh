@@ -17,7 +17,9 @@ fi
 if [ "$what" = test ]; then
 	# kmod and the archive keyring: the user-mode Linux guests of tests/kernel/
 	# load their modules with modprobe; their packages are verified with the keyring.
-	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
+	# nftables and iptables: the netns test of common/netfilter compares with nft and
+	# reads back with iptables-save.
+	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables
 	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
 	       xz-utils curl openssl)
 fi

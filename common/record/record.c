@@ -185,12 +185,23 @@ static unsigned int header_version(const char *text, const char *kind, const cha
 	return (unsigned int)v;
 }
 
+int record_parse(char *text, const char *kind, unsigned int max_version, unsigned int *ret_version)
+{
+	const char *body = NULL;
+	unsigned int version = header_version(text, kind, &body);
+
+	if (version == 0 || version > max_version)
+		return -EBADMSG;
+	memmove(text, body, strlen(body) + 1);
+	*ret_version = version;
+	return 0;
+}
+
 int record_load(const char *dir, const char *name, const char *kind, unsigned int max_version,
 		size_t max_bytes, char **ret_body, unsigned int *ret_version)
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -1;
-	const char *body = NULL;
 	unsigned int version;
 	size_t len;
 	int r;
@@ -205,10 +216,9 @@ int record_load(const char *dir, const char *name, const char *kind, unsigned in
 		return -EBADMSG;
 	if (r < 0)
 		return r;
-	version = header_version(text, kind, &body);
-	if (version == 0 || version > max_version)
-		return -EBADMSG;
-	memmove(text, body, strlen(body) + 1);
+	r = record_parse(text, kind, max_version, &version);
+	if (r < 0)
+		return r;
 	*ret_body = TAKE_PTR(text);
 	*ret_version = version;
 	return 0;

@@ -77,6 +77,18 @@ int record_load(const char *dir, const char *name, const char *kind, unsigned in
 		size_t max_bytes, char **ret_body, unsigned int *ret_version);
 
 /**
+ * record_parse() - a record's text read: its body, and the version its first line gives
+ * @text: the whole text, NUL-terminated; the body is moved to its start
+ * @kind: who must have written it
+ * @max_version: the newest version the caller reads
+ * @ret_version: the version, written only on success
+ *
+ * Return: 0 on success (@text now holds the body), -EBADMSG when the first line is not
+ * "cni-rdma-plugins <kind> state <version>" with a version from 1 to @max_version.
+ */
+int record_parse(char *text, const char *kind, unsigned int max_version, unsigned int *ret_version);
+
+/**
  * record_line() - the next line of a body when it starts with a key: what follows the key
  * @p: where the body's unread part starts; moved past the line (and its newline is cut)
  *     when it matches
