@@ -5,12 +5,14 @@
  * here through nfnetlink in one netns, and by Debian's nft from the same commands in a
  * second; "nft list ruleset" must print the same in both. Then rules are found by
  * comment and deleted by handle, and a batch with a failing change must change
- * nothing. iptables: chains and rules through the host's iptables and ip6tables, read
- * back with iptables-save. Exits 77 when namespaces cannot be created (not root).
+ * nothing; conntrack entries deleted by port. iptables: chains and rules through the
+ * host's iptables and ip6tables, read back with iptables-save. Exits 77 when namespaces cannot be created (not root).
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 
 #include <linux/netfilter.h>
 
+#include "common/netfilter/conntrack.h"
 #include "common/netfilter/iptables.h"
 #include "common/netfilter/nft-list.h"
 #include "common/netfilter/nft-rule.h"
@@ -352,6 +355,47 @@ static void test_iptables(void)
 	}
 }
 
+/* One UDP datagram from a socket of its own (a conntrack entry of its own) to 127.0.0.1:@port. */
+static void udp_to(uint16_t port)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || sendto(fd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)) != 1)
+		check(false, "a datagram to port %u: %s", port, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Portmap's cleanup after a UDP mapping: the entries of that port, and only those, go. */
+static void test_conntrack(void)
+{
+	struct cni_err err = { 0 };
+	size_t n = 99;
+	int r;
+
+	/* rmmasq's nat chain has conntrack track this netns' packets. */
+	if (system("ip link set lo up") != 0) {
+		check(false, "lo up");
+		return;
+	}
+	udp_to(5301);
+	udp_to(5301);
+	udp_to(5302);
+	r = ct_delete_dport(AF_INET, IPPROTO_TCP, 5301, &n, &err);
+	check(r == 0 && n == 0, "no TCP entry of port 5301: %d %zu %s", r, n, err.msg);
+	r = ct_delete_dport(AF_INET6, IPPROTO_UDP, 5301, &n, &err);
+	check(r == 0 && n == 0, "no IPv6 entry of port 5301: %d %zu", r, n);
+	r = ct_delete_dport(AF_INET, IPPROTO_UDP, 5301, &n, &err);
+	check(r == 0 && n == 2, "the 2 UDP entries of port 5301 deleted: %d %zu %s", r, n, err.msg);
+	r = ct_delete_dport(AF_INET, IPPROTO_UDP, 5301, &n, &err);
+	check(r == 0 && n == 0, "none left: %d %zu", r, n);
+	r = ct_delete_dport(AF_INET, IPPROTO_UDP, 5302, &n, &err);
+	check(r == 0 && n == 1, "port 5302's entry was kept until now: %d %zu", r, n);
+	check(ct_delete_dport(AF_INET, IPPROTO_ICMP, 1, &n, &err) == -EINVAL, "ICMP refused");
+}
+
 int main(void)
 {
 	if (unshare(CLONE_NEWNET) < 0) {
@@ -368,6 +412,7 @@ int main(void)
 	/* The second netns (nft's) has what ours had: go on in it. */
 	test_nft_find_and_delete();
 	test_nft_all_or_nothing();
+	test_conntrack();
 	printf("1..%d\n", n_pass + n_fail);
 	return n_fail ? 1 : 0;
 }
