@@ -7,8 +7,11 @@
  * Usage:
  *   rooms-shapes bandwidth HOSTIF IFB IN_RATE IN_BURST OUT_RATE OUT_BURST   (bits, bits/s)
  *   rooms-shapes portmap-nft CID IPV4 PROTO:HOSTPORT:CONTPORT[:HOSTIP]...
+ *   rooms-shapes portmap-ipt DN_CHAIN NAME CID IPV4/LEN PROTO:HOSTPORT:CONTPORT[:HOSTIP]...
+ *     (DN_CHAIN: upstream's hashed chain name, "CNI-DN-" and sha512(NAME CID) cut to 28)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include <linux/tc_act/tc_mirred.h>
 
 #include "common/net/link.h"
+#include "common/netfilter/iptables.h"
 #include "common/netfilter/nft-rule.h"
 #include "common/netfilter/nft.h"
 #include "common/tc/tc.h"
@@ -164,11 +168,125 @@ static int portmap_nft(int argc, char **argv)
 	return 0;
 }
 
+/* chain.setup() of upstream's portmap chain.go: the chain, its rules, the jumps to it. */
+static void ipt_setup(const char *name, const char *const *const *rules, size_t n_rules,
+		      const char *const *entry_chains, size_t n_entry,
+		      const char *const *const *entry_rules, size_t n_entry_rules, bool prepend)
+{
+	struct cni_err err = { 0 };
+
+	if (ipt_chain_ensure(IPT_IPV4, "nat", name, &err) < 0)
+		DIE("%s", err.msg);
+	for (size_t i = 0; i < n_rules; i++) {
+		size_t n = 0;
+
+		while (rules[i][n])
+			n++;
+		if (ipt_rule_ensure(IPT_IPV4, "nat", name, false, rules[i], n, &err) < 0)
+			DIE("%s", err.msg);
+	}
+	for (size_t c = 0; c < n_entry; c++)
+		for (size_t i = 0; i < n_entry_rules; i++) {
+			const char *r[32];
+			size_t n = 0;
+
+			while (entry_rules[i][n]) {
+				r[n] = entry_rules[i][n];
+				n++;
+			}
+			r[n++] = "-j";
+			r[n++] = name;
+			if (ipt_rule_ensure(IPT_IPV4, "nat", entry_chains[c], prepend, r, n, &err) < 0)
+				DIE("%s", err.msg);
+		}
+}
+
+/* forwardPorts() of upstream's portmap_iptables.go: IPv4, SNAT, mark bit 13, no conditions. */
+static int portmap_ipt(int argc, char **argv)
+{
+	static const char *const setmark[] = { "-m", "comment", "--comment", "CNI portfwd masquerade mark",
+					       "-j", "MARK", "--set-xmark", "0x2000/0x2000", NULL };
+	static const char *const masq[] = { "-m", "mark", "--mark", "0x2000/0x2000", "-j", "MASQUERADE", NULL };
+	static const char *const masq_entry[] = { "-m", "comment", "--comment",
+						  "CNI portfwd requiring masquerade", NULL };
+	static const char *const local[] = { "-m", "addrtype", "--dst-type", "LOCAL", NULL };
+	static const char *const post[] = { "POSTROUTING" }, *const top[] = { "PREROUTING", "OUTPUT" };
+	const char *dn = argv[0], *cidr = argv[3];
+	char comment[256], ip[64], ports[2][256] = { "", "" }, texts[64][3][64];
+	const char *const *rules[64], *entry[2][16], *const *entries[2];
+	const char *const dn_entry_chain[] = { "CNI-HOSTPORT-DNAT" };
+	size_t n_rules = 0, n_entries = 0;
+
+	snprintf(comment, sizeof(comment), "dnat name: \"%s\" id: \"%s\"", argv[1], argv[2]);
+	snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(cidr, "/"), cidr);
+	ipt_setup("CNI-HOSTPORT-SETMARK", (const char *const *const[]){ setmark }, 1, NULL, 0, NULL, 0,
+		  false);
+	ipt_setup("CNI-HOSTPORT-MASQ", (const char *const *const[]){ masq }, 1, post, 1,
+		  (const char *const *const[]){ masq_entry }, 1, true);
+	ipt_setup("CNI-HOSTPORT-DNAT", NULL, 0, top, 2, (const char *const *const[]){ local }, 1, false);
+	/* The entry rules: one per protocol, in sorted order (tcp before udp), ports joined. */
+	for (int i = 4; i < argc; i++) {
+		unsigned int hp = 0;
+		char proto[8] = "";
+		int udp;
+
+		sscanf(argv[i], "%7[a-z]:%u", proto, &hp);
+		udp = strcmp(proto, "udp") == 0;
+		snprintf(ports[udp] + strlen(ports[udp]), sizeof(ports[udp]) - strlen(ports[udp]), "%s%u",
+			 *ports[udp] ? "," : "", hp);
+	}
+	for (int p = 0; p < 2; p++) {
+		if (!*ports[p])
+			continue;
+		entry[p][0] = "-m"; entry[p][1] = "comment"; entry[p][2] = "--comment"; entry[p][3] = comment;
+		entry[p][4] = "-m"; entry[p][5] = "multiport"; entry[p][6] = "-p"; entry[p][7] = p ? "udp" : "tcp";
+		entry[p][8] = "--destination-ports"; entry[p][9] = ports[p]; entry[p][10] = NULL;
+		entries[n_entries++] = entry[p];
+	}
+	/* Per mapping: the hairpin mark, the localhost mark, the DNAT. */
+	for (int i = 4; i < argc; i++) {
+		static const char *rule[64][16];
+		char proto[8] = "", host_ip[64] = "";
+		unsigned int hp = 0, cp = 0;
+
+		sscanf(argv[i], "%7[a-z]:%u:%u:%63s", proto, &hp, &cp, host_ip);
+		for (int k = 0; k < 3; k++) {
+			const char **r = rule[n_rules];
+			size_t n = 0;
+
+			snprintf(texts[n_rules][0], sizeof(texts[0][0]), "%s", proto);
+			snprintf(texts[n_rules][1], sizeof(texts[0][1]), "%u", hp);
+			r[n++] = "-p"; r[n++] = texts[n_rules][0]; r[n++] = "--dport"; r[n++] = texts[n_rules][1];
+			if (*host_ip) {
+				snprintf(texts[n_rules][2], sizeof(texts[0][2]), "%s", host_ip);
+				r[n++] = "-d"; r[n++] = texts[n_rules][2];
+			}
+			if (k == 0) {
+				r[n++] = "-s"; r[n++] = cidr; r[n++] = "-j"; r[n++] = "CNI-HOSTPORT-SETMARK";
+			} else if (k == 1) {
+				r[n++] = "-s"; r[n++] = "127.0.0.1"; r[n++] = "-j"; r[n++] = "CNI-HOSTPORT-SETMARK";
+			} else {
+				static char dest[64][96];
+
+				snprintf(dest[n_rules], sizeof(dest[0]), "%s:%u", ip, cp);
+				r[n++] = "-j"; r[n++] = "DNAT"; r[n++] = "--to-destination"; r[n++] = dest[n_rules];
+			}
+			r[n] = NULL;
+			rules[n_rules] = r;
+			n_rules++;
+		}
+	}
+	ipt_setup(dn, rules, n_rules, dn_entry_chain, 1, entries, n_entries, false);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 8 && strcmp(argv[1], "bandwidth") == 0)
 		return bandwidth(argv + 2);
 	if (argc >= 5 && strcmp(argv[1], "portmap-nft") == 0)
 		return portmap_nft(argc - 2, argv + 2);
-	DIE("usage: rooms-shapes bandwidth|portmap-nft ...");
+	if (argc >= 7 && strcmp(argv[1], "portmap-ipt") == 0)
+		return portmap_ipt(argc - 2, argv + 2);
+	DIE("usage: rooms-shapes bandwidth|portmap-nft|portmap-ipt ...");
 }

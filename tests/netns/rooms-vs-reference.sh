@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The rooms against the reference plugins (containernetworking/plugins v1.9.1, static, in
-# ../shared/reference/cni-plugins): what upstream's bandwidth and portmap (nftables)
-# leave in the kernel after an ADD, and what tests/netns/rooms-shapes builds through
+# ../shared/reference/cni-plugins): what upstream's bandwidth and portmap (nftables and
+# iptables) leave in the kernel after an ADD, and what tests/netns/rooms-shapes builds through
 # common/tc and common/netfilter with the same parameters, read back with tc -j, ip -j and
-# nft list ruleset, must be the same. Each side runs in a fresh netns standing for the
+# nft list ruleset and iptables-save, must be the same. Each side runs in a fresh netns standing for the
 # host, with a pod netns of its own; the names begin with rm.
 # Usage: rooms-vs-reference.sh ROOMS_SHAPES [REFERENCE_DIR]
 set -uo pipefail
@@ -91,5 +91,21 @@ ours=$(in_host "
 [ -n "$theirs" ] && ok "the reference portmap (nftables) writes its table" ||
 	not_ok "the reference portmap (nftables) writes its table"
 same "portmap (nftables): nft list ruleset as the reference's" "$ours" "$theirs"
+# --- portmap (iptables, upstream's default): the same mappings -----------------------------
+# Its per-container chain is "CNI-DN-" and sha512(name, container ID) in hex, cut to 28.
+pm_ipt_conf=$(jq -c 'del(.backend)' <<<"$pm_conf")
+dn="CNI-DN-$(printf '%s' rmpmrmcid1 | sha512sum | cut -c1-21)"
+ipt_show='iptables-save -t nat | grep -v "^#" | sed "s/ \[[0-9]*:[0-9]*\]//"'
+theirs=$(in_host "
+	echo '$pm_ipt_conf' | CNI_COMMAND=ADD CNI_CONTAINERID=rmcid1 CNI_NETNS=/run/netns/rm-rvr-pod \
+		CNI_IFNAME=eth0 CNI_PATH=$bin $bin/portmap >/dev/null
+	$ipt_show")
+ours=$(in_host "
+	$shapes portmap-ipt $dn rmpm rmcid1 10.1.0.5/24 tcp:8080:80 udp:5353:53:192.0.2.1
+	$ipt_show")
+grep -q -- "-A $dn " <<<"$theirs" && ok "the reference portmap (iptables) writes $dn" ||
+	not_ok "the reference portmap (iptables) writes $dn" "$theirs"
+same "portmap (iptables): iptables-save -t nat as the reference's, rule for rule and in order" \
+	"$ours" "$theirs"
 echo "1..$n"
 [ "$failed" = 0 ]
