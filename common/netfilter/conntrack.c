@@ -71,7 +71,8 @@ static int on_entry(const struct nlmsghdr *nlh, void *data)
 	m->v[m->n++] = del;
 	if (nla_put(del, NLA_F_NESTED | CTA_TUPLE_ORIG, nla_len(tb[CTA_TUPLE_ORIG]),
 		    nla_data(tb[CTA_TUPLE_ORIG])) < 0 ||
-	    (tb[CTA_ZONE] && nla_put(del, CTA_ZONE, nla_len(tb[CTA_ZONE]), nla_data(tb[CTA_ZONE])) < 0) ||
+	    (tb[CTA_ZONE] &&
+	     nla_put(del, CTA_ZONE, nla_len(tb[CTA_ZONE]), nla_data(tb[CTA_ZONE])) < 0) ||
 	    (tb[CTA_ID] && nla_put(del, CTA_ID, nla_len(tb[CTA_ID]), nla_data(tb[CTA_ID])) < 0))
 		return -ENOMEM;
 	return 0;
@@ -108,9 +109,10 @@ int ct_delete_dport(int family, uint8_t l4proto, uint16_t port, size_t *ret_dele
 	matches_reset(&m);
 	free(m.v);
 	if (r < 0)
-		return net_err_set(err, CNI_ERR_KERNEL, r, "conntrack: cannot delete the %s entries of "
-				   "port %u: %s", l4proto == IPPROTO_UDP ? "UDP" :
-				   l4proto == IPPROTO_TCP ? "TCP" : "SCTP", port, strerror(-r));
+		return net_err_set(err, CNI_ERR_KERNEL, r,
+				   "conntrack: cannot delete the %s entries of port %u: %s",
+				   l4proto == IPPROTO_UDP ? "UDP" : l4proto == IPPROTO_TCP ? "TCP" : "SCTP",
+				   port, strerror(-r));
 	if (ret_deleted)
 		*ret_deleted = deleted;
 	return 0;

@@ -147,7 +147,8 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
 	if (r < 0)
 		return r;
 	for (int open_fds = 2; open_fds > 0;) {
-		struct pollfd p[2] = { { .fd = out_r, .events = POLLIN }, { .fd = err_r, .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = out_r, .events = POLLIN },
+				       { .fd = err_r, .events = POLLIN } };
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -161,7 +162,8 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
 
 			if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			d = i ? drain(*fd, errtext, err_len, STDERR_MAX) : drain(*fd, out, out_len, IPT_OUTPUT_MAX);
+			d = i ? drain(*fd, errtext, err_len, STDERR_MAX)
+			      : drain(*fd, out, out_len, IPT_OUTPUT_MAX);
 			if (d <= 0) {
 				if (d < 0 && r == 0)
 					r = d;
@@ -198,7 +200,8 @@ static int exec_cmd(const char *const *argv, char **ret_out, int *ret_status, ch
 	*ret_errtext = NULL;
 	r = spawn(path, argv, ret_out ? &out : NULL, &out_len, ret_errtext, &err_len, ret_status);
 	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC)
-		return cni_err_set(err, CNI_ERR_KERNEL, -ENOEXEC, "cannot run %s: %s", path, strerror(-r));
+		return cni_err_set(err, CNI_ERR_KERNEL, -ENOEXEC, "cannot run %s: %s", path,
+				   strerror(-r));
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_KERNEL, r, "running %s: %s", argv[0], strerror(-r));
 	if (ret_out && *ret_status == 0) {

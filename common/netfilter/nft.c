@@ -170,7 +170,8 @@ int nft_batch_add_chain(struct nft_batch *b, enum nft_family family, const char 
 	int r;
 
 	if (!name_ok(table) || !name_ok(c->name) || (c->type && !*c->type) ||
-	    (c->comment && strlen(c->comment) > NFT_COMMENT_MAX) || (!c->type && c->policy >= 0))
+	    (c->comment && strlen(c->comment) > NFT_COMMENT_MAX) ||
+	    (!c->type && c->policy != NFT_POLICY_NONE))
 		return -EINVAL;
 	r = batch_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, family, &m, "add chain %s %s %s",
 		      family_name(family), table, c->name);
@@ -184,8 +185,9 @@ int nft_batch_add_chain(struct nft_batch *b, enum nft_family family, const char 
 		r = put_comment(m, NFTA_CHAIN_USERDATA, c->comment);
 	if (r >= 0 && c->type) {
 		r = nla_put_string(m, NFTA_CHAIN_TYPE, c->type);
-		if (r >= 0 && c->policy >= 0)
-			r = nla_put_u32(m, NFTA_CHAIN_POLICY, htonl((uint32_t)c->policy));
+		if (r >= 0 && c->policy != NFT_POLICY_NONE)
+			r = nla_put_u32(m, NFTA_CHAIN_POLICY,
+					htonl(c->policy == NFT_POLICY_DROP ? NF_DROP : NF_ACCEPT));
 		hook = r < 0 ? NULL : nla_nest_start(m, NLA_F_NESTED | NFTA_CHAIN_HOOK);
 		r = hook ? nla_put_u32(m, NFTA_HOOK_HOOKNUM, htonl(c->hook)) : -1;
 		if (r >= 0)
@@ -320,7 +322,8 @@ int nft_batch_commit(struct nft_batch *b, struct cni_err *err)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "nftables: %s: %s", b->what[failed - 1],
 				   strerror(-r));
 	if (r < 0)
-		return net_err_set(err, CNI_ERR_KERNEL, r, "nftables: the batch of %zu changes (%s, ...) "
-				   "failed: %s", b->n, b->what[0], strerror(-r));
+		return net_err_set(err, CNI_ERR_KERNEL, r,
+				   "nftables: the batch of %zu changes (%s, ...) failed: %s", b->n,
+				   b->what[0], strerror(-r));
 	return 0;
 }

@@ -35,13 +35,20 @@ enum nft_hook {
 /* The longest comment nft keeps (its userdata TLV holds a byte of length, the NUL included). */
 #define NFT_COMMENT_MAX 254
 
+/* A base chain's policy; none given is the kernel's, accept. */
+enum nft_policy {
+	NFT_POLICY_NONE = 0,
+	NFT_POLICY_ACCEPT,
+	NFT_POLICY_DROP,
+};
+
 /* A chain: a regular one when @type is NULL, a base chain on a hook otherwise. */
 struct nft_chain_spec {
 	const char *name;
 	const char *type;      /* "nat", "filter", "route"; NULL for a regular chain */
 	enum nft_hook hook;
 	int priority;
-	int policy;            /* -1 for none given (accept); NF_DROP or NF_ACCEPT */
+	enum nft_policy policy; /* a base chain's only */
 	const char *comment;   /* NULL for none */
 };
 

@@ -113,8 +113,8 @@ int tc_qdisc_add_ingress(struct net_ns *ns, int ifindex)
 		   TC_HANDLE_INGRESS, 0, &msg);
 	if (r < 0)
 		return r;
-	if (nla_put_string(msg, TCA_KIND, "ingress") < 0 || !(opts = nla_nest_start(msg, TCA_OPTIONS)) ||
-	    nla_nest_end_keep_empty(msg, opts) < 0)
+	if (nla_put_string(msg, TCA_KIND, "ingress") < 0 ||
+	    !(opts = nla_nest_start(msg, TCA_OPTIONS)) || nla_nest_end_keep_empty(msg, opts) < 0)
 		return -EMSGSIZE;
 	return nlsock_request(ns, msg);
 }
@@ -241,7 +241,8 @@ static int on_qdisc(const struct nlmsghdr *nlh, void *data)
 
 		memcpy(&qo, nla_data(opts[TCA_TBF_PARMS]), sizeof(qo));
 		i->has_tbf = true;
-		i->tbf = (struct tc_tbf){ .rate = qo.rate.rate, .limit = qo.limit, .buffer = qo.buffer };
+		i->tbf = (struct tc_tbf){ .rate = qo.rate.rate, .limit = qo.limit,
+					  .buffer = qo.buffer };
 		if (opts[TCA_TBF_RATE64] && nla_len(opts[TCA_TBF_RATE64]) == 8)
 			i->tbf.rate = nla_get_u64(opts[TCA_TBF_RATE64]);
 	}

@@ -109,9 +109,12 @@ static int portmap_nft(int argc, char **argv)
 	if (nft_batch_new(&b) < 0)
 		DIE("oom");
 	ret |= nft_batch_add_table(b, NFT_FAMILY_IP, T, "CNI portmap plugin");
-	ret |= nft_batch_add_chain(b, NFT_FAMILY_IP, T, &(struct nft_chain_spec){ .name = "hostports", .policy = -1 });
-	ret |= nft_batch_add_chain(b, NFT_FAMILY_IP, T, &(struct nft_chain_spec){ .name = "hostip_hostports", .policy = -1 });
-	ret |= nft_batch_add_chain(b, NFT_FAMILY_IP, T, &(struct nft_chain_spec){ .name = "hostports_all", .policy = -1 });
+	for (int i = 0; i < 3; i++) {
+		static const char *const regular[] = { "hostports", "hostip_hostports", "hostports_all" };
+
+		ret |= nft_batch_add_chain(b, NFT_FAMILY_IP, T,
+					   &(struct nft_chain_spec){ .name = regular[i] });
+	}
 	ret |= nft_batch_flush_chain(b, NFT_FAMILY_IP, T, "hostports_all");
 	r = rule();
 	ret |= nft_verdict(r, NFT_VERDICT_JUMP, "hostip_hostports");
@@ -124,7 +127,7 @@ static int portmap_nft(int argc, char **argv)
 
 		ret |= nft_batch_add_chain(b, NFT_FAMILY_IP, T, &(struct nft_chain_spec){
 			.name = name, .type = "nat", .hook = hook ? NFT_HOOK_OUTPUT : NFT_HOOK_PREROUTING,
-			.priority = NFT_PRIORITY_DSTNAT, .policy = -1 });
+			.priority = NFT_PRIORITY_DSTNAT });
 		ret |= nft_batch_flush_chain(b, NFT_FAMILY_IP, T, name);
 		r = rule();
 		ret |= nft_match_daddr_local(r) | nft_verdict(r, NFT_VERDICT_JUMP, "hostports_all");
@@ -132,7 +135,7 @@ static int portmap_nft(int argc, char **argv)
 	}
 	ret |= nft_batch_add_chain(b, NFT_FAMILY_IP, T, &(struct nft_chain_spec){
 		.name = "masquerading", .type = "nat", .hook = NFT_HOOK_POSTROUTING,
-		.priority = NFT_PRIORITY_SRCNAT, .policy = -1 });
+		.priority = NFT_PRIORITY_SRCNAT });
 	for (int i = 2; i < argc; i++) {
 		char proto[8] = "", host_ip[64] = "";
 		unsigned int hp = 0, cp = 0;

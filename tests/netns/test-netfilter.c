@@ -126,21 +126,21 @@ static const char nft_steps[] =
 
 static int ours(void)
 {
-	struct nft_chain_spec masq = { .name = "masq_checks", .policy = -1,
+	struct nft_chain_spec masq = { .name = "masq_checks",
 				       .comment = "Masquerade traffic" };
 	struct nft_chain_spec post = { .name = "postrouting", .type = "nat",
 				       .hook = NFT_HOOK_POSTROUTING,
-				       .priority = NFT_PRIORITY_SRCNAT, .policy = -1 };
-	struct nft_chain_spec hp = { .name = "hostports", .policy = -1 };
-	struct nft_chain_spec hpa = { .name = "hostports_all", .policy = -1 };
+				       .priority = NFT_PRIORITY_SRCNAT };
+	struct nft_chain_spec hp = { .name = "hostports" };
+	struct nft_chain_spec hpa = { .name = "hostports_all" };
 	struct nft_chain_spec pre = { .name = "prerouting", .type = "nat",
 				      .hook = NFT_HOOK_PREROUTING,
-				      .priority = NFT_PRIORITY_DSTNAT, .policy = -1 };
+				      .priority = NFT_PRIORITY_DSTNAT };
 	struct nft_chain_spec mq = { .name = "masquerading", .type = "nat",
 				     .hook = NFT_HOOK_POSTROUTING,
-				     .priority = NFT_PRIORITY_SRCNAT, .policy = -1 };
+				     .priority = NFT_PRIORITY_SRCNAT };
 	struct nft_chain_spec flt = { .name = "filtering", .type = "filter",
-				      .hook = NFT_HOOK_FORWARD, .priority = 0, .policy = NF_ACCEPT };
+				      .hook = NFT_HOOK_FORWARD, .priority = 0, .policy = NFT_POLICY_ACCEPT };
 	struct ip_prefix mc4 = P("224.0.0.0/4"), mc6 = P("ff00::/8"), s1 = P("10.1.0.5/32"),
 			 net = P("10.1.0.0/24"), s6 = P("fd00::5/128"), net6 = P("fd00::/64"),
 			 s2 = P("10.1.0.6/32"), host = P("192.0.2.1/32"), lo = P("127.0.0.1/32");

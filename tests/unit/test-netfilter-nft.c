@@ -150,12 +150,12 @@ static void test_tables_and_chains(void **state)
 {
 	const struct nft_chain_spec post = { .name = "postrouting", .type = "nat",
 					     .hook = NFT_HOOK_POSTROUTING,
-					     .priority = NFT_PRIORITY_SRCNAT, .policy = -1 };
-	const struct nft_chain_spec masq = { .name = "masq_checks", .policy = -1,
+					     .priority = NFT_PRIORITY_SRCNAT };
+	const struct nft_chain_spec masq = { .name = "masq_checks",
 					     .comment = "Masquerade traffic" };
 	const struct nft_chain_spec fwd = { .name = "forward", .type = "filter",
 					    .hook = NFT_HOOK_FORWARD, .priority = 0,
-					    .policy = NF_DROP };
+					    .policy = NFT_POLICY_DROP };
 
 	(void)state;
 	ONE_CHANGE("table-comment", nft_batch_add_table(b, NFT_FAMILY_INET, "rmmasq",
@@ -271,7 +271,7 @@ static void test_refusals(void **state)
 {
 	struct ip_prefix v6 = P("fd00::/64"), zero = P("0.0.0.0/0");
 	struct ip_addr v4 = A("10.0.0.1");
-	const struct nft_chain_spec regular_policy = { .name = "c", .policy = NF_DROP };
+	const struct nft_chain_spec regular_policy = { .name = "c", .policy = NFT_POLICY_DROP };
 	char long_text[300];
 	struct nft_batch *b;
 	struct nft_rule *r;
