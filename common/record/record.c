@@ -249,5 +249,7 @@ int record_remove(const char *dir, const char *name)
 		return 0;
 	if (r < 0)
 		return r;
+	/* A DEL is the container's last chance to take what its killed saves left. */
+	sweep_temps(fd, name);
 	return unlinkat(fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 }

@@ -106,6 +106,9 @@ char *record_line(char **p, const char *key);
  * @dir: the plugin's folder
  * @name: record_name()
  *
+ * The temporary files killed saves of the same container left are removed too, as
+ * record_save() removes them.
+ *
  * Return: 0 when removed or when there was none, negative errno otherwise.
  */
 int record_remove(const char *dir, const char *name);

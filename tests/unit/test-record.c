@@ -209,6 +209,13 @@ static void test_temporary_names(void **state)
 		snprintf(tmp, sizeof(tmp), "c1:e::tmp.%ld", (long)getpid());
 		assert_false(exists(tmp));
 	}
+	/* A DEL (the remove of its last record) takes what a killed save left too. */
+	put_file(dead_tmp, "x", 1);
+	assert_int_equal(record_remove(dir, "c1:e"), 0);
+	assert_false(exists(dead_tmp));
+	assert_false(exists("c1:e"));
+	assert_true(exists(live_tmp));
+	assert_true(exists(other));
 }
 
 static void test_folder_rules(void **state)
