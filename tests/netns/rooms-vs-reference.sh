@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The rooms against the reference plugins (containernetworking/plugins v1.9.1, static, in
-# ../shared/reference/cni-plugins): what upstream's bandwidth and portmap (nftables and
-# iptables) leave in the kernel after an ADD, and what tests/netns/rooms-shapes builds through
+# ../shared/reference/cni-plugins): what upstream's bandwidth, portmap (nftables and
+# iptables) and bridge's ipMasq (both) leave in the kernel after an ADD, and what tests/netns/rooms-shapes builds through
 # common/tc and common/netfilter with the same parameters, read back with tc -j, ip -j and
 # nft list ruleset and iptables-save, must be the same. Each side runs in a fresh netns standing for the
 # host, with a pod netns of its own; the names begin with rm.
@@ -9,7 +9,8 @@
 set -uo pipefail
 shapes=$1
 ref=${2:-$(dirname "$0")/../../../shared/reference/cni-plugins}
-if [ ! -f "$ref/bandwidth.xz" ] || [ ! -f "$ref/portmap.xz" ] || [ ! -f "$ref/SHA256SUMS" ]; then
+if [ ! -f "$ref/bandwidth.xz" ] || [ ! -f "$ref/portmap.xz" ] || [ ! -f "$ref/bridge.xz" ] ||
+   [ ! -f "$ref/host-local.xz" ] || [ ! -f "$ref/SHA256SUMS" ]; then
 	echo "NOT RUN: no reference plugins at $ref (../shared/reference/cni-plugins beside the checkout)"
 	exit 77
 fi
@@ -22,7 +23,7 @@ if ! unshare --net true 2>/dev/null; then
 fi
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"; ip netns del rm-rvr-pod 2>/dev/null' EXIT
-for p in bandwidth portmap; do
+for p in bandwidth portmap bridge host-local; do
 	xz -dc "$ref/$p.xz" > "$bin/$p" && chmod +x "$bin/$p"
 	grep " $p\$" "$ref/SHA256SUMS" | (cd "$bin" && sha256sum -c --quiet) ||
 		{ echo "FAIL: $p does not match $ref/SHA256SUMS"; exit 1; }
@@ -107,5 +108,33 @@ grep -q -- "-A $dn " <<<"$theirs" && ok "the reference portmap (iptables) writes
 	not_ok "the reference portmap (iptables) writes $dn" "$theirs"
 same "portmap (iptables): iptables-save -t nat as the reference's, rule for rule and in order" \
 	"$ours" "$theirs"
+# --- bridge's ipMasq (nftables, then iptables): 10.1.0.2/24 from host-local, net1 ---------
+# The comment and chain upstream's pkg/ip names them by: sha512 of the network's name, and of
+# "<ifname>:<container ID>", in hex cut to 16; the chain "CNI-" and sha512(name ID) cut to 28.
+h() { printf '%s' "$1" | sha512sum | cut -c1-"$2"; }
+masq_comment="$(h rmbr 16)-$(h net1:rmcid1 16), net: rmbr, if: net1, id: rmcid1"
+masq_chain="CNI-$(h rmbrrmcid1 24)"
+for backend in nftables iptables; do
+	br_conf='{"cniVersion":"1.0.0","name":"rmbr","type":"bridge","bridge":"rmbr0",
+	  "isGateway":true,"ipMasq":true,"ipMasqBackend":"'$backend'",
+	  "ipam":{"type":"host-local","subnet":"10.1.0.0/24","dataDir":"'$bin'/ipam-'$backend'"}}'
+	if [ $backend = nftables ]; then
+		show='nft list table inet cni_plugins_masquerade'
+		mine="$shapes ipmasq-nft '$masq_comment' 10.1.0.2/24"
+	else
+		show=$ipt_show
+		mine="$shapes ipmasq-ipt $masq_chain 'name: \"rmbr\" id: \"rmcid1\"' 10.1.0.2/24"
+	fi
+	theirs=$(in_host "
+		echo '$br_conf' | CNI_COMMAND=ADD CNI_CONTAINERID=rmcid1 CNI_NETNS=/run/netns/rm-rvr-pod \
+			CNI_IFNAME=net1 CNI_PATH=$bin $bin/bridge >/dev/null
+		$show")
+	ours=$(in_host "
+		$mine
+		$show")
+	grep -q "10.1.0.2" <<<"$theirs" && ok "the reference bridge masquerades 10.1.0.2 ($backend)" ||
+		not_ok "the reference bridge masquerades 10.1.0.2 ($backend)" "$theirs"
+	same "bridge ipMasq ($backend): as the reference's" "$ours" "$theirs"
+done
 echo "1..$n"
 [ "$failed" = 0 ]
