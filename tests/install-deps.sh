@@ -18,8 +18,9 @@ if [ "$what" = test ]; then
 	# kmod and the archive keyring: the user-mode Linux guests of tests/kernel/
 	# load their modules with modprobe; their packages are verified with the keyring.
 	# golang-go and dpkg-dev (dpkg-source): the images' carried plugins, built from
-	# Debian's source package (image/carried.sh).
-	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
+	# Debian's source package (image/carried.sh). nftables and iptables: the netns
+	# test of common/netfilter compares with nft and reads back with iptables-save.
+	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables
 	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
 	       xz-utils curl openssl dpkg-dev)
 fi

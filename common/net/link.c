@@ -302,6 +302,9 @@ static int child_linkinfo(struct nl_msg *msg, const struct net_child *c)
 		/* No IFLA_INFO_DATA at all, as `ip link add ... type dummy` sends. */
 		kind = "dummy";
 		break;
+	case NET_CHILD_IFB:
+		kind = "ifb";
+		break;
 	}
 	if (!kind)
 		return -EINVAL;
@@ -330,7 +333,8 @@ static int create_msg(const struct net_child *c, struct nl_msg **ret)
 	int r;
 
 	if (!c || !c->name || !*c->name || strlen(c->name) >= IFNAMSIZ ||
-	    (c->kind == NET_CHILD_DUMMY ? c->master_ifindex != 0 : c->master_ifindex <= 0))
+	    (c->kind == NET_CHILD_DUMMY || c->kind == NET_CHILD_IFB ? c->master_ifindex != 0
+								     : c->master_ifindex <= 0))
 		return -EINVAL;
 	if (c->hwaddr && (c->hwaddr_len == 0 || c->hwaddr_len > HWADDR_MAX))
 		return -EINVAL;
@@ -348,6 +352,8 @@ static int create_msg(const struct net_child *c, struct nl_msg **ret)
 	if (c->netns_fd >= 0 && nla_put_u32(msg, IFLA_NET_NS_FD, (uint32_t)c->netns_fd) < 0)
 		return -EMSGSIZE;
 	if (c->mtu > 0 && nla_put_u32(msg, IFLA_MTU, c->mtu) < 0)
+		return -EMSGSIZE;
+	if (c->has_txqlen && nla_put_u32(msg, IFLA_TXQLEN, c->txqlen) < 0)
 		return -EMSGSIZE;
 	if (c->hwaddr && nla_put(msg, IFLA_ADDRESS, (int)c->hwaddr_len, c->hwaddr) < 0)
 		return -EMSGSIZE;

@@ -31,18 +31,21 @@ enum net_child_kind {
 	NET_CHILD_MACVLAN,
 	NET_CHILD_IPOIB,
 	NET_CHILD_DUMMY,        /* no master: master_ifindex 0 */
+	NET_CHILD_IFB,          /* no master: what tc redirects a link's ingress to */
 };
 
-/* A child link created off a master (macvlan, IPoIB), or a dummy link. */
+/* A child link created off a master (macvlan, IPoIB), or a dummy or ifb link. */
 struct net_child {
 	enum net_child_kind kind;
 	const char *name;       /* name given at creation */
-	int master_ifindex;     /* IFLA_LINK; 0 for a dummy */
+	int master_ifindex;     /* IFLA_LINK; 0 for a dummy or an ifb */
 	int netns_fd;           /* IFLA_NET_NS_FD: create directly there; -1 for the current netns */
 	unsigned int mtu;       /* 0: inherit */
 	const uint8_t *hwaddr;  /* NULL: the kernel picks */
 	size_t hwaddr_len;
 	bool up;                /* created up (IFF_UP), for a link with nothing to set first */
+	bool has_txqlen;        /* IFLA_TXQLEN sent (upstream's ifb is made with 0) */
+	uint32_t txqlen;
 	union {
 		struct {
 			uint32_t mode;         /* MACVLAN_MODE_* */

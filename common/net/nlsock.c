@@ -261,6 +261,81 @@ int nlsock_exchange(struct nl_sock *sk, struct nl_msg *msg, nlsock_msg_cb cb, nl
 	return r;
 }
 
+/* The answers to a batch: one per message that asked for one, the first error. */
+struct batch_answers {
+	struct nl_msg *const *msgs;
+	size_t n, answered, failed;
+	int r;
+};
+
+static void batch_answer(struct batch_answers *a, const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e;
+	size_t i;
+
+	if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+		return;
+	e = NLMSG_DATA(nlh);
+	for (i = 0; i < a->n && nlmsg_hdr(a->msgs[i])->nlmsg_seq != nlh->nlmsg_seq; i++)
+		;
+	if (i < a->n && (nlmsg_hdr(a->msgs[i])->nlmsg_flags & NLM_F_ACK))
+		a->answered++;
+	if (e->error == 0 || a->r < 0)
+		return;
+	ack_record(e);
+	a->r = e->error < 0 ? e->error : -e->error;
+	a->failed = i;
+}
+
+int nlsock_batch(struct nl_sock *sk, struct nl_msg *const *msgs, size_t n, size_t *ret_failed)
+{
+	struct batch_answers a = { .msgs = msgs, .n = n, .failed = n };
+	_cleanup_free_ unsigned char *buf = NULL;
+	size_t len = 0, want = 0;
+	int r;
+
+	*ret_failed = n;
+	for (size_t i = 0; i < n; i++)
+		len += nlmsg_hdr(msgs[i])->nlmsg_len;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	len = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct nlmsghdr *nlh = nlmsg_hdr(msgs[i]);
+
+		nlh->nlmsg_seq = nl_socket_use_seq(sk);
+		nlh->nlmsg_pid = 0;
+		want += (nlh->nlmsg_flags & NLM_F_ACK) != 0;
+		memcpy(buf + len, nlh, nlh->nlmsg_len);
+		len += nlh->nlmsg_len;
+	}
+	r = nl_sendto(sk, buf, len);
+	if (r < 0)
+		return nlsock_nle_errno(r);
+	r = nl_socket_set_nonblocking(sk);
+	if (r < 0)
+		return nlsock_nle_errno(r);
+	for (;;) {
+		_cleanup_free_ unsigned char *in = NULL;
+		struct sockaddr_nl peer;
+		struct nlmsghdr *nlh;
+		int got = nl_recv(sk, &peer, &in, NULL);
+
+		if (got == -NLE_AGAIN || got == 0)
+			break;
+		if (got < 0)
+			return nlsock_nle_errno(got);
+		nlh = (struct nlmsghdr *)(void *)in;
+		for (int rem = got; nlmsg_ok(nlh, rem); nlh = nlmsg_next(nlh, &rem))
+			batch_answer(&a, nlh);
+	}
+	*ret_failed = a.failed;
+	if (a.r < 0)
+		return a.r;
+	return a.answered == want ? 0 : -EPROTO;
+}
+
 bool nlsock_ip_from_addr(const struct nl_addr *a, int family, struct ip_addr *ret)
 {
 	struct ip_addr ip = { .family = family };

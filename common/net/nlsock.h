@@ -83,6 +83,25 @@ int nlsock_exchange(struct nl_sock *sk, struct nl_msg *msg, nlsock_msg_cb cb, nl
 		    void *data, bool *ret_done);
 
 /**
+ * nlsock_batch() - send messages in one write, as netfilter's batches must go, and
+ *                  read the kernel's answer to each
+ * @sk: socket from nlsock_open()
+ * @msgs: the messages in order (numbered afresh for @sk); each that carries NLM_F_ACK
+ *        must be answered
+ * @n: their number
+ * @ret_failed: the index of the message the kernel's first refusal answers (netfilter
+ *              answers a failed commit on the batch's opening message), @n for none
+ *
+ * The kernel handles a write to its netlink socket before the write returns, so its
+ * answers are all queued then: they are read without waiting, and an answer missing
+ * is an error, never a wait. The text of the first refusal is kept for net_err_set().
+ *
+ * Return: 0 when every message was answered without error, the kernel's first negative
+ * errno, -EPROTO for a missing answer, negative errno otherwise.
+ */
+int nlsock_batch(struct nl_sock *sk, struct nl_msg *const *msgs, size_t n, size_t *ret_failed);
+
+/**
  * nlsock_nle_errno() - translate a libnl error code to a negative errno
  * @nle: NLE_* code, either sign
  *

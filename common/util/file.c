@@ -382,20 +382,15 @@ static int dir_of(const char *path, int *ret_fd, const char **ret_name)
 	return 0;
 }
 
-int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
-			 const char **ret_step)
+int file_write_atomic_via(int dirfd, const char *name, const char *tmp, const void *data,
+			  size_t len, mode_t mode, const char **ret_step)
 {
-	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
 	int r;
 
 	*ret_step = "create";
-	if (!*name || strchr(name, '/'))
+	if (!*name || strchr(name, '/') || !*tmp || strchr(tmp, '/') || strcmp(name, tmp) == 0)
 		return -EINVAL;
-	if (asprintf(&tmp, "%s.tmp.%ld", name, (long)getpid()) < 0) {
-		tmp = NULL;
-		return -ENOMEM;
-	}
 	fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0 && errno == EEXIST) {
 		/* Left by a killed process that had our PID. */
@@ -429,6 +424,21 @@ int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t l
 fail:
 	(void)unlinkat(dirfd, tmp, 0);
 	return r;
+}
+
+int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+			 const char **ret_step)
+{
+	_cleanup_free_ char *tmp = NULL;
+
+	*ret_step = "create";
+	if (!*name || strchr(name, '/'))
+		return -EINVAL;
+	if (asprintf(&tmp, "%s.tmp.%ld", name, (long)getpid()) < 0) {
+		tmp = NULL;
+		return -ENOMEM;
+	}
+	return file_write_atomic_via(dirfd, name, tmp, data, len, mode, ret_step);
 }
 
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,

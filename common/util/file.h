@@ -128,6 +128,22 @@ int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t l
 			 const char **ret_step);
 
 /**
+ * file_write_atomic_via() - file_write_atomic_at() through a temporary name the caller chose
+ * @dirfd: directory
+ * @name: file name in it (one component)
+ * @tmp: the temporary file's name in it (one component, not @name): for callers whose
+ *       files are named so that "<name>.tmp.<pid>" could be another of their files
+ * @data: new contents
+ * @len: their length
+ * @mode: permissions of the new file, whatever the umask
+ * @ret_step: on failure, the step that failed (as file_write_atomic())
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int file_write_atomic_via(int dirfd, const char *name, const char *tmp, const void *data,
+			  size_t len, mode_t mode, const char **ret_step);
+
+/**
  * file_write_atomic() - replace a file so that readers see the old or the new contents
  * @path: file
  * @data: new contents

@@ -1,16 +1,14 @@
 /* host-device: the state ADD found on a device, kept on the node until DEL gives it back */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/cni/env.h"
 #include "common/net/link.h"
+#include "common/record/record.h"
 #include "common/util/cleanup.h"
-#include "common/util/file.h"
 #include "common/util/guid.h"
 #include "common/util/log.h"
 #include "common/util/signals.h"
@@ -19,13 +17,13 @@
 #include "plugins/host-device/state.h"
 
 /*
- * The file, in lines: the header, the attachment (16 hex digits), "up 0|1",
- * "mtu N", "alias " and the alias as text_escape() writes it (no newline
- * can be in it). Version 2 adds "guid " and 16 hex digits, the GUID to give
- * back; a state without one is still written as version 1, which plugins
- * before GUIDs read. Anything else is not a state of ours.
+ * The body, in lines (common/record writes the first): the attachment (16 hex
+ * digits), "up 0|1", "mtu N", "alias " and the alias as text_escape() writes
+ * it (no newline can be in it). Version 2 adds "guid " and 16 hex digits, the
+ * GUID to give back; a state without one is still written as version 1, which
+ * plugins before GUIDs read. Anything else is not a state of ours.
  */
-#define STATE_HEADER "cni-rdma-plugins host-device state "
+#define STATE_KIND "host-device"
 #define STATE_MAX_BYTES 4096
 
 static const char *state_dir = HOSTDEV_STATE_DIR;
@@ -42,136 +40,78 @@ uint64_t hostdev_state_attachment(const char *container_id, const char *ifname)
 	return text_hash64(ifname, strlen(ifname), h);
 }
 
-/*
- * The directory, made when @create; no symbolic link on the way from "/",
- * and only root may change what it holds: a state file sets a device's MTU,
- * alias and up state.
- */
-static int dir_open(bool create, int *ret_fd)
-{
-	_cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
-	int r;
-
-	if (root < 0)
-		return -errno;
-	r = file_dir_open_beneath(root, state_dir + 1, create ? 0700 : 0, &fd);
-	if (r >= 0)
-		r = file_dir_check_private(fd);
-	if (r < 0)
-		return r;
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
-
 int hostdev_state_save(const char *orig, const struct hostdev_state *s)
 {
-	_cleanup_close_ int dir = -1;
 	char alias[4 * sizeof(s->alias)], text[sizeof(alias) + 160], guid[32] = "";
-	const char *step;
-	int n, r;
+	int n;
 
 	if (cni_env_ifname_invalid(orig))
 		return -EINVAL;
 	text_escape(s->alias, strnlen(s->alias, sizeof(s->alias)), alias, sizeof(alias));
 	if (s->has_guid)
 		snprintf(guid, sizeof(guid), "guid %016" PRIx64 "\n", s->guid);
-	n = snprintf(text, sizeof(text), STATE_HEADER "%d\n%016" PRIx64 "\nup %d\nmtu %u\nalias %s\n%s",
-		     s->has_guid ? 2 : 1, s->attachment, s->up, s->mtu, alias, guid);
+	n = snprintf(text, sizeof(text), "%016" PRIx64 "\nup %d\nmtu %u\nalias %s\n%s",
+		     s->attachment, s->up, s->mtu, alias, guid);
 	if (n < 0 || (size_t)n >= sizeof(text))
 		return -ENAMETOOLONG;
-	r = dir_open(true, &dir);
-	if (r < 0)
-		return r;
-	return file_write_atomic_at(dir, orig, text, (size_t)n, 0600, &step);
+	return record_save(state_dir, orig, STATE_KIND, s->has_guid ? 2 : 1, text);
 }
 
-/* The rest of a line that starts with @key, cut at its newline; NULL when it does not. */
-static char *line_after(char **p, const char *key)
-{
-	size_t k = strlen(key);
-	char *v, *nl;
-
-	if (strncmp(*p, key, k) != 0 || !(nl = strchr(*p + k, '\n')))
-		return NULL;
-	v = *p + k;
-	*nl = '\0';
-	*p = nl + 1;
-	return v;
-}
-
-static int parse(char *p, struct hostdev_state *ret)
+static int parse(char *p, unsigned int version, struct hostdev_state *ret)
 {
 	struct hostdev_state s = { 0 };
 	char *v, *end;
 	size_t len;
-	int version;
 
-	if (!(v = line_after(&p, STATE_HEADER)) || (strcmp(v, "1") != 0 && strcmp(v, "2") != 0))
-		return -EINVAL;
-	version = v[0] - '0';
-	if (!(v = line_after(&p, "")) || strlen(v) != 16)
-		return -EINVAL;
+	if (!(v = record_line(&p, "")) || strlen(v) != 16)
+		return -EBADMSG;
 	s.attachment = strtoull(v, &end, 16);
 	if (*end)
-		return -EINVAL;
-	if (!(v = line_after(&p, "up ")) || (strcmp(v, "0") != 0 && strcmp(v, "1") != 0))
-		return -EINVAL;
+		return -EBADMSG;
+	if (!(v = record_line(&p, "up ")) || (strcmp(v, "0") != 0 && strcmp(v, "1") != 0))
+		return -EBADMSG;
 	s.up = v[0] == '1';
-	if (!(v = line_after(&p, "mtu ")) || !*v || strspn(v, "0123456789") != strlen(v) ||
+	if (!(v = record_line(&p, "mtu ")) || !*v || strspn(v, "0123456789") != strlen(v) ||
 	    strlen(v) > 7)
-		return -EINVAL;
+		return -EBADMSG;
 	s.mtu = (unsigned int)strtoul(v, NULL, 10);
-	if (!(v = line_after(&p, "alias ")))
-		return -EINVAL;
+	if (!(v = record_line(&p, "alias ")))
+		return -EBADMSG;
 	if (text_unescape(v, strlen(v), &len) < 0 || len >= sizeof(s.alias))
-		return -EINVAL;
+		return -EBADMSG;
 	memcpy(s.alias, v, len);
 	if (version == 2) {
-		if (!(v = line_after(&p, "guid ")) || strlen(v) != 16 ||
+		if (!(v = record_line(&p, "guid ")) || strlen(v) != 16 ||
 		    strspn(v, "0123456789abcdef") != 16)
-			return -EINVAL;
+			return -EBADMSG;
 		s.guid = strtoull(v, NULL, 16);
 		s.has_guid = true;
 	}
 	if (*p)
-		return -EINVAL;
+		return -EBADMSG;
 	*ret = s;
 	return 0;
 }
 
 int hostdev_state_load(const char *orig, struct hostdev_state *ret)
 {
-	_cleanup_close_ int dir = -1;
-	_cleanup_free_ char *text = NULL;
-	size_t len;
+	_cleanup_free_ char *body = NULL;
+	unsigned int version;
 	int r;
 
 	if (cni_env_ifname_invalid(orig))
 		return -EINVAL;
-	r = dir_open(false, &dir);
+	r = record_load(state_dir, orig, STATE_KIND, 2, STATE_MAX_BYTES, &body, &version);
 	if (r < 0)
 		return r;
-	r = file_read_at(dir, orig, STATE_MAX_BYTES, &text, &len);
-	if (r < 0)
-		return r == -EFBIG ? -EINVAL : r;
-	if (strlen(text) != len)
-		return -EINVAL;
-	return parse(text, ret);
+	return parse(body, version, ret);
 }
 
 int hostdev_state_remove(const char *orig)
 {
-	_cleanup_close_ int dir = -1;
-	int r;
-
 	if (cni_env_ifname_invalid(orig))
 		return -EINVAL;
-	r = dir_open(false, &dir);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return r;
-	return unlinkat(dir, orig, 0) < 0 && errno != ENOENT ? -errno : 0;
+	return record_remove(state_dir, orig);
 }
 
 void hostdev_state_restore(const char *orig, uint64_t attachment)

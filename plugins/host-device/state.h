@@ -4,12 +4,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/record/record.h"
+
 /*
  * Where the states are kept: one file per device, named by its original name.
  * Under /run, since what it describes does not outlive a boot: after a
  * reboot every device is back in the host as the node configures it.
  */
-#define HOSTDEV_STATE_DIR "/run/cni-rdma-plugins/host-device"
+#define HOSTDEV_STATE_DIR RECORD_ROOT "/host-device"
 
 /* What DEL restores: the device as ADD found it in the host. */
 struct hostdev_state {
@@ -41,8 +43,7 @@ uint64_t hostdev_state_attachment(const char *container_id, const char *ifname);
  * @orig: the device's original name (a valid interface name)
  * @s: the state
  *
- * The directory is made (mode 0700) when missing; nothing on the way may be
- * a symbolic link. The file is replaced whole or not at all.
+ * A record of common/record: its folder's rules, its atomic save.
  *
  * Return: 0 on success, negative errno on failure.
  */
@@ -53,7 +54,7 @@ int hostdev_state_save(const char *orig, const struct hostdev_state *s);
  * @orig: the device's original name
  * @ret: the state, written only on success
  *
- * Return: 0 on success, -ENOENT when none is kept, -EINVAL for a file that is
+ * Return: 0 on success, -ENOENT when none is kept, -EBADMSG for a file that is
  * not one this plugin wrote, negative errno otherwise.
  */
 int hostdev_state_load(const char *orig, struct hostdev_state *ret);

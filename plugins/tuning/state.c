@@ -1,27 +1,25 @@
 /* tuning: what ADD found before it changed a pod's interface, kept on the node until DEL */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/cni/env.h"
+#include "common/record/record.h"
 #include "common/util/cleanup.h"
-#include "common/util/file.h"
 #include "common/util/text.h"
 #include "plugins/tuning/state.h"
 
 /*
- * The file, in lines: the header, then any of "mac <hex:...>", "mtu N",
- * "promisc 0|1", "allmulti 0|1", "txqlen N" in this order, then
+ * The body, in lines (common/record writes the first): any of "mac <hex:...>",
+ * "mtu N", "promisc 0|1", "allmulti 0|1", "txqlen N" in this order, then
  * "sysctl <path> <value as text_escape() writes it>" lines. A path holds
  * no space (tuning_sysctl_key_resolve() refuses it), an escaped value no
  * newline.
  */
-#define STATE_HEADER "cni-rdma-plugins tuning state 1"
+#define STATE_KIND "tuning"
+#define STATE_VERSION 1
 
 void tuning_state_free(struct tuning_state *s)
 {
@@ -37,15 +35,11 @@ bool tuning_state_empty(const struct tuning_state *s)
 
 int tuning_state_name(const char *container_id, const char *ifname, char *buf, size_t size)
 {
-	int n;
+	const char *parts[] = { container_id, ifname };
 
 	if (!cni_env_valid_id(container_id) || cni_env_ifname_invalid(ifname))
 		return -EINVAL;
-	n = snprintf(buf, size, "%s:%s", container_id, ifname);
-	/* Room for file_write_atomic_at()'s ".tmp.<pid>" beside it. */
-	if (n < 0 || (size_t)n >= size || n > NAME_MAX - 24)
-		return -ENAMETOOLONG;
-	return 0;
+	return record_name(parts, ARRAY_SIZE(parts), buf, size);
 }
 
 int tuning_state_format(const struct tuning_state *s, char **ret)
@@ -53,7 +47,6 @@ int tuning_state_format(const struct tuning_state *s, char **ret)
 	struct text_buf b = { 0 };
 	char line[128];
 
-	text_buf_puts(&b, STATE_HEADER "\n");
 	if (s->has_mac) {
 		char mac[3 * HWADDR_MAX];
 
@@ -87,20 +80,6 @@ int tuning_state_format(const struct tuning_state *s, char **ret)
 	}
 	*ret = b.data;
 	return 0;
-}
-
-/* The rest of the next line when it starts with @key, cut at its newline; NULL otherwise. */
-static char *line_after(char **p, const char *key)
-{
-	size_t k = strlen(key);
-	char *v, *nl;
-
-	if (strncmp(*p, key, k) != 0 || !(nl = strchr(*p + k, '\n')))
-		return NULL;
-	v = *p + k;
-	*nl = '\0';
-	*p = nl + 1;
-	return v;
 }
 
 static bool parse_uint(const char *v, uint32_t max, uint32_t *ret)
@@ -158,24 +137,22 @@ int tuning_state_parse(char *p, struct tuning_state *ret)
 	uint32_t mtu;
 	char *v;
 
-	if (!(v = line_after(&p, STATE_HEADER)) || *v)
-		return -EBADMSG;
-	if ((v = line_after(&p, "mac "))) {
+	if ((v = record_line(&p, "mac "))) {
 		if (hwaddr_parse(v, s.mac, &s.mac_len) < 0)
 			return -EBADMSG;
 		s.has_mac = true;
 	}
-	if ((v = line_after(&p, "mtu "))) {
+	if ((v = record_line(&p, "mtu "))) {
 		if (!parse_uint(v, INT32_MAX, &mtu) || mtu == 0)
 			return -EBADMSG;
 		s.mtu = mtu;
 		s.has_mtu = true;
 	}
-	if ((v = line_after(&p, "promisc ")) && !(s.has_promisc = parse_flag(v, &s.promisc)))
+	if ((v = record_line(&p, "promisc ")) && !(s.has_promisc = parse_flag(v, &s.promisc)))
 		return -EBADMSG;
-	if ((v = line_after(&p, "allmulti ")) && !(s.has_allmulti = parse_flag(v, &s.allmulti)))
+	if ((v = record_line(&p, "allmulti ")) && !(s.has_allmulti = parse_flag(v, &s.allmulti)))
 		return -EBADMSG;
-	if ((v = line_after(&p, "txqlen ")) && !(s.has_txqlen = parse_uint(v, UINT32_MAX, &s.txqlen)))
+	if ((v = record_line(&p, "txqlen ")) && !(s.has_txqlen = parse_uint(v, UINT32_MAX, &s.txqlen)))
 		return -EBADMSG;
 	for (const char *q = p; (q = strchr(q, '\n')); q++)
 		lines++;
@@ -186,7 +163,7 @@ int tuning_state_parse(char *p, struct tuning_state *ret)
 		if (!s.sysctls)
 			return -ENOMEM;
 	}
-	while ((v = line_after(&p, "sysctl "))) {
+	while ((v = record_line(&p, "sysctl "))) {
 		if (!parse_sysctl(v, &s.sysctls[s.n_sysctls])) {
 			tuning_state_free(&s);
 			return -EBADMSG;
@@ -201,66 +178,31 @@ int tuning_state_parse(char *p, struct tuning_state *ret)
 	return 0;
 }
 
-/* No symbolic link on the way from "/", and only root may change what it holds. */
-static int dir_open(bool create, int *ret_fd)
-{
-	_cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
-	int r;
-
-	if (root < 0)
-		return -errno;
-	r = file_dir_open_beneath(root, &TUNING_STATE_DIR[1], create ? 0700 : 0, &fd);
-	if (r >= 0)
-		r = file_dir_check_private(fd);
-	if (r < 0)
-		return r;
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
-
 int tuning_state_save(const char *name, const struct tuning_state *s)
 {
-	_cleanup_close_ int dir = -1;
 	_cleanup_free_ char *text = NULL;
-	const char *step;
 	int r;
 
 	r = tuning_state_format(s, &text);
 	if (r < 0)
 		return r;
-	r = dir_open(true, &dir);
-	if (r < 0)
-		return r;
-	return file_write_atomic_at(dir, name, text, strlen(text), 0600, &step);
+	return record_save(TUNING_STATE_DIR, name, STATE_KIND, STATE_VERSION, text);
 }
 
 int tuning_state_load(const char *name, struct tuning_state *ret)
 {
-	_cleanup_close_ int dir = -1;
-	_cleanup_free_ char *text = NULL;
-	size_t len;
+	_cleanup_free_ char *body = NULL;
+	unsigned int version;
 	int r;
 
-	r = dir_open(false, &dir);
+	r = record_load(TUNING_STATE_DIR, name, STATE_KIND, STATE_VERSION, TUNING_STATE_MAX_BYTES,
+			&body, &version);
 	if (r < 0)
 		return r;
-	r = file_read_at(dir, name, TUNING_STATE_MAX_BYTES, &text, &len);
-	if (r == -EFBIG || (r >= 0 && strlen(text) != len))
-		return -EBADMSG;
-	if (r < 0)
-		return r;
-	return tuning_state_parse(text, ret);
+	return tuning_state_parse(body, ret);
 }
 
 int tuning_state_remove(const char *name)
 {
-	_cleanup_close_ int dir = -1;
-	int r;
-
-	r = dir_open(false, &dir);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return r;
-	return unlinkat(dir, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	return record_remove(TUNING_STATE_DIR, name);
 }

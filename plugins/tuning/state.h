@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/record/record.h"
 #include "common/util/hwaddr.h"
 #include "plugins/tuning/config.h"
 
@@ -13,7 +14,7 @@
  * ':'). Under /run, as what it describes does not outlive a boot; never
  * where a network config says (upstream's dataDir).
  */
-#define TUNING_STATE_DIR "/run/cni-rdma-plugins/tuning"
+#define TUNING_STATE_DIR RECORD_ROOT "/tuning"
 /* TUNING_MAX_SYSCTLS lines of a path and a value, escaped, fit. */
 #define TUNING_STATE_MAX_BYTES (1u << 20)
 
@@ -66,7 +67,7 @@ bool tuning_state_empty(const struct tuning_state *s);
 int tuning_state_name(const char *container_id, const char *ifname, char *buf, size_t size);
 
 /**
- * tuning_state_format() - the text of a state file
+ * tuning_state_format() - the body of a state record (common/record adds its first line)
  * @s: state
  * @ret: malloc'ed, NUL-terminated text, written only on success
  *
@@ -75,7 +76,7 @@ int tuning_state_name(const char *container_id, const char *ifname, char *buf, s
 int tuning_state_format(const struct tuning_state *s, char **ret);
 
 /**
- * tuning_state_parse() - a state from the text tuning_state_format() writes
+ * tuning_state_parse() - a state from the body tuning_state_format() writes
  * @text: the file's contents, NUL-terminated (changed in place)
  * @ret: state, written only on success; release with tuning_state_free()
  *
@@ -90,8 +91,7 @@ int tuning_state_parse(char *text, struct tuning_state *ret);
  * @name: tuning_state_name()
  * @s: state
  *
- * The directory is made (mode 0700) when missing; nothing on the way may be a
- * symbolic link and only root may change it. The file is replaced whole.
+ * A record of common/record: its folder's rules, its atomic save.
  *
  * Return: 0 on success, negative errno on failure.
  */

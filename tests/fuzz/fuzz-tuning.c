@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/cni/plugin.h"
+#include "common/record/record.h"
 #include "common/util/error.h"
 #include "plugins/tuning/config.h"
 #include "plugins/tuning/state.h"
@@ -56,15 +57,20 @@ static void config(const char *text, size_t len)
 	cni_conf_free(&ctx.conf);
 }
 
-/* What parses formats back to text that parses to the same. */
+/*
+ * A record (common/record's first line, then the body): what parses formats back to
+ * text that parses to the same.
+ */
 static void state(const char *data, size_t len)
 {
 	char *text = strndup(data, len), *again = NULL, *third = NULL;
 	struct tuning_state s, s2;
+	unsigned int version;
 
 	if (!text)
 		return;
-	if (tuning_state_parse(text, &s) == 0) {
+	if (record_parse(text, "tuning", 1, &version) == 0 && version == 1 &&
+	    tuning_state_parse(text, &s) == 0) {
 		if (tuning_state_format(&s, &again) < 0)
 			fail("format failed");
 		third = strdup(again);

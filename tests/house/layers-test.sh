@@ -1,25 +1,44 @@
 #!/usr/bin/env bash
 # layers.py fails where it must: a tree of four files of which two call each other,
-# one folder includes a later one, and one chain runs through a third file; then the
-# same tree mended passes.
+# one folder includes a later one, and one chain runs through a third file; a folder
+# the code map does not list and one it lists that does not exist; two plugins that
+# share a block of six lines. Then the same tree mended passes.
 set -euo pipefail
 check=$(dirname "$0")/layers.py
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-mkdir -p "$t/docs" "$t/common/util" "$t/ipam/nv-ipam/pool" "$t/ipam/nv-ipam/store" "$t/b"
-cat > "$t/docs/nv-ipam.md" <<'MAP'
+mkdir -p "$t/docs" "$t/common/util" "$t/ipam/nv-ipam/pool" "$t/ipam/nv-ipam/store" "$t/b" \
+	"$t/plugins/p1" "$t/plugins/p2" "$t/plugins/p3"
+map() {
+	cat > "$t/docs/layout.md" <<MAP
 ## Code map
 | folder | role |
 |---|---|
-| `common/util/` | low |
-| `pool/` | middle |
-| `store/` | high |
+| \`common/util/\` | low |
+| \`ipam/nv-ipam/pool/\` | middle |
+| \`ipam/nv-ipam/store/\` | high |
+| \`plugins/p1/\`, \`plugins/p2/\`$1 | the plugins |
 ## Next
 MAP
+}
+map ', `plugins/gone/`'
 printf '#include "ipam/nv-ipam/store/s.h"\nint b(void);\nint a(void) { return b(); }\n' > "$t/common/util/a.c"
 printf 'int c(void);\nint b(void) { return c(); }\n' > "$t/ipam/nv-ipam/pool/b.c"
 printf 'int a(void);\nint c(void) { return a(); }\n' > "$t/ipam/nv-ipam/store/c.c"
 printf 'int d(void) { return 0; }\n' > "$t/ipam/nv-ipam/store/d.c"
+# The same six statements in two plugins, among lines the check does not count.
+block='	x = parse(a);
+	if (r < 0)
+		goto fail;
+	y = parse(b);
+	z = x + y;
+	/* a comment */
+	w = z * 2;
+	v = w - x;
+	u = v / y;'
+printf 'int f1(int a, int b)\n{\n%s\n}\n' "$block" > "$t/plugins/p1/one.c"
+printf 'int f2(int a, int b)\n{\n	int q = 0;\n%s\n}\n' "$block" > "$t/plugins/p2/two.c"
+printf 'int p3(void) { return 3; }\n' > "$t/plugins/p3/three.c"
 build() {
 	local first=1
 	printf '[' > "$t/b/compile_commands.json"
@@ -42,10 +61,16 @@ fail=0
 grep -q '^circle of 3 files:' <<<"$out" || { echo "FAIL: the circle of a, b, c not found"; fail=1; }
 grep -q 'ipam/nv-ipam/store/c.c -> common/util/a.c: a' <<<"$out" || { echo "FAIL: the arrow c -> a not named"; fail=1; }
 grep -q 'common/util/a.c:1: includes ipam/nv-ipam/store/' <<<"$out" || { echo "FAIL: the upward include not found"; fail=1; }
-grep -q 'd.c' <<<"$out" && { echo "FAIL: d.c, in no circle, named"; fail=1; }
-# Mended: c no longer calls a, a no longer includes store/.
+grep -qF 'store/d.c' <<<"$out" && { echo "FAIL: d.c, in no circle, named"; fail=1; }
+grep -q '^plugins/p3/: not in the code map' <<<"$out" || { echo "FAIL: the unlisted folder not found"; fail=1; }
+grep -q '^plugins/gone/: the code map names it' <<<"$out" || { echo "FAIL: the missing folder not found"; fail=1; }
+grep -q '^plugins/p2/two.c:4: 6 lines also in plugins/p1/one.c:3' <<<"$out" || { echo "FAIL: the repeated block not found"; fail=1; }
+# Mended: c no longer calls a, a no longer includes store/, p3 listed, gone unlisted,
+# p2 no longer repeats p1's block.
 printf 'int b(void);\nint a(void) { return b(); }\n' > "$t/common/util/a.c"
 printf 'int c(void) { return 0; }\n' > "$t/ipam/nv-ipam/store/c.c"
+map ', `plugins/p3/`'
+printf 'int f2(int a, int b)\n{\n	return a - b;\n}\n' > "$t/plugins/p2/two.c"
 build
 rc=0
 out=$(python3 "$check" "$t" "$t/b") || rc=$?

@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""The layout's two rules, checked on the built objects and the sources.
+"""The layout's rules (docs/layout.md), checked on the built objects and the sources.
 
 1. No source file of the product depends on another that depends back on it,
    directly or through others: a file depends on another when its object uses a
    symbol (function or object) the other's object defines, read with nm from the
    objects of the build named on the command line.
-2. No folder includes a folder listed after it in docs/nv-ipam.md's code map (a
-   table whose first column names folders in backquotes: ipam/nv-ipam/ folders by
-   their name there, others by their path from the top, such as common/util/;
-   folders of one row are peers and include neither each other nor later rows).
+2. No folder includes a folder listed after it in docs/layout.md's code map (a
+   table whose first column names folders in backquotes by their path from the
+   top, such as common/util/; folders of one row are peers and include neither
+   each other nor later rows).
+3. Every folder of the product holding a .c or .h file is in the map, and every
+   folder the map names exists.
+4. No block of BLOCK significant lines is repeated between two folders of the
+   map's last row (the plugins): blank lines, comments, includes, lone braces and
+   the glue of error paths ("if (r < 0)", "goto x;", "return r;") are not counted,
+   and neither is a plugin's cni_plugin table.
 
 Usage: layers.py SOURCE_ROOT BUILD_DIR
-Exit status 0 when both hold, 1 with each circle and each upward include printed.
+Exit status 0 when all hold, 1 with each circle, upward include, folder and block printed.
 """
 
 import json
@@ -20,8 +26,9 @@ import re
 import subprocess
 import sys
 
-NVIPAM = "ipam/nv-ipam/"
 PRODUCT_TOPS = ("common/", "plugins/", "ipam/", "tools/")
+CODE_MAP = "docs/layout.md"
+BLOCK = 6
 
 
 def product_objects(src, build):
@@ -122,8 +129,10 @@ def circles(edges):
 
 
 def code_map(src):
-    """The folders of docs/nv-ipam.md's code map, as a rank per folder path."""
-    text = open(os.path.join(src, "docs/nv-ipam.md")).read()
+    """The folders of the code map, as a rank per folder path."""
+    text = open(os.path.join(src, CODE_MAP)).read()
+    if "## Code map" not in text:
+        sys.exit(f"layers: no code map in {CODE_MAP}")
     section = text.split("## Code map", 1)[1].split("\n## ", 1)[0]
     ranks = {}
     for row in section.splitlines():
@@ -132,11 +141,83 @@ def code_map(src):
             continue
         rank = len(set(ranks.values()))
         for name in re.findall(r"`([^`]+/)`", cells[1]):
-            path = name if name.startswith(PRODUCT_TOPS) else NVIPAM + name
-            ranks[path.rstrip("/")] = rank
+            ranks[name.rstrip("/")] = rank
     if not ranks:
-        sys.exit("layers: no code map table in docs/nv-ipam.md")
+        sys.exit(f"layers: no code map table in {CODE_MAP}")
     return ranks
+
+
+def source_folders(src):
+    """Every folder of the product that holds a .c or .h file."""
+    found = set()
+    for top in PRODUCT_TOPS:
+        for dirpath, _, files in os.walk(os.path.join(src, top)):
+            if any(f.endswith((".c", ".h")) for f in files):
+                found.add(os.path.relpath(dirpath, src))
+    return found
+
+
+def map_coverage(src, ranks):
+    found = []
+    folders = source_folders(src)
+    for folder in sorted(folders - set(ranks)):
+        found.append(f"{folder}/: not in the code map of {CODE_MAP}")
+    for folder in sorted(set(ranks) - folders):
+        if not folder.startswith(PRODUCT_TOPS):
+            found.append(f"{folder}/: the code map names it, but it is no path from the top")
+        else:
+            found.append(f"{folder}/: the code map names it, but it holds no source")
+    return found
+
+
+GLUE = re.compile(r"^(\{|\}|\};|\} else \{|else|break;|default:|if \(r < 0\)|goto \w+;|"
+                  r"return r;|return 0;|return -errno;|int r;)$")
+
+
+def significant_lines(path):
+    """(line number, text) of the lines a repeated block is made of."""
+    out, in_comment, in_table = [], False, False
+    for n, line in enumerate(open(path, errors="replace"), 1):
+        t = " ".join(line.split())
+        if in_comment:
+            in_comment = "*/" not in t
+            continue
+        if t.startswith("/*"):
+            in_comment = "*/" not in t
+            continue
+        if re.search(r"struct cni_plugin \w+ = \{", t):
+            in_table = True
+        if in_table:
+            in_table = t != "};"
+            continue
+        if not t or t.startswith(("#include", "*", "//")) or GLUE.match(t):
+            continue
+        out.append((n, t))
+    return out
+
+
+def repeated_blocks(src, ranks):
+    """Blocks of BLOCK lines found in two folders of the last row."""
+    last = max(ranks.values())
+    folders = sorted(f for f, r in ranks.items() if r == last)
+    seen, found, reported = {}, [], set()
+    for folder in folders:
+        path = os.path.join(src, folder)
+        if not os.path.isdir(path):
+            continue
+        for name in sorted(os.listdir(path)):
+            if not name.endswith((".c", ".h")):
+                continue
+            rel = f"{folder}/{name}"
+            lines = significant_lines(os.path.join(path, name))
+            for i in range(len(lines) - BLOCK + 1):
+                key = tuple(t for _, t in lines[i:i + BLOCK])
+                first = seen.setdefault(key, (folder, rel, lines[i][0]))
+                if first[0] != folder and (first[1], rel) not in reported:
+                    reported.add((first[1], rel))
+                    found.append(f"{rel}:{lines[i][0]}: {BLOCK} lines also in {first[1]}:{first[2]} "
+                                 f"(\"{key[0][:50]}\"): a block two plugins share belongs in a room")
+    return found
 
 
 def upward_includes(src, ranks):
@@ -174,13 +255,16 @@ def main():
             for b in component:
                 if b in edges.get(a, {}):
                     print(f"  {a} -> {b}: {', '.join(sorted(edges[a][b])[:6])}")
-    for line in upward_includes(src, code_map(src)):
+    ranks = code_map(src)
+    for line in upward_includes(src, ranks) + map_coverage(src, ranks) + repeated_blocks(src, ranks):
         failed += 1
         print(line)
     files = len(set(objects.values()))
     arrows = sum(len(e) for e in edges.values())
     print(f"{files} source files, {arrows} file dependencies: "
-          + (f"{failed} problems" if failed else "no circle, no upward include"))
+          + (f"{failed} problems" if failed else
+             f"no circle, no upward include, {len(ranks)} folders all in the code map, "
+             "no block repeated between plugins"))
     return 1 if failed else 0
 
 

@@ -727,6 +727,67 @@ static void write_state_file(const char *orig, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* A small file's text, through stdio (file_read() is the fake sysfs's here). */
+static void read_text(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+/* The file tests/unit/golden/record/host-device.<orig> put in the state directory as <orig>. */
+static void copy_golden_state(const char *orig)
+{
+	char path[512], text[4096];
+
+	snprintf(path, sizeof(path), "%s/record/host-device.%s", getenv("GOLDEN_DIR"), orig);
+	read_text(path, text, sizeof(text));
+	write_state_file(orig, text);
+}
+
+/*
+ * The states the build before common/record wrote (tests/unit/golden/record, made by
+ * that build's hostdev_state_save()): a node rolled forward with pods live reads them.
+ */
+static void test_state_previous_build(void **state)
+{
+	struct hostdev_state got;
+
+	(void)state;
+	forget_states();
+	copy_golden_state("ens1f0");
+	copy_golden_state("ibs1f0v1");
+	assert_int_equal(hostdev_state_load("ens1f0", &got), 0);
+	assert_true(got.attachment == 0x0123456789abcdefULL);
+	assert_true(got.up);
+	assert_int_equal(got.mtu, 1500);
+	assert_string_equal(got.alias, "rail 0 \"x\"\tend");
+	assert_false(got.has_guid);
+	assert_int_equal(hostdev_state_load("ibs1f0v1", &got), 0);
+	assert_true(got.attachment == 0xfedcba9876543210ULL);
+	assert_false(got.up);
+	assert_int_equal(got.mtu, 4092);
+	assert_string_equal(got.alias, "");
+	assert_true(got.has_guid);
+	assert_true(got.guid == 0x0002c90300a1b2c3ULL);
+	/* Saved again by this build: the same bytes. */
+	assert_int_equal(hostdev_state_save("ibs1f0v1", &got), 0);
+	{
+		char path[512], want[4096], have[4096];
+
+		snprintf(path, sizeof(path), "%s/record/host-device.ibs1f0v1", getenv("GOLDEN_DIR"));
+		read_text(path, want, sizeof(want));
+		snprintf(path, sizeof(path), "%s/ibs1f0v1", state_dir);
+		read_text(path, have, sizeof(have));
+		assert_string_equal(have, want);
+	}
+	forget_states();
+}
+
 /*
  * The state file: an alias of any bytes survives it; a file this plugin did
  * not write is refused as a whole (and DEL then leaves the device down, as
@@ -758,7 +819,7 @@ static void test_state_file(void **state)
 	assert_int_equal(hostdev_state_load("../x", &got), -EINVAL);
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		write_state_file("ens1f0", bad[i]);
-		assert_int_equal(hostdev_state_load("ens1f0", &got), -EINVAL);
+		assert_int_equal(hostdev_state_load("ens1f0", &got), -EBADMSG);
 	}
 
 	/* A damaged file: DEL brings the device home as without one, and keeps the file. */
@@ -1601,13 +1662,13 @@ static void test_guid_state_file(void **state)
 	assert_false(got.has_guid);
 	write_state_file("ibvf1", "cni-rdma-plugins host-device state 2\n0000000000000001\nup 1\n"
 				  "mtu 2044\nalias \nguid 00112233445566\n");
-	assert_int_equal(hostdev_state_load("ibvf1", &got), -EINVAL);
+	assert_int_equal(hostdev_state_load("ibvf1", &got), -EBADMSG);
 	write_state_file("ibvf1", "cni-rdma-plugins host-device state 2\n0000000000000001\nup 1\n"
 				  "mtu 2044\nalias \nguid 00112233445566AA\n");
-	assert_int_equal(hostdev_state_load("ibvf1", &got), -EINVAL);
+	assert_int_equal(hostdev_state_load("ibvf1", &got), -EBADMSG);
 	write_state_file("ibvf1", "cni-rdma-plugins host-device state 3\n0000000000000001\nup 1\n"
 				  "mtu 2044\nalias \n");
-	assert_int_equal(hostdev_state_load("ibvf1", &got), -EINVAL);
+	assert_int_equal(hostdev_state_load("ibvf1", &got), -EBADMSG);
 	forget_states();
 }
 
@@ -1633,6 +1694,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_software_rdma_device, teardown),
 		cmocka_unit_test_teardown(test_del_restores_state, teardown),
 		cmocka_unit_test_teardown(test_state_file, teardown),
+		cmocka_unit_test_teardown(test_state_previous_build, teardown),
 		cmocka_unit_test_teardown(test_host_name_clash_on_del, teardown),
 		cmocka_unit_test_teardown(test_recover_in_host, teardown),
 		cmocka_unit_test_teardown(test_interrupted_move, teardown),

@@ -13,7 +13,9 @@
 
 #include "common/cni/conf-map.h"
 #include "common/cni/plugin.h"
+#include "common/record/record.h"
 #include "common/util/error.h"
+#include "common/util/file.h"
 #include "plugins/tuning/allowlist.h"
 #include "plugins/tuning/config.h"
 #include "plugins/tuning/state.h"
@@ -379,19 +381,18 @@ static void test_state_text(void **state)
 
 	/* Only what this plugin writes is taken. */
 	static const char *const corrupt[] = {
-		"",
-		"cni-rdma-plugins tuning state 2\n",
-		"cni-rdma-plugins tuning state 1\nmtu 0\n",
-		"cni-rdma-plugins tuning state 1\nmtu 99999999999\n",
-		"cni-rdma-plugins tuning state 1\npromisc 2\n",
-		"cni-rdma-plugins tuning state 1\ntxqlen -1\n",
-		"cni-rdma-plugins tuning state 1\nmac zz\n",
-		"cni-rdma-plugins tuning state 1\nsysctl ../../kernel/x 1\n",
-		"cni-rdma-plugins tuning state 1\nsysctl /etc/x 1\n",
-		"cni-rdma-plugins tuning state 1\nsysctl novalue\n",
-		"cni-rdma-plugins tuning state 1\nmtu 1500\nmtu 1500\n",
-		"cni-rdma-plugins tuning state 1\nmtu 1500",
-		"cni-rdma-plugins tuning state 1\nsysctl a 1\nunknown\n",
+		"mtu 0\n",
+		"mtu 99999999999\n",
+		"promisc 2\n",
+		"txqlen -1\n",
+		"mac zz\n",
+		"sysctl ../../kernel/x 1\n",
+		"sysctl /etc/x 1\n",
+		"sysctl novalue\n",
+		"mtu 1500\nmtu 1500\n",
+		"mtu 1500",
+		"sysctl a 1\nunknown\n",
+		"cni-rdma-plugins tuning state 1\nmtu 1500\n",
 	};
 	for (size_t i = 0; i < sizeof(corrupt) / sizeof(corrupt[0]); i++) {
 		char *t = strdup(corrupt[i]);
@@ -400,6 +401,45 @@ static void test_state_text(void **state)
 			fail_msg("state %zu taken: %s", i, corrupt[i]);
 		free(t);
 	}
+}
+
+/*
+ * A record the build before common/record wrote (tests/unit/golden/record, made by that
+ * build's tuning_state_format()): read by this build, and formatted again to the same bytes.
+ */
+static void test_state_previous_build(void **state)
+{
+	char dir[] = "/tmp/rm-tuning.XXXXXX", path[512], *golden = NULL, *body = NULL, *again = NULL;
+	struct tuning_state s;
+	unsigned int version;
+	size_t len;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/record/tuning.cid1-net1", getenv("GOLDEN_DIR"));
+	assert_int_equal(file_read(path, TUNING_STATE_MAX_BYTES, &golden, &len), 0);
+	snprintf(path, sizeof(path), "%s/cid1:net1", dir);
+	assert_int_equal(file_write_atomic(path, golden, len, 0600, &(const char *){ NULL }), 0);
+	assert_int_equal(record_load(dir, "cid1:net1", "tuning", 1, TUNING_STATE_MAX_BYTES, &body,
+				     &version), 0);
+	assert_int_equal(version, 1);
+	assert_int_equal(tuning_state_parse(body, &s), 0);
+	assert_true(s.has_mac && s.mac_len == 6 && s.mac[0] == 2 && s.mac[5] == 1);
+	assert_true(s.has_mtu && s.mtu == 9000);
+	assert_true(s.has_promisc && !s.promisc);
+	assert_true(s.has_allmulti && s.allmulti);
+	assert_true(s.has_txqlen && s.txqlen == 1000);
+	assert_int_equal(s.n_sysctls, 2);
+	assert_string_equal(s.sysctls[1].path, "ipv6/conf/net1/accept_ra");
+	assert_string_equal(s.sysctls[1].value, "0 \n\\x");
+	assert_int_equal(tuning_state_format(&s, &again), 0);
+	assert_string_equal(again, strchr(golden, '\n') + 1);
+	tuning_state_free(&s);
+	free(again);
+	free(body);
+	free(golden);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_state_name(void **state)
@@ -436,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_allowlist),
 		cmocka_unit_test(test_state_text),
 		cmocka_unit_test(test_state_name),
+		cmocka_unit_test(test_state_previous_build),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, teardown);

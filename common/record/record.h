@@ -1,0 +1,114 @@
+/* Records: what a plugin keeps on the node between an ADD and its DEL, one small file each */
+#pragma once
+
+#include <stddef.h>
+
+/*
+ * Where records live: a folder per plugin below this root, made mode 0700 when
+ * missing. Under /run, since what a record describes (a device's MTU before a
+ * pod took it, a sysctl's old value) does not outlive a boot. A network config
+ * never chooses the folder: plugins name theirs from this root.
+ */
+#define RECORD_ROOT "/run/cni-rdma-plugins"
+
+/*
+ * A record's name is one to three parts, each a container ID or an interface
+ * name, joined by ':'. Neither can hold ':' or '/', nor be empty, so a name
+ * never holds "::": the temporary file a save writes, "<name>::tmp.<pid>", is
+ * never another record's name (as "<name>.tmp.<pid>" was: the record of
+ * interface "e.tmp.9" beside the temporary file of interface "e").
+ */
+#define RECORD_TEMP_SEP "::tmp."
+/* NAME_MAX less the temporary suffix and its PID's digits. */
+#define RECORD_NAME_MAX (255 - 6 - 10)
+
+/*
+ * A record's text opens with one line naming who wrote it and the version of
+ * the body that follows, "cni-rdma-plugins <kind> state <version>\n", as the
+ * plugins wrote their files before this module: their records stay readable.
+ */
+#define RECORD_MAGIC "cni-rdma-plugins "
+
+/**
+ * record_name() - a record's name from its parts
+ * @parts: each a container ID (CNI's rule) or an interface name (the kernel's)
+ * @n: their number, 1 to 3
+ * @buf: output
+ * @size: its size
+ *
+ * Return: 0 on success, -EINVAL for a part that is neither, -ENAMETOOLONG.
+ */
+int record_name(const char *const *parts, size_t n, char *buf, size_t size);
+
+/**
+ * record_save() - keep a record, replacing the one of that name whole or not at all
+ * @dir: the plugin's folder (absolute, below RECORD_ROOT in the product)
+ * @name: record_name()
+ * @kind: who writes it ("tuning"), one word
+ * @version: the body's format, from 1
+ * @body: NUL-terminated text, as the plugin formats it
+ *
+ * The folder is made (mode 0700) when missing; no symbolic link may be on the
+ * way from "/" and only root may change it. The text goes to "<name>::tmp.<pid>",
+ * is synced, renamed over the record and the folder synced. Before that, the
+ * temporary files that killed saves of records whose first part is @name's
+ * left behind are removed: those whose writer's PID no process has.
+ *
+ * Return: 0 on success, negative errno on failure (nothing changed before the rename).
+ */
+int record_save(const char *dir, const char *name, const char *kind, unsigned int version,
+		const char *body);
+
+/**
+ * record_load() - a record's body, and the version its first line gives
+ * @dir: the plugin's folder
+ * @name: record_name()
+ * @kind: who must have written it
+ * @max_version: the newest version the caller reads (every one from 1 up to it)
+ * @max_bytes: the most the whole file may hold
+ * @ret_body: malloc'ed, NUL-terminated body (without the first line), written only on success
+ * @ret_version: its version, written only on success
+ *
+ * Return: 0 on success, -ENOENT when there is none (or no folder), -EBADMSG for a file
+ * that is not such a record (another kind, a version past @max_version, a NUL byte,
+ * larger than @max_bytes), negative errno otherwise.
+ */
+int record_load(const char *dir, const char *name, const char *kind, unsigned int max_version,
+		size_t max_bytes, char **ret_body, unsigned int *ret_version);
+
+/**
+ * record_parse() - a record's text read: its body, and the version its first line gives
+ * @text: the whole text, NUL-terminated; the body is moved to its start
+ * @kind: who must have written it
+ * @max_version: the newest version the caller reads
+ * @ret_version: the version, written only on success
+ *
+ * Return: 0 on success (@text now holds the body), -EBADMSG when the first line is not
+ * "cni-rdma-plugins <kind> state <version>" with a version from 1 to @max_version.
+ */
+int record_parse(char *text, const char *kind, unsigned int max_version, unsigned int *ret_version);
+
+/**
+ * record_line() - the next line of a body when it starts with a key: what follows the key
+ * @p: where the body's unread part starts; moved past the line (and its newline is cut)
+ *     when it matches
+ * @key: what the line must start with ("" for any line)
+ *
+ * Bodies are lines of "<key><value>" in a fixed order, each ended by a newline.
+ *
+ * Return: the value (NUL-terminated, inside the body), or NULL when the line does not
+ * start with @key or has no newline (nothing moved).
+ */
+char *record_line(char **p, const char *key);
+
+/**
+ * record_remove() - forget a record
+ * @dir: the plugin's folder
+ * @name: record_name()
+ *
+ * The temporary files killed saves of the same container left are removed too, as
+ * record_save() removes them.
+ *
+ * Return: 0 when removed or when there was none, negative errno otherwise.
+ */
+int record_remove(const char *dir, const char *name);
