@@ -29,3 +29,23 @@ shared_not_run_tap() {
 	printf '1..0 # SKIP %s\n' "$(shared_missing "$@")"
 	exit 0
 }
+
+# shared_reference_plugins DEST NAME...: containernetworking/plugins v1.9.1's static NAMEs
+# (../shared/reference/cni-plugins, or REFERENCE_PLUGINS naming another copy) unpacked into
+# DEST and checked against its SHA256SUMS; the test ends as not run when they are missing,
+# and fails (exit 1) when one does not match.
+shared_reference_plugins() {
+	local dest=$1 dir=${REFERENCE_PLUGINS:-$(shared_path reference/cni-plugins)} p
+	shift
+	for p in "$@"; do
+		[ -f "$dir/$p.xz" ] && [ -f "$dir/SHA256SUMS" ] ||
+			shared_not_run "$dir" reference/cni-plugins "reference plugins (containernetworking/plugins v1.9.1)"
+	done
+	command -v xz >/dev/null || { echo "error: xz missing (tests/install-deps.sh test)" >&2; exit 1; }
+	mkdir -p "$dest"
+	for p in "$@"; do
+		xz -dc "$dir/$p.xz" >"$dest/$p" && chmod +x "$dest/$p" &&
+			grep " $p\$" "$dir/SHA256SUMS" | (cd "$dest" && sha256sum -c --quiet) ||
+			{ echo "error: $dir/$p.xz does not match its SHA256SUMS" >&2; exit 1; }
+	done
+}

@@ -5,29 +5,20 @@
 # common/tc and common/netfilter with the same parameters, read back with tc -j, ip -j and
 # nft list ruleset and iptables-save, must be the same. Each side runs in a fresh netns standing for the
 # host, with a pod netns of its own; the names begin with rm.
-# Usage: rooms-vs-reference.sh ROOMS_SHAPES [REFERENCE_DIR]
+# Usage: rooms-vs-reference.sh ROOMS_SHAPES   (REFERENCE_PLUGINS: another copy of the reference)
 set -uo pipefail
+. "$(dirname "$0")/../shared.sh"
 shapes=$1
-ref=${2:-$(dirname "$0")/../../../shared/reference/cni-plugins}
-if [ ! -f "$ref/bandwidth.xz" ] || [ ! -f "$ref/portmap.xz" ] || [ ! -f "$ref/bridge.xz" ] ||
-   [ ! -f "$ref/host-local.xz" ] || [ ! -f "$ref/SHA256SUMS" ]; then
-	echo "NOT RUN: no reference plugins at $ref (../shared/reference/cni-plugins beside the checkout)"
-	exit 77
-fi
 for tool in jq nft tc xz; do
 	command -v $tool >/dev/null || { echo "FAIL: $tool is missing (tests/install-deps.sh test)"; exit 1; }
 done
 if ! unshare --net true 2>/dev/null; then
-	echo "1..0 # SKIP cannot create a network namespace"
+	echo "SKIP: cannot create a network namespace"
 	exit 77
 fi
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"; ip netns del rm-rvr-pod 2>/dev/null' EXIT
-for p in bandwidth portmap bridge host-local; do
-	xz -dc "$ref/$p.xz" > "$bin/$p" && chmod +x "$bin/$p"
-	grep " $p\$" "$ref/SHA256SUMS" | (cd "$bin" && sha256sum -c --quiet) ||
-		{ echo "FAIL: $p does not match $ref/SHA256SUMS"; exit 1; }
-done
+shared_reference_plugins "$bin" bandwidth portmap bridge host-local
 
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
