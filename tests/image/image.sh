@@ -131,7 +131,7 @@ start() {
 	containers+=("$1")
 	podman run -d --name "$1" "${run_args[@]}" -v "$3:/host/opt/cni/bin" "$2" >/dev/null
 }
-# waiting NAME: its log says it waits for SIGTERM (within 30 s).
+# waiting NAME: its log says it waits for SIGTERM (a hang guard of 30 s: it starts in a few).
 waiting() {
 	for _ in $(seq 300); do
 		podman logs "$1" 2>&1 | grep -q 'waiting for SIGTERM' && return 0
