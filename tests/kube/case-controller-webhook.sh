@@ -4,7 +4,7 @@
 # paths, rules and failurePolicy; a URL in place of the Service, which the API server
 # outside the node's network cannot reach). Pools the reference's rules refuse are refused
 # at kubectl, the message naming the field; valid ones are created; an update is judged
-# too; the controller's status writes are not; a renewed certificate is served at once.
+# too; the controller's status writes are not; a renewed certificate is served once re-read.
 
 . "$top/tests/kube/ctl-lib.sh"
 wh=$work/wh
