@@ -16,7 +16,8 @@
 #                          run $T_PLUGIN (prefixed by the array T_WRAP) as a
 #                          runtime would: CNI_* variables from T_ENV_* defaults
 #                          plus the overrides (-VAR unsets), CONF on stdin.
-#                          Sets T_RC, T_OUT (stdout), T_ERR (stderr)
+#                          Sets T_RC, T_OUT (stdout), T_ERR (stderr); a run the
+#                          hang guard stopped (timeout's 124) counts in T_HUNG
 #   t_links [NS]           "ifindex name kind" lines, sorted, of a netns (in
 #                          the root netns only this run's links and their children)
 #   t_link_names [NS]      sorted link names, space separated
@@ -48,7 +49,9 @@ T_WRAP=()
 read -r -a T_BASE_WRAP <<<"${PLUGIN_WRAPPER:-}"
 # Every plugin run is stopped after 60 s, unless NETNS_PLUGIN_TIMEOUT=0: the
 # kernel matrix's guest times its whole suite instead and saves an exec per run.
+# A hang guard: a test asserts that no run hung (T_HUNG), never how long one took.
 T_TIMEOUT=(timeout "${NETNS_PLUGIN_TIMEOUT:-60}")
+T_HUNG=0
 [ "${T_TIMEOUT[1]}" != 0 ] || T_TIMEOUT=()
 T_PLUGIN=${T_PLUGIN:-}
 T_ENV_COMMAND_LINE=
@@ -247,6 +250,7 @@ t_cni() {
 		exec "${T_TIMEOUT[@]}" "${T_WRAP[@]}" "${T_BASE_WRAP[@]}" "$T_PLUGIN"
 	) <"$T_DIR/stdin" >"$T_DIR/stdout" 2>"$T_DIR/stderr"
 	T_RC=$?
+	[ "${#T_TIMEOUT[@]}" = 0 ] || [ "$T_RC" != 124 ] || T_HUNG=$((T_HUNG + 1))
 	t_slurp T_OUT "$T_DIR/stdout"
 	t_slurp T_ERR "$T_DIR/stderr"
 }
