@@ -277,6 +277,8 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *
 				ctx->env.command_name);
 		break;
 	}
+	/* After the command: an IPAM plugin opens its logFile there, and the warning goes in it. */
+	cni_conf_keys_warn(ctx->conf.root, p->keys, "config");
 out:
 	ctx->conf.raw = NULL;
 	return r;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/ctx.h"
 
 struct cni_err;
@@ -20,6 +21,12 @@ struct cni_plugin {
 	 */
 	bool ipam;
 	const char *about_state; /* --version: the state formats it reads and writes, NULL for none */
+	/*
+	 * The keys it reads, by object: a member a letter or two away from one is warned
+	 * of (cni_conf_keys_warn()). An IPAM plugin lists no top level (the interface
+	 * plugin's keys are there), an interface plugin no "ipam".
+	 */
+	const struct cni_conf_keys *keys;
 	int (*add)(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err);
 	int (*del)(const struct cni_ctx *ctx, struct cni_err *err);
 	int (*check)(const struct cni_ctx *ctx, struct cni_err *err);

@@ -378,6 +378,7 @@ out:
 const struct cni_plugin ipoib_plugin = {
 	.name = "ipoib",
 	.summary = "ipoib: gives a pod an IPoIB child (pkey, mode, umcast) of an InfiniBand master",
+	.keys = ipoib_config_keys,
 	.add = ipoib_add,
 	.del = ipoib_del,
 	.check = ipoib_check,

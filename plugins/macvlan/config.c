@@ -4,6 +4,7 @@
 #include <net/if.h>
 #include <string.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/mac.h"
@@ -11,6 +12,15 @@
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "plugins/macvlan/config.h"
+
+static const char *const top_keys[] = {
+	"master", "mode", "mtu", "mac", "linkInContainer", "bcqueuelen", "ipv6Autoconf", NULL,
+};
+
+const struct cni_conf_keys macvlan_config_keys[] = {
+	{ NULL, top_keys },
+	{ 0 },
+};
 
 static const struct {
 	const char *name;

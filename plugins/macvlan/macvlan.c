@@ -22,7 +22,6 @@ static int find_master(const struct macvlan_conf *c, struct attach *a, struct ne
 		       struct cni_err *err)
 {
 	struct net_ns *ns = c->link_in_container ? a->pod : a->host;
-	const char *near;
 	int ifindex;
 	int r;
 
@@ -40,12 +39,9 @@ static int find_master(const struct macvlan_conf *c, struct attach *a, struct ne
 			return cni_err_set(err, CNI_ERR_NOT_FOUND, r,
 					   "failed to lookup default route interface %d: %s", ifindex,
 					   strerror(-r));
-		/* The reference's choice, kept; a typo must not make it silently. */
+		/* The reference's choice, kept (a misspelt "master" is warned of by the dispatch). */
 		log_info("no \"master\" given: %s, the link of the default route, is the master",
 			 ret->name);
-		if ((near = cni_conf_near_key(&a->ctx->conf, "", "master")))
-			log_warning("the config has \"%s\", which is not a key: is it \"master\" misspelt?",
-				    near);
 	}
 	/* The kernel's own condition, said before it answers a bare EINVAL. */
 	if (ret->type != ARPHRD_ETHER || (ret->flags & IFF_LOOPBACK))
@@ -166,6 +162,7 @@ out:
 const struct cni_plugin macvlan_plugin = {
 	.name = "macvlan",
 	.summary = "macvlan: gives a pod a macvlan child of a host (or pod) master interface",
+	.keys = macvlan_config_keys,
 	.add = macvlan_add,
 	.del = macvlan_del,
 	.check = macvlan_check,

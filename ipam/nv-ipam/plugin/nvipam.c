@@ -486,6 +486,7 @@ out:
 const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
+	.keys = nvipam_config_keys,
 	/* Logging set up once, from the ipam section and nv-ipam.conf: never from the
 	 * interface plugin's logFile. */
 	.ipam = true,
