@@ -409,14 +409,14 @@ static void test_keys_warn(void **state)
 
 	(void)state;
 	assert_int_equal(pipe(fds), 0);
-	/* Warnings to the pipe, as to a logFile. */
-	log_setup("test", LOG_LEVEL_INFO, fds[1]);
+	/* Warnings to the pipe, as to a logFile; none to stderr. */
+	log_setup("test", LOG_LEVEL_INFO, LOG_LEVEL_ERROR, fds[1]);
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mastr\":\"eth1\","
 			       "\"mode\":\"bridge\",\"isGateway\":true,\"nmae\":1,"
 			       "\"ipam\":{\"type\":\"nv-ipam\",\"poolTyp\":\"ippool\",\"PoolName\":\"p\"},"
 			       "\"Args\":{\"CNI\":{\"poolNamse\":[\"p\"],\"mac\":\"x\"}}}", &c, &err), 0);
 	assert_int_equal(cni_conf_keys_warn(c.root, tables, "config"), 4);
-	log_setup("test", LOG_LEVEL_INFO, -1); /* closes the pipe's end */
+	log_setup("test", LOG_LEVEL_INFO, LOG_LEVEL_WARNING, -1); /* closes the pipe's end */
 	n = read(fds[0], out, sizeof(out) - 1);
 	close(fds[0]);
 	assert_true(n > 0);
