@@ -17,6 +17,19 @@
 #include "plugins/macvlan/config.h"
 #include "plugins/macvlan/macvlan.h"
 
+/* A master that is not there: the names it could have been, for the message. */
+static int master_missing(struct net_ns *ns, const struct macvlan_conf *c, int r, struct cni_err *err)
+{
+	char names[200];
+
+	attach_link_names(ns, ARPHRD_ETHER, names, sizeof(names));
+	return cni_err_set(err, CNI_ERR_NOT_FOUND, r,
+			   "failed to lookup master \"%s\": %s; the %s's Ethernet links: %s (%s)",
+			   c->master, strerror(-r), c->link_in_container ? "pod" : "host", names,
+			   c->link_in_container ? "linkInContainer: the master is looked up in the pod" :
+			   "the master is one of the node's interface names");
+}
+
 /* The master and its MTU check, in the pod when it lives there (linkInContainer). */
 static int find_master(const struct macvlan_conf *c, struct attach *a, struct net_link *ret,
 		       struct cni_err *err)
@@ -27,6 +40,8 @@ static int find_master(const struct macvlan_conf *c, struct attach *a, struct ne
 
 	if (c->master) {
 		r = net_link_get_by_name(ns, c->master, ret);
+		if (r == -ENODEV)
+			return master_missing(ns, c, r, err);
 		if (r < 0)
 			return cni_err_set(err, CNI_ERR_NOT_FOUND, r, "failed to lookup master \"%s\": %s",
 					   c->master, strerror(-r));
