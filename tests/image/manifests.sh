@@ -15,8 +15,9 @@ set -uo pipefail
 
 src=${1:?usage: $0 SOURCE_ROOT KIT_DIR}
 kitdir=${2:?usage: $0 SOURCE_ROOT KIT_DIR}
-kit=$src/../shared/k8s/k8s
-[ -x "$kit" ] || { echo "NOT RUN: no Kubernetes kit at $kit (../shared/k8s beside the checkout)"; exit 77; }
+kitsrc=$(realpath -m "$src/../shared/k8s")
+kit=$kitsrc/k8s
+[ -x "$kit" ] || { echo "NOT RUN: no Kubernetes kit at $kitsrc (../shared/k8s beside the checkout)"; exit 77; }
 command -v jq >/dev/null || { echo "error: jq missing (tests/install-deps.sh test)" >&2; exit 2; }
 ex=$src/conf-examples
 ns=nvidia-network-operator

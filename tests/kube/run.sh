@@ -21,14 +21,14 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: $0 BUILD_DIR [CASE...]}" && pwd)
 shift
-KIT=${KUBE_KIT:-$top/../shared/k8s}
+KIT=${KUBE_KIT:-$(realpath -m "$top/../shared/k8s")}
 DIR=${KUBE_DIR:-$build/kube-kit}
 NS=nvidia-network-operator
 export K8S_NICE=${K8S_NICE:-5}
 probe=$build/tests/kube/api-probe
 
 if [ ! -x "$KIT/k8s" ]; then
-	echo "1..0 # SKIP NOT RUN: no Kubernetes kit at $KIT (../shared/k8s beside the checkout, or KUBE_KIT; README: test suites)"
+	echo "1..0 # SKIP NOT RUN: no Kubernetes kit at $KIT (../shared/k8s beside the checkout, or KUBE_KIT; docs/testing.md)"
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
