@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "common/cni/args.h"
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
@@ -13,6 +14,17 @@
 #include "common/util/ipaddr.h"
 #include "common/util/json.h"
 #include "ipam/static/config.h"
+
+static const char *const ipam_keys[] = {
+	"type", "addresses", "routes", "dns", "logFile", "logLevel", NULL,
+};
+static const char *const args_keys[] = { "ips", NULL };
+
+const struct cni_conf_keys static_config_keys[] = {
+	{ "ipam", ipam_keys },
+	{ "args.cni", args_keys },
+	{ 0 },
+};
 
 /* CNI_ARGS keys static reads; any other needs IgnoreUnknown, as with the reference. */
 static const char *const env_args_known[] = { "IP", "GATEWAY", NULL };

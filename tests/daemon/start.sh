@@ -72,6 +72,9 @@ kill -TERM "$p_PID"
 wait_for 30 node_gone "$p_PID" && eq "an address freed within 3 s: status at stop" 0 "$NODE_RC" ||
 	bad "an address freed within 3 s: ended"
 fails "no nv-ipam-tool beside the bin file" "nv-ipam-tool" --cni-nv-ipam-bin-file="$work/lone/nv-ipam"
+fails "a directory as the bin file" \
+	"cni-nv-ipam-bin-file $work/src is a directory: it names the nv-ipam binary itself, with nv-ipam-tool beside it ($work/src/nv-ipam)" \
+	--cni-nv-ipam-bin-file="$work/src"
 fails "a conf dir that cannot be made" "cni-conf-dir" --cni-conf-dir="$work/conf/nv-ipam.conf/d"
 api_rules '[{"path": "'"$POOLS"'", "action": "status", "code": 401}]'
 fails "credentials refused" "refused the credentials"
@@ -118,4 +121,16 @@ eq "node lock released in time: status" 0 "$NODE_RC"
 grep -q "store handed over in the reference daemon's format" "$work/b.log" &&
 	ok "node lock released in time: handed over" || { bad "node lock released in time: handed over"; cat "$work/b.log"; }
 [ -e "$STORE.handed-over" ] && ok "node lock released in time: marker" || bad "node lock released in time: marker"
+# ipam-controller on port 0 too: its serving line names the ports bound, and they answer.
+"$IPAM_CONTROLLER" --kubeconfig "$KUBECONFIG_FILE" --ippools-namespace kube-system \
+	--metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 2>"$work/ctl.log" &
+ctl=$!
+defer "kill $ctl; wait $ctl"
+wait_for 10 grep -q '"serving"' "$work/ctl.log" || { bad "ipam-controller serving"; cat "$work/ctl.log"; }
+hport=$(sed -n 's/.*"serving" probes="127\.0\.0\.1:\([0-9]*\)".*/\1/p' "$work/ctl.log")
+mport=$(sed -n 's/.*"serving" .*metrics="127\.0\.0\.1:\([0-9]*\)".*/\1/p' "$work/ctl.log")
+[ -n "$hport" ] && [ "$hport" != 0 ] && [ -n "$mport" ] && [ "$mport" != 0 ] &&
+	ok "ipam-controller's serving line names the bound ports ($hport, $mport)" ||
+	{ bad "ipam-controller's serving line"; grep serving "$work/ctl.log"; }
+eq "ipam-controller: /healthz on the port logged" ok "$(curl -s --max-time 5 "http://127.0.0.1:$hport/healthz")"
 summary

@@ -308,7 +308,8 @@ int main(int argc, char **argv)
 		return r < 0 ? 1 : 0;
 	if (choose(&o) < 0)
 		return 1;
-	log_setup("cni-install", LOG_LEVEL_INFO, -1);
+	/* A container's entrypoint: its stderr is the pod's log. */
+	log_setup("cni-install", LOG_LEVEL_INFO, LOG_LEVEL_INFO, -1);
 	/*
 	 * Held from the start: a SIGTERM during the copies ends the process once
 	 * they are done, not half-way; as PID 1 of a container it must be caught
