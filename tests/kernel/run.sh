@@ -95,7 +95,7 @@ cp "${bins[@]}" "$out/bin/"
 [ -z "$preload" ] || preload=$out/bin/${preload##*/}
 cp "$here/guest-init.sh" "$out/src/tests/kernel/"
 cp "$src"/tests/netns/*.sh "$out/src/tests/netns/"
-cp "$src/tests/node-settings.sh" "$out/src/tests/"
+cp "$src/tests/node-settings.sh" "$src/tests/shared.sh" "$out/src/tests/"
 cp -r "$src/conf-examples" "$out/src/"
 
 declare -A root ksuites

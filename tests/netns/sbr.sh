@@ -151,12 +151,14 @@ ref_check() { # LABEL BINARY (Go: never under PLUGIN_WRAPPER)
 	fi
 }
 ref_check "Debian's macvlan 1.1.1" "$REF/macvlan"
-REF191=$here/../../../shared/reference/cni-plugins/macvlan.xz
-if [ -r "$REF191" ] && command -v xz >/dev/null; then
-	xz -dc "$REF191" >"$T_DIR/macvlan-1.9.1" && chmod +x "$T_DIR/macvlan-1.9.1"
-	ref_check "macvlan v1.9.1 (../shared/reference)" "$T_DIR/macvlan-1.9.1"
+. "$here/../shared.sh"
+REF191=$(shared_path reference/cni-plugins)
+if [ -r "$REF191/macvlan.xz" ]; then
+	shared_reference_plugins "$T_DIR/v1.9.1" macvlan
+	ref_check "macvlan v1.9.1 (../shared/reference)" "$T_DIR/v1.9.1/macvlan"
 else
-	echo "# ../shared/reference/cni-plugins not beside the checkout: v1.9.1's answer not compared"
+	# The rest runs: the run lists this comparison as not run.
+	shared_missing "$REF191" reference/cni-plugins "reference plugins (v1.9.1 macvlan's answer to the chain's CHECK)"
 fi
 # A route truly missing still fails, naming it; back in place, CHECK passes again.
 ip -n "$POD" route del 10.80.0.0/16 table 100
