@@ -56,7 +56,7 @@ int hl_range_canonicalize(const struct hl_range_spec *spec, struct hl_range *ret
 			  struct cni_err *err)
 {
 	const struct hl_cidr *c = &spec->subnet;
-	char sub[IP_PREFIX_STRLEN], ip[HL_IP_STRLEN];
+	char sub[IP_PREFIX_STRLEN], ip[HL_IP_STRLEN], ip2[HL_IP_STRLEN];
 	struct hl_range r = { .net = c->ip, .prefix_len = c->ones };
 	struct ip_addr net;
 
@@ -111,6 +111,15 @@ int hl_range_canonicalize(const struct hl_range_spec *spec, struct hl_range *ret
 		}
 		if (net.family == AF_INET)
 			r.end.bytes[3]--;
+		/*
+		 * Upstream takes a rangeStart past this end (an IPv4 subnet's broadcast address)
+		 * and then hands out that address and the ones after it, outside the subnet.
+		 */
+		if (hl_ip_cmp(&r.start, &r.end) > 0)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+					   "RangeStart %s is after the last address of network %s, %s",
+					   hl_ip_format(&r.start, ip), subnet_format(c, sub, sizeof(sub)),
+					   hl_ip_format(&r.end, ip2));
 	}
 	*ret = r;
 	return 0;

@@ -235,6 +235,11 @@ static void test_range_refused(void **state)
 	/* Start after end: upstream names rangeStart, which it checks first against rangeEnd. */
 	assert_refused("\"subnet\":\"10.1.2.0/24\",\"rangeStart\":\"10.1.2.50\",\"rangeEnd\":\"10.1.2.40\"", "",
 		       "", CNI_ERR_INVALID_CONFIG, "invalid range set 0: RangeStart 10.1.2.50 not in network 10.1.2.0/24");
+	/* A rangeStart on the broadcast address, after the default rangeEnd: upstream takes it
+	 * and then hands out addresses outside the subnet. */
+	assert_refused("\"subnet\":\"10.1.2.0/30\",\"rangeStart\":\"10.1.2.3\"", "", "", CNI_ERR_INVALID_CONFIG,
+		       "invalid range set 0: RangeStart 10.1.2.3 is after the last address of network "
+		       "10.1.2.0/30, 10.1.2.2");
 	/* A rangeEnd before the default start. */
 	assert_refused("\"subnet\":\"10.1.2.0/24\",\"rangeEnd\":\"10.1.2.0\"", "", "", CNI_ERR_INVALID_CONFIG,
 		       "invalid range set 0: RangeEnd 10.1.2.0 not in network 10.1.2.0/24");
