@@ -199,15 +199,16 @@ static void entry_read(int dir_fd, struct entry *e)
 	fd = openat(dir_fd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return;
+	/* A regular file reads short only at its end: no second read to see it end. */
 	while (len < sizeof(buf)) {
 		got = read(fd, buf + len, sizeof(buf) - len);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
 			return;
-		if (got == 0)
-			break;
 		len += (size_t)got;
+		if ((size_t)got < sizeof(buf) - (len - (size_t)got))
+			break;
 	}
 	if (len > CONTENT_MAX)
 		return;
@@ -426,20 +427,29 @@ bool hl_store_last_reserved(struct hl_store *s, size_t set, struct ip_addr *ret)
 	return strlen(buf) == n && hl_ip_parse(buf, ret) == 0;
 }
 
+/*
+ * Written over in place and cut to its length, not truncated first: ext4 flushes a file
+ * truncated to zero and rewritten when it is closed (auto_da_alloc), a disk write per ADD.
+ * A process killed between the two leaves an address with a tail, which upstream and ours
+ * read as none: round-robin starts over from the set's start, nothing is handed out twice.
+ */
 static int last_write(struct hl_store *s, size_t set, const char *text, size_t len)
 {
 	char name[64];
 	_cleanup_close_ int fd = -1;
 	struct stat st;
+	int r;
 
 	last_name(set, name, sizeof(name));
-	fd = openat(s->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-		    FILE_MODE);
+	fd = openat(s->dir_fd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, FILE_MODE);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	return file_pwrite_all(fd, text, len, 0);
+	r = file_pwrite_all(fd, text, len, 0);
+	if (r >= 0 && st.st_size > (off_t)len && ftruncate(fd, (off_t)len) < 0)
+		r = -errno;
+	return r;
 }
 
 /* The old content of last_reserved_ip.N, kept once per command for undo. */

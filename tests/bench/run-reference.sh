@@ -85,7 +85,7 @@ else
 		conf=$(sed "s/%LABEL%/$label/" "$tmp/full.json")
 		for i in $(seq 1 200); do
 			printf '%s' "$conf" | CNI_COMMAND=ADD CNI_CONTAINERID=fill$i CNI_NETNS=/x CNI_IFNAME=eth0 \
-				CNI_PATH=/x "$tmp/bin/ours" >/dev/null || die "filling the store failed"
+				CNI_PATH=/x "$tmp/bin/ours" >/dev/null 2>&1 || die "filling the store failed"
 		done
 	done
 	configs=(--config empty.json --config full.json)

@@ -83,12 +83,17 @@ conf() {
 SUBNET=',"subnet":"10.80.0.0/24"'
 DUAL=',"ranges":[[{"subnet":"10.80.0.0/24","rangeStart":"10.80.0.10","rangeEnd":"10.80.0.20"}],[{"subnet":"fd80::/64"}]]'
 
-# files DIR: "name:mode:content" of each file of a store (content with \r\n as "\r\n").
+# files DIR: "name:mode:content" of each file of a store (content with \r\n as "\r\n"),
+# "name:type" of anything else (a link, a FIFO: never opened).
 files() {
 	local f
 	[ -d "$1" ] || { echo "none"; return; }
 	for f in "$1"/* "$1"/.[!.]*; do
 		[ -e "$f" ] || [ -L "$f" ] || continue
+		if [ -L "$f" ] || [ ! -f "$f" ]; then
+			printf '%s:%s\n' "${f##*/}" "$(stat -c %F "$f")"
+			continue
+		fi
 		printf '%s:%s:%s\n' "${f##*/}" "$(stat -c %a "$f")" "$(sed -z 's/\r/\\r/g; s/\n/\\n/g' "$f")"
 	done
 }
@@ -593,9 +598,10 @@ ours STATUS "$(conf 1.1.0 "$ROOT/s6" ',"subnet":"fd00::/8","rangeStart":"fd00::1
 t_ok "STATUS of a 2^120 range: ready"
 ours ADD "$(conf 1.0.0 "$ROOT/s6" ',"subnet":"10.80.0.0/24"' | sed 's/"name":"hlnet"/"name":".."/')" CNI_CONTAINERID=hl-h
 t_err "a network named .. refused" 7 "invalid characters found in network name"
+before=$(files "$ROOT/s6/hlnet")
 ours ADD "$(conf 1.0.0 "$ROOT/s6" "$SUBNET")" CNI_CONTAINERID=hl-h CNI_IFNAME=$'a\nb'
 t_err "an interface name with a newline refused" 4
-t_eq "no file holds a newline-bearing name" "" "$(grep -D skip -l $'a\nb' "$ROOT"/s6/hlnet/* 2>/dev/null)"
+t_eq "... with the store as it was" "$before" "$(files "$ROOT/s6/hlnet")"
 
 [ "$HAVE_REF" = 1 ] || { [ "$T_FAIL" = 0 ] || t_summary; echo "$T_PASS passed, $T_FAIL failed (the comparison with the reference not run)"; exit 77; }
 t_summary
