@@ -5,14 +5,15 @@
 #
 #   image             slot                          binaries
 #   cni-rdma-plugins  secondaryNetwork.cniPlugins   macvlan host-device tuning sbr
-#                                                   static dummy tap loopback, and carried
+#                                                   static dummy tap loopback host-local,
+#                                                   and carried
 #   cni-rdma-ipoib    secondaryNetwork.ipoib        ipoib
 #
 # each with cni-install as its default command, which installs what the
 # image holds. nv-ipam and nv-ipam-tool are the nv-ipam image's, not in these.
 # "carried": the binaries of the reference plugins image this suite does not
-# build (bridge host-local ipvlan vlan ptp portmap bandwidth firewall vrf
-# dhcp), unchanged from Debian's containernetworking-plugins package of
+# build (bridge ipvlan vlan ptp portmap bandwidth firewall vrf dhcp),
+# unchanged from Debian's containernetworking-plugins package of
 # the same architecture (image/carried.sh), so that a node whose cniPlugins
 # slot takes this image still finds every binary the reference image put
 # there. Their version is in the image's labels and in its
@@ -43,7 +44,7 @@ push_to=${PUSH_TO:-oci:$out/oci/}
 podman=${PODMAN:-podman}
 
 images=(cni-rdma-plugins cni-rdma-ipoib)
-declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback"
+declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local"
 	[cni-rdma-ipoib]="ipoib")
 declare -A carries=([cni-rdma-plugins]=1)
 declare -A slot=([cni-rdma-plugins]=secondaryNetwork.cniPlugins [cni-rdma-ipoib]=secondaryNetwork.ipoib)
@@ -52,6 +53,7 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
 	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
+	[host-local]=ipam/host-local/host-local
 	[cni-install]=tools/cni-install/cni-install)
 # Per architecture: readelf's name of the machine, the binutils that strip it.
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)

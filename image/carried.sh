@@ -14,7 +14,7 @@ set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 ARCH DIR" >&2; exit 2; }
 arch=$1 dir=$2
 pkg=containernetworking-plugins
-names=(bridge host-local ipvlan vlan ptp portmap bandwidth firewall vrf dhcp)
+names=(bridge ipvlan vlan ptp portmap bandwidth firewall vrf dhcp)
 cache=${CARRIED_CACHE:-/var/cache/cni-rdma-plugins/carried}
 
 if [ "$arch" = "$(dpkg --print-architecture)" ] &&

@@ -274,7 +274,7 @@ static int read_routes(struct json_object *ipam, struct hl_config *c, struct cni
 static int read_all_sets(const struct cni_conf *conf, struct json_object *ipam,
 			 struct set_specs *s, struct cni_err *err)
 {
-	struct set_specs single = { 0 }, ranges = { 0 };
+	struct set_specs ranges = { 0 };
 	struct json_object *rc = NULL;
 	struct hl_range_spec spec;
 	bool has_subnet = false;
@@ -302,7 +302,6 @@ static int read_all_sets(const struct cni_conf *conf, struct json_object *ipam,
 	}
 	r = 0;
 out:
-	set_specs_free(&single);
 	set_specs_free(&ranges);
 	return r;
 }
@@ -382,8 +381,6 @@ fail:
 
 void hl_config_free(struct hl_config *c)
 {
-	for (size_t i = 0; i < c->n_routes; i++)
-		(void)0;
 	free(c->routes);
 	for (size_t i = 0; i < c->n_sets; i++)
 		free(c->sets[i].ranges);

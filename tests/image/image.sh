@@ -28,10 +28,11 @@ ref=${2:-/usr/lib/cni}
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback)
+	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
+	[host-local]=ipam/host-local/host-local)
 # The cniPlugins image's: ours, then Debian's (image/carried.sh), in cni-install's order.
-ours=(macvlan host-device tuning sbr static dummy tap loopback)
-carried=(bridge host-local ipvlan vlan ptp portmap bandwidth firewall vrf dhcp)
+ours=(macvlan host-device tuning sbr static dummy tap loopback host-local)
+carried=(bridge ipvlan vlan ptp portmap bandwidth firewall vrf dhcp)
 slot_set="${ours[*]} ${carried[*]}"
 sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
 

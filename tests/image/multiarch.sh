@@ -20,11 +20,12 @@ arm64=${2:?usage: $0 NATIVE_BUILD_DIR ARM64_BUILD_DIR}
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback [nv-ipam]=ipam/nv-ipam/nv-ipam
+	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
+	[host-local]=ipam/host-local/host-local [nv-ipam]=ipam/nv-ipam/nv-ipam
 	[nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool [cni-install]=tools/cni-install/cni-install)
-declare -A slot=([cni-rdma-plugins]="dummy host-device loopback macvlan sbr static tap tuning" [cni-rdma-ipoib]="ipoib")
+declare -A slot=([cni-rdma-plugins]="dummy host-device host-local loopback macvlan sbr static tap tuning" [cni-rdma-ipoib]="ipoib")
 # Debian's builds the cniPlugins image carries unchanged (image/carried.sh), sorted.
-declare -A carried=([cni-rdma-plugins]="bandwidth bridge dhcp firewall host-local ipvlan portmap ptp vlan vrf")
+declare -A carried=([cni-rdma-plugins]="bandwidth bridge dhcp firewall ipvlan portmap ptp vlan vrf")
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
 declare -A strip=([amd64]=x86_64-linux-gnu-strip [arm64]=aarch64-linux-gnu-strip)
 declare -A dir=([amd64]=$native [arm64]=$arm64)

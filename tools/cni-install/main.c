@@ -31,7 +31,7 @@
  */
 static const char *const suite[] = {
 	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "loopback",
-	"bridge", "host-local", "ipvlan", "vlan", "ptp", "portmap", "bandwidth", "firewall", "vrf",
+	"host-local", "bridge", "ipvlan", "vlan", "ptp", "portmap", "bandwidth", "firewall", "vrf",
 	"dhcp",
 };
 
@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
 		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap loopback\n"
-		"(this suite's) or bridge host-local ipvlan vlan ptp portmap bandwidth firewall\n"
+		"host-local (this suite's) or bridge ipvlan vlan ptp portmap bandwidth firewall\n"
 		"vrf dhcp (carried unchanged from Debian's containernetworking-plugins;\n"
 		"--version says which release).\n"
 		"\n"
