@@ -118,6 +118,7 @@ meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabl
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
 ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device \
 	plugins/tuning/tuning plugins/sbr/sbr ipam/static/static plugins/dummy/dummy plugins/tap/tap \
+	plugins/loopback/loopback ipam/host-local/host-local \
 	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
 dyn=$out/dyn
 
@@ -178,9 +179,12 @@ vg_start static tests/netns/static.sh "$dyn/ipam/static/static" /usr/lib/cni
 for p in tuning sbr tap dummy; do
 	vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p" /usr/lib/cni
 done
+vg_start loopback tests/netns/loopback.sh "$dyn/plugins/loopback/loopback"
+vg_start host-local tests/netns/host-local.sh "$dyn/ipam/host-local/host-local"
 wait
 unset MACVLAN_BIN TUNING_BIN SBR_BIN NVIPAM_BIN HOSTDEV_BIN NVIPAM_TOOL
-for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy; do
+for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy \
+	loopback host-local; do
 	vg_count "$name"
 done
 

@@ -28,6 +28,8 @@
 #   t_mac VAR IFNAME       MAC of a root-netns link (sysfs), or ""
 #   t_store_ips DIR        IP files of a host-local store dir (no lock,
 #                          no last_reserved_ip.*), sorted, space separated
+#   t_ref191 DIR NAME...   unpack and check the v1.9.1 reference plugins NAME
+#                          from ../shared (returns 1 with a NOT RUN line without them)
 #   assertions (each counts one pass or one failure and prints expected/got):
 #     t_eq DESC EXPECTED GOT        t_ne DESC UNEXPECTED GOT
 #     t_contains DESC NEEDLE HAY    t_match DESC ERE GOT
@@ -285,6 +287,30 @@ fi
 exec "$ref/$p" <<<"\$in"
 EOF
 		chmod +x "$bin/$p"
+	done
+}
+
+# t_ref191 DIR NAME...: unpack the reference plugins NAME of containernetworking/plugins
+# v1.9.1 (../shared/reference/cni-plugins beside the checkout, or REF191_DIR) into
+# DIR and check them against its SHA256SUMS. Returns 1, saying what is missing on
+# stdout, when they are not there; exits 1 when one does not match its sum.
+t_ref191() {
+	local dir=$1 name src sum
+	shift
+	src=${REF191_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared/reference/cni-plugins}
+	mkdir -p "$dir"
+	for name in "$@"; do
+		if [ ! -f "$src/$name.xz" ] || [ ! -f "$src/SHA256SUMS" ]; then
+			echo "NOT RUN: the reference $name of containernetworking/plugins v1.9.1 ($src/$name.xz: ../shared/reference/cni-plugins beside the checkout, or REF191_DIR)"
+			return 1
+		fi
+		command -v xz >/dev/null || { echo "FAIL: xz not found (package xz-utils)"; exit 1; }
+		xz -dc "$src/$name.xz" >"$dir/$name" && chmod 0755 "$dir/$name"
+		sum=$(awk -v n="$name" '$2 == n || $2 == "*" n { print $1 }' "$src/SHA256SUMS")
+		if [ -z "$sum" ] || [ "$(sha256sum <"$dir/$name" | cut -d' ' -f1)" != "$sum" ]; then
+			echo "FAIL: $src/$name.xz does not unpack to the binary SHA256SUMS lists"
+			exit 1
+		fi
 	done
 }
 
