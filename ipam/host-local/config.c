@@ -15,6 +15,18 @@
 #include "ipam/host-local/ip.h"
 
 /* CNI_ARGS keys host-local reads; any other needs IgnoreUnknown, as upstream. */
+static const char *const ipam_keys[] = {
+	"type", "subnet", "rangeStart", "rangeEnd", "gateway", "ranges", "routes", "dataDir",
+	"resolvConf", "logFile", "logLevel", NULL,
+};
+static const char *const args_keys[] = { "ips", NULL };
+
+const struct cni_conf_keys host_local_config_keys[] = {
+	{ "ipam", ipam_keys },
+	{ "args.cni", args_keys },
+	{ 0 },
+};
+
 static const char *const env_args_known[] = { "IP", NULL };
 
 /* A text member that names an address, "" and absent alike none (Go's net.IP). */
@@ -327,11 +339,9 @@ static int make_sets(const struct cni_conf *conf, const struct set_specs *s, str
 		else
 			v6++;
 	}
-	/* 0.1.0 and 0.2.0 results have one ip4 and one ip6. */
-	if ((v4 > 1 || v6 > 1) && cni_version_cmp(conf->cni_version, "0.3.0") < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "CNI version %s does not support more than 1 address per family",
-				   conf->cni_version);
+	r = cni_version_check_families(conf->cni_version, v4, v6, err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i + 1 < c->n_sets; i++)
 		for (size_t j = i + 1; j < c->n_sets; j++)
 			if (hl_range_sets_overlap(&c->sets[i], &c->sets[j]))

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/util/ipaddr.h"
 #include "ipam/host-local/range.h"
 
@@ -10,6 +11,9 @@ struct cni_args;
 struct cni_conf;
 struct cni_err;
 struct cni_route;
+
+/* The keys host-local reads: a near miss of one is warned of (cni_conf_keys_warn()). */
+extern const struct cni_conf_keys host_local_config_keys[];
 
 /* Upstream's default: a directory per network below it. */
 #define HL_DEFAULT_DATA_DIR "/var/lib/cni/networks"

@@ -236,6 +236,7 @@ const struct cni_plugin host_local_plugin = {
 	.name = "host-local",
 	.summary = "host-local: addresses from the config's ranges, held in files on this node",
 	.ipam = true,
+	.keys = host_local_config_keys,
 	.about_state = "store: a directory per network below dataDir (default " HL_DEFAULT_DATA_DIR
 		       "), a file per address, as containernetworking/plugins v1.9.1 keeps it",
 	.add = host_local_add,

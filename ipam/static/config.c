@@ -217,11 +217,7 @@ static int check_version(const struct cni_conf *conf, const struct cni_result *r
 		else
 			v6++;
 	}
-	if ((v4 > 1 || v6 > 1) && cni_version_cmp(conf->cni_version, "0.3.0") < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "CNI version %s does not support more than 1 address per family",
-				   conf->cni_version);
-	return 0;
+	return cni_version_check_families(conf->cni_version, v4, v6, err);
 }
 
 /* Another reference to @member (when there is one) under @key in @wrap. */

@@ -13,7 +13,7 @@
 #               200 made by ours before the run: the stores are the same format).
 #
 # Usage: run-reference.sh loopback|host-local [OURS [BENCH [NOOP]]]
-# Environment: ITERATIONS (default 300), WARMUP (default 10), REF191_DIR (the directory of
+# Environment: ITERATIONS (default 300), WARMUP (default 10), REFERENCE_PLUGINS (the directory of
 #   the reference's .xz files and SHA256SUMS).
 # Exit status: 0, 1 if a plugin run failed, 2 on a harness error, 77 if not root, a netns
 # cannot be created, or the reference is missing.
@@ -29,7 +29,8 @@ esac
 ours=${2:-$top/build/$def}
 bench=${3:-$top/build/tests/bench/bench}
 noop=${4:-$top/build/tests/bench/bench-noop}
-src=${REF191_DIR:-$top/../shared/reference/cni-plugins}
+. "$top/tests/shared.sh"
+src=${REFERENCE_PLUGINS:-$(shared_path reference/cni-plugins)}
 iterations=${ITERATIONS:-300}
 warmup=${WARMUP:-10}
 
@@ -37,7 +38,7 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 die() { echo "error: $*" >&2; exit 2; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root to create a network namespace"
-[ -f "$src/$plugin.xz" ] || skip "NOT RUN: the reference $plugin of v1.9.1 ($src/$plugin.xz: ../shared/reference/cni-plugins beside the checkout, or REF191_DIR)"
+[ -f "$src/$plugin.xz" ] || shared_not_run "$src" reference/cni-plugins "reference plugins (containernetworking/plugins v1.9.1)"
 for b in "$ours" "$bench" "$noop"; do [ -x "$b" ] || die "$b is not an executable; build it first"; done
 command -v jq >/dev/null || die "jq is needed for the ratios"
 

@@ -70,10 +70,12 @@ printf 'nameserver 10.80.0.53\nnameserver fd80::53\n# comment\ndomain example.ne
 
 REFBIN=$T_DIR/ref
 HAVE_REF=0
-if ref_note=$(t_ref191 "$REFBIN" host-local); then
+# Not in a subshell: a reference that does not match its sum ends the test.
+if t_ref191 "$REFBIN" host-local >"$T_DIR/ref-note"; then
 	HAVE_REF=1
 	REF=$REFBIN/host-local
 fi
+t_slurp ref_note "$T_DIR/ref-note"
 
 # conf VERSION DATADIR IPAM-MEMBERS [TOP-MEMBERS]: a config naming host-local.
 conf() {

@@ -41,6 +41,9 @@
 #                               msg contains MSG
 #   t_summary              print "N passed, M failed"; exit 1 if M > 0
 
+# What needs ../shared (the reference plugins): tests/shared.sh, the one rule.
+. "$(dirname "${BASH_SOURCE[0]}")/../shared.sh"
+
 T_PASS=0
 T_FAIL=0
 T_NUM=0
@@ -291,27 +294,20 @@ EOF
 }
 
 # t_ref191 DIR NAME...: unpack the reference plugins NAME of containernetworking/plugins
-# v1.9.1 (../shared/reference/cni-plugins beside the checkout, or REF191_DIR) into
-# DIR and check them against its SHA256SUMS. Returns 1, saying what is missing on
-# stdout, when they are not there; exits 1 when one does not match its sum.
+# v1.9.1 (../shared/reference/cni-plugins, tests/shared.sh; REFERENCE_PLUGINS names
+# another copy) into DIR and check them against its SHA256SUMS. Returns 1, with the NOT
+# RUN line the run lists, when they are not there; exits 1 when one does not match.
 t_ref191() {
-	local dir=$1 name src sum
+	local dir=$1 src name
 	shift
-	src=${REF191_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared/reference/cni-plugins}
-	mkdir -p "$dir"
+	src=${REFERENCE_PLUGINS:-$(shared_path reference/cni-plugins)}
 	for name in "$@"; do
 		if [ ! -f "$src/$name.xz" ] || [ ! -f "$src/SHA256SUMS" ]; then
-			echo "NOT RUN: the reference $name of containernetworking/plugins v1.9.1 ($src/$name.xz: ../shared/reference/cni-plugins beside the checkout, or REF191_DIR)"
+			shared_missing "$src" reference/cni-plugins "reference plugins (containernetworking/plugins v1.9.1)"
 			return 1
 		fi
-		command -v xz >/dev/null || { echo "FAIL: xz not found (package xz-utils)"; exit 1; }
-		xz -dc "$src/$name.xz" >"$dir/$name" && chmod 0755 "$dir/$name"
-		sum=$(awk -v n="$name" '$2 == n || $2 == "*" n { print $1 }' "$src/SHA256SUMS")
-		if [ -z "$sum" ] || [ "$(sha256sum <"$dir/$name" | cut -d' ' -f1)" != "$sum" ]; then
-			echo "FAIL: $src/$name.xz does not unpack to the binary SHA256SUMS lists"
-			exit 1
-		fi
 	done
+	shared_reference_plugins "$dir" "$@"
 }
 
 # t_slurp VAR FILE: VAR = FILE's content less its trailing newlines, as $(cat

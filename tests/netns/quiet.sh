@@ -6,7 +6,7 @@
 # empty stderr, and the info lines land in the logFile the config names. A misspelt key
 # is the exception that shows stderr is watched: its warning is there.
 #
-#   quiet.sh NAME=BINARY...   (macvlan ipoib host-device tuning sbr dummy tap static nv-ipam)
+#   quiet.sh NAME=BINARY...   (every plugin the build makes: each must have its case here)
 #
 # Needs root; exits 77 only when network namespaces cannot be created.
 set -uo pipefail
@@ -18,15 +18,18 @@ declare -A B
 for a in "$@"; do
 	B[${a%%=*}]=$(realpath "${a#*=}")
 done
-for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam; do
+for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam loopback host-local; do
 	[ -x "${B[$p]:-}" ] || { echo "FAIL: no executable $p given ($p=BINARY)"; exit 1; }
 done
+# The plugins each case ran: at the end, every one given must have been.
+declare -A RAN
 
 t_init
 BIN=$T_DIR/bin
 mkdir "$BIN"
 ln -s "${B[static]}" "$BIN/static"
 ln -s "${B[nv-ipam]}" "$BIN/nv-ipam"
+ln -s "${B[host-local]}" "$BIN/host-local"
 T_ENV_PATH=$BIN
 t_netns POD
 T_ENV_NETNS=$POD_path
@@ -54,6 +57,7 @@ run() {
 	local p=$1 cmd=$2 conf=$3
 	shift 3
 	T_PLUGIN=${B[$p]}
+	RAN[$p]=1
 	t_cni "$cmd" "$conf" "$@"
 	if [ "$T_RC" = 0 ] && [ -z "$T_ERR" ]; then
 		t_pass "$p $cmd: exit 0, nothing on stderr"
@@ -79,8 +83,22 @@ cycle() {
 echo "# interface plugins"
 cycle macvlan '"master":"'"$M"'",'"$STATIC"
 t_contains "macvlan: its info lines in logFile" "deleting macvlan net1" "$(cat "$LOG" 2>&1)"
+# The IPAM plugins run as the interface plugins' delegates: their stderr is the runs'.
+RAN[static]=1
 t_contains "static: its info lines in ipam.logFile" "ADD quiet$T_TOK/net1: 1 address(es), 1 route(s)" \
 	"$(cat "$T_DIR/static.log" 2>&1)"
+# host-local behind macvlan: its store below a state root of this test's own (the node
+# settings name it; not inside nv-ipam's state directory, which host-local refuses).
+HLROOT=$(mktemp -d /tmp/cni-quiet-hl.XXXXXX)
+t_defer rm -rf "$HLROOT"
+jq --arg r "$HLROOT" '.stateRoots = [$r]' "$CNI_RDMA_PLUGINS_CONF" >"$T_DIR/settings.tmp" &&
+	cat "$T_DIR/settings.tmp" >"$CNI_RDMA_PLUGINS_CONF"
+HL='"ipam":{"type":"host-local","subnet":"192.168.77.0/24","dataDir":"'"$HLROOT/host-local"'"}'
+cycle macvlan '"master":"'"$M"'",'"$HL"
+t_eq "host-local: its store holds no address after DEL" "" \
+	"$(ls "$HLROOT/host-local/quiet" 2>&1 | grep -E '^[0-9.]+$|^[0-9a-f:]+:[0-9a-f:]*$|No such')"
+RAN[host-local]=1
+cycle loopback ""
 cycle host-device '"device":"'"$DP"'",'"$STATIC"
 cycle tap "$STATIC"
 # No InfiniBand port here: ipoib's DEL of an attachment it never made succeeds.
@@ -98,6 +116,7 @@ echo "# nv-ipam behind macvlan, every command"
 MV='"master":"'"$M"'",'"$NVIPAM"
 run macvlan ADD "$(conf macvlan "$MV")"
 RESULT=$T_OUT
+RAN[nv-ipam]=1
 t_contains "nv-ipam: its info lines in its logFile" "from pool quiet" "$(cat "$T_DIR/nv-ipam.log" 2>&1)"
 run macvlan CHECK "$(conf macvlan "$MV" "$RESULT")"
 run macvlan STATUS "$(conf macvlan "$MV")"
@@ -129,4 +148,7 @@ t_cni DEL "$(conf tuning '"sysctls":{}' "$RESULT")"
 t_ok "tuning DEL with \"sysctls\""
 run macvlan DEL "$(conf macvlan '"master":"'"$M"'",'"$STATIC" "$RESULT")"
 
+for p in "${!B[@]}"; do
+	[ -n "${RAN[$p]:-}" ] || t_fail "$p has a case here (a plugin of the build not checked)" ""
+done
 t_summary

@@ -40,6 +40,8 @@ declare -A KEYS=(
 	[dummy]="ipv6Autoconf"
 	[tap]="owner group multiQueue mtu mac bridge selinuxContext ipv6Autoconf"
 	[static]="ipam.type ipam.addresses ipam.routes ipam.dns ipam.logFile ipam.logLevel args.cni.ips"
+	[loopback]=""
+	[host-local]="ipam.type ipam.subnet ipam.rangeStart ipam.rangeEnd ipam.gateway ipam.ranges ipam.routes ipam.dataDir ipam.resolvConf ipam.logFile ipam.logLevel args.cni.ips"
 	[nv-ipam]="ipam.type ipam.poolName ipam.poolType ipam.forcePoolName ipam.confDir ipam.poolFile ipam.storeFile ipam.lockTimeoutMs ipam.releasedIPCooldownSeconds ipam.logFile ipam.logLevel ipam.daemonSocket ipam.daemonCallTimeoutSeconds args.cni.poolNames args.cni.poolType args.cni.ips args.cni.allocateDefaultGateway args.cni.allocateIPWithIndex"
 )
 
@@ -65,8 +67,9 @@ typo() { local k=$1; echo "${k:0:${#k}-2}${k: -1}${k: -2:1}"; }
 
 warnings() { grep -c 'is not one this plugin reads' <<<"$ERR"; }
 
-for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam; do
-	[ -n "${BIN[$p]:-}" ] || { not_ok "$p: no binary given"; continue; }
+# Every plugin the build makes is given (meson's cni_plugin_exes); each needs its keys here.
+for p in $(printf '%s\n' "${!BIN[@]}" | sort); do
+	[ -n "${KEYS[$p]+set}" ] || { not_ok "$p: its documented keys are not listed in keys.sh"; continue; }
 	read -ra keys <<<"${KEYS[$p]}"
 	status "$p" "$(conf "$p" "${keys[@]}")"
 	if [ "$(warnings)" = 0 ] && [ "$(jq -r '.code // 0' <<<"$OUT" 2>/dev/null)" != 6 ]; then
