@@ -30,7 +30,7 @@ test('kit-missing', sh, args: ['-c', 'echo "NOT RUN: no kit at /x (../shared/x b
 test('kit-missing-tap', sh, args: ['-c', 'echo "1..0 # SKIP NOT RUN: no kit at /y (KIT_Y)"'], protocol: 'tap')
 test('kit-part-missing', sh, args: ['-c', 'echo "ok 1"; echo "NOT RUN: no kit at /z (../shared/z beside the checkout)"'])
 test('package-missing', sh, args: ['-c', 'echo "SKIP: jq missing"; exit 77'])
-test('passes', sh, args: ['-c', 'exit 0'])
+test('passes', sh, args: ['-c', 'echo "ok: it says \\"NOT RUN: x\\" of something"; exit 0'])
 test('fails', sh, args: ['-c', 'exit 1'])
 MESON
 meson setup "$work/b" "$work/p" >/dev/null 2>&1 || { echo "FAIL: meson setup"; exit 1; }
