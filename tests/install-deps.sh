@@ -19,7 +19,9 @@ if [ "$what" = test ]; then
 	# load their modules with modprobe; their packages are verified with the keyring.
 	# golang-go and dpkg-dev (dpkg-source): the images' carried plugins, built from
 	# Debian's source package (image/carried.sh).
-	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace
+	# python3 and strace: the daemon suite's API server stand-in, the crash-state
+	# explorer (tests/crash).
+	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace python3
 	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
 	       xz-utils curl openssl dpkg-dev)
 fi

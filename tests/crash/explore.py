@@ -1,7 +1,7 @@
 """The explorer: a scenario recorded, each crash state rebuilt, the next command judged.
 
 A `Scenario` is a list of steps, each one command or several at once, run by one bash
-under strace (trace.py) with their directory (`root`) as setup() left it. The trace gives
+under strace (trace.py) on its directory (`root`) as the driver's setup left it. The trace gives
 the operations; model.py gives every state a power loss can leave at every crash point;
 each state is written into a directory of its own, and the program's `Driver` runs what
 comes next on it (the runtime's retries of the commands in flight, the next command,
@@ -275,35 +275,6 @@ def _readable(line):
                   lambda m: bytes.fromhex(m.group(1).replace("\\x", "")).decode("utf-8", "replace"), line)
 
 
-def sync_sites(ops, name_of):
-    """Each sync operation's site: the call, the file (@name_of normalises a path), and what
-    the same process did just before and just after it (which code path called it)."""
-    sites = {}
-    by_pid = {}
-    for o in ops:
-        by_pid.setdefault(o.pid, []).append(o)
-
-    def what(o):
-        if o is None:
-            return "-"
-        if o.kind == "sync":
-            return ("fsync " if o.full else "fdatasync ") + name_of(o.name)
-        if o.kind == "rename":
-            return "rename %s" % name_of(o.name2)
-        if o.kind in ("write", "trunc"):
-            return "%s %s" % (o.kind, name_of(o.name or ""))
-        return "%s %s" % (o.kind, name_of(o.name or ""))
-
-    for mine in by_pid.values():
-        for i, o in enumerate(mine):
-            if o.kind != "sync":
-                continue
-            before = mine[i - 1] if i else None
-            after = mine[i + 1] if i + 1 < len(mine) else None
-            sites[o.idx] = "%s after %s, before %s" % (what(o), what(before), what(after))
-    return sites
-
-
 def _copy_op(o):
     c = rec.Op(o.kind, o.start, o.end, o.pid)
     for k in rec.Op.__slots__:
@@ -346,7 +317,7 @@ def fresh_dir(path, mode=0o700):
     os.chmod(path, mode)
 
 
-def main_summary(reports, limit_fail=True):
+def main_summary(reports):
     total = sum(r.failed() for r in reports)
     states = {m: sum(r.states[m] for r in reports) for m in MODELS}
     print("explored: %s; %d recovery runs; %d failures" % (
@@ -361,7 +332,7 @@ def env_with(extra):
     return e
 
 
-def jsonl(b):
+def json_of(b):
     try:
         return json.loads(b.decode("utf-8", "replace"))
     except ValueError:

@@ -142,7 +142,7 @@ class NodeDriver:
         obs = {}
         obs["conf"] = os.path.exists(n.p("r", "conf", "nv-ipam.conf"))
         rc, out, err = n.add("r", "cr-early")
-        doc = X.jsonl(out) or {}
+        doc = X.json_of(out) or {}
         obs["early"] = (rc, result_ips(out, "net1") if rc == 0 else None, doc.get("code"),
                         (out + err).decode(errors="replace")[:300])
         log = os.path.join(n.work, "node-r.log")

@@ -31,7 +31,8 @@ fsync after another fsync, tears at 512 bytes, tails, and appends as zeros.
 The number of states is bounded (`Bounds`): every pending operation alone kept or dropped
 against all the others kept and against all the others dropped, each variant of each
 (tears at up to `tears` boundaries), every subset when there are at most `subsets`
-pending, ext4's prefixes, and with `pairs` every pair of deviations.
+pending, ext4's prefixes, and with `pairs` every pair of deviations. States are called
+for in the order of their crash points (the durable parts are kept as they grow).
 """
 
 import hashlib
@@ -45,7 +46,6 @@ INF = float("inf")
 
 class Bounds:
     def __init__(self, full=False, small=False):
-        self.full = full
         self.tears = 16 if full else 1 if small else 3
         self.subsets = 8 if full else 3 if small else 5
         self.pairs = full

@@ -111,7 +111,7 @@ class Node:
 
 
 def result_ips(out, net):
-    doc = X.jsonl(out)
+    doc = X.json_of(out)
     if not doc or "ips" not in doc:
         return None
     pools = NETS[net].split(",")

@@ -26,6 +26,7 @@ FULL=1 widens the bounds.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -300,7 +301,8 @@ def main():
                     drv.reboot_checks, drv.kept_checks, time.monotonic() - t0))
                 # Each sync of the record treated as never done: the kept states must show it.
                 for o in [o for o in sc.ops if o.kind == "sync"]:
-                    what = "%s of %s" % ("fsync" if o.full else "fdatasync", o.name.replace(drv.key_prefix(), "<record>") or "its directory")
+                    name_of = re.sub(r"\.tmp\.[0-9]+$", ".tmp", o.name.replace(drv.key_prefix(), "<record>"))
+                    what = "%s of %s" % ("fsync" if o.full else "fdatasync", name_of or "its directory")
                     r = X.explore(sc, drv, Bounds(FULL), drop_syncs=lambda x, i=o.idx: x.idx == i, quiet=True)
                     print("  without the %s: %d failing states%s" % (
                         what, r.failed(), " (%s)" % r.examples[0].split("\n")[-1].strip() if r.examples else ""))
