@@ -1,11 +1,12 @@
 """The explorer: a scenario recorded, each crash state rebuilt, the next command judged.
 
 A `Scenario` is a list of steps, each one command or several at once, run by one bash
-under strace (trace.py) on its directory (`root`) as the driver's setup left it. The trace gives
-the operations; model.py gives every state a power loss can leave at every crash point;
-each state is written into a directory of its own, and the program's `Driver` runs what
-comes next on it (the runtime's retries of the commands in flight, the next command,
-a reader) and judges what it sees against what the commands that returned promised:
+under strace (recorder.py) on its directory (`root`) as the driver's setup left it. The
+trace gives the operations; model.py gives every state a power loss can leave at every
+crash point; each state is written into a directory of its own, and the program's
+driver runs what comes next on it (the runtime's retries of the commands in flight, the
+next command, a reader) and judges what it sees against what the commands that returned
+promised:
 
   lost       an ADD that returned before the crash point: its address not held by it
   doubled    an address held by two attachments
@@ -13,8 +14,11 @@ a reader) and judges what it sees against what the commands that returned promis
   refused    the store (or record) does not open without a human
   wrong      anything else the driver checks (a plugin's DEL that does not restore)
 
-Recovery runs are cached by the state's digest and the commands retried, so a state seen
-at many crash points runs once; the judgement is made at each crash point.
+A driver has expect(scenario, point), recover(tree, expectation) and judge(observation,
+expectation, verdict). Recovery runs are cached by the state's digest and
+Expectation.retry_key() (the commands retried, and what else a driver's recovery
+depends on), so a state seen at many crash points runs once; the judgement is made at
+each crash point.
 """
 
 import json
@@ -27,7 +31,7 @@ import sys
 import time
 
 from model import MODELS, Exploration, Tree
-import trace as rec
+import recorder as rec
 
 KINDS = ("lost", "doubled", "back", "refused", "wrong")
 # Failing states printed per model and kind.

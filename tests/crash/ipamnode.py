@@ -18,6 +18,7 @@ FULL=1 widens the bounds; CRASH_KEEP=DIR keeps the states that failed.
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -242,10 +243,10 @@ def main():
             sc.run(argv, env, stdin, key=(cid, "net1"), label="ADD " + cid)
         # The pool's status changes: the pool file is replaced while pods are added.
         sc.shell("curl -sSk --max-time 10 -X PUT --data %s %s >/dev/null" % (
-            X.shlex.quote(json.dumps(changed)),
-            X.shlex.quote("https://127.0.0.1:%s/_test/object?path=/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/kube-system/ippools" % port)))
+            shlex.quote(json.dumps(changed)),
+            shlex.quote("https://127.0.0.1:%s/_test/object?path=/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/kube-system/ippools" % port)))
         sc.shell('for i in $(seq 200); do grep -q 10.78.0.210 %s && break; sleep 0.05; done' %
-                 X.shlex.quote(node.p("a", "conf", "node-pools.json")))
+                 shlex.quote(node.p("a", "conf", "node-pools.json")))
         argv, env, stdin = node.cni("a", "ADD", "n3")
         sc.run(argv, env, stdin, key=("n3", "net1"), label="ADD n3")
         sc.shell('kill -TERM "${P[%d]}"' % start.i)

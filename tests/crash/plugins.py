@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The records plugins keep for DEL, through every power loss the models allow.
 
-  plugins.py BUILD-DIR [PLUGIN]...     (as root: network namespaces and veth pairs)
+  plugins.py BUILD-DIR [PLUGIN | NAME=PATH]...   (as root: network namespaces, veth pairs)
 
 Each plugin's ADD is recorded under strace; its record directory's crash states are
 judged through the plugin's command line only (the record's format is the plugin's
@@ -19,8 +19,12 @@ business, and may change: common/record/), two ways:
 Records under /run (tmpfs) do not survive a power loss at all: only the first way
 happens there; both are run, so the plugins stay right if their records move to disk.
 
-PLUGINS below lists each plugin's driver; a plugin added since is one entry (host-local,
-being written elsewhere: its leases through HOSTLOCAL, an IPAM driver like nv-ipam's).
+An IPAM plugin's leases are judged by IpamPlugin, through its command line too: every
+ADD that returned still CHECKs and its address cannot be asked for again, every DEL
+that returned (and every command in flight, which the runtime tears down) no longer
+CHECKs. PLUGINS lists each plugin's driver; a plugin added since is one entry (the line
+for host-local is there, commented: our host-local syncs nothing yet and fails). NAME=PATH
+runs an IPAM plugin of BUILD-DIR by IpamPlugin by hand: host-local=ipam/host-local/host-local.
 FULL=1 widens the bounds.
 """
 
@@ -262,8 +266,115 @@ class Tuning(PluginDriver):
         return (link("net1", self.pod), "PROMISC" in flags, sysctl(self.pod, "net.ipv4.conf.net1.arp_ignore"))
 
 
-# name -> driver. host-local (being written in another branch) joins with one line here,
-# an IPAM driver judged as nv-ipam's store is (tests/crash/nvipam.py, StoreDriver).
+class IpamPlugin:
+    """An IPAM plugin's leases, judged through its command line only: ADDs, a DEL, a
+    concurrent pair recorded; on each state, the runtime's retries, then CHECK of every
+    attachment an ADD returned (held) and of every one a DEL released (gone), an ADD
+    asking for each held address (it must be refused: else it is doubled), and an ADD of
+    a new attachment (the store opens)."""
+
+    def __init__(self, build, work, name, path, subnet="10.66.0.0/24"):
+        self.build, self.work, self.name = build, work, name
+        self.path, self.subnet = os.path.join(build, path), subnet
+        self.record_dir = "/run/%s-%s" % (TOKEN, name)
+        self.reboot_checks = self.kept_checks = 0
+
+    def conf(self, ips=None):
+        c = {"cniVersion": "1.0.0", "name": "crnet",
+             "ipam": {"type": self.name, "subnet": self.subnet, "dataDir": self.record_dir}}
+        if ips:
+            c["args"] = {"cni": {"ips": ips}}
+        return c
+
+    def argv(self, op, cid, ips=None):
+        env = {"CNI_COMMAND": op, "CNI_CONTAINERID": cid, "CNI_NETNS": "/var/run/netns/%s-none" % TOKEN,
+               "CNI_IFNAME": "net1", "CNI_PATH": "/nonexistent"}
+        return [self.path], env, json.dumps(self.conf(ips)).encode()
+
+    def call(self, op, cid, ips=None):
+        argv, env, stdin = self.argv(op, cid, ips)
+        rc, out, err = X.run(argv, X.env_with(env), stdin)
+        return rc, out
+
+    def key_prefix(self):
+        return ""
+
+    def scenario(self):
+        X.fresh_dir(self.record_dir, 0o755)
+        sc = X.Scenario(self.name, self.work, self.record_dir)
+        for op, cid in (("ADD", "a1"), ("ADD", "a2"), ("DEL", "a1"), ("ADD", "a3")):
+            sc.run(*self.argv(op, TOKEN + cid), op=op, key=TOKEN + cid, label="%s %s" % (op, cid))
+        sc.together([self.argv("ADD", TOKEN + cid) + ({"op": "ADD", "key": TOKEN + cid, "label": "ADD %s (at once)" % cid},)
+                     for cid in ("b1", "b2")])
+        sc.record()
+        for c in sc.cmds:
+            if c.rc != 0:
+                raise RuntimeError("%s: %s" % (c.label(), c.out.decode(errors="replace")))
+        self.keys = sorted({c.meta["key"] for c in sc.cmds})
+        self.returned = {c.meta["key"]: [ip["address"].split("/")[0] for ip in json.loads(c.out)["ips"]]
+                         for c in sc.cmds if c.meta["op"] == "ADD"}
+        return sc
+
+    def expect(self, sc, c):
+        e = X.Expectation()
+        for cmd in sorted(sc.cmds, key=lambda x: x.start):
+            key = cmd.meta["key"]
+            if not cmd.started(c):
+                continue
+            if not cmd.returned(c):
+                e.inflight.append(cmd)
+                e.unsure.add(key)
+                e.held.pop(key, None)
+                e.gone.discard(key)
+            elif cmd.meta["op"] == "ADD":
+                e.held[key] = [ip["address"].split("/")[0] for ip in json.loads(cmd.out)["ips"]]
+                e.gone.discard(key)
+            else:
+                e.held.pop(key, None)
+                e.gone.add(key)
+        return e
+
+    def recover(self, tree, exp):
+        X.fresh_dir(self.record_dir, 0o755)
+        tree.materialise(self.record_dir)
+        # After a power loss the runtime tears down the sandboxes whose set-up it never saw
+        # answered: a DEL for every command in flight.
+        obs = {"retries": [(c.meta["key"], "DEL") + self.call("DEL", c.meta["key"]) for c in exp.inflight]}
+        # Every attachment and every address the scenario's ADDs returned (a run depends
+        # on the state and the retries only: it is shared by every crash point of both).
+        obs["check"] = {k: self.call("CHECK", k)[0] for k in self.keys}
+        obs["ask"] = {}
+        for k, ips in self.returned.items():
+            rc, out = self.call("ADD", TOKEN + "probe", ips)
+            obs["ask"][k] = rc
+            if rc == 0:
+                self.call("DEL", TOKEN + "probe")
+        obs["new"] = self.call("ADD", TOKEN + "new")
+        self.reboot_checks += 1
+        return obs
+
+    def judge(self, obs, exp, v):
+        for key, op, rc, out in obs["retries"]:
+            if rc != 0:
+                v.fail("refused", "%s %s retried: exit %d: %s" % (op, key, rc, out.decode(errors="replace")[:200]))
+        for k in exp.held:
+            if obs["check"][k] != 0:
+                v.fail("lost", "%s: its ADD returned %s, CHECK finds no lease" % (k, exp.held[k]))
+            if obs["ask"][k] == 0:
+                v.fail("doubled", "%s holds %s, an ADD asking for it got it" % (k, exp.held[k]))
+        for k in exp.gone | {c.meta["key"] for c in exp.inflight}:
+            if obs["check"][k] == 0:
+                v.fail("back", "%s: released, CHECK finds its lease" % k)
+        if obs["new"][0] != 0:
+            v.fail("refused", "a new ADD: " + obs["new"][1].decode(errors="replace")[:200])
+
+    def close(self):
+        subprocess.run(["rm", "-rf", self.record_dir])
+
+
+# name -> driver. host-local (ipam/host-local) is one more entry, once its leases survive
+# a power loss (it syncs nothing: lost, doubled and released leases back, both models):
+#   "host-local": lambda b, w: IpamPlugin(b, w, "host-local", "ipam/host-local/host-local"),
 PLUGINS = {"host-device": HostDevice, "tuning": Tuning}
 
 
@@ -273,6 +384,10 @@ def main():
         return 2
     build = os.path.realpath(sys.argv[1])
     names = sys.argv[2:] or sorted(PLUGINS)
+    # NAME=PATH (relative to BUILD-DIR): an IPAM plugin judged by IpamPlugin.
+    for n in names:
+        if "=" in n:
+            PLUGINS[n] = lambda b, w, n=n: IpamPlugin(b, w, n.split("=")[0], n.split("=", 1)[1])
     probe = TOKEN + "-probe"
     p = sh("ip", "netns", "add", probe, check=False)
     if p.returncode != 0:
@@ -293,12 +408,13 @@ def main():
                 names_made = sorted({(o.kind, o.name2 if o.kind == "rename" else o.name) for o in sc.ops if o.is_meta()})
                 print("# %s: ADD recorded, %d operations on its record in %.1f s: %s" % (
                     name, len(sc.ops), sc.record_s, ", ".join("%s %s" % n for n in names_made)))
-                if not any(k == "rename" for k, _ in names_made):
+                if isinstance(drv, PluginDriver) and not any(k == "rename" for k, _ in names_made):
                     X.die("%s: its ADD no longer writes a record" % name)
                 t0 = time.monotonic()
                 reports.append(X.explore(sc, drv, Bounds(FULL), os.environ.get("CRASH_KEEP")))
-                print("  %d states judged after a reboot, %d with the kernel as ADD left it (%.1f s)" % (
-                    drv.reboot_checks, drv.kept_checks, time.monotonic() - t0))
+                if drv.kept_checks or isinstance(drv, PluginDriver):
+                    print("  %d states judged after a reboot, %d with the kernel as ADD left it (%.1f s)" % (
+                        drv.reboot_checks, drv.kept_checks, time.monotonic() - t0))
                 # Each sync of the record treated as never done: the kept states must show it.
                 for o in [o for o in sc.ops if o.kind == "sync"]:
                     name_of = re.sub(r"\.tmp\.[0-9]+$", ".tmp", o.name.replace(drv.key_prefix(), "<record>"))
@@ -311,7 +427,8 @@ def main():
             finally:
                 drv.close()
     finally:
-        subprocess.run(["rm", "-rf", work])
+        if not os.environ.get("CRASH_KEEP_WORK"):
+            subprocess.run(["rm", "-rf", work])
     for b in bad:
         print("FAIL: " + b)
     return 1 if X.main_summary(reports) or bad else 0

@@ -34,7 +34,7 @@ LINE = re.compile(r'^(\d+) +(.*)$')
 CALL = re.compile(r'^([a-z0-9_]+)\((.*)$')
 RESUMED = re.compile(r'^<\.\.\. ([a-z0-9_]+) resumed>(.*)$')
 EXITED = re.compile(r'^\+\+\+ (exited with (\d+)|killed by (SIG[A-Z0-9]+)( \(core dumped\))?) \+\+\+$')
-RESULT = re.compile(r'^(.*)\) += (-?\d+|0x[0-9a-f]+|\?)(<[^>]*>)?( .*)?$')
+RESULT = re.compile(r'^(.*)\) += (-?\d+|0x[0-9a-f]+|\?)(<[^>]*>)?(\(deleted\))?( .*)?$')
 
 
 class TraceError(Exception):
@@ -169,8 +169,9 @@ def read_calls(trace_path):
                     continue
             res = RESULT.match(body)
             if not res:
-                # A call that never returned (exit, execve replaced it, a kill).
-                continue
+                if body.endswith(" = ?"):
+                    continue  # never returned (exit, execve replaced it, a kill)
+                raise TraceError("line %d: no result read: %r" % (idx + 1, rest[:120]))
             ret = res.group(2)
             ret_path = None
             if res.group(3):
@@ -482,8 +483,15 @@ class Recorder:
     def c_linkat(self, call):
         a = call.args
         flags = arg_flags(a[4])
-        if "AT_EMPTY_PATH" in flags and arg_str(a[1]) == b"":
+        old = arg_str(a[1]).decode("utf-8", "surrogateescape")
+        proc = re.match(r"^/proc/(self|\d+)/fd/(\d+)$", old)
+        if "AT_EMPTY_PATH" in flags and old == "":
             _, ino = self.fd_ino(call, a[0])
+        elif proc and "AT_SYMLINK_FOLLOW" in flags:
+            # An O_TMPFILE file linked through its descriptor's /proc name.
+            pid = call.pid if proc.group(1) == "self" else int(proc.group(1))
+            e = self.table(pid).get(int(proc.group(2)))
+            ino = e[0].ino if e else None
         else:
             ino = self.lookup(self.resolve(call, a[0], a[1]))
         self._link(call, ino, self.resolve(call, a[2], a[3]))
