@@ -382,8 +382,8 @@ static int dir_of(const char *path, int *ret_fd, const char **ret_name)
 	return 0;
 }
 
-int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
-			 const char **ret_step)
+int file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+		    const char **ret_step)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
@@ -423,12 +423,22 @@ int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t l
 		r = -errno;
 		goto fail;
 	}
-	*ret_step = "sync directory";
-	return fsync(dirfd) < 0 ? -errno : 0;
+	return 0;
 
 fail:
 	(void)unlinkat(dirfd, tmp, 0);
 	return r;
+}
+
+int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+			 const char **ret_step)
+{
+	int r = file_replace_at(dirfd, name, data, len, mode, ret_step);
+
+	if (r < 0)
+		return r;
+	*ret_step = "sync directory";
+	return fsync(dirfd) < 0 ? -errno : 0;
 }
 
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
