@@ -300,9 +300,8 @@ class Expectation:
     def __init__(self):
         self.held = {}      # key -> set of (pool, ip) an ADD returned
         self.gone = set()   # keys a DEL returned for
-        self.unsure = set()  # keys a command in flight touches
         self.inflight = []  # commands the runtime runs again
-        self.extra = []
+        self.extra = []     # what else a recovery depends on (part of its cache key)
 
     def retry_key(self):
         """What the recovery runs depend on besides the state: the commands retried (and

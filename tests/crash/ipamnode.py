@@ -127,7 +127,6 @@ class NodeDriver:
             if not cmd.started(c) or not key:
                 continue
             if not cmd.returned(c):
-                e.unsure.add(key)
                 e.held.pop(key, None)
                 continue
             if cmd.rc != 0:

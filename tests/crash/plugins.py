@@ -323,7 +323,6 @@ class IpamPlugin:
                 continue
             if not cmd.returned(c):
                 e.inflight.append(cmd)
-                e.unsure.add(key)
                 e.held.pop(key, None)
                 e.gone.discard(key)
             elif cmd.meta["op"] == "ADD":
