@@ -11,16 +11,15 @@ commands in flight, an ADD of a new attachment, `nv-ipam-tool show` and `check`.
 
 handover: the store handed over in the reference daemon's format, a DEL in that file
 with no daemon, `adopt` (migrating the changed file, recording `.adopted`), the daemon's
-late write merged by the next ADD, a second handover taken back unchanged. Each state is
-judged twice: as ipam-node's start finds it (`adopt`, then an ADD, show, check), and as
+late write merged by the next ADD, a second handover taken back unchanged; then a store
+born ours (no .adopted) handed over and taken back twice. Each state is judged twice: as ipam-node's start finds it (`adopt`, then an ADD, show, check), and as
 the reference daemon finds it after a rollback (refstore.py reads the file whenever it is
 in the daemon's format; with ../shared the reference's own code allocates from it, and
 adopt takes that back).
 
 syncs: each fsync and fdatasync the store calls, by where it is called, treated in turn
-as never done: the explorer must find a lost or doubled address, a DEL undone or a store
-that does not open, for each one the store relies on; those it cannot see are listed
-with the reason.
+as never done: the explorer must find a failing state for each one (one it cannot see
+would have to be listed in UNSEEN with the reason, or removed from the product).
 
 FULL=1 runs larger scenarios with wider bounds (the full run); CRASH_KEEP=DIR keeps the
 states that failed.
@@ -268,7 +267,7 @@ def judge_allocs(allocs, exp, v, obs, retried, who="", names=True):
 # ---- the store ----
 
 def store_scenarios(work, nvipam, tool):
-    """(Node, Scenario, covered) of each store scenario, recorded."""
+    """(Node, Scenario) of each store scenario, recorded."""
     out = []
 
     # The first ADDs of a store: its file, its pool directory, the logs created.
@@ -287,7 +286,8 @@ def store_scenarios(work, nvipam, tool):
     node.now("a", "ADD", "p2", "net12", pod="p2")
     node.now("a", "ADD", "v1", "net1", pod="v1")
     # pool1 at 124 lines past its header: a2's two-pool ADD leaves its confirmation
-    # unsynced at line 127, and the DEL after it writes the snapshot at line 128, over it.
+    # unsynced at line 127, and the DEL after it writes the snapshot at line 128, over it
+    # (which is why the log is synced before a snapshot).
     fill(node, "pool1", "net1", "w", 125)
     node.now("a", "ADD", "q1", "net3", pod="q1")
     # A few lines short of the compaction (dead lines 512 over twice the live ones).
