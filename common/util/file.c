@@ -156,8 +156,14 @@ static int subdir_open(int dirfd, const char *name, mode_t create_mode, int *ret
 
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && create_mode) {
-		if (mkdirat(dirfd, name, create_mode) < 0 && errno != EEXIST)
+		if (mkdirat(dirfd, name, create_mode) == 0) {
+			/* Its name reaches the disk before anything made below it: a file synced
+			 * there would be lost with the directory after a power loss. */
+			if (fsync(dirfd) < 0)
+				return -errno;
+		} else if (errno != EEXIST) {
 			return -errno;
+		}
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0) {

@@ -131,6 +131,8 @@ static int host_local_add(const struct cni_ctx *ctx, struct cni_result *ret, str
 	for (size_t i = 0; i < c.n_routes && r >= 0; i++)
 		if (cni_result_add_route(&res, &c.routes[i]) < 0)
 			r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (r >= 0)
+		r = hl_store_commit(s, err);
 	if (r < 0) {
 		hl_store_undo(s);
 		goto out;
@@ -158,7 +160,8 @@ static int host_local_del(const struct cni_ctx *ctx, struct cni_err *err)
 		return r;
 	/* A store that was never made holds nothing: DEL makes none. */
 	if ((r = hl_store_open(c.data_dir, c.name, false, &s, err)) >= 0 &&
-	    (r = hl_store_release(s, ctx->env.container_id, ctx->env.ifname, c.n_sets, &n, err)) >= 0)
+	    (r = hl_store_release(s, ctx->env.container_id, ctx->env.ifname, c.n_sets, &n, err)) >= 0 &&
+	    (r = hl_store_commit(s, err)) >= 0)
 		log_info("DEL %s/%s: %zu address(es) released in network %s", ctx->env.container_id,
 			 ctx->env.ifname, n, c.name);
 	hl_store_close(s);
@@ -200,7 +203,7 @@ static int host_local_gc(const struct cni_ctx *ctx, struct cni_err *err)
 		/* Without the list nothing can be told stale; releasing all would be worse. */
 		log_warning("GC without cni.dev/valid-attachments: nothing released");
 	if (r > 0 && (r = hl_store_open(c.data_dir, c.name, false, &s, err)) >= 0 &&
-	    (r = hl_store_gc(s, valid, n_valid, &n, err)) >= 0)
+	    (r = hl_store_gc(s, valid, n_valid, &n, err)) >= 0 && (r = hl_store_commit(s, err)) >= 0)
 		log_info("GC %s: %zu address(es) released", c.name, n);
 	hl_store_close(s);
 	cni_attachments_free(valid, n_valid);

@@ -62,6 +62,7 @@ struct hl_store {
 	size_t n_made;
 	struct last_saved *saved;
 	size_t n_saved;
+	bool changed;            /* an address file linked or removed: the directory to sync */
 };
 
 static void entries_free(struct entry *e, size_t n)
@@ -295,8 +296,14 @@ int hl_store_open(const char *data_dir, const char *network, bool create, struct
 		return cni_err_set(err, CNI_ERR_IO, r, "dataDir \"%.256s\": %s", data_dir, strerror(-r));
 	if ((r = check_not_ours(real, network, err)) < 0)
 		return r;
-	if (create && mkdirat(data_fd, network, DIR_MODE) < 0 && errno != EEXIST)
+	if (create && mkdirat(data_fd, network, DIR_MODE) == 0) {
+		/* The network's directory is named on disk before a lease is linked in it. */
+		if (fsync(data_fd) < 0)
+			return cni_err_set(err, CNI_ERR_IO, -errno, "mkdir %.256s: sync: %s", path,
+					   strerror(errno));
+	} else if (create && errno != EEXIST) {
 		return cni_err_set(err, CNI_ERR_IO, -errno, "mkdir %.256s: %s", path, strerror(errno));
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
@@ -377,6 +384,12 @@ static int write_new(int dir_fd, const char *name, const char *content, size_t l
 	if (fd < 0)
 		return -errno;
 	if (file_pwrite_all(fd, content, len, 0) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* Its bytes reach the disk before its name can: after a power loss a name that
+	 * survived never holds a torn or empty file (upstream syncs nothing). */
+	if (fsync(fd) < 0) {
 		r = -errno;
 		goto out;
 	}
@@ -511,6 +524,7 @@ int hl_store_reserve(struct hl_store *s, const char *id, const char *ifname,
 		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 	}
 	s->n_made++;
+	s->changed = true;
 	r = last_write(s, set, name, strlen(name));
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, r,
@@ -564,6 +578,18 @@ static int entry_remove(struct hl_store *s, struct entry *e, struct cni_err *err
 		return cni_err_set(err, CNI_ERR_IO, -errno, "store: cannot remove %.64s: %s", e->name,
 				   strerror(errno));
 	e->removed = true;
+	s->changed = true;
+	return 0;
+}
+
+int hl_store_commit(struct hl_store *s, struct cni_err *err)
+{
+	if (!s || !s->changed)
+		return 0;
+	if (fsync(s->dir_fd) < 0)
+		return cni_err_set(err, CNI_ERR_IO, -errno, "store: cannot sync its directory: %s",
+				   strerror(errno));
+	s->changed = false;
 	return 0;
 }
 

@@ -47,6 +47,21 @@ int hl_store_open(const char *data_dir, const char *network, bool create, struct
 		  struct cni_err *err);
 
 /**
+ * hl_store_commit() - make the address files linked or removed so far survive a power loss
+ * @s: store, may be NULL
+ * @err: code 5 when the directory cannot be synced
+ *
+ * Syncs the store's directory when a command changed its names (each file's bytes are
+ * synced before it is linked). An ADD commits before it answers, so that an address a
+ * pod was given is held after a power loss; a DEL and a GC before they answer, so that
+ * an address released does not come back held. last_reserved_ip.N is left to the page
+ * cache: a lost or torn one changes only where the next search starts.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int hl_store_commit(struct hl_store *s, struct cni_err *err);
+
+/**
  * hl_store_close() - release the lock and what the store holds
  * @s: store, may be NULL
  */
