@@ -253,3 +253,31 @@ int record_remove(const char *dir, const char *name)
 	sweep_temps(fd, name);
 	return unlinkat(fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 }
+
+int record_list(const char *dir, int (*cb)(const char *name, void *data), void *data)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_(closedirp) DIR *d = NULL;
+	struct dirent *e;
+	int r;
+
+	r = dir_open(dir, false, &fd);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	d = file_dir_stream(fd);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		/* A temporary file's name holds "::": never a record's (name_valid()). */
+		if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
+			continue;
+		if (!name_valid(e->d_name))
+			continue;
+		r = cb(e->d_name, data);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

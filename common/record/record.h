@@ -112,3 +112,16 @@ char *record_line(char **p, const char *key);
  * Return: 0 when removed or when there was none, negative errno otherwise.
  */
 int record_remove(const char *dir, const char *name);
+
+/**
+ * record_list() - the records a plugin's folder holds, by name
+ * @dir: the plugin's folder
+ * @cb: called with each record's name (temporary files left out); a negative return
+ *      stops the walk and is returned
+ * @data: for @cb
+ *
+ * For GC: the plugin reads each name's parts back to find what it kept for whom.
+ *
+ * Return: 0 (a missing folder holds none), negative errno otherwise or what @cb returned.
+ */
+int record_list(const char *dir, int (*cb)(const char *name, void *data), void *data);

@@ -1,0 +1,289 @@
+/* iptables change sets: a table read once, its changes applied by one iptables-restore */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/netfilter/ipt-batch.h"
+#include "common/util/cleanup.h"
+#include "common/util/error.h"
+#include "common/util/text.h"
+
+/* iptables' XT_EXTENSION_MAXNAMELEN, its NUL aside. */
+#define CHAIN_NAME_MAX 28
+
+struct ipt_batch {
+	enum ipt_family f;
+	char *table;
+	char *listing;         /* "-S" of the table, one line each */
+	struct text_buf script; /* the changes, restore lines */
+	size_t changes;
+	char **made;           /* chains "-N"'d here */
+	size_t n_made;
+};
+
+int ipt_batch_open(enum ipt_family f, const char *table, struct ipt_batch **ret,
+		   struct cni_err *err)
+{
+	_cleanup_free_ char *listing = NULL;
+	struct ipt_batch *b;
+	int r;
+
+	r = ipt_list(f, table, NULL, &listing, err);
+	if (r < 0)
+		return r;
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->table = strdup(table))) {
+		free(b);
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
+	b->f = f;
+	b->listing = TAKE_PTR(listing);
+	*ret = b;
+	return 0;
+}
+
+void ipt_batch_free(struct ipt_batch *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n_made; i++)
+		free(b->made[i]);
+	free(b->made);
+	text_buf_free(&b->script);
+	free(b->listing);
+	free(b->table);
+	free(b);
+}
+
+/*
+ * Whether the listing has the line "@head @chain[ @rest]" ("-N CHAIN", "-A CHAIN ...");
+ * a NULL @rest matches the line of the chain alone, "" any line of it ("-P CHAIN ACCEPT").
+ */
+static bool listed(const struct ipt_batch *b, const char *head, const char *chain,
+		   const char *rest)
+{
+	size_t hl = strlen(head), cl = strlen(chain), rl = rest ? strlen(rest) : 0;
+
+	for (const char *p = b->listing; *p;) {
+		const char *nl = strchrnul(p, '\n');
+		size_t len = (size_t)(nl - p);
+		bool any = rest && !*rest;
+
+		if ((any ? len > hl + 1 + cl : len == hl + 1 + cl + (rest ? 1 + rl : 0)) &&
+		    memcmp(p, head, hl) == 0 && p[hl] == ' ' && memcmp(p + hl + 1, chain, cl) == 0 &&
+		    (!rest || (p[hl + 1 + cl] == ' ' && memcmp(p + hl + 2 + cl, rest, rl) == 0)))
+			return true;
+		p = *nl ? nl + 1 : nl;
+	}
+	return false;
+}
+
+static bool made_here(const struct ipt_batch *b, const char *chain)
+{
+	for (size_t i = 0; i < b->n_made; i++)
+		if (strcmp(b->made[i], chain) == 0)
+			return true;
+	return false;
+}
+
+bool ipt_batch_has_chain(const struct ipt_batch *b, const char *chain)
+{
+	/* Built-in chains are listed with their policy ("-P"), the others with "-N". */
+	return made_here(b, chain) || listed(b, "-N", chain, NULL) || listed(b, "-P", chain, "");
+}
+
+bool ipt_chain_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > CHAIN_NAME_MAX || name[0] == '-' || name[0] == '!')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)name[i] <= ' ' || (unsigned char)name[i] >= 0x7f ||
+		    name[i] == '"' || name[i] == '\'' || name[i] == '\\')
+			return false;
+	return true;
+}
+
+/* One argument of a restore line: quoted when it holds a blank, a quote or a backslash. */
+static int put_arg(struct text_buf *t, const char *a)
+{
+	bool quote = *a == '\0' || strpbrk(a, " \t\"'\\") != NULL;
+
+	for (const char *p = a; *p; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			return -EINVAL;
+	text_buf_putc(t, ' ');
+	if (!quote) {
+		text_buf_puts(t, a);
+		return 0;
+	}
+	text_buf_putc(t, '"');
+	for (const char *p = a; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			text_buf_putc(t, '\\');
+		text_buf_putc(t, *p);
+	}
+	text_buf_putc(t, '"');
+	return 0;
+}
+
+/* A change line: "@op @chain [@pos] ARGS...", taken back whole when an argument is refused. */
+static int put_line(struct ipt_batch *b, const char *op, const char *chain, const char *pos,
+		    const char *const *args, size_t n)
+{
+	size_t start = b->script.len;
+	int r = 0;
+
+	text_buf_puts(&b->script, op);
+	r = put_arg(&b->script, chain);
+	if (r >= 0 && pos)
+		r = put_arg(&b->script, pos);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = put_arg(&b->script, args[i]);
+	if (r < 0) {
+		b->script.len = start;
+		return r;
+	}
+	text_buf_putc(&b->script, '\n');
+	if (b->script.oom)
+		return -ENOMEM;
+	b->changes++;
+	return 0;
+}
+
+int ipt_batch_ensure_chain(struct ipt_batch *b, const char *chain)
+{
+	char **made;
+
+	if (!ipt_chain_name_valid(chain))
+		return -EINVAL;
+	if (ipt_batch_has_chain(b, chain))
+		return 0;
+	made = reallocarray(b->made, b->n_made + 1, sizeof(*made));
+	if (!made)
+		return -ENOMEM;
+	b->made = made;
+	if (!(made[b->n_made] = strdup(chain)))
+		return -ENOMEM;
+	b->n_made++;
+	return put_line(b, "-N", chain, NULL, NULL, 0);
+}
+
+int ipt_batch_add_rule(struct ipt_batch *b, const char *chain, bool first,
+		       const char *const *rule, size_t n)
+{
+	return put_line(b, first ? "-I" : "-A", chain, first ? "1" : NULL, rule, n);
+}
+
+static bool jumps_to_new(const struct ipt_batch *b, const char *const *rule, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++)
+		if ((strcmp(rule[i], "-j") == 0 || strcmp(rule[i], "--jump") == 0 ||
+		     strcmp(rule[i], "-g") == 0 || strcmp(rule[i], "--goto") == 0) &&
+		    made_here(b, rule[i + 1]))
+			return true;
+	return false;
+}
+
+int ipt_batch_ensure_rule(struct ipt_batch *b, const char *chain, bool first,
+			  const char *const *rule, size_t n, const char *printed,
+			  struct cni_err *err)
+{
+	int r;
+
+	/*
+	 * A chain made here, or missing (the restore then fails), holds nothing to ask about;
+	 * nor can a rule be there that jumps to a chain made here.
+	 */
+	if (!made_here(b, chain) && ipt_batch_has_chain(b, chain) && !jumps_to_new(b, rule, n)) {
+		if (printed && listed(b, "-A", chain, printed))
+			return 0;
+		r = ipt_rule_exists(b->f, b->table, chain, rule, n, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	r = ipt_batch_add_rule(b, chain, first, rule, n);
+	if (r < 0)
+		return cni_err_set(err, r == -EINVAL ? CNI_ERR_INVALID_CONFIG : CNI_ERR_INTERNAL, r,
+				   r == -EINVAL ? "an iptables argument holds a control character" :
+						  "out of memory");
+	return 1;
+}
+
+int ipt_batch_delete_printed(struct ipt_batch *b, const char *line)
+{
+	if (strncmp(line, "-A ", 3) != 0 || strchr(line, '\n'))
+		return -EINVAL;
+	text_buf_puts(&b->script, "-D ");
+	text_buf_puts(&b->script, line + 3);
+	text_buf_putc(&b->script, '\n');
+	if (b->script.oom)
+		return -ENOMEM;
+	b->changes++;
+	return 0;
+}
+
+int ipt_batch_delete_chain(struct ipt_batch *b, const char *chain)
+{
+	int r;
+
+	if (!listed(b, "-N", chain, NULL))
+		return 0;
+	r = put_line(b, "-F", chain, NULL, NULL, 0);
+	if (r >= 0)
+		r = put_line(b, "-X", chain, NULL, NULL, 0);
+	return r < 0 ? r : 1;
+}
+
+int ipt_batch_rules(const struct ipt_batch *b, const char *chain,
+		    int (*cb)(const char *line, void *data), void *data)
+{
+	size_t cl = strlen(chain);
+
+	for (const char *p = b->listing; *p;) {
+		const char *nl = strchrnul(p, '\n');
+		size_t len = (size_t)(nl - p);
+
+		if (len > 4 + cl && memcmp(p, "-A ", 3) == 0 && memcmp(p + 3, chain, cl) == 0 &&
+		    p[3 + cl] == ' ') {
+			_cleanup_free_ char *line = strndup(p, len);
+			int r;
+
+			if (!line)
+				return -ENOMEM;
+			r = cb(line, data);
+			if (r < 0)
+				return r;
+		}
+		p = *nl ? nl + 1 : nl;
+	}
+	return 0;
+}
+
+size_t ipt_batch_changes(const struct ipt_batch *b)
+{
+	return b->changes;
+}
+
+int ipt_batch_commit(struct ipt_batch *b, struct cni_err *err)
+{
+	struct text_buf s = { 0 };
+	int r;
+
+	if (b->changes == 0)
+		return 0;
+	text_buf_putc(&s, '*');
+	text_buf_puts(&s, b->table);
+	text_buf_putc(&s, '\n');
+	text_buf_add(&s, b->script.data, b->script.len);
+	text_buf_puts(&s, "COMMIT\n");
+	text_buf_putc(&s, '\0');
+	if (s.oom) {
+		text_buf_free(&s);
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
+	r = ipt_restore(b->f, s.data, err);
+	text_buf_free(&s);
+	return r;
+}
