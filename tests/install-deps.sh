@@ -20,9 +20,10 @@ if [ "$what" = test ]; then
 	# golang-go and dpkg-dev (dpkg-source): the images' carried plugins, built from
 	# Debian's source package (image/carried.sh). nftables and iptables: the netns
 	# test of common/netfilter compares with nft and reads back with iptables-save.
+	# busybox: the portmap test's web server in a pod, reached through the mappings.
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables
 	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
-	       xz-utils curl openssl dpkg-dev)
+	       xz-utils curl openssl dpkg-dev busybox)
 fi
 # Debian's cross compiler links against the arm64 packages of the
 # multiarch archive, which needs the architecture added to dpkg.

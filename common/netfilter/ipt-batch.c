@@ -19,6 +19,9 @@ struct ipt_batch {
 	size_t changes;
 	char **made;           /* chains "-N"'d here */
 	size_t n_made;
+	const char **sorted;   /* the listing's "-A" lines, sorted, for lookups by text */
+	size_t n_sorted;
+	bool indexed;
 };
 
 int ipt_batch_open(enum ipt_family f, const char *table, struct ipt_batch **ret,
@@ -49,6 +52,7 @@ void ipt_batch_free(struct ipt_batch *b)
 	for (size_t i = 0; i < b->n_made; i++)
 		free(b->made[i]);
 	free(b->made);
+	free(b->sorted);
 	text_buf_free(&b->script);
 	free(b->listing);
 	free(b->table);
@@ -74,6 +78,64 @@ static bool listed(const struct ipt_batch *b, const char *head, const char *chai
 		    (!rest || (p[hl + 1 + cl] == ' ' && memcmp(p + hl + 2 + cl, rest, rl) == 0)))
 			return true;
 		p = *nl ? nl + 1 : nl;
+	}
+	return false;
+}
+
+/* Lines compared up to their newline (or end). */
+static int line_cmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		char ca = *a == '\n' ? '\0' : *a, cb = *b == '\n' ? '\0' : *b;
+
+		if (ca != cb || !ca)
+			return (unsigned char)ca - (unsigned char)cb;
+	}
+}
+
+static int sort_cmp(const void *a, const void *b)
+{
+	return line_cmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Whether the listing has "-A @chain @printed": the rules sorted once, each lookup a
+ * binary search (a CHECK of thousands of mappings asks thousands of times).
+ */
+static bool rule_listed(struct ipt_batch *b, const char *chain, const char *printed)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t lo = 0, hi;
+
+	if (!b->indexed) {
+		size_t n = 0;
+
+		for (const char *p = b->listing; *p; p = strchrnul(p, '\n'), p += *p == '\n')
+			n += strncmp(p, "-A ", 3) == 0;
+		b->sorted = calloc(n + 1, sizeof(*b->sorted));
+		if (!b->sorted)
+			return listed(b, "-A", chain, printed);
+		for (const char *p = b->listing; *p; p = strchrnul(p, '\n'), p += *p == '\n')
+			if (strncmp(p, "-A ", 3) == 0)
+				b->sorted[b->n_sorted++] = p;
+		qsort(b->sorted, b->n_sorted, sizeof(*b->sorted), sort_cmp);
+		b->indexed = true;
+	}
+	if (asprintf(&line, "-A %s %s", chain, printed) < 0) {
+		line = NULL;
+		return listed(b, "-A", chain, printed);
+	}
+	hi = b->n_sorted;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = line_cmp(b->sorted[mid], line);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
 	return false;
 }
@@ -186,6 +248,16 @@ static bool jumps_to_new(const struct ipt_batch *b, const char *const *rule, siz
 	return false;
 }
 
+int ipt_batch_rule_exists(struct ipt_batch *b, const char *chain, const char *const *rule,
+			  size_t n, const char *printed, struct cni_err *err)
+{
+	if (!ipt_batch_has_chain(b, chain))
+		return 0;
+	if (printed && rule_listed(b, chain, printed))
+		return 1;
+	return ipt_rule_exists(b->f, b->table, chain, rule, n, err);
+}
+
 int ipt_batch_ensure_rule(struct ipt_batch *b, const char *chain, bool first,
 			  const char *const *rule, size_t n, const char *printed,
 			  struct cni_err *err)
@@ -197,9 +269,7 @@ int ipt_batch_ensure_rule(struct ipt_batch *b, const char *chain, bool first,
 	 * nor can a rule be there that jumps to a chain made here.
 	 */
 	if (!made_here(b, chain) && ipt_batch_has_chain(b, chain) && !jumps_to_new(b, rule, n)) {
-		if (printed && listed(b, "-A", chain, printed))
-			return 0;
-		r = ipt_rule_exists(b->f, b->table, chain, rule, n, err);
+		r = ipt_batch_rule_exists(b, chain, rule, n, printed, err);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}

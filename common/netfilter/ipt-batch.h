@@ -58,6 +58,20 @@ bool ipt_batch_has_chain(const struct ipt_batch *b, const char *chain);
 int ipt_batch_ensure_chain(struct ipt_batch *b, const char *chain);
 
 /**
+ * ipt_batch_rule_exists() - whether a chain holds a rule, as read ("-C" when not found)
+ * @b: batch
+ * @chain: chain
+ * @rule: the rule's arguments
+ * @n: their number
+ * @printed: the rule as "-S" prints it, after "-A CHAIN ", NULL when not known
+ * @err: as ipt_run()
+ *
+ * Return: 1 when it does, 0 when not (or no such chain), negative errno otherwise.
+ */
+int ipt_batch_rule_exists(struct ipt_batch *b, const char *chain, const char *const *rule,
+			  size_t n, const char *printed, struct cni_err *err);
+
+/**
  * ipt_batch_ensure_rule() - add a rule unless its chain holds it (upstream's InsertUnique)
  * @b: batch
  * @chain: chain

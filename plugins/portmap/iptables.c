@@ -120,31 +120,32 @@ static int shared_chains(struct ipt_batch *b, const struct portmap_conf *c, stru
 
 /*
  * Where the rules of a container go: into a batch (added, or only asked for when its chain
- * was there before), or, for CHECK, asked for with "-C" one by one as upstream asks.
+ * was there before), or, for CHECK, asked for (upstream runs "-C" for each). A rule comes
+ * with the form "-S" prints it in, which answers without a process when it is found.
  */
 struct sink {
 	struct ipt_batch *b;
 	bool fresh;
-	enum ipt_family f;
+	bool check;
 };
 
 static int emit(const struct sink *s, const char *chain, const char *const *a, size_t n,
-		struct cni_err *err)
+		const char *printed, struct cni_err *err)
 {
 	char text[512];
 	size_t len = 0;
 	int r;
 
-	if (s->b && !s->fresh)
-		return ipt_batch_ensure_rule(s->b, chain, false, a, n, NULL, err);
-	if (s->b) {
+	if (!s->check && !s->fresh)
+		return ipt_batch_ensure_rule(s->b, chain, false, a, n, printed, err);
+	if (!s->check) {
 		r = ipt_batch_add_rule(s->b, chain, false, a, n);
 		if (r == -EINVAL)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
 					   "an iptables argument holds a control character");
 		return r < 0 ? oom(err) : 0;
 	}
-	r = ipt_rule_exists(s->f, "nat", chain, a, n, err);
+	r = ipt_batch_rule_exists(s->b, chain, a, n, printed, err);
 	if (r != 0)
 		return r < 0 ? r : 0;
 	for (size_t i = 0; i < n && len < sizeof(text); i++)
@@ -158,15 +159,19 @@ static int dnat_rules(const struct sink *k, const char *dn, const struct portmap
 		      struct cni_err *err)
 {
 	const struct ip_prefix *ip = v6 ? &c->ip6 : &c->ip4;
+	struct ip_prefix net = ip_prefix_network(ip);
 	const char *mark_chain = c->set_mark_chain ? c->set_mark_chain : SETMARK_CHAIN;
 	char addr[IP_PREFIX_STRLEN], cidr[IP_PREFIX_STRLEN], host[IP_PREFIX_STRLEN];
+	char net_text[IP_PREFIX_STRLEN], printed[512];
 	int r;
 
 	ip_addr_format(&ip->addr, addr, sizeof(addr));
 	ip_prefix_format(ip, cidr, sizeof(cidr));
+	ip_prefix_format(&net, net_text, sizeof(net_text));
 	for (size_t i = 0; i < c->n_maps; i++) {
 		const struct portmap_mapping *m = &c->maps[i];
 		struct args base = { 0 };
+		char dst[IP_PREFIX_STRLEN + 8] = "", match[128];
 
 		if (!portmap_mapping_in(m, v6))
 			continue;
@@ -177,7 +182,11 @@ static int dnat_rules(const struct sink *k, const char *dn, const struct portmap
 		if (m->has_host_ip) {
 			put(&base, "-d");
 			put(&base, ip_addr_format(&m->host_ip, host, sizeof(host)));
+			snprintf(dst, sizeof(dst), "-d %s/%u ", host, v6 ? 128 : 32);
 		}
+		/* As "-S" prints them: addresses, then protocol and its match, then the target. */
+		snprintf(match, sizeof(match), "%s-p %s -m %s --dport %u", dst, m->proto_name,
+			 m->proto_name, m->host_port);
 		if (c->snat) {
 			struct args hp = base;
 
@@ -185,7 +194,10 @@ static int dnat_rules(const struct sink *k, const char *dn, const struct portmap
 			put(&hp, c->masq_all ? (v6 ? "::/0" : "0.0.0.0/0") : cidr);
 			put(&hp, "-j");
 			put(&hp, mark_chain);
-			if ((r = emit(k, dn, hp.v, hp.n, err)) < 0)
+			/* A source of any address is no match: "-S" leaves it out. */
+			snprintf(printed, sizeof(printed), "%s%s%s%s -j %s", c->masq_all ? "" : "-s ",
+				 c->masq_all ? "" : net_text, c->masq_all ? "" : " ", match, mark_chain);
+			if ((r = emit(k, dn, hp.v, hp.n, printed, err)) < 0)
 				return r;
 			if (!v6 && !c->masq_all) {
 				struct args lo = base;
@@ -194,7 +206,9 @@ static int dnat_rules(const struct sink *k, const char *dn, const struct portmap
 				put(&lo, "127.0.0.1");
 				put(&lo, "-j");
 				put(&lo, mark_chain);
-				if ((r = emit(k, dn, lo.v, lo.n, err)) < 0)
+				snprintf(printed, sizeof(printed), "-s 127.0.0.1/32 %s -j %s", match,
+					 mark_chain);
+				if ((r = emit(k, dn, lo.v, lo.n, printed, err)) < 0)
 					return r;
 			}
 		}
@@ -202,7 +216,9 @@ static int dnat_rules(const struct sink *k, const char *dn, const struct portmap
 		put(&base, "DNAT");
 		put(&base, "--to-destination");
 		put(&base, own(&base, v6 ? "[%s]:%u" : "%s:%u", addr, m->container_port));
-		if ((r = emit(k, dn, base.v, base.n, err)) < 0)
+		snprintf(printed, sizeof(printed), "%s -j DNAT --to-destination %s", match,
+			 base.v[base.n - 1]);
+		if ((r = emit(k, dn, base.v, base.n, printed, err)) < 0)
 			return r;
 	}
 	return 0;
@@ -214,6 +230,16 @@ static int entry_rules(const struct sink *k, const char *dn, const struct portma
 {
 	static const char *const protos[] = { "sctp", "tcp", "udp" };
 	const struct portmap_conditions *cond = v6 ? &c->cond6 : &c->cond4;
+	char quoted[2 * COMMENT_MAX + 1], printed[3 * COMMENT_MAX];
+	size_t q = 0;
+
+	/* The comment as "-S" quotes it: its quotes and backslashes escaped. */
+	for (const char *p = comment; *p && q + 2 < sizeof(quoted); p++) {
+		if (*p == '"' || *p == '\\')
+			quoted[q++] = '\\';
+		quoted[q++] = *p;
+	}
+	quoted[q] = '\0';
 
 	for (size_t p = 0; p < ARRAY_SIZE(protos); p++) {
 		for (size_t i = 0; i < c->n_maps;) {
@@ -249,7 +275,11 @@ static int entry_rules(const struct sink *k, const char *dn, const struct portma
 				a[a_n++] = cond->v[j];
 			a[a_n++] = "-j";
 			a[a_n++] = dn;
-			r = emit(k, DNAT_CHAIN, a, a_n, err);
+			/* With conditions, how "-S" prints the rule is iptables' to say: asked. */
+			snprintf(printed, sizeof(printed),
+				 "-p %s -m comment --comment \"%s\" -m multiport --dports %s -j %s",
+				 protos[p], quoted, ports, dn);
+			r = emit(k, DNAT_CHAIN, a, a_n, cond->v && cond->n ? NULL : printed, err);
 			free(a);
 			if (r < 0)
 				return r;
@@ -451,19 +481,31 @@ struct sweep {
 	struct ipt_batch *b;
 	const struct who *w;
 	struct cni_err *err;
+	char **done;        /* containers torn down (an entry rule a protocol each) */
+	size_t n_done;
 	int r;
 };
 
 static int sweep_entry(const char *line, void *data)
 {
 	struct sweep *s = data;
-	char name[256], cid[256];
+	char name[256], cid[256], **done;
 
 	if (!comment_parts(line, name, cid, sizeof(name)) || strcmp(name, s->w->name) != 0)
 		return 0;
 	for (size_t i = 0; i < s->w->n_valid; i++)
 		if (strcmp(s->w->valid[i].container_id, cid) == 0)
 			return 0;
+	for (size_t i = 0; i < s->n_done; i++)
+		if (strcmp(s->done[i], cid) == 0)
+			return 0;
+	done = reallocarray(s->done, s->n_done + 1, sizeof(*done));
+	if (!done)
+		return -ENOMEM;
+	s->done = done;
+	if (!(done[s->n_done] = strdup(cid)))
+		return -ENOMEM;
+	s->n_done++;
 	log_info("GC: container %s of network %s is gone: its port mappings go", cid, name);
 	s->r = teardown_container(s->b, name, cid, s->err);
 	return s->r < 0 ? s->r : 0;
@@ -474,6 +516,9 @@ static int gc_one(struct ipt_batch *b, const void *data, struct cni_err *err)
 	struct sweep s = { .b = b, .w = data, .err = err };
 	int r = ipt_batch_rules(b, DNAT_CHAIN, sweep_entry, &s);
 
+	for (size_t i = 0; i < s.n_done; i++)
+		free(s.done[i]);
+	free(s.done);
 	return r < 0 ? (s.r < 0 ? s.r : oom(err)) : 0;
 }
 
@@ -495,14 +540,16 @@ int portmap_ipt_check(const struct portmap_conf *c, const char *name, const char
 		return r;
 	dnat_comment(name, cid, comment, sizeof(comment));
 	for (int v6 = 0; v6 < 2; v6++) {
-		struct sink k = { .f = v6 ? IPT_IPV6 : IPT_IPV4 };
+		_cleanup_(ipt_batch_freep) struct ipt_batch *b = NULL;
+		struct sink k = { .check = true };
 
 		if (!(v6 ? c->has_ip6 : c->has_ip4))
 			continue;
-		r = ipt_chain_exists(k.f, "nat", dn, err);
-		if (r == 0)
+		r = ipt_batch_open(v6 ? IPT_IPV6 : IPT_IPV4, "nat", &b, err);
+		if (r >= 0 && !ipt_batch_has_chain(b, dn))
 			r = cni_err_set(err, CNI_ERR_CHECK_FAILED, -ENOENT,
 					"chain %s not found in iptables table nat", dn);
+		k.b = b;
 		if (r < 0 || (r = dnat_rules(&k, dn, c, v6, err)) < 0 ||
 		    (r = entry_rules(&k, dn, c, comment, v6, err)) < 0)
 			return cni_err_prefix(err, r, "could not check %s dnat", v6 ? "ipv6" : "ipv4");

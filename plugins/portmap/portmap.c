@@ -82,15 +82,17 @@ static int enable_localnet(const struct ip_addr *ip, struct cni_err *err)
 /* UDP conntrack entries made before the mapping would keep its traffic: deleted, as upstream. */
 static void forget_udp(const struct portmap_conf *c, int family)
 {
-	for (size_t i = 0; i < c->n_maps; i++) {
-		struct cni_err e = { 0 };
+	_cleanup_free_ uint16_t *ports = calloc(c->n_maps + 1, sizeof(*ports));
+	struct cni_err e = { 0 };
+	size_t n = 0;
 
-		if (c->maps[i].proto != IPPROTO_UDP)
-			continue;
-		if (ct_delete_dport(family, IPPROTO_UDP, c->maps[i].host_port, NULL, &e) < 0)
-			log_warning("failed to delete stale UDP conntrack entries of port %u: %s",
-				    c->maps[i].host_port, e.msg);
-	}
+	if (!ports)
+		return;
+	for (size_t i = 0; i < c->n_maps; i++)
+		if (c->maps[i].proto == IPPROTO_UDP)
+			ports[n++] = c->maps[i].host_port;
+	if (ct_delete_dports(family, IPPROTO_UDP, ports, n, NULL, &e) < 0)
+		log_warning("failed to delete stale UDP conntrack entries: %s", e.msg);
 }
 
 static int nft_add(const struct cni_ctx *ctx, const struct portmap_conf *c, struct cni_err *err)
