@@ -175,7 +175,8 @@ static int forward(struct nft_batch *b, const struct portmap_conf *c, bool v6, c
 		   &(struct masq){ .from = &lo, .to = ip, .cid = cid }, err);
 }
 
-int portmap_nft_add(const struct portmap_conf *c, const char *cid, struct cni_err *err)
+int portmap_nft_add(const struct portmap_conf *c, const char *cid, struct nft_batch **ret,
+		    struct cni_err *err)
 {
 	_cleanup_(nft_batch_freep) struct nft_batch *b = NULL;
 	int r;
@@ -188,6 +189,7 @@ int portmap_nft_add(const struct portmap_conf *c, const char *cid, struct cni_er
 	r = nft_batch_commit(b, err);
 	if (r < 0)
 		return cni_err_prefix(err, r, "unable to set up nftables rules for port mappings");
+	*ret = TAKE_PTR(b);
 	return 0;
 }
 

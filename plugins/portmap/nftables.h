@@ -2,6 +2,7 @@
 #pragma once
 
 struct cni_err;
+struct nft_batch;
 struct portmap_conf;
 
 /* Upstream's names: a node moved between the reference and ours finds its rules. */
@@ -11,6 +12,9 @@ struct portmap_conf;
  * portmap_nft_add() - the container's DNAT and masquerade rules, both families in one batch
  * @c: config (its addresses from prevResult)
  * @cid: the container ID, each rule's comment
+ * @ret: the batch, committed, written only on success: freed (nft_batch_free()) once the
+ *       rest of the ADD is done, which the kernel's freeing of the transaction then
+ *       does not hold up
  * @err: code 7 for a condition not read, 100 for the kernel's refusal
  *
  * The table, its chains and the jumps are made or renewed as upstream's transaction
@@ -18,7 +22,8 @@ struct portmap_conf;
  *
  * Return: 0 on success, negative errno on failure (nothing changed).
  */
-int portmap_nft_add(const struct portmap_conf *c, const char *cid, struct cni_err *err);
+int portmap_nft_add(const struct portmap_conf *c, const char *cid, struct nft_batch **ret,
+		    struct cni_err *err);
 
 /**
  * portmap_nft_check() - whether the container's rules are there, counted as upstream counts

@@ -13,6 +13,7 @@
 #include "common/net/netsysctl.h"
 #include "common/net/route.h"
 #include "common/netfilter/conntrack.h"
+#include "common/netfilter/nft.h"
 #include "common/record/record.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
@@ -95,7 +96,8 @@ static void forget_udp(const struct portmap_conf *c, int family)
 		log_warning("failed to delete stale UDP conntrack entries: %s", e.msg);
 }
 
-static int nft_add(const struct cni_ctx *ctx, const struct portmap_conf *c, struct cni_err *err)
+static int nft_add(const struct cni_ctx *ctx, const struct portmap_conf *c,
+		   struct nft_batch **ret, struct cni_err *err)
 {
 	char name[RECORD_NAME_MAX + 1];
 	bool recorded = false;
@@ -111,7 +113,7 @@ static int nft_add(const struct cni_ctx *ctx, const struct portmap_conf *c, stru
 					   name, strerror(-r));
 		recorded = true;
 	}
-	r = portmap_nft_add(c, ctx->env.container_id, err);
+	r = portmap_nft_add(c, ctx->env.container_id, ret, err);
 	if (r < 0 && recorded)
 		(void)record_remove(RECORD_DIR, name);
 	return r;
@@ -139,6 +141,7 @@ static int undo_rules(const struct cni_ctx *ctx, const struct portmap_conf *c)
 
 static int portmap_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
+	struct nft_batch *committed = NULL;
 	struct cni_result res = { 0 };
 	struct portmap_conf c;
 	int r;
@@ -156,7 +159,7 @@ static int portmap_add(const struct cni_ctx *ctx, struct cni_result *ret, struct
 		goto done;
 	if ((r = pick_backend(&c, err)) < 0)
 		goto out;
-	r = c.backend == PORTMAP_NFTABLES ? nft_add(ctx, &c, err) :
+	r = c.backend == PORTMAP_NFTABLES ? nft_add(ctx, &c, &committed, err) :
 					    portmap_ipt_add(&c, ctx->conf.name, ctx->env.container_id, err);
 	if (r < 0)
 		goto out;
@@ -174,6 +177,8 @@ done:
 	*ret = res;
 	res = (struct cni_result){ 0 };
 out:
+	/* Last: the kernel's freeing of the nftables transaction has run meanwhile. */
+	nft_batch_free(committed);
 	cni_result_free(&res);
 	portmap_config_free(&c);
 	return r;

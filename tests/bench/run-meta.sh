@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Benchmarks one of our chained meta plugins (portmap, bandwidth, firewall) against the
+# reference binary of the same name (containernetworking/plugins v1.9.1, static, from
+# ../shared/reference/cni-plugins), exec'd as a runtime does, interleaved in one run, with
+# the bench-noop beside them (the exec floor). Each runs in a throwaway network namespace
+# standing for the node (the plugins work in the node's own), behind which a pod's netns
+# hangs off a veth pair; the previous plugin's result is given as prevResult. Figures are
+# printed, not asserted.
+#
+# Usage: run-meta.sh PLUGIN OURS BENCH NOOP [NF_FLOOR]
+#   PLUGIN    portmap, bandwidth or firewall
+#   NF_FLOOR  tests/bench/nf-floor: the kernel's own cost of an nftables change and of a
+#             conntrack dump, measured in the node and printed beside the figures
+# Environment: ITERATIONS (default 100), WARMUP (default 5).
+# Exit status: 0, 1 if a plugin run failed, 2 on a harness error, 77 if not root or the
+# reference plugins are missing (NOT RUN, tests/shared.sh).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../shared.sh"
+[ $# -ge 4 ] || { echo "usage: $0 portmap|bandwidth|firewall OURS BENCH NOOP [NF_FLOOR]" >&2; exit 2; }
+plugin=$1 ours=$(realpath "$2") bench=$(realpath "$3") noop=$(realpath "$4")
+floor_exe=${5:+$(realpath "$5")}
+case $plugin in portmap | bandwidth | firewall) ;; *) echo "unknown plugin $plugin" >&2; exit 2 ;; esac
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
+command -v jq >/dev/null || { echo "error: jq is needed for the ratios" >&2; exit 2; }
+
+tag=$$$RANDOM
+tag=${tag:0:8}
+node=nfbn-$tag pod=nfbp-$tag
+tmp=$(mktemp -d /tmp/cni-bench-meta.XXXXXX)
+cleanup() {
+	ip netns del "$node" 2>/dev/null || true
+	ip netns del "$pod" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+shared_reference_plugins "$tmp/ref" "$plugin"
+ip netns add "$node"
+ip netns add "$pod"
+ip -n "$node" link set lo up
+ip -n "$node" link add nfh0 type veth peer name eth0 netns "$pod"
+ip -n "$node" addr add 10.1.0.1/24 dev nfh0
+ip -n "$node" link set nfh0 up
+ip -n "$pod" addr add 10.1.0.5/24 dev eth0
+ip -n "$pod" link set eth0 up
+
+prev='{"cniVersion":"1.0.0","interfaces":[{"name":"nfh0"},{"name":"eth0","sandbox":"/run/netns/'$pod'"}],"ips":[{"address":"10.1.0.5/24","gateway":"10.1.0.1","interface":1}]}'
+configs=()
+conf() { # NAME MEMBERS
+	printf '{"cniVersion":"1.0.0","name":"nfbench","type":"%s",%s,"prevResult":%s}\n' \
+		"$plugin" "$2" "$prev" >"$tmp/$1.json"
+	configs+=(--config "$1.json")
+}
+case $plugin in
+portmap)
+	maps='"runtimeConfig":{"portMappings":[{"hostPort":8080,"containerPort":80,"protocol":"tcp"},{"hostPort":5353,"containerPort":53,"protocol":"udp"}]}'
+	conf iptables "\"backend\":\"iptables\",$maps"
+	conf nftables "\"backend\":\"nftables\",$maps"
+	;;
+bandwidth)
+	conf in-out '"ingressRate":8000000,"ingressBurst":80000,"egressRate":16000000,"egressBurst":160000'
+	conf egress '"egressRate":16000000,"egressBurst":160000'
+	;;
+firewall)
+	conf iptables '"backend":"iptables"'
+	conf isolated '"backend":"iptables","ingressPolicy":"isolated"'
+	;;
+esac
+
+mkdir "$tmp/bin"
+cp "$ours" "$tmp/bin/ours-$plugin"
+cp "$tmp/ref/$plugin" "$tmp/bin/ref-$plugin"
+cp "$noop" "$tmp/bin/noop"
+echo "ours: $ours"
+echo "ref:  containernetworking/plugins v1.9.1 $plugin (static)"
+echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+if [ "$plugin" != bandwidth ]; then
+	echo "iptables: $(ip netns exec "$node" iptables --version)"
+fi
+status=0
+(cd "$tmp" && ip netns exec "$node" "$bench" --plugin "ours=$tmp/bin/ours-$plugin" \
+	--plugin "ref=$tmp/bin/ref-$plugin" --plugin "noop=$tmp/bin/noop" "${configs[@]}" \
+	--netns "/run/netns/$pod" --ifname eth0 --cni-path "$tmp/ref" \
+	--iterations "${ITERATIONS:-100}" --warmup "${WARMUP:-5}" --json="$tmp/figures.json") ||
+	status=$?
+[ -s "$tmp/figures.json" ] || exit "$status"
+
+echo
+echo "== ratios to the reference (below 1: faster or smaller)"
+echo "   'above floor': (ours - noop) / (ref - noop), the work done after being exec'd"
+jq -r '
+	def fig(c; l; cmd; f): first(.results[] | select(.config == c and .label == l and .command == cmd) | f);
+	def ratio(a; b): if a == null or b == null or b == 0 then "-" else a / b end;
+	def above(c; cmd): ratio(fig(c; "ours"; cmd; .median_us) - fig(c; "noop"; cmd; .median_us);
+				 fig(c; "ref"; cmd; .median_us) - fig(c; "noop"; cmd; .median_us));
+	def peak(c; l): [fig(c; l; "ADD"; .peak_rss_kib), fig(c; l; "DEL"; .peak_rss_kib)] | max;
+	([.results[].config] | unique)[] as $c |
+	[$c, ratio(fig($c; "ours"; "ADD"; .median_us); fig($c; "ref"; "ADD"; .median_us)), above($c; "ADD"),
+	 ratio(fig($c; "ours"; "DEL"; .median_us); fig($c; "ref"; "DEL"; .median_us)), above($c; "DEL"),
+	 ratio(peak($c; "ours"); peak($c; "ref"))] | @tsv
+' "$tmp/figures.json" | awk -F'\t' '
+	function r(x) { return x == "-" ? "   -" : sprintf("%4.2f", x) }
+	{ printf "%-16s median ADD %s (above floor %s)   median DEL %s (above floor %s)   peak RSS %s\n", $1, r($2), r($3), r($4), r($5), r($6) }'
+if [ -n "$floor_exe" ]; then
+	ip netns exec "$node" "$floor_exe" 40 | head -1
+fi
+if [ "$plugin" != bandwidth ]; then
+	# The node's own tools are the floor of the iptables backend: what one of them costs.
+	floor=$(ip netns exec "$node" bash -c 'for i in $(seq 20); do s=$(date +%s%N); iptables -t nat -S --wait >/dev/null; e=$(date +%s%N); echo $(((e - s) / 1000)); done' |
+		sort -n | sed -n 10p)
+	echo "one 'iptables -t nat -S' in the node: ${floor} us (median of 20, from bash)"
+fi
+exit "$status"
