@@ -1,7 +1,10 @@
 /* Records: what a plugin keeps on the node between an ADD and its DEL, one small file each */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+
+struct cni_attachment;
 
 /*
  * Where records live: a folder per plugin below this root, made mode 0700 when
@@ -58,6 +61,21 @@ int record_name(const char *const *parts, size_t n, char *buf, size_t size);
  */
 int record_save(const char *dir, const char *name, const char *kind, unsigned int version,
 		const char *body);
+
+/**
+ * record_mark() - a record that holds nothing but its name: made, or left as it is
+ * @dir: the plugin's folder (made as record_save() makes it)
+ * @name: record_name()
+ *
+ * For what only needs to be known to exist (portmap's and bandwidth's
+ * "<container ID>:<network>", which GC reads back with record_sweep()): an empty
+ * file is whole or absent, so no temporary file, rename or sync is needed (a sync
+ * of a folder on a disk costs milliseconds; /run is memory on a node, but not on
+ * every machine).
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int record_mark(const char *dir, const char *name);
 
 /**
  * record_load() - a record's body, and the version its first line gives
@@ -125,3 +143,23 @@ int record_remove(const char *dir, const char *name);
  * Return: 0 (a missing folder holds none), negative errno otherwise or what @cb returned.
  */
 int record_list(const char *dir, int (*cb)(const char *name, void *data), void *data);
+
+/**
+ * record_sweep() - GC of records named "<container ID>:<network>": those of a network's
+ *                  containers that are not among the valid attachments
+ * @dir: the plugin's folder
+ * @network: the network the GC is for
+ * @valid: the attachments to keep (their container IDs count)
+ * @n_valid: their number
+ * @cb: called with each gone container's ID, and whether a record of another network
+ *      names the same container (what the plugin made may then be shared: its nftables
+ *      rules carry the container ID alone); a negative return stops the sweep
+ * @data: for @cb
+ *
+ * Each record is removed once @cb has taken what it describes; one whose @cb failed
+ * stays for the next GC.
+ *
+ * Return: 0 on success, negative errno (or what @cb returned) otherwise.
+ */
+int record_sweep(const char *dir, const char *network, const struct cni_attachment *valid,
+		 size_t n_valid, int (*cb)(const char *cid, bool elsewhere, void *data), void *data);

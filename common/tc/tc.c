@@ -27,6 +27,7 @@ int tc_ticks(uint32_t usec, uint32_t *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	unsigned int t2us, us2t, clock_res;
+	double ticks;
 	size_t len;
 	int r;
 
@@ -36,7 +37,10 @@ int tc_ticks(uint32_t usec, uint32_t *ret)
 	if (sscanf(text, "%x %x %x", &t2us, &us2t, &clock_res) != 3 || !t2us || !us2t || !clock_res)
 		return -EBADMSG;
 	/* tc's tick_in_usec: the kernel's ratio, scaled by its clock against a microsecond's. */
-	*ret = (uint32_t)((double)usec * ((double)t2us / us2t) * ((double)clock_res / 1000000.0));
+	ticks = (double)usec * ((double)t2us / us2t) * ((double)clock_res / 1000000.0);
+	if (ticks > (double)UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)ticks;
 	return 0;
 }
 

@@ -49,7 +49,8 @@ struct tc_qdisc_info {
  *
  * The scale is the kernel's, read from /proc/net/psched.
  *
- * Return: 0 on success, negative errno when the scale cannot be read.
+ * Return: 0 on success, -ERANGE when the ticks do not fit in 32 bits (where upstream's
+ * conversion wraps), negative errno when the scale cannot be read.
  */
 int tc_ticks(uint32_t usec, uint32_t *ret);
 

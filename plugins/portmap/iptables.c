@@ -335,7 +335,7 @@ static int forward(enum ipt_family f, const struct portmap_conf *c, const char *
 			*err = e;
 			break;
 		}
-		log_info("iptables-restore refused (%s); reading the table again", e.msg);
+		log_debug("iptables-restore refused (%s); reading the table again", e.msg);
 	}
 	return cni_err_prefix(err, r < 0 ? r : -EIO, "unable to setup DNAT");
 }
@@ -506,7 +506,7 @@ static int sweep_entry(const char *line, void *data)
 	if (!(done[s->n_done] = strdup(cid)))
 		return -ENOMEM;
 	s->n_done++;
-	log_info("GC: container %s of network %s is gone: its port mappings go", cid, name);
+	log_debug("GC: container %s of network %s is gone: its port mappings go", cid, name);
 	s->r = teardown_container(s->b, name, cid, s->err);
 	return s->r < 0 ? s->r : 0;
 }

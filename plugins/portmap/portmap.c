@@ -30,7 +30,6 @@
  * name their network in the entry rule's comment and need none.
  */
 #define RECORD_DIR RECORD_ROOT "/portmap"
-#define RECORD_KIND "portmap"
 
 static int copy_result(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
@@ -105,9 +104,9 @@ static int nft_add(const struct cni_ctx *ctx, const struct portmap_conf *c,
 
 	/* Before the rules: a process killed between the two leaves nothing GC cannot find. */
 	if (record_name_of(ctx->env.container_id, ctx->conf.name, name, sizeof(name)) < 0) {
-		log_info("container ID and network name too long for a record: GC will not see it");
+		log_debug("container ID and network name too long for a record: GC will not see it");
 	} else {
-		r = record_save(RECORD_DIR, name, RECORD_KIND, 1, "");
+		r = record_mark(RECORD_DIR, name);
 		if (r < 0)
 			return cni_err_set(err, CNI_ERR_IO, r, "cannot keep the record of %s: %s",
 					   name, strerror(-r));
@@ -268,78 +267,28 @@ static int portmap_status(const struct cni_ctx *ctx, struct cni_err *err)
 			   "portmap cannot write rules: %s", e.msg);
 }
 
-struct sweep {
+struct gc {
 	const char *network;
-	const struct cni_attachment *valid;
-	size_t n_valid;
-	char **gone;         /* names of the records of gone containers */
-	size_t n_gone;
-	char **all;          /* every record's name */
-	size_t n_all;
+	struct cni_err *err;
 };
 
-static int collect(const char *name, void *data)
+static int gc_gone(const char *cid, bool elsewhere, void *data)
 {
-	struct sweep *s = data;
-	const char *colon = strchr(name, ':');
-	char **all = reallocarray(s->all, s->n_all + 1, sizeof(*all));
+	struct gc *g = data;
 
-	if (!all)
-		return -ENOMEM;
-	s->all = all;
-	if (!(all[s->n_all] = strdup(name)))
-		return -ENOMEM;
-	s->n_all++;
-	if (!colon || strcmp(colon + 1, s->network) != 0)
-		return 0;
-	for (size_t i = 0; i < s->n_valid; i++)
-		if (strlen(s->valid[i].container_id) == (size_t)(colon - name) &&
-		    strncmp(s->valid[i].container_id, name, (size_t)(colon - name)) == 0)
-			return 0;
-	s->gone = reallocarray(s->gone, s->n_gone + 1, sizeof(*s->gone));
-	if (!s->gone)
-		return -ENOMEM;
-	s->gone[s->n_gone++] = all[s->n_all - 1];
-	return 0;
-}
-
-/* Whether a container has a record of another network: its rules are that one's too. */
-static bool kept_elsewhere(const struct sweep *s, const char *gone)
-{
-	size_t cid = strcspn(gone, ":");
-
-	for (size_t i = 0; i < s->n_all; i++)
-		if (strcmp(s->all[i], gone) != 0 && strncmp(s->all[i], gone, cid + 1) == 0)
-			return true;
-	return false;
+	log_debug("GC: container %s of network %s is gone: its port mappings go", cid, g->network);
+	/* Its rules are another network's too (they carry the container ID alone): kept. */
+	return elsewhere ? 0 : portmap_nft_del(cid, g->err);
 }
 
 static int gc_nft(const struct cni_ctx *ctx, const struct cni_attachment *valid, size_t n,
 		  struct cni_err *err)
 {
-	struct sweep s = { .network = ctx->conf.name, .valid = valid, .n_valid = n };
-	int r = record_list(RECORD_DIR, collect, &s);
+	struct gc g = { .network = ctx->conf.name, .err = err };
+	int r = record_sweep(RECORD_DIR, ctx->conf.name, valid, n, gc_gone, &g);
 
-	if (r < 0)
-		r = cni_err_set(err, CNI_ERR_IO, r, "cannot list %s: %s", RECORD_DIR, strerror(-r));
-	for (size_t i = 0; r >= 0 && i < s.n_gone; i++) {
-		char cid[RECORD_NAME_MAX + 1];
-
-		snprintf(cid, sizeof(cid), "%.*s", (int)strcspn(s.gone[i], ":"), s.gone[i]);
-		log_info("GC: container %s of network %s is gone: its port mappings go", cid,
-			 ctx->conf.name);
-		if (!kept_elsewhere(&s, s.gone[i]))
-			r = portmap_nft_del(cid, err);
-		if (r >= 0)
-			r = record_remove(RECORD_DIR, s.gone[i]);
-		if (r < 0 && !err->code)
-			r = cni_err_set(err, CNI_ERR_IO, r, "cannot remove the record of %s: %s", cid,
-					strerror(-r));
-	}
-	for (size_t i = 0; i < s.n_all; i++)
-		free(s.all[i]);
-	free(s.all);
-	free(s.gone);
+	if (r < 0 && !err->code)
+		r = cni_err_set(err, CNI_ERR_IO, r, "cannot sweep %s: %s", RECORD_DIR, strerror(-r));
 	return r;
 }
 

@@ -50,6 +50,7 @@ struct options {
 	unsigned long warmup;
 	bool json;
 	const char *json_file;
+	const char *after_del;
 };
 
 /* Figures for one (config, plugin, command). */
@@ -89,6 +90,8 @@ static void usage(FILE *f)
 		"  --iterations N       measured ADD/DEL pairs per plugin and config (default 200)\n"
 		"  --warmup N           unmeasured pairs before them (default 10)\n"
 		"  --json[=FILE]        JSON figures on stdout instead of tables, or into FILE besides them\n"
+		"  --after-del CMD      a shell command run after each DEL, not timed: what the rest of\n"
+		"                       a chain does between two pods (a meta plugin's veth deleted)\n"
 		"  --help               this text\n"
 		"\n"
 		"Latencies (us) and peak RSS (KiB; wait4's ru_maxrss, so the largest of the plugin and\n"
@@ -127,7 +130,7 @@ static int add_plugin(struct options *o, char *arg)
 }
 
 enum { OPT_PLUGIN = 256, OPT_CONFIG, OPT_NETNS, OPT_IFNAME, OPT_CNI_PATH, OPT_CNI_ARGS,
-       OPT_CONTAINER_ID, OPT_ITERATIONS, OPT_WARMUP, OPT_JSON, OPT_HELP };
+       OPT_CONTAINER_ID, OPT_ITERATIONS, OPT_WARMUP, OPT_JSON, OPT_AFTER_DEL, OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "plugin", required_argument, NULL, OPT_PLUGIN },
@@ -140,6 +143,7 @@ static const struct option long_opts[] = {
 	{ "iterations", required_argument, NULL, OPT_ITERATIONS },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "json", optional_argument, NULL, OPT_JSON },
+	{ "after-del", required_argument, NULL, OPT_AFTER_DEL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -176,6 +180,9 @@ static int apply_option(struct options *o, int c, char *arg)
 	case OPT_JSON:
 		o->json = true;
 		o->json_file = arg;
+		return 0;
+	case OPT_AFTER_DEL:
+		o->after_del = arg;
 		return 0;
 	default:
 		return -EINVAL;
@@ -466,6 +473,10 @@ static int run_iteration(const struct options *o, size_t c, char **confs, struct
 		if (ret < 0)
 			return ret;
 		failed |= ret;
+		if (o->after_del && (ret = system(o->after_del)) != 0) {
+			fprintf(stderr, "bench: --after-del exited with %d\n", ret);
+			return -ECHILD;
+		}
 	}
 	return failed;
 }

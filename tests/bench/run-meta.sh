@@ -80,8 +80,13 @@ if [ "$plugin" != bandwidth ]; then
 	echo "iptables: $(ip netns exec "$node" iptables --version)"
 fi
 status=0
+# The reference's bandwidth leaves the veth's qdiscs to the veth's deletion, which a chain's
+# first plugin does after it: the next ADD needs them gone (untimed).
+after=()
+[ "$plugin" != bandwidth ] ||
+	after=(--after-del "tc qdisc del dev nfh0 root 2>/dev/null; tc qdisc del dev nfh0 ingress 2>/dev/null; true")
 (cd "$tmp" && ip netns exec "$node" "$bench" --plugin "ours=$tmp/bin/ours-$plugin" \
-	--plugin "ref=$tmp/bin/ref-$plugin" --plugin "noop=$tmp/bin/noop" "${configs[@]}" \
+	--plugin "ref=$tmp/bin/ref-$plugin" --plugin "noop=$tmp/bin/noop" "${configs[@]}" "${after[@]}" \
 	--netns "/run/netns/$pod" --ifname eth0 --cni-path "$tmp/ref" \
 	--iterations "${ITERATIONS:-100}" --warmup "${WARMUP:-5}" --json="$tmp/figures.json") ||
 	status=$?

@@ -31,7 +31,7 @@
  */
 static const char *const suite[] = {
 	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "portmap",
-	"bridge", "host-local", "ipvlan", "vlan", "ptp", "loopback", "bandwidth", "firewall", "vrf",
+	"bandwidth", "bridge", "host-local", "ipvlan", "vlan", "ptp", "loopback", "firewall", "vrf",
 	"dhcp",
 };
 
@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
 		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap portmap\n"
-		"(this suite's) or bridge host-local ipvlan vlan ptp loopback bandwidth\n"
+		"bandwidth (this suite's) or bridge host-local ipvlan vlan ptp loopback\n"
 		"firewall vrf dhcp (carried: built static from Debian's source of\n"
 		"containernetworking-plugins; --version says which release).\n"
 		"\n"
