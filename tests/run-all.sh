@@ -118,7 +118,7 @@ meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabl
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
 ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device \
 	plugins/tuning/tuning plugins/sbr/sbr ipam/static/static plugins/dummy/dummy plugins/tap/tap \
-	plugins/portmap/portmap plugins/bandwidth/bandwidth \
+	plugins/portmap/portmap plugins/bandwidth/bandwidth plugins/firewall/firewall \
 	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
 dyn=$out/dyn
 
@@ -180,14 +180,15 @@ for p in tuning sbr tap dummy; do
 	vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p" /usr/lib/cni
 done
 # The meta plugins beside the reference binaries (../shared; their SIGKILL sections run
-# in the plain and sanitized runs), at the version the operator renders and the newest.
-for p in portmap bandwidth; do
-	NETNS_CNI_VERSIONS="0.3.1 1.1.0" vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p"
+# in the plain and sanitized runs), at 0.4.0 (the oldest the reference firewall speaks)
+# and the newest.
+for p in portmap bandwidth firewall; do
+	NETNS_CNI_VERSIONS="0.4.0 1.1.0" vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p"
 done
 wait
 unset MACVLAN_BIN TUNING_BIN SBR_BIN NVIPAM_BIN HOSTDEV_BIN NVIPAM_TOOL
 for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy \
-	portmap bandwidth; do
+	portmap bandwidth firewall; do
 	vg_count "$name"
 done
 

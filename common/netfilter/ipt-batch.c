@@ -281,6 +281,33 @@ int ipt_batch_ensure_rule(struct ipt_batch *b, const char *chain, bool first,
 	return 1;
 }
 
+int ipt_batch_delete_rule(struct ipt_batch *b, const char *chain, const char *const *rule,
+			  size_t n, const char *printed, struct cni_err *err)
+{
+	int r;
+
+	/* Found as the listing prints it: deleted by that text, as the listing gave it. */
+	if (printed && ipt_batch_has_chain(b, chain) && rule_listed(b, chain, printed)) {
+		text_buf_puts(&b->script, "-D");
+		if (put_arg(&b->script, chain) < 0 || strchr(printed, '\n'))
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "a rule of two lines");
+		text_buf_putc(&b->script, ' ');
+		text_buf_puts(&b->script, printed);
+		text_buf_putc(&b->script, '\n');
+		b->changes++;
+		return b->script.oom ? cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory") : 1;
+	}
+	r = ipt_batch_rule_exists(b, chain, rule, n, printed, err);
+	if (r <= 0)
+		return r;
+	r = put_line(b, "-D", chain, NULL, rule, n);
+	if (r < 0)
+		return cni_err_set(err, r == -EINVAL ? CNI_ERR_INVALID_CONFIG : CNI_ERR_INTERNAL, r,
+				   r == -EINVAL ? "an iptables argument holds a control character" :
+						  "out of memory");
+	return 1;
+}
+
 int ipt_batch_delete_printed(struct ipt_batch *b, const char *line)
 {
 	if (strncmp(line, "-A ", 3) != 0 || strchr(line, '\n'))
@@ -355,5 +382,34 @@ int ipt_batch_commit(struct ipt_batch *b, struct cni_err *err)
 	}
 	r = ipt_restore(b->f, s.data, err);
 	text_buf_free(&s);
+	return r;
+}
+
+int ipt_batch_apply(enum ipt_family f, const char *table,
+		    int (*build)(struct ipt_batch *b, void *data, struct cni_err *err), void *data,
+		    struct cni_err *err)
+{
+	int r = -EIO;
+
+	for (int attempt = 1; attempt <= IPT_BATCH_ATTEMPTS; attempt++) {
+		struct ipt_batch *b = NULL;
+		struct cni_err e = { 0 };
+		bool built;
+
+		r = ipt_batch_open(f, table, &b, &e);
+		if (r >= 0)
+			r = build(b, data, &e);
+		built = r >= 0;
+		if (built)
+			r = ipt_batch_commit(b, &e);
+		ipt_batch_free(b);
+		if (r >= 0)
+			return 0;
+		/* Only a refused restore is worth another read: another process made a chain. */
+		if (!built || attempt == IPT_BATCH_ATTEMPTS || r != -EIO) {
+			*err = e;
+			break;
+		}
+	}
 	return r;
 }

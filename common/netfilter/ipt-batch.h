@@ -21,6 +21,9 @@ struct cni_err;
  */
 struct ipt_batch;
 
+/* How often ipt_batch_apply() reads the table again after a refused restore. */
+#define IPT_BATCH_ATTEMPTS 3
+
 /**
  * ipt_batch_open() - read a table ("-S") and start a change set on it
  * @f: iptables or ip6tables
@@ -104,6 +107,21 @@ int ipt_batch_add_rule(struct ipt_batch *b, const char *chain, bool first,
 		       const char *const *rule, size_t n);
 
 /**
+ * ipt_batch_delete_rule() - delete a rule when its chain holds it (upstream runs "-D" and
+ *                           ignores a failure)
+ * @b: batch
+ * @chain: chain
+ * @rule: the rule's arguments
+ * @n: their number
+ * @printed: the rule as "-S" prints it, NULL when not known
+ * @err: as ipt_run(), for the "-C" asked when @printed is not found
+ *
+ * Return: 1 when the batch deletes it, 0 when it is not there, negative errno on failure.
+ */
+int ipt_batch_delete_rule(struct ipt_batch *b, const char *chain, const char *const *rule,
+			  size_t n, const char *printed, struct cni_err *err);
+
+/**
  * ipt_batch_delete_printed() - delete a rule as "-S" printed it ("-A CHAIN ..." becomes "-D")
  * @b: batch
  * @line: the line, without its newline
@@ -159,3 +177,21 @@ int ipt_batch_commit(struct ipt_batch *b, struct cni_err *err);
  * '-' or '!'.
  */
 bool ipt_chain_name_valid(const char *name);
+
+/**
+ * ipt_batch_apply() - read a table, build a change set, commit it; again when refused
+ * @f: iptables or ip6tables
+ * @table: the table
+ * @build: adds the changes to the batch (it may ask, and is asked again after a retry)
+ * @data: for @build
+ * @err: what the last attempt failed on
+ *
+ * A restore that fails (another process made a chain this one makes, between the read
+ * and the write) is retried from the read, IPT_BATCH_ATTEMPTS times in all; a failure of
+ * @build or of the read ends it at once.
+ *
+ * Return: 0 on success, negative errno on failure (nothing changed by this call).
+ */
+int ipt_batch_apply(enum ipt_family f, const char *table,
+		    int (*build)(struct ipt_batch *b, void *data, struct cni_err *err), void *data,
+		    struct cni_err *err);

@@ -163,6 +163,45 @@ int record_save(const char *dir, const char *name, const char *kind, unsigned in
 	return file_write_atomic_via(fd, name, tmp, text, (size_t)n, 0600, &step);
 }
 
+int record_note(const char *dir, const char *name, const char *kind, unsigned int version,
+		const char *body)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1, file = -1;
+	char tmp[NAME_MAX + 1];
+	ssize_t w;
+	int n, r;
+
+	if (!name_valid(name) || !*kind || strpbrk(kind, " \n") || version == 0)
+		return -EINVAL;
+	n = asprintf(&text, RECORD_MAGIC "%s state %u\n%s", kind, version, body);
+	if (n < 0) {
+		text = NULL;
+		return -ENOMEM;
+	}
+	snprintf(tmp, sizeof(tmp), "%s" RECORD_TEMP_SEP "%ld", name, (long)getpid());
+	r = dir_open(dir, true, &fd);
+	if (r < 0)
+		return r;
+	sweep_temps(fd, name);
+	file = openat(fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (file < 0)
+		return -errno;
+	w = write(file, text, (size_t)n);
+	if (w != n) {
+		r = w < 0 ? -errno : -EIO;
+		(void)unlinkat(fd, tmp, 0);
+		return r;
+	}
+	/* Whole or not at all to any reader; a power loss is the boot /run does not outlive. */
+	if (renameat(fd, tmp, fd, name) < 0) {
+		r = -errno;
+		(void)unlinkat(fd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
 int record_mark(const char *dir, const char *name)
 {
 	_cleanup_close_ int fd = -1, file = -1;

@@ -63,6 +63,23 @@ int record_save(const char *dir, const char *name, const char *kind, unsigned in
 		const char *body);
 
 /**
+ * record_note() - record_save() without its syncs: a record a node's crash may lose
+ * @dir: as record_save()
+ * @name: as record_save()
+ * @kind: as record_save()
+ * @version: as record_save()
+ * @body: as record_save()
+ *
+ * For what is kept for GC (firewall's addresses of a container): a reader sees the
+ * whole record or none, as with record_save(), but a power loss may lose it, which a
+ * /run in memory loses anyway; the syncs cost milliseconds where /run is a disk.
+ *
+ * Return: 0 on success, negative errno on failure (nothing changed).
+ */
+int record_note(const char *dir, const char *name, const char *kind, unsigned int version,
+		const char *body);
+
+/**
  * record_mark() - a record that holds nothing but its name: made, or left as it is
  * @dir: the plugin's folder (made as record_save() makes it)
  * @name: record_name()

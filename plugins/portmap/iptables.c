@@ -23,8 +23,6 @@
 /* The longest comment iptables keeps, and multiport's ports per rule. */
 #define COMMENT_MAX 255
 #define MULTIPORT_MAX 15
-/* A race with another ADD making the same shared chain is met by reading the table again. */
-#define ADD_ATTEMPTS 3
 
 DEFINE_CLEANUP_FUNC(ipt_batch_freep, struct ipt_batch *, ipt_batch_free);
 
@@ -297,47 +295,38 @@ static void dnat_comment(const char *name, const char *cid, char *buf, size_t si
 		memcpy(buf + COMMENT_MAX - 2, "...", 4);
 }
 
+struct forward {
+	const struct portmap_conf *c;
+	const char *dn, *comment;
+	bool v6;
+};
+
+static int build_forward(struct ipt_batch *b, void *data, struct cni_err *err)
+{
+	const struct forward *fw = data;
+	struct sink k = { .b = b, .fresh = !ipt_batch_has_chain(b, fw->dn) };
+	int r = shared_chains(b, fw->c, err);
+
+	if (r >= 0)
+		r = ipt_batch_ensure_chain(b, fw->dn) < 0 ? oom(err) : 0;
+	if (r >= 0)
+		r = dnat_rules(&k, fw->dn, fw->c, fw->v6, err);
+	return r < 0 ? r : entry_rules(&k, fw->dn, fw->c, fw->comment, fw->v6, err);
+}
+
 /* forwardPorts() of upstream's portmap_iptables.go for one family, read and written once. */
 static int forward(enum ipt_family f, const struct portmap_conf *c, const char *name,
 		   const char *cid, struct cni_err *err)
 {
 	char dn[64], comment[COMMENT_MAX + 4 + 512];
-	int r = 0;
+	struct forward fw = { .c = c, .dn = dn, .comment = comment, .v6 = f == IPT_IPV6 };
+	int r;
 
 	if ((r = chain_name("CNI-DN-", name, cid, dn, sizeof(dn), err)) < 0)
 		return r;
 	dnat_comment(name, cid, comment, sizeof(comment));
-	for (int attempt = 1; attempt <= ADD_ATTEMPTS; attempt++) {
-		_cleanup_(ipt_batch_freep) struct ipt_batch *b = NULL;
-		struct cni_err e = { 0 };
-		struct sink k;
-
-		r = ipt_batch_open(f, "nat", &b, &e);
-		if (r >= 0)
-			r = shared_chains(b, c, &e);
-		if (r >= 0) {
-			k = (struct sink){ .b = b, .fresh = !ipt_batch_has_chain(b, dn) };
-			r = ipt_batch_ensure_chain(b, dn) < 0 ? oom(&e) : 0;
-		}
-		if (r >= 0)
-			r = dnat_rules(&k, dn, c, f == IPT_IPV6, &e);
-		if (r >= 0)
-			r = entry_rules(&k, dn, c, comment, f == IPT_IPV6, &e);
-		if (r < 0) {
-			*err = e;
-			break;
-		}
-		r = ipt_batch_commit(b, &e);
-		if (r >= 0)
-			return 0;
-		/* Another ADD may have made a shared chain since the table was read. */
-		if (attempt == ADD_ATTEMPTS || r != -EIO) {
-			*err = e;
-			break;
-		}
-		log_debug("iptables-restore refused (%s); reading the table again", e.msg);
-	}
-	return cni_err_prefix(err, r < 0 ? r : -EIO, "unable to setup DNAT");
+	r = ipt_batch_apply(f, "nat", build_forward, &fw, err);
+	return r < 0 ? cni_err_prefix(err, r, "unable to setup DNAT") : 0;
 }
 
 struct jumps {

@@ -83,10 +83,12 @@ on() {
 	local node=$1 plugin=$2
 	shift 2
 	T_PLUGIN=$plugin
-	T_WRAP=(ip netns exec "$node" ${ON_ENV:+env "$ON_ENV"})
+	T_WRAP=(ip netns exec "$node")
 	# The reference is Go: valgrind (PLUGIN_WRAPPER) runs ours only.
 	local wrap=("${T_BASE_WRAP[@]}")
 	[ "$plugin" = "$OURS" ] || T_BASE_WRAP=()
+	# The plugin's own environment, after the checker (which its PATH must still find).
+	[ -z "${ON_ENV:-}" ] || T_BASE_WRAP+=(env "$ON_ENV")
 	t_cni "$1" "$2" CNI_NETNS="/var/run/netns/${POD_OF[$node]}" "${@:3}"
 	T_BASE_WRAP=("${wrap[@]}")
 	T_WRAP=()

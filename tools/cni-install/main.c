@@ -31,7 +31,7 @@
  */
 static const char *const suite[] = {
 	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "portmap",
-	"bandwidth", "bridge", "host-local", "ipvlan", "vlan", "ptp", "loopback", "firewall", "vrf",
+	"bandwidth", "firewall", "bridge", "host-local", "ipvlan", "vlan", "ptp", "loopback", "vrf",
 	"dhcp",
 };
 
@@ -63,8 +63,8 @@ static void usage(FILE *f)
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
 		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap portmap\n"
-		"bandwidth (this suite's) or bridge host-local ipvlan vlan ptp loopback\n"
-		"firewall vrf dhcp (carried: built static from Debian's source of\n"
+		"bandwidth firewall (this suite's) or bridge host-local ipvlan vlan ptp\n"
+		"loopback vrf dhcp (carried: built static from Debian's source of\n"
 		"containernetworking-plugins; --version says which release).\n"
 		"\n"
 		"  --cni-bin-dir=DIR      target directory, must exist [%s]\n"
