@@ -20,6 +20,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 [ $# -ge 1 ] || { echo "usage: $0 PLUGIN"; exit 1; }
 OURS=$(realpath "$1")
+t_init
+REFDIR=$T_DIR/ref
+shared_reference_plugins "$REFDIR" firewall
 KIT=${FIREWALLD_KIT:-/var/cache/cni-rdma-plugins/firewalld}
 for tool in iptables-save ip6tables-save strace dbus-daemon dbus-send; do
 	command -v $tool >/dev/null || { echo "FAIL: $tool not found (tests/install-deps.sh test)"; exit 1; }
@@ -30,9 +33,6 @@ $PY -c 'import gi, dbus' 2>/dev/null ||
 	{ echo "FAIL: $PY cannot import gi and dbus (tests/install-deps.sh test)"; exit 1; }
 [ -x "$KIT/root/usr/sbin/firewalld" ] ||
 	{ echo "FAIL: no firewalld at $KIT (tests/install-deps.sh test runs tests/firewalld-kit.sh)"; exit 1; }
-t_init
-REFDIR=$T_DIR/ref
-shared_reference_plugins "$REFDIR" firewall
 REF=$REFDIR/firewall
 # The reference speaks 0.4.0 and later.
 VERSIONS=${NETNS_CNI_VERSIONS:-0.4.0 1.0.0 1.1.0}
