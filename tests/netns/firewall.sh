@@ -267,11 +267,12 @@ zone_sources() {
 		/org/fedoraproject/FirewallD1 org.fedoraproject.FirewallD1.zone.getSources "string:$1" 2>&1 |
 		sed -n 's/^ *string "\(.*\)"$/\1/p' | sort | paste -sd' '
 }
-# Up within a minute (a hang guard: firewalld starts in a second or two).
+# Up within a minute (a hang guard: firewalld starts in a second or two). It takes its name
+# on the bus before its ruleset is in: its state says RUNNING once it is.
 for ((i = 0; i < 120; i++)); do
-	DBUS_SYSTEM_BUS_ADDRESS=$BUS dbus-send --system --print-reply --dest=org.freedesktop.DBus \
-		/org/freedesktop/DBus org.freedesktop.DBus.GetNameOwner string:org.fedoraproject.FirewallD1 \
-		>/dev/null 2>&1 && break
+	DBUS_SYSTEM_BUS_ADDRESS=$BUS dbus-send --system --print-reply --dest=org.fedoraproject.FirewallD1 \
+		/org/fedoraproject/FirewallD1 org.freedesktop.DBus.Properties.Get \
+		string:org.fedoraproject.FirewallD1 string:state 2>/dev/null | grep -q '"RUNNING"' && break
 	sleep 0.5
 done
 t_eq "firewalld runs in its own netns on its own bus" yes "$([ $i -lt 120 ] && echo yes)"
