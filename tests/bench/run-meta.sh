@@ -7,10 +7,13 @@
 # hangs off a veth pair; the previous plugin's result is given as prevResult. Figures are
 # printed, not asserted.
 #
-# Usage: run-meta.sh PLUGIN OURS BENCH NOOP [NF_FLOOR]
+# Usage: run-meta.sh PLUGIN OURS BENCH NOOP [FLOOR]
 #   PLUGIN    portmap, bandwidth or firewall
-#   NF_FLOOR  tests/bench/nf-floor: the kernel's own cost of an nftables change and of a
-#             conntrack dump, measured in the node and printed beside the figures
+#   FLOOR     the kernel's own cost, measured in the node and printed beside the figures:
+#             tests/bench/nf-floor (portmap: an nftables change, a conntrack dump) or
+#             tests/bench/tc-floor (bandwidth: the tc work of an ADD and of a DEL)
+# The iptables backends' floor is the node's own tools: the script times, from bash, the
+# listing and the iptables-restore our plugins exec (a rule added, then deleted).
 # Environment: ITERATIONS (default 100), WARMUP (default 5).
 # Exit status: 0, 1 if a plugin run failed, 2 on a harness error, 77 if not root or the
 # reference plugins are missing (NOT RUN, tests/shared.sh).
@@ -18,7 +21,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../shared.sh"
-[ $# -ge 4 ] || { echo "usage: $0 portmap|bandwidth|firewall OURS BENCH NOOP [NF_FLOOR]" >&2; exit 2; }
+[ $# -ge 4 ] || { echo "usage: $0 portmap|bandwidth|firewall OURS BENCH NOOP [FLOOR]" >&2; exit 2; }
 plugin=$1 ours=$(realpath "$2") bench=$(realpath "$3") noop=$(realpath "$4")
 floor_exe=${5:+$(realpath "$5")}
 case $plugin in portmap | bandwidth | firewall) ;; *) echo "unknown plugin $plugin" >&2; exit 2 ;; esac
@@ -108,13 +111,50 @@ jq -r '
 ' "$tmp/figures.json" | awk -F'\t' '
 	function r(x) { return x == "-" ? "   -" : sprintf("%4.2f", x) }
 	{ printf "%-16s median ADD %s (above floor %s)   median DEL %s (above floor %s)   peak RSS %s\n", $1, r($2), r($3), r($4), r($5), r($6) }'
-if [ -n "$floor_exe" ]; then
-	ip netns exec "$node" "$floor_exe" 40 | head -1
-fi
+# The floor under an ADD: being exec'd at all (the noop's median) and the work the kernel
+# and the node's tools do for any plugin that builds the same thing, measured here.
+declare -A work=()
+case $plugin in
+portmap)
+	out=$(ip netns exec "$node" "$floor_exe" 40)
+	head -1 <<<"$out"
+	nft=$(tail -1 <<<"$out" | jq .nft_batch_us) ct=$(tail -1 <<<"$out" | jq .conntrack_dump_us)
+	work[nftables.json]=$((nft + ct))
+	;;
+bandwidth)
+	out=$(ip netns exec "$node" "$floor_exe" nfh0 40)
+	head -1 <<<"$out"
+	work[in-out.json]=$(tail -1 <<<"$out" | jq .add_both_us)
+	work[egress.json]=$(tail -1 <<<"$out" | jq .add_egress_us)
+	;;
+esac
 if [ "$plugin" != bandwidth ]; then
-	# The node's own tools are the floor of the iptables backend: what one of them costs.
-	floor=$(ip netns exec "$node" bash -c 'for i in $(seq 20); do s=$(date +%s%N); iptables -t nat -S --wait >/dev/null; e=$(date +%s%N); echo $(((e - s) / 1000)); done' |
-		sort -n | sed -n 10p)
-	echo "one 'iptables -t nat -S' in the node: ${floor} us (median of 20, from bash)"
+	# The iptables backends': the node's tools as ours execs them on ADD for a family, one
+	# listing and one iptables-restore (here a rule added to a chain of the harness's, then
+	# deleted: each commits a change, as the plugin's does). From bash, without a fork
+	# for the clock.
+	tools=$(ip netns exec "$node" bash -c '
+		iptables -t filter -N NFFLOOR --wait
+		for i in $(seq 20); do
+			op=-A; [ $((i % 2)) = 0 ] && op=-D
+			s=${EPOCHREALTIME/./}
+			iptables -t filter -S --wait >/dev/null
+			printf "*filter\n%s NFFLOOR -j ACCEPT\nCOMMIT\n" $op | iptables-restore --noflush --wait
+			e=${EPOCHREALTIME/./}
+			echo $((e - s))
+		done' | sort -n | sed -n 10p)
+	echo "the node's iptables: one listing and one iptables-restore, as ours execs them: ${tools} us (median of 20)"
+	# portmap's UDP mapping costs a conntrack dump besides.
+	work[iptables.json]=$((tools + ${ct:-0}))
+	[ "$plugin" != firewall ] || work[isolated.json]=$tools
 fi
+floors=$(for c in "${!work[@]}"; do printf '{"config":"%s","us":%s}\n' "$c" "${work[$c]}"; done | jq -s .)
+echo
+echo "== the ADD's floor: the noop's median and the work above, against the reference's median"
+jq -r --argjson floors "$floors" '
+	def fig(c; l; f): first(.results[] | select(.config == c and .label == l and .command == "ADD") | f);
+	$floors[] as $f | fig($f.config; "noop"; .median_us) as $noop | fig($f.config; "ref"; .median_us) as $ref |
+	select($noop != null and $ref != null and $ref > 0) |
+	"\($f.config): \($noop + $f.us | floor) us (noop \($noop | floor) + \($f.us)), \((($noop + $f.us) / $ref * 100 | round) / 100) of the reference'"'"'s; ours \((fig($f.config; "ours"; .median_us) / $ref * 100 | round) / 100)"
+' "$tmp/figures.json"
 exit "$status"

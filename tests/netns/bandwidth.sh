@@ -35,6 +35,8 @@ T_ENV_PATH=$REFDIR
 RECORDS=/run/cni-rdma-plugins/bandwidth
 # The networks, this run's own: records are the machine's.
 NET=nfbw$T_TOK NET2=nfbw2$T_TOK
+# A run cut short leaves no record of its networks behind.
+t_defer "rm -f '$RECORDS'/*:'$NET' '$RECORDS'/*:'$NET2'"
 
 declare -A POD_OF
 node() {

@@ -40,6 +40,8 @@ T_ENV_IFNAME=eth0
 T_ENV_PATH=$REFDIR
 RECORDS=/run/cni-rdma-plugins/firewall
 NET=nffw$T_TOK NET2=nffw2$T_TOK
+# A run cut short leaves no record of its networks behind.
+t_defer "rm -f '$RECORDS'/*:'$NET' '$RECORDS'/*:'$NET2'"
 # No bus unless a test says so: the plugins' automatic choice is then iptables.
 BUS=unix:path=$T_DIR/nobus
 

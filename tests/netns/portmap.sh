@@ -34,6 +34,8 @@ T_ENV_PATH=$REFDIR
 RECORDS=/run/cni-rdma-plugins/portmap
 # The networks, this run's own: records are the machine's.
 NET=nfpm$T_TOK NET2=nfpm2$T_TOK
+# A run cut short leaves no record of its networks behind.
+t_defer "rm -f '$RECORDS'/*:'$NET' '$RECORDS'/*:'$NET2'"
 
 # node VAR: a node netns and its pod (POD_OF[node]), the veth pair between them, addresses,
 # routes, forwarding on (a node's).
