@@ -1,5 +1,7 @@
 /* iptables change sets: a table read once, its changes applied by one iptables-restore */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +79,25 @@ static bool listed(const struct ipt_batch *b, const char *head, const char *chai
 		    memcmp(p, head, hl) == 0 && p[hl] == ' ' && memcmp(p + hl + 1, chain, cl) == 0 &&
 		    (!rest || (p[hl + 1 + cl] == ' ' && memcmp(p + hl + 2 + cl, rest, rl) == 0)))
 			return true;
+		p = *nl ? nl + 1 : nl;
+	}
+	return false;
+}
+
+/* Whether a line "-A @chain ..." of the listing has " @text" as whole words. */
+static bool chain_has_text(const struct ipt_batch *b, const char *chain, const char *text)
+{
+	size_t cl = strlen(chain), tl = strlen(text);
+
+	for (const char *p = b->listing; *p;) {
+		const char *nl = strchrnul(p, '\n');
+
+		if (strncmp(p, "-A ", 3) == 0 && (size_t)(nl - p) > 3 + cl &&
+		    memcmp(p + 3, chain, cl) == 0 && p[3 + cl] == ' ')
+			for (const char *q = p + 3 + cl; q + 1 + tl <= nl; q++)
+				if (*q == ' ' && memcmp(q + 1, text, tl) == 0 &&
+				    (q + 1 + tl == nl || q[1 + tl] == ' '))
+					return true;
 		p = *nl ? nl + 1 : nl;
 	}
 	return false;
@@ -248,6 +269,52 @@ static bool jumps_to_new(const struct ipt_batch *b, const char *const *rule, siz
 	return false;
 }
 
+/* Whether @v is one host's address as iptables prints it: inet_ntop's form, "/32" or "/128". */
+static bool host_printed(const char *v)
+{
+	char addr[INET6_ADDRSTRLEN], back[INET6_ADDRSTRLEN];
+	unsigned char bin[16];
+	const char *slash = strchr(v, '/');
+	size_t len = slash ? (size_t)(slash - v) : 0;
+	int af;
+
+	if (!slash || len >= sizeof(addr))
+		return false;
+	memcpy(addr, v, len);
+	addr[len] = '\0';
+	af = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	return strcmp(slash, af == AF_INET6 ? "/128" : "/32") == 0 &&
+	       inet_pton(af, addr, bin) == 1 && inet_ntop(af, bin, back, sizeof(back)) &&
+	       strcmp(back, addr) == 0;
+}
+
+/*
+ * Whether the listing shows that a chain cannot hold a rule: the rule matches a host's
+ * address ("-s" or "-d"), which "-S" prints as given, and no rule of the chain has it. A
+ * pod's own rules are new at its ADD: no "-C" is asked for each of them.
+ */
+static bool absent_by_address(const struct ipt_batch *b, const char *chain,
+			      const char *const *rule, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		const char *opt = rule[i];
+		_cleanup_free_ char *rest = NULL;
+
+		if (strcmp(opt, "--source") == 0)
+			opt = "-s";
+		else if (strcmp(opt, "--destination") == 0)
+			opt = "-d";
+		if ((strcmp(opt, "-s") != 0 && strcmp(opt, "-d") != 0) || !host_printed(rule[i + 1]))
+			continue;
+		if (asprintf(&rest, "%s %s", opt, rule[i + 1]) < 0) {
+			rest = NULL;
+			return false;
+		}
+		return !chain_has_text(b, chain, rest);
+	}
+	return false;
+}
+
 int ipt_batch_rule_exists(struct ipt_batch *b, const char *chain, const char *const *rule,
 			  size_t n, const char *printed, struct cni_err *err)
 {
@@ -255,6 +322,8 @@ int ipt_batch_rule_exists(struct ipt_batch *b, const char *chain, const char *co
 		return 0;
 	if (printed && rule_listed(b, chain, printed))
 		return 1;
+	if (absent_by_address(b, chain, rule, n))
+		return 0;
 	return ipt_rule_exists(b->f, b->table, chain, rule, n, err);
 }
 

@@ -11,7 +11,8 @@
 #   PLUGIN    portmap, bandwidth or firewall
 #   FLOOR     the kernel's own cost, measured in the node and printed beside the figures:
 #             tests/bench/nf-floor (portmap: an nftables change, a conntrack dump) or
-#             tests/bench/tc-floor (bandwidth: the tc work of an ADD and of a DEL)
+#             tests/bench/tc-floor (bandwidth: the tc work of an ADD and of a DEL; also
+#             exec'd in the run as the "floor" plugin, which does that work alone)
 # The iptables backends' floor is the node's own tools: the script times, from bash, the
 # listing and the iptables-restore our plugins exec (a rule added, then deleted).
 # Environment: ITERATIONS (default 100), WARMUP (default 5).
@@ -76,6 +77,12 @@ mkdir "$tmp/bin"
 cp "$ours" "$tmp/bin/ours-$plugin"
 cp "$tmp/ref/$plugin" "$tmp/bin/ref-$plugin"
 cp "$noop" "$tmp/bin/noop"
+floor_row=()
+if [ "$plugin" = bandwidth ] && [ -n "$floor_exe" ]; then
+	# tc-floor as a plugin: the tc work alone, exec'd (the floor's row).
+	cp "$floor_exe" "$tmp/bin/floor"
+	floor_row=(--plugin "floor=$tmp/bin/floor")
+fi
 echo "ours: $ours"
 echo "ref:  containernetworking/plugins v1.9.1 $plugin (static)"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
@@ -89,7 +96,7 @@ after=()
 [ "$plugin" != bandwidth ] ||
 	after=(--after-del "tc qdisc del dev nfh0 root 2>/dev/null; tc qdisc del dev nfh0 ingress 2>/dev/null; true")
 (cd "$tmp" && ip netns exec "$node" "$bench" --plugin "ours=$tmp/bin/ours-$plugin" \
-	--plugin "ref=$tmp/bin/ref-$plugin" --plugin "noop=$tmp/bin/noop" "${configs[@]}" "${after[@]}" \
+	--plugin "ref=$tmp/bin/ref-$plugin" --plugin "noop=$tmp/bin/noop" "${floor_row[@]}" "${configs[@]}" "${after[@]}" \
 	--netns "/run/netns/$pod" --ifname eth0 --cni-path "$tmp/ref" \
 	--iterations "${ITERATIONS:-100}" --warmup "${WARMUP:-5}" --json="$tmp/figures.json") ||
 	status=$?
@@ -149,6 +156,15 @@ if [ "$plugin" != bandwidth ]; then
 	[ "$plugin" != firewall ] || work[isolated.json]=$tools
 fi
 floors=$(for c in "${!work[@]}"; do printf '{"config":"%s","us":%s}\n' "$c" "${work[$c]}"; done | jq -s .)
+if [ ${#floor_row[@]} -gt 0 ]; then
+	echo
+	echo "== the ADD's floor measured in the run: tc-floor exec'd as a plugin (the tc work alone)"
+	jq -r '
+		def fig(c; l): first(.results[] | select(.config == c and .label == l and .command == "ADD") | .median_us);
+		([.results[].config] | unique)[] as $c | select(fig($c; "floor") != null and fig($c; "ref") > 0) |
+		"\($c): \(fig($c; "floor") | floor) us, \((fig($c; "floor") / fig($c; "ref") * 100 | round) / 100) of the reference'"'"'s median; ours \((fig($c; "ours") / fig($c; "ref") * 100 | round) / 100)"
+	' "$tmp/figures.json"
+fi
 echo
 echo "== the ADD's floor: the noop's median and the work above, against the reference's median"
 jq -r --argjson floors "$floors" '

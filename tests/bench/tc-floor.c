@@ -6,6 +6,12 @@
  * kernel unregisters a link). The host link's qdiscs are taken off between runs, untimed.
  * Run in the node's netns; prints medians, then them as JSON.
  *
+ * Exec'd by bench as a plugin (CNI_COMMAND set), it does that work and nothing else on the
+ * link tests/bench/run-meta.sh makes (nfh0): ADD shapes both ways, or the egress only when
+ * the config on stdin has no "ingressRate"; DEL deletes the ifb. Its row beside ours and
+ * the reference's is the floor under any plugin that builds the same: being exec'd, and
+ * the kernel's work, in the same run.
+ *
  * Usage: tc-floor HOST_LINK [ITERATIONS]
  */
 #include <errno.h>
@@ -59,24 +65,48 @@ static int shape(const struct net_link *host, const struct tc_tbf *t, bool ingre
 	return tc_qdisc_add_tbf(NULL, ifb.ifindex, t);
 }
 
+/* One run as a plugin: the command's kernel work, and a result for ADD. */
+static int as_plugin(const char *cmd, const struct net_link *host, const struct tc_tbf *t)
+{
+	char conf[16384];
+	size_t len = fread(conf, 1, sizeof(conf) - 1, stdin);
+	int r;
+
+	conf[len] = '\0';
+	if (strcmp(cmd, "ADD") == 0) {
+		r = shape(host, t, strstr(conf, "\"ingressRate\"") != NULL);
+		if (r >= 0)
+			printf("{\"cniVersion\":\"1.0.0\"}\n");
+	} else {
+		r = strcmp(cmd, "DEL") == 0 ? tc_ifb_delete(NULL, IFB) : 0;
+	}
+	if (r < 0)
+		fprintf(stderr, "tc-floor: %s: %s\n", cmd, strerror(-r));
+	return r < 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *cmd = getenv("CNI_COMMAND");
 	int n = argc > 2 ? atoi(argv[2]) : 40;
 	struct net_link host;
 	struct tc_tbf t = { .rate = 1000000, .limit = 25000 };
+	const char *link = cmd ? "nfh0" : argv[1];
 	int64_t *both, *egress, *del;
 	int r;
 
-	if (argc < 2) {
+	if (!cmd && argc < 2) {
 		fprintf(stderr, "usage: tc-floor HOST_LINK [ITERATIONS]\n");
 		return 2;
 	}
 	if (n < 1)
 		n = 1;
-	if ((r = net_link_get_by_name(NULL, argv[1], &host)) < 0 || (r = tc_ticks(80000, &t.buffer)) < 0) {
-		fprintf(stderr, "tc-floor: %s: %s\n", argv[1], strerror(-r));
+	if ((r = net_link_get_by_name(NULL, link, &host)) < 0 || (r = tc_ticks(80000, &t.buffer)) < 0) {
+		fprintf(stderr, "tc-floor: %s: %s\n", link, strerror(-r));
 		return 2;
 	}
+	if (cmd)
+		return as_plugin(cmd, &host, &t);
 	both = calloc((size_t)n, sizeof(*both));
 	egress = calloc((size_t)n, sizeof(*egress));
 	del = calloc((size_t)(2 * n), sizeof(*del));

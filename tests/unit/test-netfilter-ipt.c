@@ -202,6 +202,50 @@ static void test_rules(void **state)
 	ipt_batch_free(b);
 }
 
+/* A pod's rule whose host address no rule of the chain has: not there, no "-C" asked. */
+static void test_absent_by_address(void **state)
+{
+	const char *const v4_new[] = { "-d", "10.1.0.7/32", "-j", "ACCEPT" };
+	const char *const v4_long[] = { "--source", "10.1.0.9/32", "-j", "ACCEPT" };
+	const char *const v4_held[] = { "-s", "10.1.0.5/32", "-m", "conntrack", "--ctstate",
+					"RELATED,ESTABLISHED", "-j", "ACCEPT" };
+	const char *const v4_prefix[] = { "-s", "10.1.0.50/32", "-j", "ACCEPT" };
+	const char *const v4_nomask[] = { "-d", "10.1.0.7", "-j", "ACCEPT" };
+	const char *const v4_net[] = { "-d", "10.1.0.0/24", "-j", "ACCEPT" };
+	const char *const v6_new[] = { "-d", "2001:db8::7/128", "-j", "ACCEPT" };
+	const char *const v6_held[] = { "-d", "2001:db8::5/128", "-p", "tcp", "-j", "ACCEPT" };
+	const char *const v6_upper[] = { "-d", "2001:DB8::7/128", "-j", "ACCEPT" };
+	struct ipt_batch *b;
+	struct cni_err err = { 0 };
+	char more[sizeof(listing) + 256];
+
+	(void)state;
+	snprintf(more, sizeof(more), "%s-N CNI-FORWARD\n-A CNI-FORWARD -s 10.1.0.5/32 -j ACCEPT\n"
+		 "-A CNI-FORWARD -d 2001:db8::5/128 -j ACCEPT\n", listing);
+	put_file("listing.txt", more, 0644);
+	b = open_nat();
+	assert_int_equal(ipt_batch_ensure_rule(b, "CNI-FORWARD", false, v4_new, 4, NULL, &err), 1);
+	assert_int_equal(ipt_batch_rule_exists(b, "CNI-FORWARD", v4_long, 4, NULL, &err), 0);
+	assert_int_equal(ipt_batch_rule_exists(b, "CNI-FORWARD", v4_prefix, 4, NULL, &err), 0);
+	assert_int_equal(ipt_batch_ensure_rule(b, "CNI-FORWARD", false, v6_new, 4, NULL, &err), 1);
+	assert_int_equal(ipt_batch_delete_rule(b, "CNI-FORWARD", v6_new, 4, NULL, &err), 0);
+	assert_null(get_file("checks.txt"));
+	/* The address is in the chain, or not in the form "-S" prints: asked. */
+	assert_int_equal(ipt_batch_rule_exists(b, "CNI-FORWARD", v4_held, 8, "-s 10.1.0.5/32 x", &err), 0);
+	assert_int_equal(ipt_batch_rule_exists(b, "CNI-FORWARD", v6_held, 6, NULL, &err), 0);
+	assert_int_equal(ipt_batch_rule_exists(b, "CNI-FORWARD", v4_nomask, 4, NULL, &err), 0);
+	assert_int_equal(ipt_batch_rule_exists(b, "CNI-FORWARD", v4_net, 4, NULL, &err), 0);
+	assert_int_equal(ipt_batch_rule_exists(b, "CNI-FORWARD", v6_upper, 4, NULL, &err), 0);
+	assert_string_equal(get_file("checks.txt"),
+			    "-t nat -C CNI-FORWARD -s 10.1.0.5/32 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT --wait\n"
+			    "-t nat -C CNI-FORWARD -d 2001:db8::5/128 -p tcp -j ACCEPT --wait\n"
+			    "-t nat -C CNI-FORWARD -d 10.1.0.7 -j ACCEPT --wait\n"
+			    "-t nat -C CNI-FORWARD -d 10.1.0.0/24 -j ACCEPT --wait\n"
+			    "-t nat -C CNI-FORWARD -d 2001:DB8::7/128 -j ACCEPT --wait\n");
+	ipt_batch_free(b);
+	put_file("listing.txt", listing, 0644);
+}
+
 static void test_quoting(void **state)
 {
 	const char *const rule[] = { "-m", "comment", "--comment", "dnat name: \"n\" id: \"a\\b\"",
@@ -317,6 +361,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chains),
 		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_absent_by_address),
 		cmocka_unit_test(test_quoting),
 		cmocka_unit_test(test_listed_rules),
 		cmocka_unit_test(test_commit),
