@@ -99,6 +99,12 @@ int bandwidth_tbf(const struct bandwidth_limit *l, const char *what, struct tc_t
 				   "%s: a rate of %llu bits/s and a burst of %llu bits queue 4 GiB or "
 				   "more (upstream's limit wraps)", what, (unsigned long long)l->rate,
 				   (unsigned long long)l->burst);
+	/* Upstream cuts the time to whole microseconds: its bucket is then empty, which tbf refuses. */
+	if (t.buffer == 0)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
+				   "%s: a burst of %llu bits lasts less than a microsecond at %llu bits/s: "
+				   "an empty bucket", what, (unsigned long long)l->burst,
+				   (unsigned long long)l->rate);
 	t.rate = rate;
 	t.limit = (uint32_t)limit + (uint32_t)burst;
 	*ret = t;

@@ -104,6 +104,8 @@ static void test_refusals(void **state)
 	expect_refused("\"ingressRate\":7,\"ingressBurst\":8000", 7, "less than 8 bits");
 	expect_refused("\"ingressRate\":8000,\"ingressBurst\":7", 7, "less than 8 bits");
 	expect_refused("\"egressRate\":18446744073709551615,\"egressBurst\":8000", 7, "4 GiB or more");
+	/* 10 bytes at 1.25 GB/s: 8 ns, a bucket of no tick (upstream's ADD meets the kernel's EINVAL). */
+	expect_refused("\"egressRate\":10000000000,\"egressBurst\":80", 7, "less than a microsecond");
 	expect_refused("\"ingressRate\":-1,\"ingressBurst\":8", 6, "field \"ingressRate\"");
 	expect_refused("\"ingressRate\":1.5,\"ingressBurst\":8", 6, "field \"ingressRate\"");
 	expect_refused("\"ingressRate\":\"8000\",\"ingressBurst\":8", 6, "field \"ingressRate\"");
@@ -141,6 +143,14 @@ static void test_tbf(void **state)
 	assert_int_equal(t.buffer, 36458328);
 	assert_int_equal(t.limit, 0 + 7);
 	l = (struct bandwidth_limit){ .rate = 8, .burst = 4 };
+	assert_int_equal(bandwidth_tbf(&l, "egress", &t, &err), -ERANGE);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	/* A microsecond's bucket is the least: 1 byte at 1 MB/s; 1 byte at 2 MB/s lasts 0.5 us. */
+	l = (struct bandwidth_limit){ .rate = 8000000, .burst = 8 };
+	assert_int_equal(bandwidth_tbf(&l, "egress", &t, &err), 0);
+	assert_int_equal(t.buffer, 15);
+	err = (struct cni_err){ 0 };
+	l = (struct bandwidth_limit){ .rate = 16000000, .burst = 8 };
 	assert_int_equal(bandwidth_tbf(&l, "egress", &t, &err), -ERANGE);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
 }
