@@ -67,7 +67,7 @@ int bandwidth_tbf(const struct bandwidth_limit *l, const char *what, struct tc_t
 		  struct cni_err *err)
 {
 	uint64_t rate = l->rate / 8, burst = l->burst / 8;
-	double usec, limit;
+	double usec, limit, bytes;
 	struct tc_tbf t;
 	int r;
 
@@ -99,11 +99,18 @@ int bandwidth_tbf(const struct bandwidth_limit *l, const char *what, struct tc_t
 				   "%s: a rate of %llu bits/s and a burst of %llu bits queue 4 GiB or "
 				   "more (upstream's limit wraps)", what, (unsigned long long)l->rate,
 				   (unsigned long long)l->burst);
-	/* Upstream cuts the time to whole microseconds: its bucket is then empty, which tbf refuses. */
-	if (t.buffer == 0)
+	/*
+	 * Upstream cuts the time to whole microseconds and the kernel its bucket to whole
+	 * ticks: what is left must hold a byte, or tbf refuses it.
+	 */
+	if ((r = tc_bucket_bytes(t.buffer, rate, &bytes)) < 0)
+		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot read the scheduler's clock: %s",
+				   strerror(-r));
+	if (bytes < 1.0)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ERANGE,
-				   "%s: a burst of %llu bits lasts less than a microsecond at %llu bits/s: "
-				   "an empty bucket", what, (unsigned long long)l->burst,
+				   "%s: a burst of %llu bits at %llu bits/s makes a bucket that holds "
+				   "less than a byte (it lasts under a microsecond, cut to the "
+				   "scheduler's ticks)", what, (unsigned long long)l->burst,
 				   (unsigned long long)l->rate);
 	t.rate = rate;
 	t.limit = (uint32_t)limit + (uint32_t)burst;

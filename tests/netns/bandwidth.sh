@@ -235,11 +235,24 @@ bad "a burst of 4 GiB" 7 "burst cannot be more than 4GB" '"egressRate":1000000,"
 bad "a rate of 7 bits/s" 7 "less than 8 bits" '"ingressRate":7,"ingressBurst":8000'
 bad "a burst of 7 bits" 7 "less than 8 bits" '"egressRate":8000,"egressBurst":7'
 bad "a rate whose queue passes 4 GiB (upstream wraps)" 7 "4 GiB or more" '"egressRate":18446744073709551615,"egressBurst":8000000'
-bad "a burst shorter than a microsecond at its rate" 7 "less than a microsecond" '"ingressRate":10000000000,"ingressBurst":80'
-# The reference's bucket is empty there too: the kernel refuses it.
-on "$A" "$REF" ADD "$(conf 1.1.0 "$A" '"ingressRate":10000000000,"ingressBurst":80')" CNI_CONTAINERID=nfbad
-t_err "... the reference meets the kernel's refusal" 999 "create qdisc: invalid argument"
-t_eq "... and leaves nothing" "$BASE" "$(state "$A")"
+# Buckets that hold less than a byte once cut to whole microseconds and ticks: the kernel
+# refuses the reference's; ours are refused before.
+for rb in 10000000000:80 8000000:8; do
+	m="\"ingressRate\":${rb%:*},\"ingressBurst\":${rb#*:}"
+	bad "a bucket of less than a byte ($m)" 7 "less than a byte" "$m"
+	on "$A" "$REF" ADD "$(conf 1.1.0 "$A" "$m")" CNI_CONTAINERID=nfbad
+	t_err "... the reference meets the kernel's refusal" 999 "create qdisc: invalid argument"
+	t_eq "... and leaves nothing" "$BASE" "$(state "$A")"
+done
+# Two bytes at 1 MB/s hold one: both make it.
+c2=$(conf 1.1.0 "$A" '"ingressRate":8000000,"ingressBurst":16')
+for p in "$OURS" "$REF"; do
+	on "$A" "$p" ADD "$c2" CNI_CONTAINERID=nfsmall
+	t_ok "a bucket of two bytes at 1 MB/s ($( [ "$p" = "$OURS" ] && echo ours || echo the reference))"
+	on "$A" "$p" DEL "$c2" CNI_CONTAINERID=nfsmall
+	ip netns exec "$A" tc qdisc del dev nfh0 root 2>/dev/null
+done
+t_eq "... nothing left" "$BASE" "$(state "$A")"
 bad "a negative rate" 6 "ingressRate" '"ingressRate":-8000,"ingressBurst":8000'
 bad "a rate as a string" 6 "ingressRate" '"ingressRate":"8000","ingressBurst":8000'
 bad "a fractional rate" 6 "egressRate" '"egressRate":8000.5,"egressBurst":8000'

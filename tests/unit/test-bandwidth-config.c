@@ -105,7 +105,9 @@ static void test_refusals(void **state)
 	expect_refused("\"ingressRate\":8000,\"ingressBurst\":7", 7, "less than 8 bits");
 	expect_refused("\"egressRate\":18446744073709551615,\"egressBurst\":8000", 7, "4 GiB or more");
 	/* 10 bytes at 1.25 GB/s: 8 ns, a bucket of no tick (upstream's ADD meets the kernel's EINVAL). */
-	expect_refused("\"egressRate\":10000000000,\"egressBurst\":80", 7, "less than a microsecond");
+	expect_refused("\"egressRate\":10000000000,\"egressBurst\":80", 7, "less than a byte");
+	/* 1 byte at 1 MB/s: 1 us, 15 ticks of 64 ns, 0.96 bytes. */
+	expect_refused("\"ingressRate\":8000000,\"ingressBurst\":8", 7, "less than a byte");
 	expect_refused("\"ingressRate\":-1,\"ingressBurst\":8", 6, "field \"ingressRate\"");
 	expect_refused("\"ingressRate\":1.5,\"ingressBurst\":8", 6, "field \"ingressRate\"");
 	expect_refused("\"ingressRate\":\"8000\",\"ingressBurst\":8", 6, "field \"ingressRate\"");
@@ -145,10 +147,17 @@ static void test_tbf(void **state)
 	l = (struct bandwidth_limit){ .rate = 8, .burst = 4 };
 	assert_int_equal(bandwidth_tbf(&l, "egress", &t, &err), -ERANGE);
 	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
-	/* A microsecond's bucket is the least: 1 byte at 1 MB/s; 1 byte at 2 MB/s lasts 0.5 us. */
-	l = (struct bandwidth_limit){ .rate = 8000000, .burst = 8 };
+	/*
+	 * The bucket must hold a byte once cut to whole microseconds and ticks: 2 bytes at
+	 * 1 MB/s (2 us, 31 ticks, 1.98 bytes) do; 1 byte (15 ticks, 0.96 bytes) does not, nor
+	 * 1 byte at 2 MB/s (0.5 us, no tick).
+	 */
+	l = (struct bandwidth_limit){ .rate = 8000000, .burst = 16 };
 	assert_int_equal(bandwidth_tbf(&l, "egress", &t, &err), 0);
-	assert_int_equal(t.buffer, 15);
+	assert_int_equal(t.buffer, 31);
+	l = (struct bandwidth_limit){ .rate = 8000000, .burst = 8 };
+	assert_int_equal(bandwidth_tbf(&l, "egress", &t, &err), -ERANGE);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
 	err = (struct cni_err){ 0 };
 	l = (struct bandwidth_limit){ .rate = 16000000, .burst = 8 };
 	assert_int_equal(bandwidth_tbf(&l, "egress", &t, &err), -ERANGE);
