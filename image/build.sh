@@ -50,7 +50,7 @@ push_to=${PUSH_TO:-oci:$out/oci/}
 podman=${PODMAN:-podman}
 
 images=(cni-rdma-plugins cni-rdma-ipoib)
-declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local"
+declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall"
 	[cni-rdma-ipoib]="ipoib")
 declare -A carries=([cni-rdma-plugins]=1)
 declare -A slot=([cni-rdma-plugins]=secondaryNetwork.cniPlugins [cni-rdma-ipoib]=secondaryNetwork.ipoib)
@@ -59,7 +59,8 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
 	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
-	[host-local]=ipam/host-local/host-local
+	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
+	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
 	[cni-install]=tools/cni-install/cni-install)
 # Per architecture: readelf's name of the machine, the binutils that strip it.
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)

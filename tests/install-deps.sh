@@ -22,9 +22,13 @@ if [ "$what" = test ]; then
 	# test of common/netfilter compares with nft and reads back with iptables-save.
 	# python3 and strace: the daemon suite's API server stand-in, the crash-state
 	# explorer (tests/crash).
+	# busybox: the portmap test's web server in a pod, reached through the mappings.
+	# dbus, python3-dbus, python3-gi, gir1.2-glib-2.0, libnftables1: what firewalld needs
+	# to run (unpacked, not installed: tests/firewalld-kit.sh, below).
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables python3
 	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
-	       xz-utils curl openssl dpkg-dev)
+	       xz-utils curl openssl dpkg-dev busybox dbus python3-dbus python3-gi gir1.2-glib-2.0
+	       libnftables1)
 fi
 # Debian's cross compiler links against the arm64 packages of the
 # multiarch archive, which needs the architecture added to dpkg.
@@ -40,10 +44,16 @@ missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+# The firewall test's firewalld, unpacked into a cache, not installed (tests/firewalld-kit.sh).
+firewalld_kit() {
+	[ "$what" != test ] || "${sudo[@]}" bash "$(dirname "$0")/firewalld-kit.sh" >/dev/null
+}
+if [ ${#missing[@]} -eq 0 ]; then
+	firewalld_kit
+	exit 0
+fi
 
 # apt_get ARGS...: apt-get, waiting (up to 10 minutes) while another apt or
 # dpkg (unattended-upgrades on a fresh machine) holds its locks.
@@ -69,3 +79,4 @@ if [ ${#arm64[@]} -gt 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm
 fi
 apt_get update -qq
 apt_get install -y -qq --no-install-recommends "${missing[@]}"
+firewalld_kit

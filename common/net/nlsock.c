@@ -287,6 +287,11 @@ static void batch_answer(struct batch_answers *a, const struct nlmsghdr *nlh)
 	a->failed = i;
 }
 
+/* Socket buffers: libnl's size of them, an answer's room in one, and what else they hold. */
+#define NLSOCK_BATCH_DEFAULT_BUF 32768u
+#define NLSOCK_BATCH_ANSWER 1024u
+#define NLSOCK_BATCH_SLACK 16384u
+
 int nlsock_batch(struct nl_sock *sk, struct nl_msg *const *msgs, size_t n, size_t *ret_failed)
 {
 	struct batch_answers a = { .msgs = msgs, .n = n, .failed = n };
@@ -309,6 +314,26 @@ int nlsock_batch(struct nl_sock *sk, struct nl_msg *const *msgs, size_t n, size_
 		want += (nlh->nlmsg_flags & NLM_F_ACK) != 0;
 		memcpy(buf + len, nlh, nlh->nlmsg_len);
 		len += nlh->nlmsg_len;
+	}
+	/*
+	 * The kernel refuses a write larger than the socket's send buffer and drops the
+	 * answers past its receive buffer (libnl asks for 32 KiB of each: about 40
+	 * answers, each counted at its buffer's size): a batch of hundreds of changes
+	 * (portmap's mappings) gets buffers its size.
+	 */
+	if (len + NLSOCK_BATCH_SLACK > NLSOCK_BATCH_DEFAULT_BUF ||
+	    want * NLSOCK_BATCH_ANSWER + NLSOCK_BATCH_SLACK > NLSOCK_BATCH_DEFAULT_BUF) {
+		int fd = nl_socket_get_fd(sk), snd, rcv;
+
+		if (len > INT32_MAX / 2 || want > INT32_MAX / (2 * NLSOCK_BATCH_ANSWER))
+			return -E2BIG;
+		snd = (int)(len + NLSOCK_BATCH_SLACK);
+		rcv = (int)(want * NLSOCK_BATCH_ANSWER + NLSOCK_BATCH_SLACK);
+		/* Past the node's wmem_max and rmem_max only with CAP_NET_ADMIN, which plugins have. */
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &snd, sizeof(snd)) < 0)
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)) < 0)
+			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 	}
 	r = nl_sendto(sk, buf, len);
 	if (r < 0)

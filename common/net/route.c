@@ -319,3 +319,40 @@ int net_route_list_table(struct net_ns *ns, unsigned int table, int family,
 	*ret_n = t.l.n;
 	return 0;
 }
+
+static int route_get_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nlattr *tb[RTA_MAX + 1];
+	int *ifindex = data;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE ||
+	    nlmsg_parse((struct nlmsghdr *)nlh, sizeof(struct rtmsg), tb, RTA_MAX, NULL) < 0)
+		return 0;
+	if (tb[RTA_OIF] && *ifindex == 0)
+		*ifindex = (int)nla_get_u32(tb[RTA_OIF]);
+	return 0;
+}
+
+int net_route_get(struct net_ns *ns, const struct ip_addr *dst, int *ret_ifindex)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct rtmsg rtm = { .rtm_family = (uint8_t)dst->family };
+	int ifindex = 0, r;
+
+	net_ack_clear();
+	if (!family_ok(dst->family))
+		return -EINVAL;
+	rtm.rtm_dst_len = (uint8_t)(ip_addr_size(dst) * 8);
+	r = nlsock_msg_new(RTM_GETROUTE, 0, &rtm, sizeof(rtm), &msg);
+	if (r < 0)
+		return r;
+	if (nla_put(msg, RTA_DST, (int)ip_addr_size(dst), dst->bytes) < 0)
+		return -EMSGSIZE;
+	r = nlsock_talk(ns, NETLINK_ROUTE, msg, route_get_cb, NULL, &ifindex);
+	if (r < 0)
+		return r;
+	if (ifindex <= 0)
+		return -ENETUNREACH;
+	*ret_ifindex = ifindex;
+	return 0;
+}

@@ -56,6 +56,18 @@ int net_route_list(struct net_ns *ns, int ifindex, int family, struct net_route 
 int net_default_route_ifindex(struct net_ns *ns, int *ret_ifindex);
 
 /**
+ * net_route_get() - the link the kernel would send a packet to an address through
+ * @ns: the netns (its handle), NULL for the caller's
+ * @dst: the address
+ * @ret_ifindex: interface index, written only on success
+ *
+ * As "ip route get": the routing decision, not a route of the tables.
+ *
+ * Return: 0 on success, -ENETUNREACH (or the kernel's errno) when none, negative errno otherwise.
+ */
+int net_route_get(struct net_ns *ns, const struct ip_addr *dst, int *ret_ifindex);
+
+/**
  * net_route_replace() - add a route or replace the one it matches (NLM_F_CREATE|NLM_F_REPLACE)
  * @ns: the netns (its handle), NULL for the caller's
  * @route: route

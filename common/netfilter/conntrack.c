@@ -22,7 +22,7 @@
 /* The entries a dump found: each one's attributes, resent as its delete. */
 struct matches {
 	uint8_t l4proto;
-	uint16_t port;       /* network order */
+	const uint8_t *ports; /* a bit per port */
 	struct nl_msg **v;
 	size_t n, cap;
 };
@@ -40,13 +40,16 @@ static void matches_reset(void *data)
 static bool tuple_matches(struct nlattr *orig, const struct matches *m)
 {
 	struct nlattr *t[CTA_TUPLE_MAX + 1], *p[CTA_PROTO_MAX + 1];
+	uint16_t port;
 
 	if (!orig || nla_parse_nested(t, CTA_TUPLE_MAX, orig, NULL) < 0 || !t[CTA_TUPLE_PROTO] ||
 	    nla_parse_nested(p, CTA_PROTO_MAX, t[CTA_TUPLE_PROTO], NULL) < 0 || !p[CTA_PROTO_NUM] ||
 	    !p[CTA_PROTO_DST_PORT] || nla_len(p[CTA_PROTO_DST_PORT]) != 2)
 		return false;
-	return nla_get_u8(p[CTA_PROTO_NUM]) == m->l4proto &&
-	       nla_get_u16(p[CTA_PROTO_DST_PORT]) == m->port;
+	if (nla_get_u8(p[CTA_PROTO_NUM]) != m->l4proto)
+		return false;
+	port = ntohs(nla_get_u16(p[CTA_PROTO_DST_PORT]));
+	return m->ports[port / 8] & (1u << (port % 8));
 }
 
 static int on_entry(const struct nlmsghdr *nlh, void *data)
@@ -78,22 +81,32 @@ static int on_entry(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
-int ct_delete_dport(int family, uint8_t l4proto, uint16_t port, size_t *ret_deleted,
-		    struct cni_err *err)
+int ct_delete_dports(int family, uint8_t l4proto, const uint16_t *ports, size_t n_ports,
+		     size_t *ret_deleted, struct cni_err *err)
 {
 	struct nfgenmsg g = { .nfgen_family = (uint8_t)family, .version = NFNETLINK_V0 };
 	_cleanup_(nlmsg_freep) struct nl_msg *dump = NULL;
-	struct matches m = { .l4proto = l4proto, .port = htons(port) };
+	_cleanup_free_ uint8_t *set = NULL;
+	struct matches m = { .l4proto = l4proto };
 	size_t deleted = 0;
 	int r;
 
 	if ((family != AF_INET && family != AF_INET6) ||
 	    (l4proto != IPPROTO_UDP && l4proto != IPPROTO_TCP && l4proto != IPPROTO_SCTP))
 		return -EINVAL;
+	if (n_ports == 0)
+		goto done;
+	set = calloc(65536 / 8, 1);
+	if (!set)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n_ports; i++)
+		set[ports[i] / 8] |= (uint8_t)(1u << (ports[i] % 8));
+	m.ports = set;
 	r = nlsock_msg_new(NFNL_SUBSYS_CTNETLINK << 8 | IPCTNL_MSG_CT_GET, NLM_F_DUMP, &g, sizeof(g),
 			   &dump);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
+	/* One dump for every port: each costs the kernel a walk of the whole table. */
 	r = nlsock_talk(NULL, NETLINK_NETFILTER, dump, on_entry, matches_reset, &m);
 	for (size_t i = 0; r >= 0 && i < m.n; i++) {
 		int d = nlsock_talk(NULL, NETLINK_NETFILTER, m.v[i], NULL, NULL, NULL);
@@ -110,9 +123,10 @@ int ct_delete_dport(int family, uint8_t l4proto, uint16_t port, size_t *ret_dele
 	free(m.v);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r,
-				   "conntrack: cannot delete the %s entries of port %u: %s",
+				   "conntrack: cannot delete the %s entries of port %u%s: %s",
 				   l4proto == IPPROTO_UDP ? "UDP" : l4proto == IPPROTO_TCP ? "TCP" : "SCTP",
-				   port, strerror(-r));
+				   ports[0], n_ports > 1 ? " and others" : "", strerror(-r));
+done:
 	if (ret_deleted)
 		*ret_deleted = deleted;
 	return 0;

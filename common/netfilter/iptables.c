@@ -109,11 +109,12 @@ static void command_text(const char *const *argv, char *buf, size_t size)
  * pipe would otherwise stall it), the signal mask and dispositions reset (a plugin
  * may be blocking termination signals around a move).
  */
-static int spawn(const char *path, const char *const *argv, char **out, size_t *out_len,
-		 char **errtext, size_t *err_len, int *ret_status)
+static int spawn(const char *path, const char *const *argv, const char *input, char **out,
+		 size_t *out_len, char **errtext, size_t *err_len, int *ret_status)
 {
-	_cleanup_close_ int out_r = -1, err_r = -1;
-	int out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 }, r = 0, status;
+	_cleanup_close_ int out_r = -1, err_r = -1, in_w = -1;
+	int out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 }, in_p[2] = { -1, -1 }, r = 0, status;
+	size_t in_len = input ? strlen(input) : 0, in_done = 0;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
@@ -129,11 +130,29 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
 	}
 	out_r = out_p[0];
 	err_r = err_p[0];
+	/* Written as the child reads it: a script larger than a pipe would otherwise stall. */
+	if (input && pipe2(in_p, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(out_p[1]);
+		close(err_p[1]);
+		return r;
+	}
+	in_w = in_p[1];
+	if (in_w >= 0 && fcntl(in_w, F_SETFL, O_NONBLOCK) < 0) {
+		r = -errno;
+		close(in_p[0]);
+		close(out_p[1]);
+		close(err_p[1]);
+		return r;
+	}
 	sigemptyset(&none);
 	sigfillset(&all);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (input)
+		posix_spawn_file_actions_adddup2(&fa, in_p[0], 0);
+	else
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
 	posix_spawnattr_setsigmask(&attr, &none);
@@ -144,17 +163,40 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
 	posix_spawnattr_destroy(&attr);
 	close(out_p[1]);
 	close(err_p[1]);
+	if (in_p[0] >= 0)
+		close(in_p[0]);
 	if (r < 0)
 		return r;
+	if (in_w >= 0 && in_len == 0) {
+		close(in_w);
+		in_w = -1;
+	}
+	/* A child that exits before reading its input would otherwise kill us with SIGPIPE. */
+	if (in_w >= 0)
+		signal(SIGPIPE, SIG_IGN);
 	for (int open_fds = 2; open_fds > 0;) {
-		struct pollfd p[2] = { { .fd = out_r, .events = POLLIN },
-				       { .fd = err_r, .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = out_r, .events = POLLIN },
+				       { .fd = err_r, .events = POLLIN },
+				       { .fd = in_w, .events = POLLOUT } };
 
-		if (poll(p, 2, -1) < 0) {
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = -errno;
 			break;
+		}
+		if (in_w >= 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w = write(in_w, input + in_done, in_len - in_done);
+
+			/* A child that stopped reading (it failed) ends the input; its status says why. */
+			if (w < 0 && errno != EAGAIN && errno != EINTR)
+				in_done = in_len;
+			else if (w > 0)
+				in_done += (size_t)w;
+			if (in_done == in_len) {
+				close(in_w);
+				in_w = -1;
+			}
 		}
 		for (int i = 0; i < 2; i++) {
 			int *fd = i ? &err_r : &out_r;
@@ -186,8 +228,8 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
  * Runs a command line: 0 with its exit status and what it printed, or the negative errno
  * of a binary that could not be run (@err filled).
  */
-static int exec_cmd(const char *const *argv, char **ret_out, int *ret_status, char **ret_errtext,
-		    struct cni_err *err)
+static int exec_cmd(const char *const *argv, const char *input, char **ret_out, int *ret_status,
+		    char **ret_errtext, struct cni_err *err)
 {
 	_cleanup_free_ char *out = NULL;
 	size_t out_len = 0, err_len = 0;
@@ -198,7 +240,8 @@ static int exec_cmd(const char *const *argv, char **ret_out, int *ret_status, ch
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_KERNEL, r, "%s: not found in PATH", argv[0]);
 	*ret_errtext = NULL;
-	r = spawn(path, argv, ret_out ? &out : NULL, &out_len, ret_errtext, &err_len, ret_status);
+	r = spawn(path, argv, input, ret_out ? &out : NULL, &out_len, ret_errtext, &err_len,
+		  ret_status);
 	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC)
 		return cni_err_set(err, CNI_ERR_KERNEL, -ENOEXEC, "cannot run %s: %s", path,
 				   strerror(-r));
@@ -235,7 +278,7 @@ int ipt_run(const char *const *argv, char **ret_out, struct cni_err *err)
 	_cleanup_free_ char *errtext = NULL;
 	int status, r;
 
-	r = exec_cmd(argv, ret_out, &status, &errtext, err);
+	r = exec_cmd(argv, NULL, ret_out, &status, &errtext, err);
 	if (r < 0 || status == 0)
 		return r;
 	if (status == 1 && not_exist(errtext))
@@ -255,7 +298,7 @@ static int op(enum ipt_family f, const char *table, const char *o, const char *c
 
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
-	r = exec_cmd(*ret_argv, ret_out, &status, ret_errtext, err);
+	r = exec_cmd(*ret_argv, NULL, ret_out, &status, ret_errtext, err);
 	return r < 0 ? r : status;
 }
 
@@ -365,4 +408,18 @@ int ipt_list(enum ipt_family f, const char *table, const char *chain, char **ret
 	if (r == 1 && chain)
 		return -ENOENT;
 	return failed(argv, r, errtext, err);
+}
+
+int ipt_restore(enum ipt_family f, const char *script, struct cni_err *err)
+{
+	/* Added to what is there; --wait as every other command takes the xtables lock. */
+	const char *const argv[] = { f == IPT_IPV6 ? "ip6tables-restore" : "iptables-restore",
+				     "--noflush", "--wait", NULL };
+	_cleanup_free_ char *errtext = NULL;
+	int status, r;
+
+	r = exec_cmd(argv, script, NULL, &status, &errtext, err);
+	if (r < 0 || status == 0)
+		return r;
+	return failed(argv, status, errtext, err);
 }

@@ -154,3 +154,18 @@ int ipt_rule_delete(enum ipt_family f, const char *table, const char *chain,
  */
 int ipt_list(enum ipt_family f, const char *table, const char *chain, char **ret_out,
 	     struct cni_err *err);
+
+/**
+ * ipt_restore() - apply a script with the host's iptables-restore or ip6tables-restore
+ * @f: which of the two
+ * @script: "*TABLE" lines, then changes ("-N", "-A", "-I", "-D", "-F", "-X"), then "COMMIT"
+ * @err: code 100 with the command and the first line of its complaint
+ *
+ * Run with --noflush (what is there stays) and --wait. The kernel takes the table's
+ * changes together or none of them: a script whose third line fails leaves nothing of
+ * its first two, and one cut off before its COMMIT line (the plugin killed while
+ * writing it) changes nothing.
+ *
+ * Return: 0 on success, -ENOEXEC when no binary can be run, -EIO when it fails.
+ */
+int ipt_restore(enum ipt_family f, const char *script, struct cni_err *err);

@@ -26,6 +26,7 @@ struct nft_batch {
 	struct nl_msg **msgs;
 	char **what;          /* each change as nft would write it, for the error */
 	size_t n, cap;
+	struct nl_sock *sk;   /* of the last commit, closed by nft_batch_free() */
 };
 
 int nft_batch_new(struct nft_batch **ret)
@@ -48,6 +49,7 @@ void nft_batch_free(struct nft_batch *b)
 	}
 	free(b->msgs);
 	free(b->what);
+	nl_socket_free(b->sk);
 	free(b);
 }
 
@@ -293,7 +295,6 @@ static int batch_edge(uint16_t type, struct nl_msg **ret)
 
 int nft_batch_commit(struct nft_batch *b, struct cni_err *err)
 {
-	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
 	_cleanup_(nlmsg_freep) struct nl_msg *begin = NULL, *end = NULL;
 	_cleanup_free_ struct nl_msg **all = NULL;
 	size_t failed;
@@ -312,12 +313,14 @@ int nft_batch_commit(struct nft_batch *b, struct cni_err *err)
 	all[0] = begin;
 	memcpy(all + 1, b->msgs, b->n * sizeof(*all));
 	all[b->n + 1] = end;
-	r = nlsock_open(NETLINK_NETFILTER, &sk);
+	nl_socket_free(b->sk);
+	b->sk = NULL;
+	r = nlsock_open(NETLINK_NETFILTER, &b->sk);
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "nftables: cannot open a netlink socket: %s",
 				   strerror(-r));
 	net_ack_clear();
-	r = nlsock_batch(sk, all, b->n + 2, &failed);
+	r = nlsock_batch(b->sk, all, b->n + 2, &failed);
 	if (r < 0 && failed >= 1 && failed <= b->n)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "nftables: %s: %s", b->what[failed - 1],
 				   strerror(-r));

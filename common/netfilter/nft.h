@@ -63,8 +63,13 @@ struct nft_batch;
 int nft_batch_new(struct nft_batch **ret);
 
 /**
- * nft_batch_free() - release a batch (committed or not)
+ * nft_batch_free() - release a batch (committed or not), and close the socket of its commit
  * @b: batch, may be NULL
+ *
+ * Closing the socket a change was sent on makes the kernel finish freeing the
+ * transaction, which waits for an RCU grace period (milliseconds): a caller with other
+ * work to do after the commit does it first, while the kernel waits, and frees the
+ * batch last.
  */
 void nft_batch_free(struct nft_batch *b);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/record/record.h"
 #include "common/util/cleanup.h"
@@ -162,6 +163,59 @@ int record_save(const char *dir, const char *name, const char *kind, unsigned in
 	return file_write_atomic_via(fd, name, tmp, text, (size_t)n, 0600, &step);
 }
 
+int record_note(const char *dir, const char *name, const char *kind, unsigned int version,
+		const char *body)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1, file = -1;
+	char tmp[NAME_MAX + 1];
+	ssize_t w;
+	int n, r;
+
+	if (!name_valid(name) || !*kind || strpbrk(kind, " \n") || version == 0)
+		return -EINVAL;
+	n = asprintf(&text, RECORD_MAGIC "%s state %u\n%s", kind, version, body);
+	if (n < 0) {
+		text = NULL;
+		return -ENOMEM;
+	}
+	snprintf(tmp, sizeof(tmp), "%s" RECORD_TEMP_SEP "%ld", name, (long)getpid());
+	r = dir_open(dir, true, &fd);
+	if (r < 0)
+		return r;
+	sweep_temps(fd, name);
+	file = openat(fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (file < 0)
+		return -errno;
+	w = write(file, text, (size_t)n);
+	if (w != n) {
+		r = w < 0 ? -errno : -EIO;
+		(void)unlinkat(fd, tmp, 0);
+		return r;
+	}
+	/* Whole or not at all to any reader; a power loss is the boot /run does not outlive. */
+	if (renameat(fd, tmp, fd, name) < 0) {
+		r = -errno;
+		(void)unlinkat(fd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
+int record_mark(const char *dir, const char *name)
+{
+	_cleanup_close_ int fd = -1, file = -1;
+	int r;
+
+	if (!name_valid(name))
+		return -EINVAL;
+	r = dir_open(dir, true, &fd);
+	if (r < 0)
+		return r;
+	file = openat(fd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	return file < 0 ? -errno : 0;
+}
+
 /* The version the first line gives, when it is @kind's; 0 otherwise. */
 static unsigned int header_version(const char *text, const char *kind, const char **ret_body)
 {
@@ -252,4 +306,107 @@ int record_remove(const char *dir, const char *name)
 	/* A DEL is the container's last chance to take what its killed saves left. */
 	sweep_temps(fd, name);
 	return unlinkat(fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int record_list(const char *dir, int (*cb)(const char *name, void *data), void *data)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_(closedirp) DIR *d = NULL;
+	struct dirent *e;
+	int r;
+
+	r = dir_open(dir, false, &fd);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	d = file_dir_stream(fd);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		/* A temporary file's name holds "::": never a record's (name_valid()). */
+		if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
+			continue;
+		if (!name_valid(e->d_name))
+			continue;
+		r = cb(e->d_name, data);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+struct sweep {
+	const char *network;
+	char **names;         /* every record's name */
+	size_t n, cap;
+};
+
+static int sweep_collect(const char *name, void *data)
+{
+	struct sweep *s = data;
+	char *copy = strdup(name);
+
+	if (!copy)
+		return -ENOMEM;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		char **v = reallocarray(s->names, cap, sizeof(*v));
+
+		if (!v) {
+			free(copy);
+			return -ENOMEM;
+		}
+		s->names = v;
+		s->cap = cap;
+	}
+	s->names[s->n++] = copy;
+	return 0;
+}
+
+/* Whether another record than @name's (another network) names @name's container. */
+static bool container_elsewhere(const struct sweep *s, const char *name)
+{
+	size_t cid = strcspn(name, ":");
+
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->names[i], name) != 0 && strncmp(s->names[i], name, cid + 1) == 0)
+			return true;
+	return false;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int record_sweep(const char *dir, const char *network, const struct cni_attachment *valid,
+		 size_t n_valid, int (*cb)(const char *cid, bool elsewhere, void *data), void *data)
+{
+	struct sweep s = { .network = network };
+	int r = record_list(dir, sweep_collect, &s);
+
+	/* In name order, whatever the folder's: a GC's log reads the same each time. */
+	if (r >= 0 && s.n > 1)
+		qsort(s.names, s.n, sizeof(*s.names), name_cmp);
+	for (size_t i = 0; r >= 0 && i < s.n; i++) {
+		const char *name = s.names[i], *colon = strchr(name, ':');
+		char cid[RECORD_NAME_MAX + 1];
+		bool kept = false;
+
+		if (!colon || strcmp(colon + 1, network) != 0)
+			continue;
+		snprintf(cid, sizeof(cid), "%.*s", (int)(colon - name), name);
+		for (size_t k = 0; k < n_valid && !kept; k++)
+			kept = strcmp(valid[k].container_id, cid) == 0;
+		if (kept)
+			continue;
+		r = cb(cid, container_elsewhere(&s, name), data);
+		if (r >= 0)
+			r = record_remove(dir, name);
+	}
+	for (size_t i = 0; i < s.n; i++)
+		free(s.names[i]);
+	free(s.names);
+	return r;
 }

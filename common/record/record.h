@@ -1,7 +1,10 @@
 /* Records: what a plugin keeps on the node between an ADD and its DEL, one small file each */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+
+struct cni_attachment;
 
 /*
  * Where records live: a folder per plugin below this root, made mode 0700 when
@@ -60,6 +63,38 @@ int record_save(const char *dir, const char *name, const char *kind, unsigned in
 		const char *body);
 
 /**
+ * record_note() - record_save() without its syncs: a record a node's crash may lose
+ * @dir: as record_save()
+ * @name: as record_save()
+ * @kind: as record_save()
+ * @version: as record_save()
+ * @body: as record_save()
+ *
+ * For what is kept for GC (firewall's addresses of a container): a reader sees the
+ * whole record or none, as with record_save(), but a power loss may lose it, which a
+ * /run in memory loses anyway; the syncs cost milliseconds where /run is a disk.
+ *
+ * Return: 0 on success, negative errno on failure (nothing changed).
+ */
+int record_note(const char *dir, const char *name, const char *kind, unsigned int version,
+		const char *body);
+
+/**
+ * record_mark() - a record that holds nothing but its name: made, or left as it is
+ * @dir: the plugin's folder (made as record_save() makes it)
+ * @name: record_name()
+ *
+ * For what only needs to be known to exist (portmap's and bandwidth's
+ * "<container ID>:<network>", which GC reads back with record_sweep()): an empty
+ * file is whole or absent, so no temporary file, rename or sync is needed (a sync
+ * of a folder on a disk costs milliseconds; /run is memory on a node, but not on
+ * every machine).
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int record_mark(const char *dir, const char *name);
+
+/**
  * record_load() - a record's body, and the version its first line gives
  * @dir: the plugin's folder
  * @name: record_name()
@@ -112,3 +147,36 @@ char *record_line(char **p, const char *key);
  * Return: 0 when removed or when there was none, negative errno otherwise.
  */
 int record_remove(const char *dir, const char *name);
+
+/**
+ * record_list() - the records a plugin's folder holds, by name
+ * @dir: the plugin's folder
+ * @cb: called with each record's name (temporary files left out); a negative return
+ *      stops the walk and is returned
+ * @data: for @cb
+ *
+ * For GC: the plugin reads each name's parts back to find what it kept for whom.
+ *
+ * Return: 0 (a missing folder holds none), negative errno otherwise or what @cb returned.
+ */
+int record_list(const char *dir, int (*cb)(const char *name, void *data), void *data);
+
+/**
+ * record_sweep() - GC of records named "<container ID>:<network>": those of a network's
+ *                  containers that are not among the valid attachments
+ * @dir: the plugin's folder
+ * @network: the network the GC is for
+ * @valid: the attachments to keep (their container IDs count)
+ * @n_valid: their number
+ * @cb: called with each gone container's ID, and whether a record of another network
+ *      names the same container (what the plugin made may then be shared: its nftables
+ *      rules carry the container ID alone); a negative return stops the sweep
+ * @data: for @cb
+ *
+ * Each record is removed once @cb has taken what it describes; one whose @cb failed
+ * stays for the next GC.
+ *
+ * Return: 0 on success, negative errno (or what @cb returned) otherwise.
+ */
+int record_sweep(const char *dir, const char *network, const struct cni_attachment *valid,
+		 size_t n_valid, int (*cb)(const char *cid, bool elsewhere, void *data), void *data);

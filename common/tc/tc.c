@@ -23,7 +23,8 @@
 
 #define MIRRED_MAX 8
 
-int tc_ticks(uint32_t usec, uint32_t *ret)
+/* The packet scheduler's ticks in a microsecond, as tc's tick_in_usec reckons them. */
+static int ticks_per_usec(double *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	unsigned int t2us, us2t, clock_res;
@@ -35,8 +36,33 @@ int tc_ticks(uint32_t usec, uint32_t *ret)
 		return r;
 	if (sscanf(text, "%x %x %x", &t2us, &us2t, &clock_res) != 3 || !t2us || !us2t || !clock_res)
 		return -EBADMSG;
-	/* tc's tick_in_usec: the kernel's ratio, scaled by its clock against a microsecond's. */
-	*ret = (uint32_t)((double)usec * ((double)t2us / us2t) * ((double)clock_res / 1000000.0));
+	/* The kernel's ratio, scaled by its clock against a microsecond's. */
+	*ret = ((double)t2us / us2t) * ((double)clock_res / 1000000.0);
+	return 0;
+}
+
+int tc_ticks(uint32_t usec, uint32_t *ret)
+{
+	double scale, ticks;
+	int r;
+
+	if ((r = ticks_per_usec(&scale)) < 0)
+		return r;
+	ticks = (double)usec * scale;
+	if (ticks > (double)UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)ticks;
+	return 0;
+}
+
+int tc_bucket_bytes(uint32_t ticks, uint64_t rate, double *ret)
+{
+	double scale;
+	int r;
+
+	if ((r = ticks_per_usec(&scale)) < 0)
+		return r;
+	*ret = (double)ticks / scale * (double)rate / 1000000.0;
 	return 0;
 }
 

@@ -49,9 +49,20 @@ struct tc_qdisc_info {
  *
  * The scale is the kernel's, read from /proc/net/psched.
  *
- * Return: 0 on success, negative errno when the scale cannot be read.
+ * Return: 0 on success, -ERANGE when the ticks do not fit in 32 bits (where upstream's
+ * conversion wraps), negative errno when the scale cannot be read.
  */
 int tc_ticks(uint32_t usec, uint32_t *ret);
+
+/**
+ * tc_bucket_bytes() - what a tbf bucket holds, in bytes, as the kernel reckons it
+ * @ticks: the bucket, in the packet scheduler's ticks
+ * @rate: bytes per second
+ * @ret: the bytes (tbf refuses a bucket of less than one: its largest packet would be 0)
+ *
+ * Return: 0 on success, negative errno when the scale cannot be read.
+ */
+int tc_bucket_bytes(uint32_t ticks, uint64_t rate, double *ret);
 
 /**
  * tc_ifb_create() - an ifb device, up, with a transmit queue length of 0 (upstream's)

@@ -24,6 +24,22 @@ int ip_addr_parse(const char *s, struct ip_addr *ret)
 	return 0;
 }
 
+int ip_addr_parse_unmapped(const char *s, struct ip_addr *ret)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	struct ip_addr a;
+
+	if (ip_addr_parse(s, &a) < 0)
+		return -EINVAL;
+	if (a.family == AF_INET6 && memcmp(a.bytes, mapped, sizeof(mapped)) == 0) {
+		memmove(a.bytes, a.bytes + 12, 4);
+		memset(a.bytes + 4, 0, 12);
+		a.family = AF_INET;
+	}
+	*ret = a;
+	return 0;
+}
+
 int ip_prefix_parse(const char *s, struct ip_prefix *ret)
 {
 	char buf[IP_PREFIX_STRLEN];

@@ -28,6 +28,17 @@ struct ip_prefix {
 int ip_addr_parse(const char *s, struct ip_addr *ret);
 
 /**
+ * ip_addr_parse_unmapped() - ip_addr_parse(), an IPv4-mapped IPv6 address read as IPv4
+ * @s: text
+ * @ret: parsed address, written only on success
+ *
+ * As Go's net.ParseIP() then To4(), which upstream's plugins use to tell the family.
+ *
+ * Return: 0 on success, -EINVAL when @s is not an address.
+ */
+int ip_addr_parse_unmapped(const char *s, struct ip_addr *ret);
+
+/**
  * ip_prefix_parse() - parse "address/len"
  * @s: text
  * @ret: parsed prefix, written only on success

@@ -18,23 +18,6 @@ const struct cni_conf_keys sbr_config_keys[] = {
 	{ 0 },
 };
 
-/* As Go's net.ParseIP and To4(): an IPv4-mapped IPv6 address is an IPv4 one. */
-static int parse_gateway(const char *text, struct ip_addr *ret)
-{
-	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-	struct ip_addr a;
-
-	if (ip_addr_parse(text, &a) < 0)
-		return -EINVAL;
-	if (a.family == AF_INET6 && memcmp(a.bytes, mapped, sizeof(mapped)) == 0) {
-		memmove(a.bytes, a.bytes + 12, 4);
-		memset(a.bytes + 4, 0, 12);
-		a.family = AF_INET;
-	}
-	*ret = a;
-	return 0;
-}
-
 static int load_gateways(const struct cni_ctx *ctx, struct sbr_conf *c, struct cni_err *err)
 {
 	char **gws = NULL;
@@ -54,7 +37,7 @@ static int load_gateways(const struct cni_ctx *ctx, struct sbr_conf *c, struct c
 		struct ip_addr gw;
 		bool v4;
 
-		if (parse_gateway(gws[i], &gw) < 0) {
+		if (ip_addr_parse_unmapped(gws[i], &gw) < 0) {
 			r = cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					"invalid static gateway IP address: %.64s", gws[i]);
 			goto out;

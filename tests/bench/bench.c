@@ -50,6 +50,7 @@ struct options {
 	unsigned long warmup;
 	bool json;
 	const char *json_file;
+	const char *after_del;
 };
 
 /* Figures for one (config, plugin, command). */
@@ -75,7 +76,7 @@ static void usage(FILE *f)
 		"             --netns PATH [options]\n"
 		"Execs each plugin as a CNI runtime does (vfork-style posix_spawn + execve, clean environment, config on\n"
 		"stdin, result on stdout, wait4 for rusage) and times ADD then DEL per iteration.\n"
-		"The environment holds the CNI_* variables and, when set, CNI_RDMA_PLUGINS_CONF.\n"
+		"The environment holds the CNI_* variables and, when set, CNI_RDMA_PLUGINS_CONF and PATH.\n"
 		"Plugins are interleaved within each iteration, starting with a different one each time.\n"
 		"\n"
 		"  --plugin LABEL=PATH  plugin binary to measure, repeatable (up to %d)\n"
@@ -89,6 +90,8 @@ static void usage(FILE *f)
 		"  --iterations N       measured ADD/DEL pairs per plugin and config (default 200)\n"
 		"  --warmup N           unmeasured pairs before them (default 10)\n"
 		"  --json[=FILE]        JSON figures on stdout instead of tables, or into FILE besides them\n"
+		"  --after-del CMD      a shell command run after each DEL, not timed: what the rest of\n"
+		"                       a chain does between two pods (a meta plugin's veth deleted)\n"
 		"  --help               this text\n"
 		"\n"
 		"Latencies (us) and peak RSS (KiB; wait4's ru_maxrss, so the largest of the plugin and\n"
@@ -127,7 +130,7 @@ static int add_plugin(struct options *o, char *arg)
 }
 
 enum { OPT_PLUGIN = 256, OPT_CONFIG, OPT_NETNS, OPT_IFNAME, OPT_CNI_PATH, OPT_CNI_ARGS,
-       OPT_CONTAINER_ID, OPT_ITERATIONS, OPT_WARMUP, OPT_JSON, OPT_HELP };
+       OPT_CONTAINER_ID, OPT_ITERATIONS, OPT_WARMUP, OPT_JSON, OPT_AFTER_DEL, OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "plugin", required_argument, NULL, OPT_PLUGIN },
@@ -140,6 +143,7 @@ static const struct option long_opts[] = {
 	{ "iterations", required_argument, NULL, OPT_ITERATIONS },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "json", optional_argument, NULL, OPT_JSON },
+	{ "after-del", required_argument, NULL, OPT_AFTER_DEL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -176,6 +180,9 @@ static int apply_option(struct options *o, int c, char *arg)
 	case OPT_JSON:
 		o->json = true;
 		o->json_file = arg;
+		return 0;
+	case OPT_AFTER_DEL:
+		o->after_del = arg;
 		return 0;
 	default:
 		return -EINVAL;
@@ -270,8 +277,9 @@ static char *substitute_label(const char *conf, const char *label)
 static int build_env(char **env, const char *cmd, const struct options *o)
 {
 	/* A runtime passes its own environment on, and with it the node settings file
-	 * that lets a benchmark's configs keep their stores in a private directory. */
-	const char *settings = getenv("CNI_RDMA_PLUGINS_CONF");
+	 * that lets a benchmark's configs keep their stores in a private directory, and
+	 * PATH, where the meta plugins find the node's iptables (and upstream's nft). */
+	const char *settings = getenv("CNI_RDMA_PLUGINS_CONF"), *path = getenv("PATH");
 	int n = 0;
 
 	if (asprintf(&env[n++], "CNI_COMMAND=%s", cmd) < 0 ||
@@ -280,7 +288,8 @@ static int build_env(char **env, const char *cmd, const struct options *o)
 	    asprintf(&env[n++], "CNI_IFNAME=%s", o->ifname) < 0 ||
 	    asprintf(&env[n++], "CNI_ARGS=%s", o->cni_args) < 0 ||
 	    asprintf(&env[n++], "CNI_PATH=%s", o->cni_path) < 0 ||
-	    (settings && asprintf(&env[n++], "CNI_RDMA_PLUGINS_CONF=%s", settings) < 0))
+	    (settings && asprintf(&env[n++], "CNI_RDMA_PLUGINS_CONF=%s", settings) < 0) ||
+	    (path && asprintf(&env[n++], "PATH=%s", path) < 0))
 		return -ENOMEM;
 	env[n] = NULL;
 	return 0;
@@ -464,6 +473,10 @@ static int run_iteration(const struct options *o, size_t c, char **confs, struct
 		if (ret < 0)
 			return ret;
 		failed |= ret;
+		if (o->after_del && (ret = system(o->after_del)) != 0) {
+			fprintf(stderr, "bench: --after-del exited with %d\n", ret);
+			return -ECHILD;
+		}
 	}
 	return failed;
 }

@@ -37,10 +37,11 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
 	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
-	[host-local]=ipam/host-local/host-local)
+	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
+	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # The cniPlugins image's: ours, then the carried ones, in cni-install's order.
-ours=(macvlan host-device tuning sbr static dummy tap loopback host-local)
+ours=(macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall)
 read -ra carried < <(bash "$top/image/carried.sh" names)
 slot_set="${ours[*]} ${carried[*]}"
 sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }

@@ -18,7 +18,8 @@ declare -A B
 for a in "$@"; do
 	B[${a%%=*}]=$(realpath "${a#*=}")
 done
-for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam loopback host-local; do
+for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam loopback host-local portmap \
+	bandwidth firewall; do
 	[ -x "${B[$p]:-}" ] || { echo "FAIL: no executable $p given ($p=BINARY)"; exit 1; }
 done
 # The plugins each case ran: at the end, every one given must have been.
@@ -134,6 +135,34 @@ run tuning DEL "$(conf tuning "$TUNE" "$SRESULT")"
 run macvlan DEL "$(conf macvlan "$MV" "$SRESULT")"
 # GC of the network, nothing kept: the store had this attachment and DEL released it.
 run macvlan GC "$(conf macvlan "$MV" | jq -c '. + {"cni.dev/valid-attachments": []}')"
+
+echo "# the node-network meta plugins, in a netns standing for the node (its ruleset and"
+echo "# qdiscs, not this machine's), after a veth pod's interface plugin"
+t_netns NODE
+t_netns POD2
+t_name NH qh
+t_name PE qi
+t_veth "$NH" "$PE" "$NODE" "$POD2"
+ip -n "$POD2" link set "$PE" down
+ip -n "$POD2" link set "$PE" name eth0 up
+ip -n "$NODE" addr add 10.79.0.1/24 dev "$NH"
+ip -n "$POD2" addr add 10.79.0.2/24 dev eth0
+VETH_PREV='{"cniVersion":"1.1.0","interfaces":[{"name":"'"$NH"'"},{"name":"eth0","sandbox":"'"$POD2_path"'"}],"ips":[{"address":"10.79.0.2/24","gateway":"10.79.0.1","interface":1}]}'
+T_WRAP=(ip netns exec "$NODE")
+T_ENV_NETNS=$POD2_path
+T_ENV_IFNAME=eth0
+PM='"backend":"nftables","runtimeConfig":{"portMappings":[{"hostPort":8080,"containerPort":80,"protocol":"tcp"}]}'
+BW='"ingressRate":8000000,"ingressBurst":80000,"egressRate":8000000,"egressBurst":80000'
+FW='"backend":"iptables"'
+for m in "portmap|$PM" "bandwidth|$BW" "firewall|$FW"; do
+	p=${m%%|*} members=${m#*|}
+	run "$p" ADD "$(conf "$p" "$members" "$VETH_PREV")"
+	run "$p" CHECK "$(conf "$p" "$members" "$T_OUT")"
+	run "$p" DEL "$(conf "$p" "$members" "$VETH_PREV")"
+done
+T_WRAP=()
+T_ENV_NETNS=$POD_path
+T_ENV_IFNAME=net1
 
 echo "# a misspelt key: the warning is on stderr, the ADD goes on"
 run macvlan ADD "$(conf macvlan '"master":"'"$M"'",'"$STATIC")"

@@ -383,17 +383,17 @@ static void test_conntrack(void)
 	udp_to(5301);
 	udp_to(5301);
 	udp_to(5302);
-	r = ct_delete_dport(AF_INET, IPPROTO_TCP, 5301, &n, &err);
+	r = ct_delete_dports(AF_INET, IPPROTO_TCP, (const uint16_t[]){ 5301 }, 1, &n, &err);
 	check(r == 0 && n == 0, "no TCP entry of port 5301: %d %zu %s", r, n, err.msg);
-	r = ct_delete_dport(AF_INET6, IPPROTO_UDP, 5301, &n, &err);
+	r = ct_delete_dports(AF_INET6, IPPROTO_UDP, (const uint16_t[]){ 5301 }, 1, &n, &err);
 	check(r == 0 && n == 0, "no IPv6 entry of port 5301: %d %zu", r, n);
-	r = ct_delete_dport(AF_INET, IPPROTO_UDP, 5301, &n, &err);
+	r = ct_delete_dports(AF_INET, IPPROTO_UDP, (const uint16_t[]){ 5301 }, 1, &n, &err);
 	check(r == 0 && n == 2, "the 2 UDP entries of port 5301 deleted: %d %zu %s", r, n, err.msg);
-	r = ct_delete_dport(AF_INET, IPPROTO_UDP, 5301, &n, &err);
+	r = ct_delete_dports(AF_INET, IPPROTO_UDP, (const uint16_t[]){ 5301 }, 1, &n, &err);
 	check(r == 0 && n == 0, "none left: %d %zu", r, n);
-	r = ct_delete_dport(AF_INET, IPPROTO_UDP, 5302, &n, &err);
+	r = ct_delete_dports(AF_INET, IPPROTO_UDP, (const uint16_t[]){ 5302 }, 1, &n, &err);
 	check(r == 0 && n == 1, "port 5302's entry was kept until now: %d %zu", r, n);
-	check(ct_delete_dport(AF_INET, IPPROTO_ICMP, 1, &n, &err) == -EINVAL, "ICMP refused");
+	check(ct_delete_dports(AF_INET, IPPROTO_ICMP, (const uint16_t[]){ 1 }, 1, &n, &err) == -EINVAL, "ICMP refused");
 }
 
 int main(void)

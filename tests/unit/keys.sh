@@ -41,6 +41,9 @@ declare -A KEYS=(
 	[tap]="owner group multiQueue mtu mac bridge selinuxContext ipv6Autoconf"
 	[static]="ipam.type ipam.addresses ipam.routes ipam.dns ipam.logFile ipam.logLevel args.cni.ips"
 	[loopback]=""
+	[portmap]="backend=\"nftables\" snat=true masqAll=false markMasqBit=13 externalSetMarkChain conditionsV4=[] conditionsV6=[]"
+	[bandwidth]="ingressRate=1000000 ingressBurst=100000 egressRate=1000000 egressBurst=100000"
+	[firewall]="backend firewalldZone ingressPolicy iptablesAdminChainName"
 	[host-local]="ipam.type ipam.subnet ipam.rangeStart ipam.rangeEnd ipam.gateway ipam.ranges ipam.routes ipam.dataDir ipam.resolvConf ipam.logFile ipam.logLevel args.cni.ips"
 	[nv-ipam]="ipam.type ipam.poolName ipam.poolType ipam.forcePoolName ipam.confDir ipam.poolFile ipam.storeFile ipam.lockTimeoutMs ipam.releasedIPCooldownSeconds ipam.logFile ipam.logLevel ipam.daemonSocket ipam.daemonCallTimeoutSeconds args.cni.poolNames args.cni.poolType args.cni.ips args.cni.allocateDefaultGateway args.cni.allocateIPWithIndex"
 )
@@ -52,18 +55,26 @@ status() {
 	RC=$?
 	ERR=$(<"$tmp/err")
 }
-# conf PLUGIN PATH...: a 1.1.0 config with every PATH set to "1" (a string passes the
-# common parse, ipam.type included; STATUS reads no other value).
+# conf PLUGIN PATH[=JSON]...: a 1.1.0 config with every PATH set to JSON, "1" when none is
+# given (a string passes the common parse, ipam.type included, where STATUS reads no other
+# value; a plugin whose STATUS checks its keys' types gets values of theirs).
 conf() {
-	local p=$1 filter='{cniVersion: "1.1.0", name: "keys", type: $t}'
+	local p=$1 filter='{cniVersion: "1.1.0", name: "keys", type: $t}' k v
 	shift
 	for k in "$@"; do
-		filter+=" | setpath(\"$k\" | split(\".\"); \"1\")"
+		v='"1"'
+		[[ $k != *=* ]] || { v=${k#*=}; k=${k%%=*}; }
+		filter+=" | setpath(\"$k\" | split(\".\"); $v)"
 	done
 	jq -nc --arg t "$p" "$filter"
 }
-# typo KEY: its last two letters swapped.
-typo() { local k=$1; echo "${k:0:${#k}-2}${k: -1}${k: -2:1}"; }
+# typo KEY: its last two letters swapped, or its last dropped when they are the same.
+typo() {
+	local k=$1 t
+	t=${k:0:${#k}-2}${k: -1}${k: -2:1}
+	[ "$t" != "$k" ] || t=${k:0:${#k}-1}
+	echo "$t"
+}
 
 warnings() { grep -c 'is not one this plugin reads' <<<"$ERR"; }
 
@@ -77,10 +88,11 @@ for p in $(printf '%s\n' "${!BIN[@]}" | sort); do
 	else
 		not_ok "$p: every key it documents: $OUT $ERR"
 	fi
-	for k in "${keys[@]}"; do
+	for kv in "${keys[@]}"; do
+		k=${kv%%=*} v=${kv#"$k"}
 		leaf=${k##*.} in=${k%"$leaf"}
 		t=$in$(typo "$leaf")
-		c=$(conf "$p" "$t")
+		c=$(conf "$p" "$t$v")
 		# The answer to the config without it (its object left, empty).
 		status "$p" "$(jq -c --arg t "$t" 'delpaths([$t | split(".")])' <<<"$c")"
 		rc0=$RC out0=$OUT
@@ -101,7 +113,7 @@ for f in "$src"/conf-examples/*/*.conflist "$src"/conf-examples/quickstart/*.jso
 	jq -e 'has("type") or has("plugins")' "$f" >/dev/null 2>&1 || continue
 	while IFS= read -r c; do
 		for p in "$(jq -r .type <<<"$c")" "$(jq -r '.ipam.type // empty' <<<"$c")"; do
-			[ -n "${BIN[$p]:-}" ] || continue
+			[ -n "$p" ] && [ -n "${BIN[$p]:-}" ] || continue
 			status "$p" "$(jq -c '.cniVersion = "1.1.0"' <<<"$c")"
 			if [ "$(warnings)" = 0 ]; then ok "${f#"$src"/} ($p): no warning"; else not_ok "${f#"$src"/} ($p): $ERR"; fi
 		done

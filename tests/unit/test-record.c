@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "common/cni/conf.h"
 #include "common/record/record.h"
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
@@ -242,6 +243,80 @@ static void test_folder_rules(void **state)
 	assert_int_equal(record_remove(link, "a"), 0);
 }
 
+struct swept {
+	char cids[8][32];
+	bool elsewhere[8];
+	size_t n;
+	const char *fail; /* a container whose cleanup fails */
+};
+
+static int on_gone(const char *cid, bool elsewhere, void *data)
+{
+	struct swept *s = data;
+
+	if (s->fail && strcmp(cid, s->fail) == 0)
+		return -EIO;
+	snprintf(s->cids[s->n], sizeof(s->cids[0]), "%s", cid);
+	s->elsewhere[s->n++] = elsewhere;
+	return 0;
+}
+
+static void test_sweep(void **state)
+{
+	char a[] = "a", e0[] = "eth0";
+	struct cni_attachment valid[] = { { .container_id = a, .ifname = e0 } };
+	struct swept s = { 0 };
+
+	(void)state;
+	/* No folder yet: nothing to sweep. */
+	assert_int_equal(record_sweep(dir, "n1", valid, 1, on_gone, &s), 0);
+	assert_int_equal(s.n, 0);
+	for (size_t i = 0; i < 6; i++) {
+		static const char *const names[] = { "a:n1", "b:n1", "c:n1", "c:n2", "d:n2", "f:n1" };
+
+		/* Markers (empty) and records alike: only their names count. */
+		if (i % 2)
+			assert_int_equal(record_mark(dir, names[i]), 0);
+		else
+			assert_int_equal(record_save(dir, names[i], "kind", 1, ""), 0);
+	}
+	/* A marker made again is left as it is; a name that is no record's is refused. */
+	assert_int_equal(record_mark(dir, "b:n1"), 0);
+	assert_int_equal(record_mark(dir, "b:n1::tmp.1"), -EINVAL);
+	assert_int_equal(record_mark(dir, "../x"), -EINVAL);
+	{
+		struct stat st;
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/b:n1", dir);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_size, 0);
+		assert_int_equal(st.st_mode & 0777, 0600);
+	}
+	put_file("e:n1::tmp.1", "x", 1);
+	s.fail = "f";
+	assert_int_equal(record_sweep(dir, "n1", valid, 1, on_gone, &s), -EIO);
+	/* Gone: b (only this network's) and c (another network's too); a is valid. */
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.cids[0], "b");
+	assert_false(s.elsewhere[0]);
+	assert_string_equal(s.cids[1], "c");
+	assert_true(s.elsewhere[1]);
+	assert_false(exists("b:n1"));
+	assert_false(exists("c:n1"));
+	assert_true(exists("a:n1"));
+	assert_true(exists("c:n2"));
+	assert_true(exists("d:n2"));
+	/* Its cleanup failed: kept for the next GC, which takes it. */
+	assert_true(exists("f:n1"));
+	assert_true(exists("e:n1::tmp.1"));
+	s = (struct swept){ 0 };
+	assert_int_equal(record_sweep(dir, "n1", valid, 1, on_gone, &s), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.cids[0], "f");
+	assert_false(exists("f:n1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +325,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_temporary_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folder_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,7 @@
  */
 static const char *const suite[] = {
 	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "loopback",
-	"host-local", "bridge", "ipvlan", "vlan", "ptp", "portmap", "bandwidth", "firewall", "vrf",
+	"host-local", "portmap", "bandwidth", "firewall", "bridge", "ipvlan", "vlan", "ptp", "vrf",
 	"dhcp",
 };
 
@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
 		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap loopback\n"
-		"host-local (this suite's) or bridge ipvlan vlan ptp portmap bandwidth firewall\n"
+		"host-local portmap bandwidth firewall (this suite's) or bridge ipvlan vlan ptp\n"
 		"vrf dhcp (carried: built static from Debian's source of\n"
 		"containernetworking-plugins; --version says which release).\n"
 		"\n"
