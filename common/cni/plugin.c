@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cni/conf.h"
 #include "common/cni/error-json.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
@@ -336,4 +337,15 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 	cni_args_free(&ctx.args);
 	cni_conf_free(&ctx.conf);
 	return exit_code;
+}
+
+int cni_plugin_setup_ipam_logging(const struct cni_ctx *ctx, const char *prog, struct cni_err *err)
+{
+	const char *file = NULL, *level = NULL;
+	int r;
+
+	if ((r = cni_conf_get_str(&ctx->conf, "ipam.logFile", &file, err)) < 0 ||
+	    (r = cni_conf_get_str(&ctx->conf, "ipam.logLevel", &level, err)) < 0)
+		return r;
+	return cni_plugin_setup_logging(prog, file, false, level, ctx->env.command, err);
 }

@@ -79,3 +79,16 @@ void cni_plugin_open_netns(struct cni_ctx *ctx);
  */
 int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
 			     const char *level_name, enum cni_command cmd, struct cni_err *err);
+
+/**
+ * cni_plugin_setup_ipam_logging() - cni_plugin_setup_logging() from a config's "ipam" section
+ * @ctx: context
+ * @prog: program name for every line
+ * @err: as cni_plugin_setup_logging(), code 6 for a logFile or logLevel not a string
+ *
+ * An IPAM plugin logs where its own section says: the top-level logFile is the interface
+ * plugin's.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int cni_plugin_setup_ipam_logging(const struct cni_ctx *ctx, const char *prog, struct cni_err *err);

@@ -18,21 +18,9 @@
 #include "ipam/host-local/range.h"
 #include "ipam/host-local/store.h"
 
-/* An IPAM plugin logs where its own section says: the top-level logFile is the interface plugin's. */
-static int setup_logging(const struct cni_ctx *ctx, struct cni_err *err)
-{
-	const char *file = NULL, *level = NULL;
-	int r;
-
-	if ((r = cni_conf_get_str(&ctx->conf, "ipam.logFile", &file, err)) < 0 ||
-	    (r = cni_conf_get_str(&ctx->conf, "ipam.logLevel", &level, err)) < 0)
-		return r;
-	return cni_plugin_setup_logging("host-local", file, false, level, ctx->env.command, err);
-}
-
 static int load(const struct cni_ctx *ctx, struct hl_config *ret, struct cni_err *err)
 {
-	int r = setup_logging(ctx, err);
+	int r = cni_plugin_setup_ipam_logging(ctx, "host-local", err);
 
 	return r < 0 ? r : hl_config_load(&ctx->conf, &ctx->args, ret, err);
 }

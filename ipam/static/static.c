@@ -11,23 +11,11 @@
 #include "ipam/static/config.h"
 #include "ipam/static/static.h"
 
-/* An IPAM plugin logs where its own section says: the top-level logFile is the interface plugin's. */
-static int setup_logging(const struct cni_ctx *ctx, struct cni_err *err)
-{
-	const char *file = NULL, *level = NULL;
-	int r;
-
-	if ((r = cni_conf_get_str(&ctx->conf, "ipam.logFile", &file, err)) < 0 ||
-	    (r = cni_conf_get_str(&ctx->conf, "ipam.logLevel", &level, err)) < 0)
-		return r;
-	return cni_plugin_setup_logging("static", file, false, level, ctx->env.command, err);
-}
-
 static int static_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
 	int r;
 
-	if ((r = setup_logging(ctx, err)) < 0 ||
+	if ((r = cni_plugin_setup_ipam_logging(ctx, "static", err)) < 0 ||
 	    (r = static_config_load(&ctx->conf, &ctx->args, ret, err)) < 0)
 		return r;
 	log_info("ADD %s/%s: %zu address(es), %zu route(s)", ctx->env.container_id, ctx->env.ifname,
@@ -54,7 +42,7 @@ static int static_check(const struct cni_ctx *ctx, struct cni_err *err)
 	char buf[IP_PREFIX_STRLEN];
 	int r;
 
-	if ((r = setup_logging(ctx, err)) < 0 ||
+	if ((r = cni_plugin_setup_ipam_logging(ctx, "static", err)) < 0 ||
 	    (r = static_config_load(&ctx->conf, &ctx->args, &want, err)) < 0)
 		return r;
 	if (!prev)
