@@ -31,8 +31,8 @@
  */
 static const char *const suite[] = {
 	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap",
-	"bridge", "host-local", "ipvlan", "vlan", "ptp", "loopback", "portmap", "bandwidth",
-	"firewall", "vrf", "dhcp",
+	"ipvlan", "vlan", "vrf",
+	"bridge", "host-local", "ptp", "loopback", "portmap", "bandwidth", "firewall", "dhcp",
 };
 
 /*
@@ -62,9 +62,9 @@ static void usage(FILE *f)
 		"ones alone, then waits for SIGTERM or SIGINT and exits 0. nv-ipam and\n"
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
-		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap (this\n"
-		"suite's) or bridge host-local ipvlan vlan ptp loopback portmap bandwidth\n"
-		"firewall vrf dhcp (carried: built static from Debian's source of\n"
+		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap ipvlan\n"
+		"vlan vrf (this suite's) or bridge host-local ptp loopback portmap bandwidth\n"
+		"firewall dhcp (carried: built static from Debian's source of\n"
 		"containernetworking-plugins; --version says which release).\n"
 		"\n"
 		"  --cni-bin-dir=DIR      target directory, must exist [%s]\n"

@@ -1,0 +1,94 @@
+# The reference plugins (containernetworking/plugins v1.9.1, ../shared/reference/cni-plugins)
+# beside ours on the same inputs, for the ipvlan, vlan and vrf suites: unpacking them,
+# and the pod's state both are compared on. Sourced after lib.sh.
+#
+#   ref_plugins DIR NAME...  unpack NAME... into DIR (checked against SHA256SUMS); 0, or
+#                            1 after printing the NOT RUN line (tests/shared.sh) when
+#                            ../shared has none. CNI_REFERENCE_PLUGINS names a directory
+#                            where they are unpacked already: the kernel matrix unpacks
+#                            them on the host, its guests cannot write beside ../shared.
+#   ref_state NS IF          one JSON object of what a plugin made of IF in NS: its
+#                            kind and kind's data, MTU, up, master, addresses, routes in
+#                            every table, arp_notify (5 processes); REF_STATE_IGNORE
+#                            names members left out (comma-separated)
+#   ref_result JSON          a result as compared: an empty dns dropped (Go prints "dns":{})
+. "$(dirname "${BASH_SOURCE[0]}")/../shared.sh"
+
+ref_plugins() {
+	local dir=$1 src n sum
+	shift
+	mkdir -p "$dir"
+	if [ -n "${CNI_REFERENCE_PLUGINS:-}" ]; then
+		for n; do
+			[ -x "$CNI_REFERENCE_PLUGINS/$n" ] || { echo "FAIL: no $n in $CNI_REFERENCE_PLUGINS"; exit 1; }
+			ln -sf "$CNI_REFERENCE_PLUGINS/$n" "$dir/$n"
+		done
+		return 0
+	fi
+	src=$(shared_path reference/cni-plugins)
+	for n; do
+		if [ ! -r "$src/$n.xz" ] || [ ! -r "$src/SHA256SUMS" ]; then
+			shared_missing "$src" reference/cni-plugins "reference plugins (containernetworking/plugins v1.9.1)"
+			return 1
+		fi
+	done
+	for n; do
+		xz -dc "$src/$n.xz" >"$dir/$n" || { echo "FAIL: cannot unpack $src/$n.xz"; exit 1; }
+		chmod 755 "$dir/$n"
+		sum=$(awk -v n="$n" '$2 == n || $2 == "*" n { print $1 }' "$src/SHA256SUMS")
+		read -r got _ < <(sha256sum "$dir/$n")
+		[ -n "$sum" ] && [ "$got" = "$sum" ] || { echo "FAIL: $n does not match $src/SHA256SUMS"; exit 1; }
+	done
+}
+
+ref_state() {
+	local ns=$1 ifname=$2 link addrs r4 r6 notify=?
+	link=$(ip -n "$ns" -d -j link show dev "$ifname" 2>/dev/null) || { echo '{"absent":true}'; return 0; }
+	addrs=$(ip -n "$ns" -j addr show dev "$ifname")
+	r4=$(ip -n "$ns" -4 -j route show table all dev "$ifname")
+	r6=$(ip -n "$ns" -6 -j route show table all dev "$ifname")
+	ip netns exec "$ns" cat "/proc/sys/net/ipv4/conf/$ifname/arp_notify" 2>/dev/null >"$T_DIR/notify" || :
+	read -r notify <"$T_DIR/notify" || :
+	jq -cn --arg ignore "${REF_STATE_IGNORE:-}" --argjson l "$link" --argjson a "$addrs" --argjson r4 "$r4" --argjson r6 "$r6" --arg n "$notify" '
+		$l[0] as $l | {
+			kind: $l.linkinfo.info_kind,
+			data: ($l.linkinfo.info_data // {} | del(.flags_raw?)),
+			mtu: $l.mtu,
+			up: (($l.flags // []) | index("UP") != null),
+			master: ($l.master // null),
+			addrs: [$a[0].addr_info[] | select(.scope == "global") | "\(.local)/\(.prefixlen)"] | sort,
+			routes: [($r4 + $r6)[] | select((.table // "main") != "local" and (.dst | startswith("fe80") | not) and .dst != "ff00::/8")
+				 | "\(.dst) via \(.gateway // "-") table \(.table // "main") proto \(.protocol // "boot") scope \(.scope // "global")"] | sort,
+			arp_notify: $n
+		} | delpaths([$ignore | select(. != "") | split(",")[] | [.]])'
+}
+
+ref_result() { jq -cS 'if .dns == {} then del(.dns) else . end' <<<"$1"; }
+
+# ref_compare DESC OURS REF CONF [ENV...]: ADD with ours, the pod's state, DEL; the same
+# with the reference; both must succeed or both fail, and on success give the same result
+# and the same state of CNI_IFNAME ($T_ENV_IFNAME unless ENV sets it) in $REF_NS.
+# Sets REF_OURS_OUT and REF_GO_OUT (the ADDs' outputs).
+ref_compare() {
+	local desc=$1 ours=$2 ref=$3 conf=$4 saved=$T_PLUGIN ifname=$T_ENV_IFNAME a rc_o rc_g st_o st_g
+	shift 4
+	for a; do [[ $a == CNI_IFNAME=* ]] && ifname=${a#CNI_IFNAME=}; done
+	T_PLUGIN=$ours
+	t_cni ADD "$conf" "$@"
+	rc_o=$T_RC REF_OURS_OUT=$T_OUT
+	st_o=$(ref_state "$REF_NS" "$ifname")
+	t_cni DEL "$conf" "$@"
+	[ "$rc_o" != 0 ] || t_ok "$desc: our DEL"
+	T_PLUGIN=$ref
+	t_cni ADD "$conf" "$@"
+	rc_g=$T_RC REF_GO_OUT=$T_OUT
+	st_g=$(ref_state "$REF_NS" "$ifname")
+	t_cni DEL "$conf" "$@"
+	[ "$rc_g" != 0 ] || t_ok "$desc: the reference's DEL"
+	T_PLUGIN=$saved
+	t_eq "$desc: ours and the reference agree on success" "$([ "$rc_g" = 0 ] && echo ok || echo fails)" \
+		"$([ "$rc_o" = 0 ] && echo ok || echo fails)"
+	[ "$rc_o" = 0 ] && [ "$rc_g" = 0 ] || return 0
+	t_eq "$desc: the same result" "$(ref_result "$REF_GO_OUT")" "$(ref_result "$REF_OURS_OUT")"
+	t_eq "$desc: the same interface in the pod" "$st_g" "$st_o"
+}
