@@ -197,9 +197,8 @@ static int save(struct vrf_add *s, struct cni_err *err)
 	return 0;
 }
 
-/* The saved global IPv6 addresses the link has lost: put back. */
-static int restore_addresses(struct vrf_add *s, bool *ret_added, size_t n_added_max,
-			     struct cni_err *err)
+/* The saved global IPv6 addresses the link has lost: put back; @ret_added[i] says which. */
+static int restore_addresses(struct vrf_add *s, bool *ret_added, struct cni_err *err)
 {
 	_cleanup_free_ struct net_addr *now = NULL;
 	char text[IP_PREFIX_STRLEN];
@@ -211,7 +210,7 @@ static int restore_addresses(struct vrf_add *s, bool *ret_added, size_t n_added_
 		return net_err_set(err, CNI_ERR_KERNEL, r,
 				   "cmdAdd failed: failed getting global ipv6 addresses after slaving "
 				   "interface: %s", strerror(-r));
-	for (size_t i = 0; i < s->n_v6 && i < n_added_max; i++) {
+	for (size_t i = 0; i < s->n_v6; i++) {
 		bool there = false;
 
 		ret_added[i] = false;
@@ -316,7 +315,7 @@ static int enslave(struct vrf_add *s, struct cni_err *err)
 		return net_err_set(err, CNI_ERR_KERNEL, r, "cmdAdd failed: could not set vrf %s as master of %s: %s",
 				   s->vrf.name, s->link.name, strerror(-r));
 	s->enslaved = true;
-	if ((r = restore_addresses(s, added, s->n_v6, err)) < 0)
+	if ((r = restore_addresses(s, added, err)) < 0)
 		return r;
 	for (size_t i = 0; i < s->n_v6; i++)
 		if (added[i] && (r = wait_local_route(s, &s->v6[i], err)) < 0)
@@ -341,7 +340,7 @@ static void undo(struct vrf_add *s)
 			log_error("undo: cannot free %s from vrf %s: %s", s->link.name, s->vrf.name,
 				  strerror(-r));
 		added = calloc(s->n_v6 + 1, sizeof(*added));
-		if (r >= 0 && added && restore_addresses(s, added, s->n_v6, &ignored) < 0)
+		if (r >= 0 && added && restore_addresses(s, added, &ignored) < 0)
 			log_error("undo: %s", ignored.msg);
 		ignored = (struct cni_err){ 0 };
 		if (r >= 0 && put_routes(s, RT_TABLE_MAIN, &ignored) < 0)

@@ -75,7 +75,7 @@ for s in "${suites[@]}"; do
 		cmd=(bash "$uml_src/tests/netns/$s.sh" "$uml_bin/$s" "$uml_ref") ;;
 	# ipvlan, vlan and vrf beside the reference plugins: figures (tests/bench/run-link.sh).
 	bench-link) cmd=(env ITERATIONS="${uml_bench%%,*}" WARMUP="${uml_bench#*,}"
-		bash "$uml_src/tests/bench/run-link.sh" "$uml_bin" "${uml_refcni:-/nonexistent}" "$uml_ref") ;;
+		bash "$uml_src/tests/bench/run-link.sh" "$uml_bin" "${uml_refcni:-/nonexistent}") ;;
 	# The chains: their other binaries are found beside macvlan.
 	multirail) cmd=(env MULTIRAIL_REFERENCE=0 bash "$uml_src/tests/netns/$s.sh" "$uml_bin/macvlan" "$uml_ref") ;;
 	*) echo "guest: unknown suite $s"; echo 2 >"$out/$s.rc"; continue ;;

@@ -108,17 +108,21 @@ refused "no IPAM and no prevResult" 7 "no plugin name provided" "$(conf 1.0.0)"
 refused "chained without master, prevResult of two interfaces" 7 "chained master failure" \
 	"$(with_prev "$(conf 1.0.0 | sed "s/,\"master\":\"$M\"//")" \
 		'{"cniVersion":"1.0.0","interfaces":[{"name":"a"},{"name":"b"}],"ips":[{"address":"10.66.0.9/24"}]}')"
+refused "MTU 1e300" 6 '"mtu"' "$(conf 1.0.0 ',"mtu":1e300'"$HOSTLOCAL")"
+for k in master mode flag; do
+	ref_hostile_strings clean "$(conf 1.0.0 "$HOSTLOCAL")" "$k" 7 7
+done
 t_cni ADD "$(conf 1.0.0 "$HOSTLOCAL")" CNI_IFNAME=a/b
 t_err "CNI_IFNAME with a slash" 4 ""
 clean "CNI_IFNAME with a slash"
 if [ -n "$GO" ]; then
-	T_PLUGIN=$GO
+	ref_use_reference "$GO"
 	for c in "$(conf 1.0.0 ',"mode":"l4"'"$HOSTLOCAL")" "$(conf 1.0.0 "$HOSTLOCAL" | sed "s/\"$M\"/\"lknone\"/")"; do
 		t_cni ADD "$c"
 		t_ne "the reference refuses it too: $c" 0 "$T_RC"
 		t_cni DEL "$c"
 	done
-	T_PLUGIN=$OURS
+	ref_use_ours "$OURS"
 	clean "after the reference's refusals"
 fi
 
@@ -135,11 +139,11 @@ if ! ip -n "$POD" link add lkprobe type veth peer name lkprobe1 ||
 	t_cni DEL "$(conf 1.0.0 "$HOSTLOCAL")"
 	t_ok "a second DEL exits 0"
 	if [ -n "$GO" ]; then
-		T_PLUGIN=$GO
+		ref_use_reference "$GO"
 		t_cni ADD "$(conf 1.0.0 "$HOSTLOCAL")"
 		t_ne "the reference fails too" 0 "$T_RC"
 		t_cni DEL "$(conf 1.0.0 "$HOSTLOCAL")"
-		T_PLUGIN=$OURS
+		ref_use_ours "$OURS"
 		clean "the reference's failure"
 	fi
 	t_cleanup

@@ -98,6 +98,8 @@ refused "vlanId -1" 7 "invalid VLAN ID -1" "$(conf 1.0.0 -1 "$HOSTLOCAL")"
 refused "vlanId 65541 (4101 + 65536)" 7 "invalid VLAN ID 65541" "$(conf 1.0.0 65541 "$HOSTLOCAL")"
 refused "vlanId as a string" 6 '"vlanId"' "$(conf 1.0.0 '"5"' "$HOSTLOCAL")"
 refused "vlanId 5.5" 6 '"vlanId"' "$(conf 1.0.0 5.5 "$HOSTLOCAL")"
+refused "vlanId 1e300" 6 '"vlanId"' "$(conf 1.0.0 1e300 "$HOSTLOCAL")"
+ref_hostile_strings clean "$(conf 1.0.0 5 "$HOSTLOCAL")" master 7 7
 refused "no IPAM" 7 "no plugin name provided" "$(conf 1.0.0 5)"
 refused "MTU above the master's" 7 "must be [0, master MTU(1500)]" "$(conf 1.0.0 5 ',"mtu":1501'"$HOSTLOCAL")"
 refused "negative MTU" 7 "invalid MTU -2" "$(conf 1.0.0 5 ',"mtu":-2'"$HOSTLOCAL")"
@@ -109,14 +111,14 @@ refused "VLAN 0 on the node's master" 7 "would take the master's priority-tagged
 refused "no vlanId on the node's master" 7 "vlanId 0 (or none given)" \
 	"$(conf 1.0.0 0 "$HOSTLOCAL" | sed 's/,"vlanId":0//')"
 if [ -n "$GO" ]; then
-	T_PLUGIN=$GO
+	ref_use_reference "$GO"
 	for c in "$(conf 1.0.0 4095 "$HOSTLOCAL")" "$(conf 1.0.0 5 ',"mtu":1501'"$HOSTLOCAL")" \
 		"$(conf 1.0.0 5 "$HOSTLOCAL" | sed "s/\"$M\"/\"lknone\"/")"; do
 		t_cni ADD "$c"
 		t_ne "the reference refuses it too: $c" 0 "$T_RC"
 		t_cni DEL "$c"
 	done
-	T_PLUGIN=$OURS
+	ref_use_ours "$OURS"
 	clean "after the reference's refusals"
 fi
 
@@ -133,11 +135,11 @@ if ! ip -n "$POD" link add lkprobe type veth peer name lkprobe1 ||
 	t_cni DEL "$(conf 1.0.0 5 "$HOSTLOCAL")"
 	t_ok "a second DEL exits 0"
 	if [ -n "$GO" ]; then
-		T_PLUGIN=$GO
+		ref_use_reference "$GO"
 		t_cni ADD "$(conf 1.0.0 5 "$HOSTLOCAL")"
 		t_ne "the reference fails too" 0 "$T_RC"
 		t_cni DEL "$(conf 1.0.0 5 "$HOSTLOCAL")"
-		T_PLUGIN=$OURS
+		ref_use_ours "$OURS"
 		clean "the reference's failure"
 	fi
 	t_cleanup
@@ -201,6 +203,9 @@ clean "host-local"
 echo "# 4. the master has that VLAN already, the master is a VLAN"
 t_name HV lkh
 ip link add link "$M" name "$HV" type vlan id 9
+ip link set "$HV" up
+HOST_SAVED=$HOST_START
+HOST_START=$(t_links)
 refused "vlanId the master has a link of" 100 "has a VLAN 9 link already" "$(conf 1.0.0 9 "$HOSTLOCAL")"
 t_jq "the node's VLAN 9 link is untouched" "$(t_link_json "" "$HV")" '"\(.linkinfo.info_data.id) \(.link)"' "9 $M"
 C=$(conf 1.0.0 8 "$(static 10.66.8.2/24)" | sed "s/\"$M\"/\"$HV\"/")
@@ -211,6 +216,7 @@ t_jq "stacked on it" "$(t_link_json "$POD" net1)" '"\(.linkinfo.info_data.id) \(
 t_cni DEL "$C"
 [ -z "$GO" ] || ref_compare "[on a VLAN master] beside the reference" "$OURS" "$GO" "$C"
 ip link del "$HV"
+HOST_START=$HOST_SAVED
 clean "VLAN masters"
 
 echo "# 5. linkInContainer"
@@ -236,12 +242,12 @@ POD_BASE=lo
 
 echo "# 6. VLAN 0 on the node's master: the reference makes it, ours refuses"
 if [ -n "$GO" ]; then
-	T_PLUGIN=$GO
+	ref_use_reference "$GO"
 	t_cni ADD "$(conf 1.0.0 0 "$(static 10.66.9.2/24)")"
 	t_ok "the reference makes a VLAN 0 link of the node's master"
 	t_jq "its VLAN 0 link" "$(t_link_json "$POD" net1)" '.linkinfo.info_data.id' 0
 	t_cni DEL "$(conf 1.0.0 0 "$(static 10.66.9.2/24)")"
-	T_PLUGIN=$OURS
+	ref_use_ours "$OURS"
 fi
 refused "ours: VLAN 0 on the node's master" 7 "priority-tagged" "$(conf 1.0.0 0 "$(static 10.66.9.2/24)")"
 

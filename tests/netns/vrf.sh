@@ -120,6 +120,8 @@ refused "table 255" 7 "the kernel's local table" "$(conf 1.0.0 lkv lka 1 ',"tabl
 refused "table -1" 7 '"table"' "$(conf 1.0.0 lkv lka 1 ',"table":-1')"
 refused "table 2^32" 7 '"table"' "$(conf 1.0.0 lkv lka 1 ',"table":4294967296')"
 refused "table as a string" 6 '"table"' "$(conf 1.0.0 lkv lka 1 ',"table":"10"')"
+refused "table 1e300" 6 '"table"' "$(conf 1.0.0 lkv lka 1 ',"table":1e300')"
+ref_hostile_strings untouched "$(conf 1.0.0 lkv lka 1)" vrfname 7 7
 refused "no prevResult" 7 "missing prevResult from earlier plugin" \
 	'{"cniVersion":"1.0.0","name":"lknet","type":"vrf","vrfname":"lkv"}'
 refused "an interface the pod does not have" 7 "could not get link by name lknone" \
@@ -127,10 +129,10 @@ refused "an interface the pod does not have" 7 "could not get link by name lknon
 refused "a vrfname that is another link (lo)" 7 "Netlink lo is not a VRF" "$(conf 1.0.0 lo lka 1)"
 t_jq "lo is as it was" "$(t_link_json "$POD" lo)" '"\(.linkinfo.info_kind // "-") \(.master // "-")"' "- -"
 if [ -n "$GO" ]; then
-	T_PLUGIN=$GO
+	ref_use_reference "$GO"
 	t_cni ADD "$(conf 1.0.0 lo lka 1)"
 	t_ne "the reference refuses a vrfname that is another link too" 0 "$T_RC"
-	T_PLUGIN=$OURS
+	ref_use_ours "$OURS"
 fi
 
 if ! pod link add lkprobe type vrf table 99 2>/dev/null; then
@@ -144,10 +146,10 @@ if ! pod link add lkprobe type vrf table 99 2>/dev/null; then
 	t_cni DEL "$(conf 1.0.0 lkv lka 1)"
 	t_ok "a second DEL exits 0"
 	if [ -n "$GO" ]; then
-		T_PLUGIN=$GO
+		ref_use_reference "$GO"
 		t_cni ADD "$(conf 1.0.0 lkv lka 1)"
 		t_ne "the reference fails too" 0 "$T_RC"
-		T_PLUGIN=$OURS
+		ref_use_ours "$OURS"
 		untouched "the reference's failure"
 	fi
 	t_cleanup
@@ -254,18 +256,18 @@ if [ -n "$GO" ]; then
 	# The reference's DEL leaves the interface without its routes as ours does: made again each time.
 	for c in "$(conf 1.1.0 lkv lka 1)" "$(conf 0.4.0 lkv lka 1 ',"table":100')" "$(conf 1.0.0 lkv lka 1 ',"table":4000000000')"; do
 		iface lka 1
-		T_PLUGIN=$OURS
+		ref_use_ours "$OURS"
 		t_cni ADD "$c"
 		o_rc=$T_RC o_out=$T_OUT o_state="$(ref_state "$POD" lka) $(vrfs)"
 		t_cni DEL "$c"
 		o_del="$(vrfs) $(master lka)"
 		iface lka 1
-		T_PLUGIN=$GO
+		ref_use_reference "$GO"
 		t_cni ADD "$c"
 		g_rc=$T_RC g_out=$T_OUT g_state="$(ref_state "$POD" lka) $(vrfs)"
 		t_cni DEL "$c"
 		g_del="$(vrfs) $(master lka)"
-		T_PLUGIN=$OURS
+		ref_use_ours "$OURS"
 		d=$(jq -r '"\(.cniVersion) table \(.table // "none")"' <<<"$c")
 		t_eq "[$d] ours and the reference both succeed" "0 0" "$o_rc $g_rc"
 		t_eq "[$d] the same result" "$(ref_result "$g_out")" "$(ref_result "$o_out")"
@@ -275,18 +277,18 @@ if [ -n "$GO" ]; then
 	# The reference picks table 1 though a route is there; ours goes around it.
 	iface lka 1
 	pod route add 10.80.0.0/16 dev lka-p table 1
-	T_PLUGIN=$GO
+	ref_use_reference "$GO"
 	t_cni ADD "$(conf 1.0.0 lkv lka 1)"
 	t_eq "the reference puts the VRF on table 1, where a route is" "lkv:1" "$(vrfs)"
 	t_cni DEL "$(conf 1.0.0 lkv lka 1)"
-	T_PLUGIN=$OURS
+	ref_use_ours "$OURS"
 	pod route del 10.80.0.0/16 dev lka-p table 1
 	# The reference makes the VRF before looking for the interface, and leaves it.
-	T_PLUGIN=$GO
+	ref_use_reference "$GO"
 	t_cni ADD "$(conf 1.0.0 lkv lka 1)" CNI_IFNAME=lknone
 	t_eq "the reference leaves a VRF when the interface is missing" "lkv:1" "$(vrfs)"
 	t_cni DEL "$(conf 1.0.0 lkv lka 1)" CNI_IFNAME=lknone
-	T_PLUGIN=$OURS
+	ref_use_ours "$OURS"
 	pod link del lkv 2>/dev/null
 fi
 
