@@ -278,7 +278,26 @@ for sys in sendto sendmsg; do
 done
 t_ne "ADD was killed at some send" 0 "$kills"
 
-echo "# 9. DEL where there is nothing of ours"
+echo "# 9. a failure at every netlink send of ADD: the ADD undone"
+# strace makes the Nth sendmsg fail (EIO) and lets the others through: each step's
+# failure, and its undo, in turn. Past the last send ADD succeeds and DEL follows.
+for ((n = 1; n < 100; n++)); do
+	(printf '%s' "$C" | env CNI_COMMAND=ADD CNI_CONTAINERID=fail$n CNI_NETNS="$T_ENV_NETNS" CNI_IFNAME=net1 \
+		CNI_PATH="$BIN" strace -f -qq -o /dev/null -e trace=sendmsg -e inject=sendmsg:error=EIO:when=$n \
+		"$OURS" >"$T_DIR/fail.out" 2>/dev/null) 2>/dev/null
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		t_cni DEL "$C" CNI_CONTAINERID=fail$n
+		t_ok "past the last send (#$n) ADD succeeds, and DEL"
+		clean "after the last send"
+		break
+	fi
+	t_jq "send #$n failed: a CNI error" "$(cat "$T_DIR/fail.out")" '(.code | type) == "number" and .code > 0' true
+	clean "send #$n failed"
+done
+t_ne "ADD failed at some send" 1 "$n"
+
+echo "# 10. DEL where there is nothing of ours"
 t_cni DEL "$(conf 1.0.0 5 "$HOSTLOCAL")" CNI_IFNAME=lo
 t_ok "DEL of a link that is no VLAN"
 t_eq "it is left in place" lo "$(t_link_names "$POD")"

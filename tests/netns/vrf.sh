@@ -315,7 +315,27 @@ for sys in sendto sendmsg; do
 done
 t_ne "ADD was killed at some send" 0 "$kills"
 
-echo "# 8. DEL where there is nothing of ours"
+echo "# 8. a failure at every netlink send of ADD: the ADD undone"
+# strace makes the Nth sendmsg fail (EIO) and lets the others through: each step's
+# failure, and its undo, in turn. Past the last send ADD succeeds and DEL follows.
+for ((n = 1; n < 100; n++)); do
+	iface lka 1
+	(printf '%s' "$C" | env CNI_COMMAND=ADD CNI_CONTAINERID=fail$n CNI_NETNS="$P" CNI_IFNAME=lka \
+		CNI_PATH="$T_DIR" strace -f -qq -o /dev/null -e trace=sendmsg -e inject=sendmsg:error=EIO:when=$n \
+		"$OURS" >"$T_DIR/fail.out" 2>/dev/null) 2>/dev/null
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		t_cni DEL "$C" CNI_CONTAINERID=fail$n
+		t_ok "past the last send (#$n) ADD succeeds, and DEL"
+		t_eq "after the last send: no VRF" "" "$(vrfs)"
+		break
+	fi
+	t_jq "send #$n failed: a CNI error" "$(cat "$T_DIR/fail.out")" '(.code | type) == "number" and .code > 0' true
+	untouched "send #$n failed"
+done
+t_ne "ADD failed at some send" 1 "$n"
+
+echo "# 9. DEL where there is nothing of ours"
 iface lka 1
 t_cni DEL "$(conf 1.0.0 lo lka 1)"
 t_ok "DEL with a vrfname that is another link"
