@@ -347,6 +347,11 @@ static void undo(struct vrf_add *s)
 			log_error("undo: %s", ignored.msg);
 	}
 	if (s->created) {
+		/* Made, but its lookup failed: found by its name (the pod's lock is held). */
+		if (!s->vrf.ifindex && net_link_get_by_name(s->pod, s->c->name, &s->vrf) < 0) {
+			log_error("undo: the new vrf %s not found", s->c->name);
+			return;
+		}
 		r = net_link_delete(s->pod, s->vrf.ifindex);
 		if (r < 0 && r != -ENODEV)
 			log_error("undo: cannot delete vrf %s: %s", s->vrf.name, strerror(-r));
