@@ -32,17 +32,28 @@ shared_not_run_tap() {
 
 # shared_reference_plugins DEST NAME...: containernetworking/plugins v1.9.1's static NAMEs
 # (../shared/reference/cni-plugins, or REFERENCE_PLUGINS naming another copy) unpacked into
-# DEST and checked against its SHA256SUMS; the test ends as not run when they are missing,
-# and fails (exit 1) when one does not match.
+# DEST and checked against its SHA256SUMS, or, with CNI_REFERENCE_PLUGINS naming a directory
+# where they are unpacked already (the kernel matrix's guests, which cannot write beside
+# ../shared), linked from there. Returns 1 with the NOT RUN line when they are missing (the
+# caller ends the test as not run, or runs the rest); exits 1 when one does not match.
 shared_reference_plugins() {
 	local dest=$1 dir=${REFERENCE_PLUGINS:-$(shared_path reference/cni-plugins)} p
 	shift
+	mkdir -p "$dest"
+	if [ -n "${CNI_REFERENCE_PLUGINS:-}" ]; then
+		for p in "$@"; do
+			[ -x "$CNI_REFERENCE_PLUGINS/$p" ] || { echo "error: no $p in $CNI_REFERENCE_PLUGINS" >&2; exit 1; }
+			ln -sf "$CNI_REFERENCE_PLUGINS/$p" "$dest/$p"
+		done
+		return 0
+	fi
 	for p in "$@"; do
-		[ -f "$dir/$p.xz" ] && [ -f "$dir/SHA256SUMS" ] ||
-			shared_not_run "$dir" reference/cni-plugins "reference plugins (containernetworking/plugins v1.9.1)"
+		if [ ! -f "$dir/$p.xz" ] || [ ! -f "$dir/SHA256SUMS" ]; then
+			shared_missing "$dir" reference/cni-plugins "reference plugins (containernetworking/plugins v1.9.1)"
+			return 1
+		fi
 	done
 	command -v xz >/dev/null || { echo "error: xz missing (tests/install-deps.sh test)" >&2; exit 1; }
-	mkdir -p "$dest"
 	for p in "$@"; do
 		xz -dc "$dir/$p.xz" >"$dest/$p" && chmod +x "$dest/$p" &&
 			grep " $p\$" "$dir/SHA256SUMS" | (cd "$dest" && sha256sum -c --quiet) ||

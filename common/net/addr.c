@@ -93,6 +93,7 @@ static int addr_cb(struct nl_object *obj, const struct nlmsghdr *nlh, void *data
 	flags = rtnl_addr_get_flags(ra);
 	a.tentative = flags & IFA_F_TENTATIVE;
 	a.dadfailed = flags & IFA_F_DADFAILED;
+	a.scope = (unsigned int)rtnl_addr_get_scope(ra);
 	r = nlsock_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v));
 	if (r < 0)
 		return r;

@@ -12,6 +12,7 @@ struct net_addr {
 	struct ip_prefix prefix;
 	bool tentative;
 	bool dadfailed;
+	unsigned int scope;    /* RT_SCOPE_*: 0 (universe) for a global address */
 };
 
 /**

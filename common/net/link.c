@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -22,35 +23,39 @@
 #include "common/net/nlsock.h"
 #include "common/util/cleanup.h"
 
-/* IFLA_INFO_DATA of an IPoIB link (libnl has no object for it); wrong-size members are skipped. */
-static void ipoib_parse(const struct nlattr *data, struct net_link *l)
+/* One member of IFLA_INFO_DATA, by the link's kind; wrong-size members are skipped. */
+static void info_data_member(const struct nlattr *a, struct net_link *l)
 {
-	const struct nlattr *a;
-	int rem;
+	int type = nla_type(a);
+	int len = nla_len(a);
 
-	nla_for_each_nested(a, data, rem) {
-		if (nla_len(a) != sizeof(uint16_t))
-			continue;
-		switch (nla_type(a)) {
-		case IFLA_IPOIB_PKEY:
+	if (strcmp(l->kind, "ipoib") == 0 && len == sizeof(uint16_t)) {
+		if (type == IFLA_IPOIB_PKEY)
 			l->ipoib_pkey = nla_get_u16(a);
-			break;
-		case IFLA_IPOIB_MODE:
+		else if (type == IFLA_IPOIB_MODE)
 			l->ipoib_mode = nla_get_u16(a);
-			break;
-		case IFLA_IPOIB_UMCAST:
+		else if (type == IFLA_IPOIB_UMCAST)
 			l->ipoib_umcast = nla_get_u16(a);
-			break;
-		default:
-			break;
-		}
+	} else if (strcmp(l->kind, "ipvlan") == 0 && len == sizeof(uint16_t)) {
+		if (type == IFLA_IPVLAN_MODE)
+			l->ipvlan_mode = nla_get_u16(a);
+		else if (type == IFLA_IPVLAN_FLAGS)
+			l->ipvlan_flags = nla_get_u16(a);
+	} else if (strcmp(l->kind, "vlan") == 0 && len == sizeof(uint16_t) && type == IFLA_VLAN_ID) {
+		l->vlan_id = nla_get_u16(a);
+	} else if (strcmp(l->kind, "vrf") == 0 && len == sizeof(uint32_t) && type == IFLA_VRF_TABLE) {
+		l->vrf_table = nla_get_u32(a);
 	}
 }
 
-static void ipoib_from_msg(const struct nlmsghdr *nlh, struct net_link *l)
+/*
+ * IFLA_INFO_DATA read by hand: libnl has no object for IPoIB nor ipvlan's
+ * flags, and a static link pulls in only the link kinds a getter names.
+ */
+static void info_data_from_msg(const struct nlmsghdr *nlh, struct net_link *l)
 {
-	const struct nlattr *a, *info;
-	int rem, rem_info;
+	const struct nlattr *a, *info, *member;
+	int rem, rem_info, rem_data;
 
 	if (nlmsg_datalen(nlh) < (int)sizeof(struct ifinfomsg))
 		return;
@@ -58,8 +63,10 @@ static void ipoib_from_msg(const struct nlmsghdr *nlh, struct net_link *l)
 		if (nla_type(a) != IFLA_LINKINFO)
 			continue;
 		nla_for_each_nested(info, a, rem_info) {
-			if (nla_type(info) == IFLA_INFO_DATA)
-				ipoib_parse(info, l);
+			if (nla_type(info) != IFLA_INFO_DATA)
+				continue;
+			nla_for_each_nested(member, info, rem_data)
+				info_data_member(member, l);
 		}
 	}
 }
@@ -92,10 +99,11 @@ static int link_from_object(struct nl_object *obj, const struct nlmsghdr *nlh,
 	l.link_ifindex = rtnl_link_get_link(rl);
 	s = rtnl_link_get_ifalias(rl);
 	snprintf(l.alias, sizeof(l.alias), "%s", s ? s : "");
+	l.master_ifindex = rtnl_link_get_master(rl);
 	if (strcmp(l.kind, "macvlan") == 0)
 		l.macvlan_mode = rtnl_link_macvlan_get_mode(rl);
-	else if (strcmp(l.kind, "ipoib") == 0)
-		ipoib_from_msg(nlh, &l);
+	else
+		info_data_from_msg(nlh, &l);
 	*ret = l;
 	return 0;
 }
@@ -253,6 +261,56 @@ int net_link_find(struct net_ns *ns, bool (*match)(const struct net_link *link, 
 	return link_find(ns, &m, ret);
 }
 
+/* Every link of a dump, in the kernel's order. */
+struct link_all {
+	struct net_link *v;
+	size_t n;
+	size_t cap;
+};
+
+static int link_all_cb(struct nl_object *obj, const struct nlmsghdr *nlh, void *data)
+{
+	struct link_all *l = data;
+	int r;
+
+	r = nlsock_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v));
+	if (r < 0)
+		return r;
+	r = link_from_object(obj, nlh, &l->v[l->n]);
+	if (r < 0)
+		return r;
+	l->n++;
+	return 0;
+}
+
+static void link_all_reset(void *data)
+{
+	struct link_all *l = data;
+
+	l->n = 0;
+}
+
+int net_link_list(struct net_ns *ns, struct net_link **ret, size_t *ret_n)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct link_all l = { 0 };
+	int r;
+
+	net_ack_clear();
+	r = nlsock_msg_new(RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi), &msg);
+	if (r < 0)
+		return r;
+	r = nlsock_query(ns, msg, link_all_cb, link_all_reset, &l);
+	if (r < 0) {
+		free(l.v);
+		return r;
+	}
+	*ret = l.v;
+	*ret_n = l.n;
+	return 0;
+}
+
 /* Requests that change a link */
 
 static int link_msg(uint16_t type, uint16_t flags, int ifindex, struct nl_msg **ret)
@@ -282,6 +340,26 @@ static int ipoib_fill_data(struct nl_msg *msg, const struct net_child *c)
 	return 0;
 }
 
+/* Both, u16, mode first: what iproute2 and vishvananda/netlink send. */
+static int ipvlan_fill_data(struct nl_msg *msg, const struct net_child *c)
+{
+	if (nla_put_u16(msg, IFLA_IPVLAN_MODE, c->ipvlan.mode) < 0 ||
+	    nla_put_u16(msg, IFLA_IPVLAN_FLAGS, c->ipvlan.flags) < 0)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* The id alone: the protocol is the kernel's default, 802.1Q, as `ip link` leaves it. */
+static int vlan_fill_data(struct nl_msg *msg, const struct net_child *c)
+{
+	return nla_put_u16(msg, IFLA_VLAN_ID, c->vlan.id) < 0 ? -EMSGSIZE : 0;
+}
+
+static int vrf_fill_data(struct nl_msg *msg, const struct net_child *c)
+{
+	return nla_put_u32(msg, IFLA_VRF_TABLE, c->vrf.table) < 0 ? -EMSGSIZE : 0;
+}
+
 static int child_linkinfo(struct nl_msg *msg, const struct net_child *c)
 {
 	int (*fill)(struct nl_msg *, const struct net_child *) = NULL;
@@ -304,6 +382,18 @@ static int child_linkinfo(struct nl_msg *msg, const struct net_child *c)
 		break;
 	case NET_CHILD_IFB:
 		kind = "ifb";
+		break;
+	case NET_CHILD_IPVLAN:
+		kind = "ipvlan";
+		fill = ipvlan_fill_data;
+		break;
+	case NET_CHILD_VLAN:
+		kind = "vlan";
+		fill = vlan_fill_data;
+		break;
+	case NET_CHILD_VRF:
+		kind = "vrf";
+		fill = vrf_fill_data;
 		break;
 	}
 	if (!kind)
@@ -330,11 +420,19 @@ static int create_msg(const struct net_child *c, struct nl_msg **ret)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	bool masterless;
 	int r;
 
-	if (!c || !c->name || !*c->name || strlen(c->name) >= IFNAMSIZ ||
-	    (c->kind == NET_CHILD_DUMMY || c->kind == NET_CHILD_IFB ? c->master_ifindex != 0
-								     : c->master_ifindex <= 0))
+	if (!c)
+		return -EINVAL;
+	masterless = c->kind == NET_CHILD_DUMMY || c->kind == NET_CHILD_IFB || c->kind == NET_CHILD_VRF;
+	if (!c->name || !*c->name || strlen(c->name) >= IFNAMSIZ ||
+	    (masterless ? c->master_ifindex != 0 : c->master_ifindex <= 0))
+		return -EINVAL;
+	/* What the kernel refuses with a bare EINVAL, refused here by name. */
+	if ((c->kind == NET_CHILD_VLAN && c->vlan.id >= 4095) ||
+	    (c->kind == NET_CHILD_VRF && c->vrf.table == 0) ||
+	    (c->kind == NET_CHILD_IPVLAN && c->ipvlan.mode > IPVLAN_MODE_L3S))
 		return -EINVAL;
 	if (c->hwaddr && (c->hwaddr_len == 0 || c->hwaddr_len > HWADDR_MAX))
 		return -EINVAL;
@@ -448,6 +546,15 @@ int net_link_set_netns(struct net_ns *ns, int ifindex, int netns_fd)
 	if (netns_fd < 0)
 		return -EBADF;
 	return net_link_move(ns, ifindex, netns_fd, NULL);
+}
+
+int net_link_set_master(struct net_ns *ns, int ifindex, int master_ifindex)
+{
+	uint32_t v = (uint32_t)master_ifindex;
+
+	if (master_ifindex < 0)
+		return -EINVAL;
+	return link_set_attr(ns, ifindex, IFLA_MASTER, sizeof(v), &v);
 }
 
 int net_link_set_name(struct net_ns *ns, int ifindex, const char *name)

@@ -25,6 +25,11 @@ struct net_link {
 	uint16_t ipoib_pkey;      /* when kind is "ipoib" */
 	uint16_t ipoib_mode;
 	uint16_t ipoib_umcast;
+	int master_ifindex;       /* IFLA_MASTER (a VRF, a bridge), 0 when none */
+	uint16_t ipvlan_mode;     /* IPVLAN_MODE_*, when kind is "ipvlan" */
+	uint16_t ipvlan_flags;    /* IPVLAN_F_* */
+	uint16_t vlan_id;         /* when kind is "vlan" */
+	uint32_t vrf_table;       /* when kind is "vrf" */
 };
 
 enum net_child_kind {
@@ -32,9 +37,12 @@ enum net_child_kind {
 	NET_CHILD_IPOIB,
 	NET_CHILD_DUMMY,        /* no master: master_ifindex 0 */
 	NET_CHILD_IFB,          /* no master: what tc redirects a link's ingress to */
+	NET_CHILD_IPVLAN,
+	NET_CHILD_VLAN,
+	NET_CHILD_VRF,          /* no master: master_ifindex 0 */
 };
 
-/* A child link created off a master (macvlan, IPoIB), or a dummy or ifb link. */
+/* A child link created off a master (macvlan, IPoIB, ipvlan, VLAN), or a dummy, ifb or VRF link. */
 struct net_child {
 	enum net_child_kind kind;
 	const char *name;       /* name given at creation */
@@ -56,6 +64,16 @@ struct net_child {
 			uint16_t mode;   /* IPOIB_MODE_DATAGRAM / _CONNECTED */
 			uint16_t umcast;
 		} ipoib;
+		struct {
+			uint16_t mode;   /* IPVLAN_MODE_* */
+			uint16_t flags;  /* IPVLAN_F_* */
+		} ipvlan;
+		struct {
+			uint16_t id;     /* 0-4094 */
+		} vlan;
+		struct {
+			uint32_t table;  /* not 0 */
+		} vrf;
 	};
 };
 
@@ -116,6 +134,16 @@ int net_link_find(struct net_ns *ns, bool (*match)(const struct net_link *link, 
 		  struct net_link *ret);
 
 /**
+ * net_link_list() - every link of a netns
+ * @ns: the netns (its handle), NULL for the caller's
+ * @ret: malloc'ed array, written only on success
+ * @ret_n: number of entries
+ *
+ * Return: 0 on success, negative errno otherwise.
+ */
+int net_link_list(struct net_ns *ns, struct net_link **ret, size_t *ret_n);
+
+/**
  * net_link_create() - create a child link (RTM_NEWLINK, NLM_F_CREATE|NLM_F_EXCL)
  * @ns: the netns (its handle), NULL for the caller's
  * @child: what to create
@@ -157,6 +185,16 @@ int net_link_set_netns(struct net_ns *ns, int ifindex, int netns_fd);
  * negative errno otherwise.
  */
 int net_link_move(struct net_ns *ns, int ifindex, int netns_fd, const char *alias);
+
+/**
+ * net_link_set_master() - enslave a link to a master (a VRF), or free it
+ * @ns: the netns (its handle), NULL for the caller's
+ * @ifindex: interface index
+ * @master_ifindex: the master's index, 0 for none (`ip link set ... nomaster`)
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int net_link_set_master(struct net_ns *ns, int ifindex, int master_ifindex);
 
 /**
  * net_link_set_name() - rename a link (it must be down)

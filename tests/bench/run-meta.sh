@@ -40,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-shared_reference_plugins "$tmp/ref" "$plugin"
+shared_reference_plugins "$tmp/ref" "$plugin" || exit 77
 ip netns add "$node"
 ip netns add "$pod"
 ip -n "$node" link set lo up

@@ -9,7 +9,10 @@
 # uml_ref (the reference CNI plugins), uml_out (the host directory for
 # results), uml_mods (the package's modules directory), uml_suites
 # (comma-separated suite names), uml_timeout (seconds per suite),
-# uml_versions (comma-separated CNI versions of the suites' full rounds).
+# uml_versions (comma-separated CNI versions of the suites' full rounds),
+# uml_refcni (the reference plugins of containernetworking/plugins, unpacked
+# by run.sh; empty when ../shared has none), uml_bench (ITERATIONS,WARMUP of
+# the bench-link suite).
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
 umask 022
@@ -55,20 +58,27 @@ ln -s "$uml_mods" "$mods/$(uname -r)"
 printf '#!/bin/sh\nexec /usr/sbin/modprobe -d /tmp/modroot "$@"\n' >/tmp/modprobe
 chmod 755 /tmp/modprobe
 echo /tmp/modprobe >/proc/sys/kernel/modprobe
-for m in veth macvlan ipv6 dummy tun bridge; do
+for m in veth macvlan ipv6 dummy tun bridge ipvlan 8021q vrf; do
 	/tmp/modprobe "$m" || echo "guest: modprobe $m failed"
 done
 ip link set lo up
 
 export NETNS_CNI_VERSIONS=${uml_versions//,/ }
+[ -z "${uml_refcni:-}" ] || export CNI_REFERENCE_PLUGINS=$uml_refcni
 # Each suite runs under a timeout of its own below: no timeout process per plugin run.
 export NETNS_PLUGIN_TIMEOUT=0
+# What no kernel decides (a config refused before the kernel is asked) the host run
+# covers: the suites that know it leave it out here (ipvlan, vlan, vrf).
+export NETNS_KERNEL_ONLY=1
 IFS=, read -r -a suites <<<"$uml_suites"
 for s in "${suites[@]}"; do
 	case $s in
 	common-net) cmd=("$uml_bin/test-net") ;;
-	macvlan | ipoib | host-device | tuning | sbr | static | dummy | tap)
+	macvlan | ipoib | host-device | tuning | sbr | static | dummy | tap | ipvlan | vlan | vrf)
 		cmd=(bash "$uml_src/tests/netns/$s.sh" "$uml_bin/$s" "$uml_ref") ;;
+	# ipvlan, vlan and vrf beside the reference plugins: figures (tests/bench/run-link.sh).
+	bench-link) cmd=(env ITERATIONS="${uml_bench%%,*}" WARMUP="${uml_bench#*,}"
+		bash "$uml_src/tests/bench/run-link.sh" "$uml_bin" "${uml_refcni:-/nonexistent}") ;;
 	# The chains: their other binaries are found beside macvlan.
 	multirail) cmd=(env MULTIRAIL_REFERENCE=0 bash "$uml_src/tests/netns/$s.sh" "$uml_bin/macvlan" "$uml_ref") ;;
 	*) echo "guest: unknown suite $s"; echo 2 >"$out/$s.rc"; continue ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The kernel matrix: the netns suites (common/net, ipoib, macvlan,
-# host-device, tuning, sbr, static, dummy, tap and the multi-rail chains; the
-# hostile suite is left to the host run) under Debian's
+# host-device, tuning, sbr, static, dummy, tap, ipvlan, vlan, vrf and the
+# multi-rail chains; the hostile suite is left to the host run) under Debian's
 # user-mode Linux kernels, 5.10 (bullseye) and 6.1 (bookworm), one after the
 # other, each as one UML guest booted on the host's root (read-only, hostfs)
 # that runs the plugins of BUILD_DIR.
@@ -13,7 +13,7 @@
 #                (default /var/cache/cni-rdma-plugins/uml)
 #   UML_KERNELS  Debian releases whose kernel runs (default "bullseye bookworm")
 #   UML_SUITES   comma-separated (default common-net,ipoib,macvlan,host-device,
-#                tuning,sbr,static,dummy,tap,multirail)
+#                tuning,sbr,static,dummy,tap,ipvlan,vlan,vrf,multirail)
 #   UML_SUITES_<release>
 #                the suites of that kernel only, in place of UML_SUITES
 #   UML_TIMEOUT  seconds a guest may take before it is stopped and its
@@ -23,6 +23,8 @@
 #                requests at every version, the host run covers all seven)
 #   UML_PRELOAD  the XSAVE preload (default BUILD_DIR/tests/kernel/uml-xstate.so on
 #                x86-64; empty: none, to see whether this host needs it)
+#   UML_BENCH    "ITERATIONS,WARMUP" of the bench-link suite (tests/bench/run-link.sh),
+#                which prints figures, not checks: it passes when it exits 0
 #   UML_OUT      results: <release>/{guest,console,<suite>}.log, summary.txt,
 #                results ("<release> <suite> PASS|FAIL" lines)
 #                (default BUILD_DIR/kernel-matrix)
@@ -46,7 +48,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cache=${UML_CACHE:-/var/cache/cni-rdma-plugins/uml}
 kernels=${UML_KERNELS:-bullseye bookworm}
-suites=${UML_SUITES:-common-net,ipoib,macvlan,host-device,tuning,sbr,static,dummy,tap,multirail}
+suites=${UML_SUITES:-common-net,ipoib,macvlan,host-device,tuning,sbr,static,dummy,tap,ipvlan,vlan,vrf,multirail}
 limit=${UML_TIMEOUT:-1800}
 versions=${UML_VERSIONS:-1.1.0}
 out=${UML_OUT:-$build/kernel-matrix}
@@ -62,6 +64,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 bins=("$build/plugins/macvlan/macvlan" "$build/plugins/ipoib/ipoib"
 	"$build/plugins/host-device/host-device" "$build/plugins/tuning/tuning" "$build/plugins/sbr/sbr"
 	"$build/ipam/static/static" "$build/plugins/dummy/dummy" "$build/plugins/tap/tap"
+	"$build/plugins/ipvlan/ipvlan" "$build/plugins/vlan/vlan" "$build/plugins/vrf/vrf"
 	"$build/ipam/nv-ipam/nv-ipam" "$build/ipam/nv-ipam/tool/nv-ipam-tool" "$build/tests/netns/test-net")
 preload=
 if [ "$(uname -m)" = x86_64 ]; then
@@ -70,6 +73,10 @@ if [ "$(uname -m)" = x86_64 ]; then
 fi
 for b in "${bins[@]}"; do
 	[ -e "$b" ] || fail "$b is not built (a build with -Dnetns_tests=enabled)"
+done
+# The benchmark harness, for the bench-link suite, when the build has it (-Dbench).
+for b in "$build/tests/bench/bench" "$build/tests/bench/bench-noop"; do
+	[ ! -e "$b" ] || bins+=("$b")
 done
 for p in host-local static; do
 	[ -x "$ref/$p" ] || fail "$ref/$p not found (containernetworking-plugins)"
@@ -90,12 +97,21 @@ rm -rf "$out"
 mkdir -p "$out"
 # The guests run copies: a rebuild or an edit during the run cannot change
 # what they test.
-mkdir -p "$out/bin" "$out/src/tests/netns" "$out/src/tests/kernel"
+mkdir -p "$out/bin" "$out/src/tests/netns" "$out/src/tests/kernel" "$out/src/tests/bench"
 cp "${bins[@]}" "$out/bin/"
 [ -z "$preload" ] || preload=$out/bin/${preload##*/}
 cp "$here/guest-init.sh" "$out/src/tests/kernel/"
 cp "$src"/tests/netns/*.sh "$out/src/tests/netns/"
+cp "$src/tests/bench/run-link.sh" "$out/src/tests/bench/"
 cp "$src/tests/node-settings.sh" "$src/tests/shared.sh" "$out/src/tests/"
+# The reference plugins the ipvlan, vlan and vrf suites run beside ours, unpacked here:
+# the guests cannot write beside ../shared. Without them those suites say what they
+# did not compare (tests/netns/refplugins.sh).
+refcni=$out/refcni
+. "$src/tests/shared.sh"
+# Not in a subshell: a reference that does not match its sum ends the run.
+shared_reference_plugins "$refcni" ipvlan vlan vrf >"$out/refcni.note" || refcni=
+refcni_missing=$(cat "$out/refcni.note")
 cp -r "$src/conf-examples" "$out/src/"
 
 declare -A root ksuites
@@ -119,6 +135,7 @@ boot() {
 		con=null con0=null,fd:1 init="$out/src/tests/kernel/guest-init.sh" \
 		uml_src="$out/src" uml_bin="$out/bin" uml_ref="$ref" uml_out="$dir" uml_mods="$mods" \
 		uml_suites="${ksuites[$k]}" uml_timeout="$limit" uml_versions="${versions// /,}" \
+		uml_refcni="$refcni" uml_bench="${UML_BENCH:-40,4}" \
 		</dev/null >"$dir/console.log" 2>&1; echo $? >"$dir/uml.rc"; } 2>"$dir/time"
 }
 
@@ -164,6 +181,7 @@ fi
 status=0 total_pass=0 total_fail=0
 {
 	echo "CNI versions of the full rounds: $versions"
+	[ -z "$refcni_missing" ] || echo "$refcni_missing"
 	for k in $kernels; do
 		dir=$out/$k
 		echo "$k: suites ${ksuites[$k]}"
@@ -192,6 +210,12 @@ status=0 total_pass=0 total_fail=0
 				echo "$k $s FAIL" >>"$out/results"
 				status=1
 				total_fail=$((total_fail + 1))
+				continue
+			fi
+			# A benchmark prints figures, not checks.
+			if [ -z "$counts" ] && [[ $s == bench-* ]] && [ "$rc" = 0 ]; then
+				echo "$k ($release) $s: figures in $dir/$s.log (${secs}s)"
+				echo "$k $s PASS" >>"$out/results"
 				continue
 			fi
 			if [ -z "$counts" ]; then

@@ -26,7 +26,7 @@ for tool in tc strace; do
 done
 t_init
 REFDIR=$T_DIR/ref
-shared_reference_plugins "$REFDIR" bandwidth
+shared_reference_plugins "$REFDIR" bandwidth || exit 77
 REF=$REFDIR/bandwidth
 # The reference speaks 0.3.0 and later (version.VersionsStartingFrom("0.3.0")).
 VERSIONS=${NETNS_CNI_VERSIONS:-0.3.0 0.3.1 0.4.0 1.0.0 1.1.0}

@@ -22,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 OURS=$(realpath "$1")
 t_init
 REFDIR=$T_DIR/ref
-shared_reference_plugins "$REFDIR" firewall
+shared_reference_plugins "$REFDIR" firewall || exit 77
 KIT=${FIREWALLD_KIT:-/var/cache/cni-rdma-plugins/firewalld}
 for tool in iptables-save ip6tables-save strace dbus-daemon dbus-send; do
 	command -v $tool >/dev/null || { echo "FAIL: $tool not found (tests/install-deps.sh test)"; exit 1; }

@@ -6,7 +6,7 @@
 #   host-local.sh PLUGIN
 #
 # Our macvlan (pods live, section 4) comes from MACVLAN_BIN (default: beside PLUGIN's
-# build directory). The reference comes from ../shared/reference/cni-plugins (t_ref191).
+# build directory). The reference comes from ../shared/reference/cni-plugins (shared_reference_plugins).
 # 1. ours alone: the result at every version, the store's bytes and modes, round-robin,
 #    exhaustion, requested addresses (IP=, args.cni.ips, runtimeConfig.ips), ranges and
 #    range sets, IPv6, routes, resolvConf, CHECK, DEL, GC, STATUS.
@@ -71,7 +71,7 @@ printf 'nameserver 10.80.0.53\nnameserver fd80::53\n# comment\ndomain example.ne
 REFBIN=$T_DIR/ref
 HAVE_REF=0
 # Not in a subshell: a reference that does not match its sum ends the test.
-if t_ref191 "$REFBIN" host-local >"$T_DIR/ref-note"; then
+if shared_reference_plugins "$REFBIN" host-local >"$T_DIR/ref-note"; then
 	HAVE_REF=1
 	REF=$REFBIN/host-local
 fi

@@ -28,8 +28,6 @@
 #   t_mac VAR IFNAME       MAC of a root-netns link (sysfs), or ""
 #   t_store_ips DIR        IP files of a host-local store dir (no lock,
 #                          no last_reserved_ip.*), sorted, space separated
-#   t_ref191 DIR NAME...   unpack and check the v1.9.1 reference plugins NAME
-#                          from ../shared (returns 1 with a NOT RUN line without them)
 #   assertions (each counts one pass or one failure and prints expected/got):
 #     t_eq DESC EXPECTED GOT        t_ne DESC UNEXPECTED GOT
 #     t_contains DESC NEEDLE HAY    t_match DESC ERE GOT
@@ -291,23 +289,6 @@ exec "$ref/$p" <<<"\$in"
 EOF
 		chmod +x "$bin/$p"
 	done
-}
-
-# t_ref191 DIR NAME...: unpack the reference plugins NAME of containernetworking/plugins
-# v1.9.1 (../shared/reference/cni-plugins, tests/shared.sh; REFERENCE_PLUGINS names
-# another copy) into DIR and check them against its SHA256SUMS. Returns 1, with the NOT
-# RUN line the run lists, when they are not there; exits 1 when one does not match.
-t_ref191() {
-	local dir=$1 src name
-	shift
-	src=${REFERENCE_PLUGINS:-$(shared_path reference/cni-plugins)}
-	for name in "$@"; do
-		if [ ! -f "$src/$name.xz" ] || [ ! -f "$src/SHA256SUMS" ]; then
-			shared_missing "$src" reference/cni-plugins "reference plugins (containernetworking/plugins v1.9.1)"
-			return 1
-		fi
-	done
-	shared_reference_plugins "$dir" "$@"
 }
 
 # t_slurp VAR FILE: VAR = FILE's content less its trailing newlines, as $(cat

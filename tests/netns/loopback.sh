@@ -157,7 +157,7 @@ t_jq "VERSION lists 0.1.0 to 1.1.0" "$T_OUT" '.supportedVersions | join(" ")' \
 echo "# 2. beside the reference loopback of v1.9.1"
 REFBIN=$T_DIR/ref
 # Without the reference, section 1 stands alone: the run lists section 2 as not run.
-t_ref191 "$REFBIN" loopback || t_summary
+shared_reference_plugins "$REFBIN" loopback || t_summary
 REF=$REFBIN/loopback
 # ref ARGS...: t_cni with the reference, outside PLUGIN_WRAPPER's checker (Go's runtime is
 # not what it checks).

@@ -26,7 +26,7 @@ for tool in iptables-save ip6tables-save nft strace busybox; do
 done
 t_init
 REFDIR=$T_DIR/ref
-shared_reference_plugins "$REFDIR" portmap
+shared_reference_plugins "$REFDIR" portmap || exit 77
 REF=$REFDIR/portmap
 VERSIONS=${NETNS_CNI_VERSIONS:-0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0}
 T_ENV_IFNAME=eth0

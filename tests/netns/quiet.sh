@@ -19,7 +19,7 @@ for a in "$@"; do
 	B[${a%%=*}]=$(realpath "${a#*=}")
 done
 for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam loopback host-local portmap \
-	bandwidth firewall; do
+	bandwidth firewall ipvlan vlan vrf; do
 	[ -x "${B[$p]:-}" ] || { echo "FAIL: no executable $p given ($p=BINARY)"; exit 1; }
 done
 # The plugins each case ran: at the end, every one given must have been.
@@ -104,6 +104,11 @@ cycle host-device '"device":"'"$DP"'",'"$STATIC"
 cycle tap "$STATIC"
 # No InfiniBand port here: ipoib's DEL of an attachment it never made succeeds.
 run ipoib DEL "$(conf ipoib '"master":"'"$M"'"')"
+# Neither have ipvlan, vlan or vrf a driver in every kernel (the kernel matrix runs their
+# ADD): their DEL of what they never made succeeds, quietly.
+run ipvlan DEL "$(conf ipvlan '"master":"'"$M"'"')"
+run vlan DEL "$(conf vlan '"master":"'"$M"'","vlanId":100')"
+run vrf DEL "$(conf vrf '"vrfname":"qvrf"' "$RESULT")"
 # This kernel may have no dummy driver (code 100 then, a failure: stderr may speak).
 T_PLUGIN=${B[dummy]}
 t_cni ADD "$(conf dummy "$STATIC")"

@@ -18,8 +18,7 @@ if ! unshare --net true 2>/dev/null; then
 fi
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"; ip netns del rm-rvr-pod 2>/dev/null' EXIT
-shared_reference_plugins "$bin" bandwidth portmap bridge host-local
-
+shared_reference_plugins "$bin" bandwidth portmap bridge host-local || exit 77
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; printf '%s\n' "$@" | sed 's/^/# /'; }

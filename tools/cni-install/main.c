@@ -31,7 +31,7 @@
  */
 static const char *const suite[] = {
 	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "loopback",
-	"host-local", "portmap", "bandwidth", "firewall", "bridge", "ipvlan", "vlan", "ptp", "vrf",
+	"host-local", "portmap", "bandwidth", "firewall", "ipvlan", "vlan", "vrf", "bridge", "ptp",
 	"dhcp",
 };
 
@@ -63,8 +63,8 @@ static void usage(FILE *f)
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
 		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap loopback\n"
-		"host-local portmap bandwidth firewall (this suite's) or bridge ipvlan vlan ptp\n"
-		"vrf dhcp (carried: built static from Debian's source of\n"
+		"host-local portmap bandwidth firewall ipvlan vlan vrf (this suite's) or bridge\n"
+		"ptp dhcp (carried: built static from Debian's source of\n"
 		"containernetworking-plugins; --version says which release).\n"
 		"\n"
 		"  --cni-bin-dir=DIR      target directory, must exist [%s]\n"
