@@ -109,10 +109,10 @@ static void command_text(const char *const *argv, char *buf, size_t size)
  * pipe would otherwise stall it), the signal mask and dispositions reset (a plugin
  * may be blocking termination signals around a move).
  */
-static int spawn(const char *path, const char *const *argv, char **out, size_t *out_len,
-		 char **errtext, size_t *err_len, int *ret_status)
+static int spawn(const char *path, const char *const *argv, const char *in, char **out,
+		 size_t *out_len, char **errtext, size_t *err_len, int *ret_status)
 {
-	_cleanup_close_ int out_r = -1, err_r = -1;
+	_cleanup_close_ int out_r = -1, err_r = -1, in_r = -1, in_w = -1;
 	int out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 }, r = 0, status;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -129,11 +129,26 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
 	}
 	out_r = out_p[0];
 	err_r = err_p[0];
+	if (in) {
+		int in_p[2];
+
+		if (pipe2(in_p, O_CLOEXEC) < 0) {
+			r = -errno;
+			close(out_p[1]);
+			close(err_p[1]);
+			return r;
+		}
+		in_r = in_p[0];
+		in_w = in_p[1];
+	}
 	sigemptyset(&none);
 	sigfillset(&all);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (in)
+		posix_spawn_file_actions_adddup2(&fa, in_r, 0);
+	else
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
 	posix_spawnattr_setsigmask(&attr, &none);
@@ -146,6 +161,24 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
 	close(err_p[1]);
 	if (r < 0)
 		return r;
+	/*
+	 * The input fits the pipe (ipt_restore() bounds it): written whole before reading,
+	 * with our read end still open so that a child gone early is no SIGPIPE.
+	 */
+	if (in) {
+		for (size_t done = 0, len = strlen(in); done < len && r == 0;) {
+			ssize_t n = write(in_w, in + done, len - done);
+
+			if (n < 0 && errno != EINTR)
+				r = -errno;
+			else if (n > 0)
+				done += (size_t)n;
+		}
+		closep(&in_w);
+		in_w = -1;
+		closep(&in_r);
+		in_r = -1;
+	}
 	for (int open_fds = 2; open_fds > 0;) {
 		struct pollfd p[2] = { { .fd = out_r, .events = POLLIN },
 				       { .fd = err_r, .events = POLLIN } };
@@ -186,8 +219,8 @@ static int spawn(const char *path, const char *const *argv, char **out, size_t *
  * Runs a command line: 0 with its exit status and what it printed, or the negative errno
  * of a binary that could not be run (@err filled).
  */
-static int exec_cmd(const char *const *argv, char **ret_out, int *ret_status, char **ret_errtext,
-		    struct cni_err *err)
+static int exec_cmd(const char *const *argv, const char *in, char **ret_out, int *ret_status,
+		    char **ret_errtext, struct cni_err *err)
 {
 	_cleanup_free_ char *out = NULL;
 	size_t out_len = 0, err_len = 0;
@@ -198,7 +231,7 @@ static int exec_cmd(const char *const *argv, char **ret_out, int *ret_status, ch
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_KERNEL, r, "%s: not found in PATH", argv[0]);
 	*ret_errtext = NULL;
-	r = spawn(path, argv, ret_out ? &out : NULL, &out_len, ret_errtext, &err_len, ret_status);
+	r = spawn(path, argv, in, ret_out ? &out : NULL, &out_len, ret_errtext, &err_len, ret_status);
 	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC)
 		return cni_err_set(err, CNI_ERR_KERNEL, -ENOEXEC, "cannot run %s: %s", path,
 				   strerror(-r));
@@ -235,7 +268,7 @@ int ipt_run(const char *const *argv, char **ret_out, struct cni_err *err)
 	_cleanup_free_ char *errtext = NULL;
 	int status, r;
 
-	r = exec_cmd(argv, ret_out, &status, &errtext, err);
+	r = exec_cmd(argv, NULL, ret_out, &status, &errtext, err);
 	if (r < 0 || status == 0)
 		return r;
 	if (status == 1 && not_exist(errtext))
@@ -255,7 +288,7 @@ static int op(enum ipt_family f, const char *table, const char *o, const char *c
 
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
-	r = exec_cmd(*ret_argv, ret_out, &status, ret_errtext, err);
+	r = exec_cmd(*ret_argv, NULL, ret_out, &status, ret_errtext, err);
 	return r < 0 ? r : status;
 }
 
@@ -365,4 +398,19 @@ int ipt_list(enum ipt_family f, const char *table, const char *chain, char **ret
 	if (r == 1 && chain)
 		return -ENOENT;
 	return failed(argv, r, errtext, err);
+}
+
+int ipt_restore(enum ipt_family f, const char *text, struct cni_err *err)
+{
+	const char *const argv[] = { f == IPT_IPV6 ? "ip6tables-restore" : "iptables-restore",
+				     "--noflush", "--wait", NULL };
+	_cleanup_free_ char *errtext = NULL;
+	int status, r;
+
+	if (strlen(text) > IPT_RESTORE_MAX)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -E2BIG, "%s: input too large", argv[0]);
+	r = exec_cmd(argv, text, NULL, &status, &errtext, err);
+	if (r < 0 || status == 0)
+		return r;
+	return failed(argv, status, errtext, err);
 }

@@ -19,6 +19,9 @@ enum ipt_family {
 	IPT_IPV6, /* ip6tables */
 };
 
+/* The longest input of ipt_restore(): what a pipe holds before its reader starts. */
+#define IPT_RESTORE_MAX 4096u
+
 /* The longest output read from a listing; a node's nat table fits many times. */
 #define IPT_OUTPUT_MAX (64u << 20)
 
@@ -154,3 +157,19 @@ int ipt_rule_delete(enum ipt_family f, const char *table, const char *chain,
  */
 int ipt_list(enum ipt_family f, const char *table, const char *chain, char **ret_out,
 	     struct cni_err *err);
+
+/**
+ * ipt_restore() - changes to tables the host already has, applied together or not at all
+ * @f: iptables or ip6tables
+ * @text: iptables-restore's input: "*TABLE", ":CHAIN - [0:0]" for a new chain, "-A"
+ *        and "-D" lines, "-F" and "-X" of a chain, "COMMIT"; at most IPT_RESTORE_MAX bytes
+ * @err: code 100 with the command and what it printed
+ *
+ * "iptables-restore --noflush --wait": one run for what upstream runs a command
+ * each for, with the same result. A chain declared with ":" is flushed when it
+ * exists: declare only chains a listing showed missing.
+ *
+ * Return: 0 on success, -ENOEXEC when no binary can be run, -EIO when it refused
+ * the changes (none made).
+ */
+int ipt_restore(enum ipt_family f, const char *text, struct cni_err *err);
