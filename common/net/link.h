@@ -25,6 +25,8 @@ struct net_link {
 	uint16_t ipoib_pkey;      /* when kind is "ipoib" */
 	uint16_t ipoib_mode;
 	uint16_t ipoib_umcast;
+	int master_ifindex;       /* IFLA_MASTER (a VRF, a bridge), 0 when none */
+	uint8_t operstate;        /* IFLA_OPERSTATE, IF_OPER_* */
 };
 
 enum net_child_kind {
