@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "common/cni/env.h"
@@ -252,4 +253,26 @@ int record_remove(const char *dir, const char *name)
 	/* A DEL is the container's last chance to take what its killed saves left. */
 	sweep_temps(fd, name);
 	return unlinkat(fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int record_lock(const char *dir, const char *name, int *ret_fd)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	char file[NAME_MAX + 1];
+	int r;
+
+	if (!name_valid(name))
+		return -EINVAL;
+	snprintf(file, sizeof(file), "%s" RECORD_LOCK_SUFFIX, name);
+	r = dir_open(dir, true, &dfd);
+	if (r < 0)
+		return r;
+	fd = openat(dfd, file, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return -errno;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
 }

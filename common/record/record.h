@@ -19,6 +19,8 @@
  * interface "e.tmp.9" beside the temporary file of interface "e").
  */
 #define RECORD_TEMP_SEP "::tmp."
+/* A lock's file: "<name>::lock", neither a record nor a temporary file. */
+#define RECORD_LOCK_SUFFIX "::lock"
 /* NAME_MAX less the temporary suffix and its PID's digits. */
 #define RECORD_NAME_MAX (255 - 6 - 10)
 
@@ -112,3 +114,17 @@ char *record_line(char **p, const char *key);
  * Return: 0 when removed or when there was none, negative errno otherwise.
  */
 int record_remove(const char *dir, const char *name);
+
+/**
+ * record_lock() - hold a lock named like a record, for steps on shared state that must
+ *                 not interleave between the plugin's processes
+ * @dir: the plugin's folder (made as record_save() makes it)
+ * @name: record_name()
+ * @ret_fd: the lock's descriptor, written only on success: closing it releases the lock,
+ *          and so does the process's end, killed or not
+ *
+ * Waits until the lock is free. The file "<name>::lock" stays for the next one.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int record_lock(const char *dir, const char *name, int *ret_fd);
