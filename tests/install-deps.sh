@@ -20,8 +20,9 @@ if [ "$what" = test ]; then
 	# golang-go and dpkg-dev (dpkg-source): the images' carried plugins, built from
 	# Debian's source package (image/carried.sh). nftables and iptables: the netns
 	# test of common/netfilter compares with nft and reads back with iptables-save.
+	# iputils-ping: the bridge test's pods reach their gateway (and isolated ones not each other).
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables
-	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
+	       iputils-ping libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
 	       xz-utils curl openssl dpkg-dev)
 fi
 # Debian's cross compiler links against the arm64 packages of the

@@ -26,10 +26,6 @@ static int put_peer(struct nl_msg *msg, const struct net_veth *v)
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct nlattr *peer = nla_nest_start(msg, VETH_INFO_PEER);
 
-	if (v->peer_up) {
-		ifi.ifi_flags = IFF_UP;
-		ifi.ifi_change = IFF_UP;
-	}
 	if (!peer || nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
 	    nla_put_string(msg, IFLA_IFNAME, v->peer_name) < 0 ||
 	    (v->mtu > 0 && nla_put_u32(msg, IFLA_MTU, v->mtu) < 0) ||
@@ -58,6 +54,7 @@ int net_veth_create(struct net_ns *ns, const struct net_veth *v)
 		return r;
 	if (nla_put_string(msg, IFLA_IFNAME, v->name) < 0 ||
 	    (v->mtu > 0 && nla_put_u32(msg, IFLA_MTU, v->mtu) < 0) ||
+	    (v->no_queue && nla_put_u32(msg, IFLA_TXQLEN, 0) < 0) ||
 	    (v->master_ifindex > 0 && nla_put_u32(msg, IFLA_MASTER, (uint32_t)v->master_ifindex) < 0))
 		return -EMSGSIZE;
 	info = nla_nest_start(msg, IFLA_LINKINFO);

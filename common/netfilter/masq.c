@@ -472,27 +472,65 @@ static int ipt_setup(const struct masq_owner *o, const struct ip_prefix *addrs, 
 	return r;
 }
 
-/* Appends the removal of a chain's jumps carrying @v's comment, and of the chain when ours. */
-static void put_removal(struct text_buf *b, const struct ipt_view *v)
+/* Whether a jump's "-s" source is one of @addrs (NULL: any), upstream's both forms. */
+static bool jump_of(const char *line, size_t len, const struct ip_prefix *addrs, size_t n)
+{
+	char text[IP_PREFIX_STRLEN];
+	struct ip_prefix src;
+	const char *s;
+	size_t k;
+
+	if (!addrs)
+		return true;
+	for (s = line; s + 4 <= line + len && memcmp(s, " -s ", 4) != 0; s++)
+		;
+	if (s + 4 > line + len)
+		return false;
+	s += 4;
+	k = strcspn(s, " \n");
+	if (k >= sizeof(text))
+		return false;
+	memcpy(text, s, k);
+	text[k] = '\0';
+	if (ip_prefix_parse(text, &src) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (ip_prefix_contains(&src, &addrs[i].addr))
+			return true;
+	return false;
+}
+
+/*
+ * Appends the removal of the jumps carrying @v's comment from @addrs (every one when
+ * NULL), and of the chain when it is ours and no jump to it is left: two interfaces of
+ * a container in one network share it (upstream names it after network and container).
+ */
+static void put_removal(struct text_buf *b, const struct ipt_view *v, const struct ip_prefix *addrs,
+			size_t n)
 {
 	const char *p, *line;
+	bool left = false;
 	size_t len;
 
 	for (p = v->listing; next_line(&p, &line, &len);) {
 		if (!line_starts(line, len, "-A POSTROUTING ") || !line_jumps(line, len, v->chain) ||
 		    !line_has(line, len, v->comment))
 			continue;
+		if (!jump_of(line, len, addrs, n)) {
+			left = true;
+			continue;
+		}
 		text_buf_puts(b, "-D");
 		text_buf_add(b, line + 2, len - 2);
 		text_buf_putc(b, '\n');
 	}
-	if (v->exists && !v->foreign) {
+	if (v->exists && !v->foreign && !left) {
 		text_buf_puts(b, "-F ");
 		text_buf_puts(b, v->chain);
 		text_buf_puts(b, "\n-X ");
 		text_buf_puts(b, v->chain);
 		text_buf_putc(b, '\n');
-	} else if (v->exists) {
+	} else if (v->exists && v->foreign) {
 		log_warning("iptables chain nat %s holds rules or jumps that are not ours: left in place",
 			    v->chain);
 	}
@@ -526,7 +564,7 @@ static int ipt_listing(enum ipt_family f, char **ret, struct cni_err *err)
 }
 
 static int ipt_teardown_family(enum ipt_family f, const char *chain, const char *comment,
-			       struct cni_err *err)
+			       const struct ip_prefix *addrs, size_t n, struct cni_err *err)
 {
 	_cleanup_free_ char *listing = NULL;
 	struct text_buf b = { 0 };
@@ -539,7 +577,7 @@ static int ipt_teardown_family(enum ipt_family f, const char *chain, const char 
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 	text_buf_puts(&b, "*nat\n");
-	put_removal(&b, &v);
+	put_removal(&b, &v, addrs, n);
 	r = ipt_commit(f, &b, err);
 	text_buf_free(&b);
 	ipt_view_free(&v);
@@ -558,9 +596,9 @@ static int ipt_teardown(const struct masq_owner *o, const struct ip_prefix *addr
 		v6 = v6 || addrs[i].addr.family == AF_INET6;
 	}
 	if (r >= 0 && v4)
-		r = ipt_teardown_family(IPT_IPV4, chain, comment, err);
+		r = ipt_teardown_family(IPT_IPV4, chain, comment, addrs, n, err);
 	if (r >= 0 && v6)
-		r = ipt_teardown_family(IPT_IPV6, chain, comment, err);
+		r = ipt_teardown_family(IPT_IPV6, chain, comment, addrs, n, err);
 	return r;
 }
 
@@ -709,7 +747,7 @@ static int ipt_gc_family(enum ipt_family f, const struct gc_keep *k, struct cni_
 		log_debug("GC: removing the iptables masquerade of %s in network %s", id, k->network);
 		r = ipt_view_parse(listing, chain, comment, &v);
 		if (r >= 0)
-			put_removal(&b, &v);
+			put_removal(&b, &v, NULL, 0);
 		else
 			cni_err_set(err, CNI_ERR_INTERNAL, r, "out of memory");
 		ipt_view_free(&v);

@@ -72,13 +72,14 @@ int masq_check(enum masq_backend backend, struct cni_err *err);
 /**
  * masq_teardown() - remove an owner's masquerade from both backends, whichever wrote it
  * @o: whose
- * @addrs: its addresses' families when known, to spare a look at the other family's
- *         iptables; NULL for both
+ * @addrs: its addresses when known; NULL for every one it has
  * @n: how many
  * @err: code 100 naming what failed
  *
- * The rules are found by their names and comments, not by the addresses: the
- * pod's netns may be gone. A backend the node lacks (no iptables binary, no
+ * The rules are found by their names and comments: the pod's netns may be gone.
+ * iptables names a chain after network and container, not interface: given
+ * @addrs, only their jumps go, and the chain when no other jump to it is left
+ * (another interface of the container in the same network). A backend the node lacks (no iptables binary, no
  * nf_tables in the kernel) has nothing to remove. An iptables chain that holds
  * rules not of this owner is left in place (logged). Removing nothing is no error.
  *

@@ -113,7 +113,7 @@ static int configure(struct add *x, struct cni_err *err)
 	return iface_configure(x->a.pod, &x->pod, &x->a.ipam, x->a.ipv6_autoconf, err);
 }
 
-/* The bridge's gateway addresses and forwarding, as upstream's cmdAdd() does them. */
+/* The bridge's gateway addresses, as upstream's cmdAdd() adds them. */
 static int gateway(struct add *x, struct cni_err *err)
 {
 	int r;
@@ -124,6 +124,18 @@ static int gateway(struct add *x, struct cni_err *err)
 	for (size_t i = 0; i < x->n_gws && r >= 0; i++)
 		r = bridge_host_gateway(&x->h, x->c, &x->gws[i], err);
 	bridge_host_unlock(&x->h);
+	return r;
+}
+
+/*
+ * Forwarding for the gateways' families. Upstream turns it on before ipMasq; after it,
+ * the result is the same and an ADD that fails on the masquerade has not touched the
+ * node-wide switch (which no undo could turn back without racing other bridges' ADDs).
+ */
+static int forward(struct add *x, struct cni_err *err)
+{
+	int r = 0;
+
 	for (size_t i = 0; i < x->n_gws && r >= 0; i++)
 		r = bridge_host_forward(x->gws[i].addr.family, err);
 	return r;
@@ -198,9 +210,10 @@ static int address(struct add *x, struct cni_err *err)
 	if (!x->c->has_ipam)
 		return 0;
 	if ((r = attach_ipam_add(&x->a, err)) < 0 || (r = gateways(x, err)) < 0 ||
-	    (r = configure(x, err)) < 0 || (r = gateway(x, err)) < 0)
+	    (r = configure(x, err)) < 0 || (r = gateway(x, err)) < 0 ||
+	    (x->c->ip_masq && (r = masquerade(x, err)) < 0))
 		return r;
-	return x->c->ip_masq ? masquerade(x, err) : 0;
+	return forward(x, err);
 }
 
 /* Everything an ADD did, taken back in reverse (IPAM's result is still held). */
@@ -272,6 +285,8 @@ static int bridge_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 		goto fail;
 	}
 	r = address(&x, err);
+	if (r >= 0)
+		r = bridge_host_up(&x.h, err);
 	if (r < 0)
 		goto fail;
 	r = net_link_get_by_index(x.a.host, x.port.ifindex, &host_end);

@@ -100,17 +100,29 @@ int bridge_host_ensure(struct bridge_host *h, const struct bridge_conf *c, struc
 	/* As upstream: we want to own the routes of this interface. */
 	snprintf(path, sizeof(path), "net/ipv6/conf/%s/accept_ra", c->bridge);
 	(void)sysctl_write(path, "0");
-	if (!(h->br.flags & IFF_UP)) {
-		r = net_link_set_up(h->ns, h->br.ifindex, true);
-		if (r < 0)
-			return net_err_op(err, r, "failed to set up", c->bridge);
-	}
+	/* A new one up at once as upstream's (IPv6 sets it up while it has carrier, before its ports). */
+	if (h->created && (r = bridge_host_up(h, err)) < 0)
+		return r;
 	if (c->vlan || c->n_trunk) {
 		r = net_bridge_get(h->ns, h->br.ifindex, &h->info);
 		if (r < 0)
 			return net_err_op(err, r, "could not read the VLAN settings of", c->bridge);
 	}
 	h->gw = h->br;
+	return 0;
+}
+
+int bridge_host_up(struct bridge_host *h, struct cni_err *err)
+{
+	int r;
+
+	if (h->br.flags & IFF_UP)
+		return 0;
+	r = net_link_set_up(h->ns, h->br.ifindex, true);
+	if (r < 0)
+		return net_err_op(err, r, "failed to set up", h->br.name);
+	h->set_up = !h->created;
+	h->br.flags |= IFF_UP;
 	return 0;
 }
 
@@ -256,7 +268,8 @@ void bridge_host_undo(struct bridge_host *h)
 	struct net_link l;
 	int r;
 
-	if (!h->created && !h->promisc_set && !h->vlan_created && !h->n_added && !h->n_removed)
+	if (!h->created && !h->promisc_set && !h->set_up && !h->vlan_created && !h->n_added &&
+	    !h->n_removed)
 		return;
 	if (bridge_host_lock(h, h->br.name, &err) < 0) {
 		log_error("undo: %s", err.msg);
@@ -285,4 +298,6 @@ void bridge_host_undo(struct bridge_host *h)
 				  strerror(-r));
 	if (h->promisc_set && (r = net_linkattr_set_flag(h->ns, h->br.ifindex, IFF_PROMISC, false)) < 0)
 		log_error("undo: cannot turn promiscuous mode off on %s: %s", h->br.name, strerror(-r));
+	if (h->set_up && (r = net_link_set_up(h->ns, h->br.ifindex, false)) < 0)
+		log_error("undo: cannot set %s down again: %s", h->br.name, strerror(-r));
 }

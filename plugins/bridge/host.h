@@ -30,6 +30,7 @@ struct bridge_host {
 	struct net_bridge_info info;      /* its VLAN settings, when VLANs are configured */
 	bool created;                     /* this ADD made the bridge */
 	bool promisc_set;                 /* this ADD turned its promiscuous mode on */
+	bool set_up;                      /* this ADD brought it up */
 	struct net_link gw;               /* where the gateway addresses went (the bridge, or "<br>.<vlan>") */
 	bool vlan_created;                /* this ADD made "<br>.<vlan>" */
 	int vlan_port;                    /* the bridge port of "<br>.<vlan>"'s pair, 0 for none */
@@ -64,11 +65,22 @@ void bridge_host_unlock(struct bridge_host *h);
  *       100 for the kernel's refusals
  *
  * A bridge that exists keeps its MTU and VLAN filtering; promiscuous mode is turned
- * on when asked; router advertisements are ignored on it.
+ * on when asked; router advertisements are ignored on it. A new bridge is brought up at
+ * once; one of the node's that is down by bridge_host_up(), once nothing is left that
+ * can fail: it stays as it was (its qdisc too) when the ADD fails.
  *
  * Return: 0 on success, negative errno on failure.
  */
 int bridge_host_ensure(struct bridge_host *h, const struct bridge_conf *c, struct cni_err *err);
+
+/**
+ * bridge_host_up() - the bridge up, as upstream's ensureBridge() leaves it
+ * @h: the host side, after bridge_host_ensure()
+ * @err: code 100
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int bridge_host_up(struct bridge_host *h, struct cni_err *err);
 
 /**
  * bridge_host_gateway() - a gateway address on the bridge (or on "<br>.<vlan>"), as

@@ -48,10 +48,11 @@ static int make_pair(struct bridge_host *h, const struct bridge_port_spec *s, st
 						   .name = p->name,
 						   .master_ifindex = h->br.ifindex,
 						   .up = true,
+						   /* As upstream's: its host end is the peer it makes with a length of 0. */
+						   .no_queue = true,
 						   .peer_name = s->peer_name,
 						   .peer_netns_fd = s->peer_netns_fd,
 						   .peer_hwaddr = s->peer_hwaddr,
-						   .peer_up = s->peer_up,
 						   .mtu = s->mtu,
 					   });
 		if (r == -EEXIST && net_link_get_by_name(s->peer_ns, s->peer_name, &l) == 0)
@@ -126,6 +127,18 @@ static int setup(struct bridge_host *h, const struct bridge_port_spec *s, const 
 	return add_vlans(h, s, p->name, p->ifindex, err);
 }
 
+/* The other end up: the kernel cannot open it in the request that makes the pair. */
+static int peer_up(const struct bridge_port_spec *s, struct cni_err *err)
+{
+	struct net_link l;
+	int r = net_link_get_by_name(s->peer_ns, s->peer_name, &l);
+
+	if (r < 0)
+		return net_err_op(err, r, "failed to lookup", s->peer_name);
+	r = net_link_set_up(s->peer_ns, l.ifindex, true);
+	return r < 0 ? net_err_op(err, r, "failed to set up", s->peer_name) : 0;
+}
+
 int bridge_port_add(struct bridge_host *h, const struct bridge_port_spec *s,
 		    struct bridge_port *ret, struct cni_err *err)
 {
@@ -142,7 +155,10 @@ int bridge_port_add(struct bridge_host *h, const struct bridge_port_spec *s,
 		goto fail;
 	}
 	p.ifindex = l.ifindex;
-	r = setup(h, s, &p, err);
+	if (s->peer_up)
+		r = peer_up(s, err);
+	if (r >= 0)
+		r = setup(h, s, &p, err);
 	if (r < 0)
 		goto fail;
 	*ret = p;

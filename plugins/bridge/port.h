@@ -17,7 +17,7 @@ struct bridge_port_spec {
 	int peer_netns_fd;            /* the pod's netns, -1 for the host's */
 	struct net_ns *peer_ns;       /* the same netns as a handle, to tell which name is taken */
 	const uint8_t *peer_hwaddr;   /* 6 bytes, NULL for the kernel's */
-	bool peer_up;
+	bool peer_up;                 /* set up once the pair is made */
 	unsigned int mtu;             /* 0: the kernel's */
 	bool hairpin;
 	bool isolated;
