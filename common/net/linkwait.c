@@ -8,6 +8,7 @@
 #include <linux/if.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <netlink/msg.h>
 
 #include "common/net/link-internal.h"
 #include "common/net/link.h"
@@ -26,13 +27,13 @@ static int read_notices(int fd, int ifindex, struct net_link *ret)
 
 	for (;;) {
 		ssize_t n = recv(fd, buf.data, sizeof(buf.data), MSG_DONTWAIT);
-		const struct nlmsghdr *h;
-		size_t left;
+		struct nlmsghdr *h;
+		int left;
 
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-		left = (size_t)n;
-		for (h = (const struct nlmsghdr *)buf.data; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+		left = (int)n;
+		for (h = &buf.align_; nlmsg_ok(h, left); h = nlmsg_next(h, &left)) {
 			const struct ifinfomsg *ifi = NLMSG_DATA(h);
 			struct net_link l;
 

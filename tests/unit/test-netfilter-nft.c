@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <linux/netfilter.h>
@@ -25,12 +27,14 @@
 #include <netlink/socket.h>
 
 #include "common/net/nlsock.h"
+#include "common/netfilter/chainname.h"
 #include "common/netfilter/iptables.h"
 #include "common/netfilter/nft-rule.h"
 #include "common/netfilter/nft.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/ipaddr.h"
+#include "common/util/sha512.h"
 
 /* --- the kernel side, faked ------------------------------------------------ */
 
@@ -332,6 +336,82 @@ static void test_errors_name_the_change(void **state)
 	nft_batch_free(b);
 }
 
+/* What upstream's macspoofchk writes, in table bridge nat (pkg/link/spoofcheck.go). */
+static void test_spoofchk_rules(void **state)
+{
+	const struct nft_chain_spec base = { .name = "PREROUTING", .type = "filter",
+					     .hook = NFT_HOOK_PREROUTING,
+					     .priority = NFT_PRIORITY_BRIDGE_DSTNAT,
+					     .policy = NFT_POLICY_ACCEPT };
+	const uint8_t mac[6] = { 0x02, 0x42, 0xac, 0x11, 0x00, 0x02 };
+
+	(void)state;
+	ONE_CHANGE("table-bridge", nft_batch_add_table(b, NFT_FAMILY_BRIDGE, "rmbr", NULL));
+	ONE_CHANGE("chain-bridge-base", nft_batch_add_chain(b, NFT_FAMILY_BRIDGE, "rmbr", &base));
+	ONE_RULE("rule-bridge-iifname-jump", NFT_FAMILY_BRIDGE, "rmbr", "PREROUTING", {
+		assert_int_equal(nft_match_ifname(r, false, "veth0a1b2c3d", false), 0);
+		assert_int_equal(nft_verdict(r, NFT_VERDICT_JUMP, "cni-br-iface-c1-eth0"), 0);
+		assert_int_equal(nft_rule_comment(r, "macspoofchk-c1-eth0"), 0);
+	});
+	ONE_RULE("rule-bridge-ether-return", NFT_FAMILY_BRIDGE, "rmbr", "cni-br-iface-c1-eth0-mac", {
+		assert_int_equal(nft_match_ether_saddr(r, mac), 0);
+		assert_int_equal(nft_verdict(r, NFT_VERDICT_RETURN, NULL), 0);
+		assert_int_equal(nft_rule_comment(r, "macspoofchk-c1-eth0"), 0);
+	});
+	ONE_RULE("rule-bridge-drop", NFT_FAMILY_BRIDGE, "rmbr", "cni-br-iface-c1-eth0-mac", {
+		assert_int_equal(nft_verdict(r, NFT_VERDICT_DROP, NULL), 0);
+		assert_int_equal(nft_rule_comment(r, "macspoofchk-c1-eth0"), 0);
+	});
+}
+
+static void hex_prefix(const char *text, size_t len, char *out)
+{
+	uint8_t d[SHA512_DIGEST_SIZE];
+
+	sha512(text, len, d);
+	for (size_t i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+/* SHA-512 at every padding edge (Python's hashlib gave the digests), and upstream's names. */
+static void test_chain_names(void **state)
+{
+	static const struct {
+		size_t len;
+		const char *want;
+	} v[] = {
+		{ 0, "cf83e1357eefb8bdf1542850d66d8007" }, { 3, "ddaf35a193617abacc417349ae204131" },
+		{ 111, "aec95e7fce348da13b28393c90838562" }, { 112, "497dc09ee5ab72f5dbd547793412b3a7" },
+		{ 127, "1d5b3c8b271d603ca01fb4dab9cdff24" }, { 128, "894cc2294ec1bd8a4e5aa7e13f203519" },
+		{ 239, "6902832feb9deffc87a13bb6e48a2849" }, { 1000, "a3c7751c48f72e559fc81520edc80e68" },
+	};
+	char text[1441], hex[33], name[64];
+
+	(void)state;
+	for (size_t i = 0; i < 40; i++)
+		memcpy(text + 36 * i, "abcdefghijklmnopqrstuvwxyz0123456789", 36);
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		hex_prefix(text, v[i].len, hex);
+		assert_string_equal(hex, v[i].want);
+	}
+	/* ipMasq's chain of network brn, container brcid1 (the reference bridge made it). */
+	assert_int_equal(chainname_ipt("brn", "brcid1", "", name), 0);
+	assert_string_equal(name, "CNI-648ebe223b34ee7253886ba0");
+	/* portmap's: "CNI-DN-" and the hash cut to 28 in all. */
+	assert_int_equal(chainname_ipt("rmpm", "rmcid1", "DN-", name), 0);
+	assert_string_equal(name, "CNI-DN-164cddbc31700e1d05161");
+	assert_int_equal(chainname_hash("", "brn", 16, name), 0);
+	assert_string_equal(name, "e448f3688a7be767");
+	assert_int_equal(chainname_hash("abc", "x", 3, name), -EINVAL);
+	assert_int_equal(chainname_hash("", "x", 129, name), -EINVAL);
+	assert_int_equal(chainname_comment("brn", "brcid1", name, sizeof(name)), 0);
+	assert_string_equal(name, "name: \"brn\" id: \"brcid1\"");
+	/* Go's %q of what a config could not pass as a name, for GC's attachments. */
+	assert_int_equal(chainname_comment("a\"b\\c", "d\n\x01", name, sizeof(name)), 0);
+	assert_string_equal(name, "name: \"a\\\"b\\\\c\" id: \"d\\n\\x01\"");
+	assert_int_equal(chainname_comment("brn", "brcid1", name, 20), -ENAMETOOLONG);
+}
+
 /* The command lines go-iptables runs for the same operations: the binary, -t, the op, --wait last. */
 static void test_iptables_argv(void **state)
 {
@@ -366,6 +446,58 @@ static void test_iptables_missing(void **state)
 	assert_string_equal(err.msg, "rm-no-such-iptables: not found in PATH");
 }
 
+/*
+ * iptables-restore --noflush --wait gets the text on its stdin, whole; a refusal names the
+ * command and what it said. A fake iptables-restore first in PATH records what it got.
+ */
+static void test_iptables_restore(void **state)
+{
+	char dir[] = "/tmp/rm-ipt-restore.XXXXXX", path[256], got[512] = "", *old;
+	const char *text = "*nat\n:CNI-x - [0:0]\n-A CNI-x -j ACCEPT\nCOMMIT\n";
+	struct cni_err err = { 0 };
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/iptables-restore", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\necho \"$*\" >%s/args\n/bin/cat >%s/in\n"
+		   "[ -e %s/refuse ] || exit 0\necho 'iptables-restore: line 3 failed' >&2\nexit 1\n",
+		dir, dir, dir);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+	old = strdup(getenv("PATH"));
+	setenv("PATH", dir, 1);
+	assert_int_equal(ipt_restore(IPT_IPV4, text, &err), 0);
+	snprintf(path, sizeof(path), "%s/in", dir);
+	f = fopen(path, "r");
+	n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	assert_string_equal(got, text);
+	snprintf(path, sizeof(path), "%s/args", dir);
+	f = fopen(path, "r");
+	assert_non_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	assert_string_equal(got, "--noflush --wait\n");
+	snprintf(path, sizeof(path), "%s/refuse", dir);
+	fclose(fopen(path, "w"));
+	assert_int_equal(ipt_restore(IPT_IPV4, text, &err), -EIO);
+	assert_non_null(strstr(err.msg, "iptables-restore --noflush --wait: exit status 1: iptables-restore: line 3 failed"));
+	err = (struct cni_err){ 0 };
+	assert_int_equal(ipt_restore(IPT_IPV6, text, &err), -ENOEXEC);
+	assert_string_equal(err.msg, "ip6tables-restore: not found in PATH");
+	setenv("PATH", old, 1);
+	free(old);
+	for (const char *const *e = (const char *const[]){ "iptables-restore", "args", "in", "refuse", NULL }; *e; e++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *e);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +509,9 @@ int main(void)
 		cmocka_unit_test(test_errors_name_the_change),
 		cmocka_unit_test(test_iptables_argv),
 		cmocka_unit_test(test_iptables_missing),
+		cmocka_unit_test(test_iptables_restore),
+		cmocka_unit_test(test_spoofchk_rules),
+		cmocka_unit_test(test_chain_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
