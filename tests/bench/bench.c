@@ -75,7 +75,7 @@ static void usage(FILE *f)
 		"             --netns PATH [options]\n"
 		"Execs each plugin as a CNI runtime does (vfork-style posix_spawn + execve, clean environment, config on\n"
 		"stdin, result on stdout, wait4 for rusage) and times ADD then DEL per iteration.\n"
-		"The environment holds the CNI_* variables and, when set, CNI_RDMA_PLUGINS_CONF.\n"
+		"The environment holds the CNI_* variables and, when set, CNI_RDMA_PLUGINS_CONF and PATH.\n"
 		"Plugins are interleaved within each iteration, starting with a different one each time.\n"
 		"\n"
 		"  --plugin LABEL=PATH  plugin binary to measure, repeatable (up to %d)\n"
@@ -270,8 +270,9 @@ static char *substitute_label(const char *conf, const char *label)
 static int build_env(char **env, const char *cmd, const struct options *o)
 {
 	/* A runtime passes its own environment on, and with it the node settings file
-	 * that lets a benchmark's configs keep their stores in a private directory. */
-	const char *settings = getenv("CNI_RDMA_PLUGINS_CONF");
+	 * that lets a benchmark's configs keep their stores in a private directory, and
+	 * the PATH a plugin finds the node's iptables in (libcni's exec keeps os.Environ()). */
+	const char *settings = getenv("CNI_RDMA_PLUGINS_CONF"), *path = getenv("PATH");
 	int n = 0;
 
 	if (asprintf(&env[n++], "CNI_COMMAND=%s", cmd) < 0 ||
@@ -280,7 +281,8 @@ static int build_env(char **env, const char *cmd, const struct options *o)
 	    asprintf(&env[n++], "CNI_IFNAME=%s", o->ifname) < 0 ||
 	    asprintf(&env[n++], "CNI_ARGS=%s", o->cni_args) < 0 ||
 	    asprintf(&env[n++], "CNI_PATH=%s", o->cni_path) < 0 ||
-	    (settings && asprintf(&env[n++], "CNI_RDMA_PLUGINS_CONF=%s", settings) < 0))
+	    (settings && asprintf(&env[n++], "CNI_RDMA_PLUGINS_CONF=%s", settings) < 0) ||
+	    (path && asprintf(&env[n++], "PATH=%s", path) < 0))
 		return -ENOMEM;
 	env[n] = NULL;
 	return 0;

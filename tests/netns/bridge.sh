@@ -93,9 +93,14 @@ echo "loghl \$CNI_COMMAND \$CNI_CONTAINERID" >>"$IPAMLOG"
 exec "$BIN/host-local"
 EOF
 chmod +x "$BIN/failipam" "$BIN/loghl"
-# A PATH without iptables: what STATUS says of the iptables backend there.
+# A PATH without iptables (what STATUS says of the iptables backend there): what a plugin run
+# needs besides (the wrapper of run-all.sh's valgrind run too).
 mkdir -p "$T_DIR/noipt"
-ln -s "$(command -v timeout)" "$(command -v ip)" "$T_DIR/noipt/"
+for t in timeout ip valgrind; do
+	command -v $t >/dev/null || continue
+	printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v $t)" >"$T_DIR/noipt/$t"
+	chmod +x "$T_DIR/noipt/$t"
+done
 : >"$IPAMLOG"
 
 # --- nodes and pods ------------------------------------------------------------
