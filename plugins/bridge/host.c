@@ -226,8 +226,24 @@ int bridge_host_gateway(struct bridge_host *h, const struct bridge_conf *c,
 {
 	int r;
 
-	if (!c->vlan)
+	if (!c->vlan) {
+		/*
+		 * The bridge's MAC as it was before the pod's port, as upstream sets it: all
+		 * zero once its last port left (upstream then fails with EINVAL), in which case
+		 * the one it took from the new port is made its own.
+		 */
+		static const uint8_t zero[6];
+
+		if (h->br.hwaddr_len == 6 && memcmp(h->br.hwaddr, zero, 6) == 0) {
+			struct net_link now;
+			int r2 = net_link_get_by_index(h->ns, h->br.ifindex, &now);
+
+			if (r2 < 0)
+				return net_err_op(err, r2, "could not lookup", h->br.name);
+			memcpy(h->br.hwaddr, now.hwaddr, 6);
+		}
 		return ensure_addr(h, c, gw, h->br.hwaddr, err);
+	}
 	r = vlan_interface(h, c, err);
 	if (r < 0)
 		return r;
