@@ -439,6 +439,21 @@ if section 3; then
 	t_ok "DEL c3"
 	t_eq "nothing of c3 left (the stale jump above stays)" "c9 0" \
 		"$(masq_ids) $(ip netns exec "$N" nft list chain bridge nat PREROUTING | grep -c macspoofchk)"
+
+	# A bridge whose last port left has an all-zero MAC; upstream's next gateway ADD fails
+	# setting it (EINVAL): ours makes the new port's its own.
+	t_name BR2 brt
+	pod P5
+	on "$N" "$OURS" ADD "$(conf 1.1.0 s3net "$BR2")" CNI_NETNS="$P5_path" CNI_CONTAINERID=c5
+	on "$N" "$OURS" DEL "$(conf 1.1.0 s3net "$BR2")" CNI_NETNS="$P5_path" CNI_CONTAINERID=c5
+	t_eq "a bridge without ports: its MAC all zero" "00:00:00:00:00:00" \
+		"$(ip -n "$N" -j link show dev "$BR2" | jq -r '.[0].address')"
+	on "$N" "$OURS" ADD "$(conf 1.1.0 s3net "$BR2" ",\"isGateway\":true$(hl "$T_DIR/s3b")")" \
+		CNI_NETNS="$P5_path" CNI_CONTAINERID=c5
+	t_ok "a gateway ADD on it"
+	t_jq "the bridge's MAC is the result's, and set" "$T_OUT" '.interfaces[0].mac' \
+		"$(ip -n "$N" -j link show dev "$BR2" | jq -r '.[0].address')"
+	t_ne "... not all zero" "00:00:00:00:00:00" "$(ip -n "$N" -j link show dev "$BR2" | jq -r '.[0].address')"
 	ip netns del "$N"
 fi
 
