@@ -36,10 +36,10 @@ ref=${2:-/usr/lib/cni}
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap)
+	[tap]=plugins/tap/tap [bridge]=plugins/bridge/bridge)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # The cniPlugins image's: ours, then the carried ones, in cni-install's order.
-ours=(macvlan host-device tuning sbr static dummy tap)
+ours=(macvlan host-device tuning sbr static dummy tap bridge)
 read -ra carried < <(bash "$top/image/carried.sh" names)
 slot_set="${ours[*]} ${carried[*]}"
 sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }

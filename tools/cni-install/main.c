@@ -30,9 +30,9 @@
  * must still find every binary the reference image installs there.
  */
 static const char *const suite[] = {
-	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap",
-	"bridge", "host-local", "ipvlan", "vlan", "ptp", "loopback", "portmap", "bandwidth",
-	"firewall", "vrf", "dhcp",
+	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "bridge",
+	"host-local", "ipvlan", "vlan", "ptp", "loopback", "portmap", "bandwidth", "firewall",
+	"vrf", "dhcp",
 };
 
 /*
@@ -62,8 +62,8 @@ static void usage(FILE *f)
 		"ones alone, then waits for SIGTERM or SIGINT and exits 0. nv-ipam and\n"
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
-		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap (this\n"
-		"suite's) or bridge host-local ipvlan vlan ptp loopback portmap bandwidth\n"
+		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap bridge\n"
+		"(this suite's) or host-local ipvlan vlan ptp loopback portmap bandwidth\n"
 		"firewall vrf dhcp (carried: built static from Debian's source of\n"
 		"containernetworking-plugins; --version says which release).\n"
 		"\n"
