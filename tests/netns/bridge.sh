@@ -26,6 +26,8 @@
 #   6. SIGKILL at every netlink send of ADD (strace), then DEL: nothing left
 #   7. VLANs as the kernel holds them (where it filters VLANs: the kernel matrix's guests)
 #   8. VLANs, ours beside the reference (where the kernel filters them; both refused elsewhere)
+#   9. the flannel-like chain: bridge + host-local, then upstream's portmap, ours beside
+#      upstream's bridge (with BRIDGE_REFERENCE=1)
 # Needs root, jq, nft, iptables, strace, bridge (iproute2); exits 77 only
 # when network namespaces cannot be created.
 set -uo pipefail
@@ -51,7 +53,7 @@ done
 VERSIONS=${NETNS_CNI_VERSIONS:-0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0}
 REQUIRE_REF=${BRIDGE_REFERENCE:-0}
 if [ "$REQUIRE_REF" = 1 ]; then
-	SECTIONS=${BRIDGE_SECTIONS:-1 2 8}
+	SECTIONS=${BRIDGE_SECTIONS:-1 2 8 9}
 else
 	SECTIONS=${BRIDGE_SECTIONS:-3 4 5 6 7}
 fi
@@ -65,13 +67,13 @@ mkdir -p "$BIN"
 T_ENV_PATH=$BIN
 refdir=${REFERENCE_PLUGINS:-$(shared_path reference/cni-plugins)}
 if [ -f "$refdir/bridge.xz" ] && [ -f "$refdir/host-local.xz" ]; then
-	shared_reference_plugins "$T_DIR/ref" bridge host-local
+	shared_reference_plugins "$T_DIR/ref" bridge host-local portmap
 	REFBR=$T_DIR/ref/bridge
 	ln -s "$T_DIR/ref/host-local" "$BIN/host-local"
 else
 	what="reference plugins (containernetworking/plugins v1.9.1): the comparisons with upstream's bridge"
 	[ "$REQUIRE_REF" = 1 ] && shared_not_run "$refdir" reference/cni-plugins "$what"
-	if section 1 || section 2 || section 8; then
+	if section 1 || section 2 || section 8 || section 9; then
 		shared_missing "$refdir" reference/cni-plugins "$what"
 	fi
 	REFBR=
@@ -167,12 +169,13 @@ macs() {
 state() {
 	local ns=$1
 	{
+		# In name order: indexes (the order ip lists) differ with the order a pair is made in.
 		echo "links:"
-		ip -n "$ns" -d -j link show | jq -S -c "$NORM | .[]"
+		ip -n "$ns" -d -j link show | jq -S -c "$NORM | .[]" | macs | sort
 		echo "vlans:"
 		ip netns exec "$ns" bridge -j vlan show 2>/dev/null | jq -S -c '.[]?'
 		echo "addresses:"
-		ip -n "$ns" -j addr show | jq -S -c "$NORM | .[] | .addr_info |= $LL"
+		ip -n "$ns" -j addr show | jq -S -c "$NORM | .[] | .addr_info |= $LL" | macs | sort
 		echo "routes:"
 		{ ip -n "$ns" -j route show table all | jq -S -c "$LL | $NORM | .[]"
 		  ip -n "$ns" -6 -j route show table all | jq -S -c "$LL | $NORM | .[]"; } | macs | sort
@@ -267,8 +270,12 @@ twin() {
 	settle "$no"; settle "$nr"
 	so=$(state "$no") sr=$(state "$nr")
 	t_eq "[$desc] after each DELs the other's pod: the same node state" "$sr" "$so"
-	t_eq "[$desc] no port, masquerade or spoof check left" "" \
-		"$(grep -E 'VETH|CNI-[0-9a-f]|masquerade comment|macspoofchk' <<<"$so")"
+	t_eq "[$desc] no masquerade or spoof check left" "" \
+		"$(grep -E 'CNI-[0-9a-f]|masquerade comment|macspoofchk' <<<"$so")"
+	# The gateway's interface of a VLAN, "<bridge>.<vlan>", and its port stay, as upstream's.
+	t_eq "[$desc] no pod's port left on either bridge" "0 0" \
+		"$(for n in "$no" "$nr"; do ip -n "$n" -j link show master "$bo" |
+			jq --arg b "$bo." '[.[] | select((.link // "") | startswith($b) | not)] | length'; done | tr '\n' ' ' | sed 's/ $//')"
 	t_eq "[$desc] the pods hold only lo" "lo lo" "$(t_link_names "$po") $(t_link_names "$pr")"
 	ip netns del "$no"; ip netns del "$nr"; ip netns del "$po"; ip netns del "$pr"
 }
@@ -666,6 +673,49 @@ if section 8; then
 		',"vlanTrunk":[{"minID":200,"maxID":210},{"id":300}]' ',"vlan":7,"isGateway":true'; do
 		twin "${key#,}" 1.1.0 "$key@IPAM@"
 	done
+fi
+
+# =============================================================================
+if section 9 && have_ref; then
+	echo "# 9. the flannel-like chain: bridge + host-local, then upstream's portmap"
+	# chain NODE POD BRIDGE_PLUGIN STORE: ADD of both (portmap given bridge's result), the
+	# results in CHAIN_RES; DEL in reverse with the last result, as libcni runs a conflist.
+	pmc='{"cniVersion":"1.0.0","name":"brchain","type":"portmap","capabilities":{"portMappings":true},"runtimeConfig":{"portMappings":[{"hostPort":8080,"containerPort":80,"protocol":"tcp"},{"hostPort":5353,"containerPort":53,"protocol":"udp"}]}}'
+	chain_add() {
+		local bc
+		bc=$(conf 1.0.0 brchain brtc ",\"isGateway\":true,\"ipMasq\":true$(hl "$4")")
+		on "$1" "$3" ADD "$bc" CNI_NETNS="$2"
+		t_ok "[chain, $5] bridge ADD"
+		CHAIN_BR=$T_OUT
+		on "$1" "$T_DIR/ref/portmap" ADD "$(with_prev "$pmc" "$CHAIN_BR")" CNI_NETNS="$2"
+		t_ok "[chain, $5] portmap ADD after it"
+		CHAIN_RES=$T_OUT
+	}
+	chain_del() {
+		local bc
+		bc=$(conf 1.0.0 brchain brtc ",\"isGateway\":true,\"ipMasq\":true$(hl "$4")")
+		on "$1" "$T_DIR/ref/portmap" DEL "$(with_prev "$pmc" "$5")" CNI_NETNS="$2"
+		t_ok "[chain, $6] portmap DEL"
+		on "$1" "$3" DEL "$(with_prev "$bc" "$5")" CNI_NETNS="$2"
+		t_ok "[chain, $6] bridge DEL"
+	}
+	node no; node nr; pod po; pod pr
+	chain_add "$no" "$po_path" "$OURS" "$T_DIR/ch-o" ours
+	ro=$CHAIN_RES
+	chain_add "$nr" "$pr_path" "$REFBR" "$T_DIR/ch-r" upstream
+	rr=$CHAIN_RES
+	t_eq "[chain] the chain's result as with upstream's bridge" "$(norm_result "$rr")" "$(norm_result "$ro")"
+	settle "$no"; settle "$nr"
+	t_eq "[chain] the node's state (the bridge's and portmap's rules) as with upstream's bridge" \
+		"$(state "$nr")" "$(state "$no")"
+	on "$no" "$OURS" CHECK "$(with_prev "$(conf 1.0.0 brchain brtc ",\"isGateway\":true,\"ipMasq\":true$(hl "$T_DIR/ch-o")")" "$ro")" CNI_NETNS="$po_path"
+	t_ok "[chain] bridge CHECK with portmap's result"
+	chain_del "$no" "$po_path" "$OURS" "$T_DIR/ch-o" "$ro" ours
+	chain_del "$nr" "$pr_path" "$REFBR" "$T_DIR/ch-r" "$rr" upstream
+	settle "$no"; settle "$nr"
+	t_eq "[chain] after the DELs the nodes alike" "$(state "$nr")" "$(state "$no")"
+	t_eq "[chain] no masquerade, port mapping or port left" "" \
+		"$(state "$no" | grep -E 'CNI-[0-9a-f]|CNI-DN|8080|masquerade comment|"master":"brtc"')"
 fi
 
 t_cleanup
