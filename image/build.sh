@@ -5,7 +5,8 @@
 #
 #   image             slot                          binaries
 #   cni-rdma-plugins  secondaryNetwork.cniPlugins   macvlan host-device tuning sbr
-#                                                   static dummy tap bridge, and carried
+#                                                   static dummy tap loopback host-local
+#                                                   bridge, and carried
 #   cni-rdma-ipoib    secondaryNetwork.ipoib        ipoib
 #
 # each with cni-install as its default command, which installs what the
@@ -49,7 +50,7 @@ push_to=${PUSH_TO:-oci:$out/oci/}
 podman=${PODMAN:-podman}
 
 images=(cni-rdma-plugins cni-rdma-ipoib)
-declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap bridge"
+declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local bridge"
 	[cni-rdma-ipoib]="ipoib")
 declare -A carries=([cni-rdma-plugins]=1)
 declare -A slot=([cni-rdma-plugins]=secondaryNetwork.cniPlugins [cni-rdma-ipoib]=secondaryNetwork.ipoib)
@@ -57,7 +58,9 @@ declare -A slot=([cni-rdma-plugins]=secondaryNetwork.cniPlugins [cni-rdma-ipoib]
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap [bridge]=plugins/bridge/bridge [cni-install]=tools/cni-install/cni-install)
+	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
+	[host-local]=ipam/host-local/host-local [bridge]=plugins/bridge/bridge
+	[cni-install]=tools/cni-install/cni-install)
 # Per architecture: readelf's name of the machine, the binutils that strip it.
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
 declare -A strip=([amd64]=x86_64-linux-gnu-strip [arm64]=aarch64-linux-gnu-strip)

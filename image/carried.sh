@@ -28,7 +28,7 @@
 set -euo pipefail
 
 # The reference plugins we carry; one that becomes ours leaves this list.
-names=(host-local ipvlan vlan ptp loopback portmap bandwidth firewall vrf dhcp)
+names=(ipvlan vlan ptp portmap bandwidth firewall vrf dhcp)
 pkg=containernetworking-plugins
 import=github.com/containernetworking/plugins
 go=/usr/bin/go

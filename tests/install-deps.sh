@@ -20,8 +20,10 @@ if [ "$what" = test ]; then
 	# golang-go and dpkg-dev (dpkg-source): the images' carried plugins, built from
 	# Debian's source package (image/carried.sh). nftables and iptables: the netns
 	# test of common/netfilter compares with nft and reads back with iptables-save.
-	# iputils-ping: the bridge test's pods reach their gateway (and isolated ones not each other).
-	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables
+	# python3 and strace: the daemon suite's API server stand-in, the crash-state
+	# explorer (tests/crash). iputils-ping: the bridge test's pods reach their gateway
+	# (and isolated ones not each other).
+	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables python3
 	       iputils-ping libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
 	       xz-utils curl openssl dpkg-dev)
 fi

@@ -2,7 +2,8 @@
 # failed, skipped to 0 first) and for tests/results-test.sh.
 #
 # The one rule for what needs ../shared (tests/shared.sh): a test that found it missing
-# prints "NOT RUN: <what is missing> (<what brings it>)" on stdout. Ended as a skip, the
+# prints a line "NOT RUN: <what is missing> (<what brings it>)" on stdout (or "# NOT RUN:
+# ..." among TAP lines, "1..0 # SKIP NOT RUN: ..." as a TAP plan). Ended as a skip, the
 # test is listed as not run and is not counted as skipped (a skip as root fails the run);
 # passed with such a line, it is counted as passed and the part it could not run is listed.
 not_run=()
@@ -22,11 +23,12 @@ count() {
 	[ -f "$log" ] || return 0
 	passed=$((passed + $(jq -s '[.[] | select(.result == "OK")] | length' "$log")))
 	failed=$((failed + $(jq -s '[.[] | select(.result == "FAIL" or .result == "TIMEOUT" or .result == "ERROR")] | length' "$log")))
-	skipped=$((skipped + $(jq -s '[.[] | select(.result == "SKIP" and ((.stdout // "") | test("NOT RUN:") | not))] | length' "$log")))
+	skipped=$((skipped + $(jq -s '[.[] | select(.result == "SKIP" and ((.stdout // "") |
+		test("(^|\n)(# |1\\.\\.0 # SKIP )?NOT RUN: ") | not))] | length' "$log")))
 	while IFS= read -r line; do
 		[ -z "$line" ] || not_run_add "$line"
 	done < <(jq -r 'select(.result == "SKIP" or .result == "OK") | . as $t |
-		(.stdout // "") | scan("NOT RUN: ([^\n]*)")[0] |
+		(.stdout // "") | scan("(?:^|\n)(?:# |1\\.\\.0 # SKIP )?NOT RUN: ([^\n]*)")[0] |
 		$t.name + ": " + . + (if $t.result == "OK" then " (the rest of the test ran)" else "" end)' "$log")
 }
 

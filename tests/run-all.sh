@@ -118,7 +118,8 @@ meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabl
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
 ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device \
 	plugins/tuning/tuning plugins/sbr/sbr ipam/static/static plugins/dummy/dummy plugins/tap/tap \
-	plugins/bridge/bridge ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
+	plugins/loopback/loopback ipam/host-local/host-local plugins/bridge/bridge \
+	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
 dyn=$out/dyn
 
 # vg_start NAME SCRIPT ARGS...: a netns script (NAME: one word) with every plugin it runs
@@ -178,12 +179,15 @@ vg_start static tests/netns/static.sh "$dyn/ipam/static/static" /usr/lib/cni
 for p in tuning sbr tap dummy; do
 	vg_start "$p" "tests/netns/$p.sh" "$dyn/plugins/$p/$p" /usr/lib/cni
 done
+vg_start loopback tests/netns/loopback.sh "$dyn/plugins/loopback/loopback"
+vg_start host-local tests/netns/host-local.sh "$dyn/ipam/host-local/host-local"
 # bridge: its own checks but the kills (strace) and the concurrent ADDs (not run through
 # the wrapper).
 BRIDGE_SECTIONS="3 5" vg_start bridge tests/netns/bridge.sh "$dyn/plugins/bridge/bridge" /usr/lib/cni
 wait
 unset MACVLAN_BIN TUNING_BIN SBR_BIN NVIPAM_BIN HOSTDEV_BIN NVIPAM_TOOL
-for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy bridge; do
+for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy \
+	loopback host-local bridge; do
 	vg_count "$name"
 done
 

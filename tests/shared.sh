@@ -9,7 +9,7 @@
 #
 # CNI_SHARED is where ../shared is (meson passes it to every test that needs it, which is
 # how tests/results-test.sh finds them all; default: beside the source tree).
-shared_dir=${CNI_SHARED:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared}
+shared_dir=$(realpath -m "${CNI_SHARED:-$(dirname "${BASH_SOURCE[0]}")/../../shared}")
 
 # shared_path REL: the path of ../shared/REL.
 shared_path() { printf '%s/%s\n' "$shared_dir" "$1"; }

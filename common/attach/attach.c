@@ -1,6 +1,7 @@
 /* Attaching an interface to a pod: the steps every interface plugin shares */
 #include <errno.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +14,7 @@
 #include "common/net/link.h"
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
+#include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/hwaddr.h"
 #include "common/util/log.h"
@@ -301,4 +303,51 @@ int attach_del_created(const struct cni_ctx *ctx, const char *kind, const char *
 		r = attach_delete_link(a.pod, ctx->env.ifname, kind, what, err);
 	attach_close(&a);
 	return r;
+}
+
+struct link_names {
+	unsigned short type;
+	char *buf;
+	size_t size;
+	size_t n, shown;
+	int seen[256]; /* the ifindexes counted: an interrupted dump shows links again */
+};
+
+static bool link_name(const struct net_link *link, void *data)
+{
+	struct link_names *l = data;
+	size_t o = strlen(l->buf);
+
+	if (link->type != l->type || (link->flags & IFF_LOOPBACK))
+		return false;
+	for (size_t i = 0; i < l->n && i < ARRAY_SIZE(l->seen); i++)
+		if (l->seen[i] == link->ifindex)
+			return false;
+	if (l->n < ARRAY_SIZE(l->seen))
+		l->seen[l->n] = link->ifindex;
+	l->n++;
+	/* Room kept for " and N more". */
+	if (l->shown == l->n - 1 && o + strlen(link->name) + 24 < l->size) {
+		snprintf(l->buf + o, l->size - o, "%s%s", o ? ", " : "", link->name);
+		l->shown++;
+	}
+	return false;
+}
+
+void attach_link_names(struct net_ns *ns, unsigned short type, char *buf, size_t size)
+{
+	struct link_names l = { .type = type, .buf = buf, .size = size };
+	struct net_link unused;
+	size_t o;
+
+	buf[0] = '\0';
+	if (net_link_find(ns, link_name, &l, &unused) != -ENODEV) {
+		snprintf(buf, size, "unknown");
+		return;
+	}
+	o = strlen(buf);
+	if (!l.n)
+		snprintf(buf, size, "none");
+	else if (l.shown < l.n)
+		snprintf(buf + o, size - o, " and %zu more", l.n - l.shown);
 }

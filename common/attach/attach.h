@@ -123,6 +123,18 @@ int attach_del_created(const struct cni_ctx *ctx, const char *kind, const char *
 		       struct cni_err *err);
 
 /**
+ * attach_link_names() - the links of a netns a master could be, for a message naming them
+ * @ns: the netns (its handle; NULL: the plugin's own)
+ * @type: ARPHRD_ETHER or ARPHRD_INFINIBAND; loopbacks are left out
+ * @buf: "a, b" (" and N more" past its room), or "none"
+ * @size: its size, at least 32
+ *
+ * For a master that is not there: the fix is one of those names. A netns that cannot
+ * be listed gives "unknown".
+ */
+void attach_link_names(struct net_ns *ns, unsigned short type, char *buf, size_t size);
+
+/**
  * attach_undo_link() - delete the link an ADD created, after a later step failed
  * @ns: the netns it is in now (NULL: the plugin's own)
  * @link: the link as created, by index so that a same-named stranger is never hit; when

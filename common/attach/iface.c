@@ -1,6 +1,7 @@
 /* Applying an IPAM result to an interface of the pod netns, and checking it */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "common/net/neterr.h"
 #include "common/net/ns.h"
 #include "common/net/route.h"
+#include "common/net/rule.h"
 #include "common/net/sysctl.h"
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
@@ -259,14 +261,19 @@ static bool prefix_same_network(const struct ip_prefix *a, const struct ip_prefi
 	return ip_addr_equal(&na.addr, &nb.addr);
 }
 
-static bool route_present(const struct net_route *routes, size_t n, const struct cni_route *cr)
+/* The tables a route of the result may be in: its own, or main and @tables. */
+static bool route_present(const struct net_route *routes, size_t n, const struct cni_route *cr,
+			  const uint32_t *tables, size_t n_tables)
 {
 	unsigned int table = cr->table > 0 ? (unsigned int)cr->table : RT_TABLE_MAIN;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct net_route *rt = &routes[i];
+		bool in = rt->table == table;
 
-		if (rt->table != table || !prefix_same_network(&rt->dst, &cr->dst))
+		for (size_t k = 0; !in && cr->table <= 0 && k < n_tables; k++)
+			in = rt->table == tables[k];
+		if (!in || !prefix_same_network(&rt->dst, &cr->dst))
 			continue;
 		/* Without a gw in the result, any gateway will do (the family's was used). */
 		if (cr->has_gw && !(rt->has_gw && ip_addr_equal(&rt->gw, &cr->gw)))
@@ -276,14 +283,53 @@ static bool route_present(const struct net_route *routes, size_t n, const struct
 	return false;
 }
 
+/*
+ * The tables a rule "from <an address of @ifname in the result>" looks up: a chained sbr
+ * moves the interface's routes there, and leaves the result's routes without a table (as
+ * upstream's sbr does), so they are looked for there too. At most @max.
+ */
+static int source_tables(struct net_ns *ns, const char *ifname, const struct cni_result *res,
+			 uint32_t *ret, size_t max, size_t *ret_n, struct cni_err *err)
+{
+	_cleanup_free_ struct net_rule *rules = NULL;
+	size_t n_rules = 0, n = 0;
+	int r;
+
+	r = net_rule_list(ns, AF_UNSPEC, &rules, &n_rules);
+	if (r < 0)
+		return net_err_set(err, CNI_ERR_KERNEL, r, "Cannot obtain List of rules: %s",
+				   strerror(-r));
+	for (size_t i = 0; i < n_rules && n < max; i++) {
+		const struct net_rule *ru = &rules[i];
+		bool dup = false;
+
+		if (!ru->has_src || !ru->table || ru->table == RT_TABLE_MAIN ||
+		    ru->table == RT_TABLE_LOCAL || ru->table == RT_TABLE_DEFAULT)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			dup = dup || ret[k] == ru->table;
+		for (size_t k = 0; !dup && k < res->n_ips; k++) {
+			if (ip_for_iface(res, &res->ips[k], ifname) &&
+			    ip_prefix_contains(&ru->src, &res->ips[k].address.addr)) {
+				ret[n++] = ru->table;
+				break;
+			}
+		}
+	}
+	*ret_n = n;
+	return 0;
+}
+
 int iface_check(struct net_ns *ns, const char *ifname, const struct cni_result *res,
 		struct cni_err *err)
 {
 	_cleanup_free_ struct net_addr *addrs = NULL;
 	_cleanup_free_ struct net_route *routes = NULL;
-	size_t n_addrs = 0, n_routes = 0;
+	size_t n_addrs = 0, n_routes = 0, n_tables = 0;
 	struct net_link link;
 	char a[IP_PREFIX_STRLEN], g[IP_PREFIX_STRLEN];
+	uint32_t tables[16];
+	bool rules_read = false;
 	int r;
 
 	r = net_link_get_by_name(ns, ifname, &link);
@@ -311,7 +357,14 @@ int iface_check(struct net_ns *ns, const char *ifname, const struct cni_result *
 	for (size_t i = 0; i < res->n_routes; i++) {
 		const struct cni_route *cr = &res->routes[i];
 
-		if (!route_present(routes, n_routes, cr)) {
+		/* Only when one is not where ADD put it: the rules are read once, if at all. */
+		if (!route_present(routes, n_routes, cr, tables, n_tables) && !rules_read) {
+			r = source_tables(ns, ifname, res, tables, ARRAY_SIZE(tables), &n_tables, err);
+			if (r < 0)
+				return r;
+			rules_read = true;
+		}
+		if (!route_present(routes, n_routes, cr, tables, n_tables)) {
 			char what[2 * IP_PREFIX_STRLEN + 8];
 
 			snprintf(what, sizeof(what), "%s via %s",

@@ -3,14 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/version.h"
 #include "common/util/error.h"
 #include "common/util/json.h"
-#include "common/util/text.h"
 
 void cni_conf_free(struct cni_conf *conf)
 {
@@ -201,23 +199,6 @@ bool cni_conf_has_ipam(const struct cni_conf *conf)
 bool cni_conf_ipam_type_valid(const char *type)
 {
 	return type && *type && !strchr(type, '/') && strcmp(type, ".") != 0 && strcmp(type, "..") != 0;
-}
-
-const char *cni_conf_near_key(const struct cni_conf *conf, const char *object, const char *key)
-{
-	struct json_object *o = *object ? cjson_get(conf->root, object) : conf->root;
-	struct json_object_iterator it, end;
-
-	if (!o || !json_object_is_type(o, json_type_object))
-		return NULL;
-	end = json_object_iter_end(o);
-	for (it = json_object_iter_begin(o); !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-		const char *name = json_object_iter_peek_name(&it);
-
-		if (strcasecmp(name, key) != 0 && text_near(name, key, 2))
-			return name;
-	}
-	return NULL;
 }
 
 int cni_conf_check_l2_version(const struct cni_conf *conf, struct cni_err *err)

@@ -177,19 +177,6 @@ bool cni_conf_has_ipam(const struct cni_conf *conf);
 bool cni_conf_ipam_type_valid(const char *type);
 
 /**
- * cni_conf_near_key() - a member the config has in place of a key it lacks, by its spelling
- * @conf: the config
- * @object: "" for the top level, or the path of an object ("ipam")
- * @key: the key the plugin looked for and did not find
- *
- * A key the plugin falls back from when absent ("master", "poolName") is worth a word in
- * the log when a near spelling of it is there ("mastr", "poolNmae"): it is ignored.
- *
- * Return: that member's name (owned by @conf), NULL when none is within two edits.
- */
-const char *cni_conf_near_key(const struct cni_conf *conf, const char *object, const char *key);
-
-/**
  * cni_conf_check_l2_version() - refuse an interface without IPAM where no result can describe it
  * @conf: the network config
  * @err: code 7 for cniVersion 0.1.0 and 0.2.0, whose results hold only addresses

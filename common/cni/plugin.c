@@ -164,7 +164,7 @@ int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
 
 	if (level_name && log_level_parse(level_name, &level) < 0)
 		level = LOG_LEVEL_INFO;
-	log_setup(prog, level, -1);
+	log_setup(prog, level, LOG_LEVEL_WARNING, -1);
 	if (!file || !*file)
 		return 0;
 	if (node_file)
@@ -173,7 +173,7 @@ int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
 	else
 		r = trust_open_log("logFile", file, &fd, &e);
 	if (r >= 0) {
-		log_setup(prog, level, fd);
+		log_setup(prog, level, LOG_LEVEL_WARNING, fd);
 		return 0;
 	}
 	/* A refused path is the config's fault; DEL must still clean up after it. */
@@ -181,7 +181,7 @@ int cni_plugin_setup_logging(const char *prog, const char *file, bool node_file,
 		*err = e;
 		return r;
 	}
-	log_warning("logFile not used, logging to stderr only: %s",
+	log_warning("logFile not used (warnings and errors go to stderr, nothing else is logged): %s",
 		    r == -ENOENT ? "its directory does not exist" : e.msg);
 	return 0;
 }
@@ -277,6 +277,8 @@ static int run(const struct cni_plugin *p, struct cni_ctx *ctx, struct cni_err *
 				ctx->env.command_name);
 		break;
 	}
+	/* After the command: an IPAM plugin opens its logFile there, and the warning goes in it. */
+	cni_conf_keys_warn(ctx->conf.root, p->keys, "config");
 out:
 	ctx->conf.raw = NULL;
 	return r;
@@ -293,7 +295,8 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 	r = handle_argv(p, argc, argv);
 	if (r <= 0)
 		return -r;
-	log_setup(p->name, LOG_LEVEL_INFO, -1);
+	/* A runtime shows a plugin's stderr beside its failures: info goes to logFile only. */
+	log_setup(p->name, LOG_LEVEL_INFO, LOG_LEVEL_WARNING, -1);
 
 	r = cni_env_load(&ctx.env, &err);
 	if (r >= 0 && ctx.env.command == CNI_CMD_NONE) {

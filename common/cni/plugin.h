@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/ctx.h"
 
 struct cni_err;
@@ -16,10 +17,16 @@ struct cni_plugin {
 	/*
 	 * An IPAM plugin: run by an interface plugin, never in the pod's netns. It sets up
 	 * logging from its own keys (in the "ipam" section; the top-level logFile is the
-	 * interface plugin's): the dispatch leaves logging at stderr, level info, until then.
+	 * interface plugin's): until then warnings and errors go to stderr, nothing else.
 	 */
 	bool ipam;
 	const char *about_state; /* --version: the state formats it reads and writes, NULL for none */
+	/*
+	 * The keys it reads, by object: a member a letter or two away from one is warned
+	 * of (cni_conf_keys_warn()). An IPAM plugin lists no top level (the interface
+	 * plugin's keys are there), an interface plugin no "ipam".
+	 */
+	const struct cni_conf_keys *keys;
 	int (*add)(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err);
 	int (*del)(const struct cni_ctx *ctx, struct cni_err *err);
 	int (*check)(const struct cni_ctx *ctx, struct cni_err *err);
@@ -64,8 +71,9 @@ void cni_plugin_open_netns(struct cni_ctx *ctx);
  * @err: code 7 when the node does not let a config name that file (trust.h),
  *       except for DEL, which logs a warning and goes on to clean up
  *
- * A file that cannot be opened for another reason is a warning: logging then
- * goes to stderr only.
+ * Warnings and errors go to stderr, every line up to the level to the file: a plugin
+ * that succeeds prints nothing on stderr. A file that cannot be opened for another
+ * reason is a warning: only warnings and errors are logged then, on stderr.
  *
  * Return: 0 on success, negative errno on failure.
  */

@@ -19,11 +19,11 @@
 /* The settings file lists a few directories; anything larger is not one. */
 #define SETTINGS_MAX_BYTES (64u * 1024u)
 #define AREA_DIRS_MAX 16
-#define AREAS 4
+#define AREAS 6
 
 struct area {
 	const char *key;  /* in the settings file */
-	const char *def;  /* the default directory */
+	const char *const *defs; /* the default directories, NULL-terminated */
 	char *dirs[AREA_DIRS_MAX];
 	size_t n;
 	bool given; /* the settings file has the key: it replaces the default */
@@ -38,10 +38,20 @@ static struct {
 	struct area areas[AREAS];
 } settings = {
 	.areas = {
-		[TRUST_LOG] = { .key = "logDirs", .def = "/var/log" },
-		[TRUST_CONF] = { .key = "confDirs", .def = "/etc/cni/net.d" },
-		[TRUST_STATE] = { .key = "stateDirs", .def = "/var/lib/cni/nv-ipam" },
-		[TRUST_DEVINFO] = { .key = "deviceInfoDirs", .def = "/var/run/k8s.cni.cncf.io/devinfo" },
+		[TRUST_LOG] = { .key = "logDirs", .defs = (const char *const[]){ "/var/log", NULL } },
+		[TRUST_CONF] = { .key = "confDirs",
+				 .defs = (const char *const[]){ "/etc/cni/net.d", NULL } },
+		[TRUST_STATE] = { .key = "stateDirs",
+				  .defs = (const char *const[]){ "/var/lib/cni/nv-ipam", NULL } },
+		[TRUST_DEVINFO] = { .key = "deviceInfoDirs",
+				    .defs = (const char *const[]){ "/var/run/k8s.cni.cncf.io/devinfo",
+								   NULL } },
+		/* Where primary networks keep theirs: /var/lib/cni/networks, /run/cni-ipam-state. */
+		[TRUST_STATE_ROOT] = { .key = "stateRoots",
+				       .defs = (const char *const[]){ "/var/lib/cni", "/run",
+								      "/var/run", NULL } },
+		[TRUST_RESOLV] = { .key = "resolvConfDirs",
+				   .defs = (const char *const[]){ "/etc", "/run", "/var/run", NULL } },
 	},
 };
 
@@ -190,7 +200,7 @@ static int settings_parse(const char *path, const char *text, size_t len, struct
 		if (!known)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "node settings %s: unknown key (known: logDirs, confDirs, "
-					   "stateDirs, deviceInfoDirs)", path);
+					   "stateDirs, deviceInfoDirs, stateRoots, resolvConfDirs)", path);
 	}
 	for (size_t i = 0; i < AREAS; i++)
 		if ((r = area_parse(root, path, &settings.areas[i], err)) < 0)
@@ -218,12 +228,12 @@ static int settings_load(struct cni_err *err)
 		struct area *a = &settings.areas[i];
 
 		/* A key given replaces the default; an empty list allows nothing. */
-		if (!a->given) {
-			a->dirs[0] = strdup(a->def);
-			if (!a->dirs[0])
+		for (size_t k = 0; !a->given && a->defs[k] && r >= 0; k++) {
+			a->dirs[k] = strdup(a->defs[k]);
+			if (!a->dirs[k])
 				r = cni_err_set(&settings.err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 			else
-				a->n = 1;
+				a->n = k + 1;
 		}
 	}
 	settings.r = r < 0 ? r : 0;
@@ -320,17 +330,17 @@ static int open_err(int r, const char *key, const char *path, const char *root,
 	}
 }
 
-static int root_open(const char *root, bool create, int *ret_fd)
+static int root_open(const char *root, mode_t create_mode, int *ret_fd)
 {
 	char probe[PATH_MAX + 2];
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	/* The area's own directory is the node's: made as named, links and all. */
-	if (fd < 0 && errno == ENOENT && create) {
+	if (fd < 0 && errno == ENOENT && create_mode) {
 		int r;
 
 		snprintf(probe, sizeof(probe), "%s/x", strcmp(root, "/") == 0 ? "" : root);
-		r = file_make_parents(probe, 0700);
+		r = file_make_parents(probe, create_mode);
 		if (r < 0)
 			return r;
 		fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -356,7 +366,7 @@ static int file_root(enum trust_area area, const char *key, const char *path, in
 		return r;
 	if (!rel[0])
 		return open_err(-EISDIR, key, path, *ret_root, err);
-	r = root_open(*ret_root, false, root_fd);
+	r = root_open(*ret_root, 0, root_fd);
 	return r < 0 ? open_err(r, key, path, *ret_root, err) : 0;
 }
 
@@ -394,8 +404,8 @@ int trust_open_log(const char *key, const char *path, int *ret_fd, struct cni_er
 	return r < 0 ? open_err(r, key, path, root, err) : 0;
 }
 
-int trust_open_dir(enum trust_area area, const char *key, const char *path, bool create,
-		   int *ret_fd, struct cni_err *err)
+int trust_open_dir_mode(enum trust_area area, const char *key, const char *path,
+			mode_t create_mode, int *ret_fd, struct cni_err *err)
 {
 	_cleanup_close_ int root_fd = -1;
 	char rel[PATH_MAX];
@@ -405,8 +415,73 @@ int trust_open_dir(enum trust_area area, const char *key, const char *path, bool
 	r = locate(area, key, path, &root, rel, sizeof(rel), err);
 	if (r < 0)
 		return r;
-	r = root_open(root, create, &root_fd);
+	r = root_open(root, create_mode, &root_fd);
 	if (r >= 0)
-		r = file_dir_open_beneath(root_fd, rel, create ? 0700 : 0, ret_fd);
+		r = file_dir_open_beneath(root_fd, rel, create_mode, ret_fd);
 	return r < 0 ? open_err(r, key, path, root, err) : 0;
+}
+
+int trust_open_dir(enum trust_area area, const char *key, const char *path, bool create,
+		   int *ret_fd, struct cni_err *err)
+{
+	return trust_open_dir_mode(area, key, path, create ? 0700 : 0, ret_fd, err);
+}
+
+/* Whether @real (a canonical path) lies at or below @dir or the place @dir's links lead to. */
+static bool below(const char *real, const char *dir)
+{
+	char canon[PATH_MAX];
+	const char *d[2] = { dir, realpath(dir, canon) };
+
+	for (size_t i = 0; i < 2; i++) {
+		size_t n = d[i] && strcmp(d[i], "/") != 0 ? strlen(d[i]) : 0;
+
+		if (d[i] && strncmp(real, d[i], n) == 0 && (real[n] == '/' || real[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+int trust_open_file_follow(enum trust_area area, const char *key, const char *path, int *ret_fd,
+			   struct cni_err *err)
+{
+	const struct area *a = &settings.areas[area];
+	_cleanup_close_ int pfd = -1;
+	char rel[PATH_MAX], real[PATH_MAX], proc[64], list[512];
+	const char *root;
+	struct stat st;
+	ssize_t n;
+	int fd, r;
+
+	r = locate(area, key, path, &root, rel, sizeof(rel), err);
+	if (r < 0)
+		return r;
+	/* O_PATH opens nothing: a FIFO or a device is looked at, not opened. */
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st) < 0)
+		return open_err(-errno, key, path, root, err);
+	if (S_ISDIR(st.st_mode))
+		return open_err(-EISDIR, key, path, root, err);
+	if (!S_ISREG(st.st_mode))
+		return open_err(-EINVAL, key, path, root, err);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	n = readlink(proc, real, sizeof(real) - 1);
+	if (n < 0)
+		return open_err(-errno, key, path, root, err);
+	real[n] = '\0';
+	for (size_t i = 0; i < a->n; i++)
+		if (below(real, a->dirs[i]))
+			goto inside;
+	area_list(a, list, sizeof(list));
+	return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+			   "%s \"%.256s\" leads to \"%.256s\", outside the directories a network "
+			   "config may name for it (%s); the node allows others in %s (\"%s\")",
+			   key, path, real, list, trust_settings_path(), a->key);
+inside:
+	/* The very file looked at, whatever was renamed over its path since. */
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return open_err(-errno, key, path, root, err);
+	*ret_fd = fd;
+	return 0;
 }

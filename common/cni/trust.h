@@ -23,6 +23,10 @@ enum trust_area {
 	TRUST_STATE, /* storeFile: "stateDirs", default /var/lib/cni/nv-ipam */
 	TRUST_DEVINFO, /* runtimeConfig.CNIDeviceInfoFile: "deviceInfoDirs", default
 			* /var/run/k8s.cni.cncf.io/devinfo (where Multus has them written) */
+	TRUST_STATE_ROOT, /* a state directory a config names (host-local's dataDir):
+			   * "stateRoots", default /var/lib/cni, /run, /var/run */
+	TRUST_RESOLV,  /* a file read for its DNS settings (host-local's resolvConf):
+			* "resolvConfDirs", default /etc, /run, /var/run */
 };
 
 /**
@@ -87,6 +91,44 @@ int trust_open_log(const char *key, const char *path, int *ret_fd, struct cni_er
  */
 int trust_open_dir(enum trust_area area, const char *key, const char *path, bool create,
 		   int *ret_fd, struct cni_err *err);
+
+/**
+ * trust_open_dir_mode() - trust_open_dir() creating what is missing with a mode of its own
+ * @area: the kind of file
+ * @key: the config key, for messages
+ * @path: the directory (checked as trust_path_check() does)
+ * @create_mode: mode of the directories created (the area's own included, the umask
+ *               applies); 0 creates none
+ * @ret_fd: descriptor, written only on success
+ * @err: as trust_open_file()
+ *
+ * For a directory another program shares, which makes it with that mode (host-local's
+ * store: 0755 as upstream's).
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int trust_open_dir_mode(enum trust_area area, const char *key, const char *path,
+			mode_t create_mode, int *ret_fd, struct cni_err *err);
+
+/**
+ * trust_open_file_follow() - open for reading a regular file a config names, symbolic links
+ *                            followed as long as where they lead is inside the area
+ * @area: the kind of file (one that is only read)
+ * @key: the config key, for messages
+ * @path: the value (checked as trust_path_check() does)
+ * @ret_fd: descriptor (O_RDONLY), written only on success
+ * @err: code 7 as trust_path_check(), and when the file the path leads to lies outside
+ *       every directory of the area (their own links followed), is a directory, a FIFO
+ *       or a device (none is opened); -ENOENT is returned with @err untouched; code 5
+ *       for other failures
+ *
+ * For a file the node commonly keeps behind a link (/etc/resolv.conf leading into
+ * /run): the check is made on the object opened, not on its name.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int trust_open_file_follow(enum trust_area area, const char *key, const char *path, int *ret_fd,
+			   struct cni_err *err);
 
 /**
  * trust_settings_path() - the node settings file in effect

@@ -1,9 +1,11 @@
 /* CNI spec versions this suite speaks */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/cni/version.h"
+#include "common/util/error.h"
 
 const char *const cni_versions[] = {
 	"0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0",
@@ -46,4 +48,13 @@ const char *cni_version_list(char *buf, size_t len)
 	if (n < len)
 		snprintf(buf + n, len - n, "]");
 	return buf;
+}
+
+int cni_version_check_families(const char *version, size_t n_v4, size_t n_v6, struct cni_err *err)
+{
+	if ((n_v4 > 1 || n_v6 > 1) && cni_version_cmp(version, "0.3.0") < 0)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "CNI version %s does not support more than 1 address per family",
+				   version);
+	return 0;
 }

@@ -22,8 +22,8 @@ enum cni_code {
 	CNI_ERR_NOT_FOUND = 102,   /* a device the config names does not exist */
 	CNI_ERR_CHECK_FAILED = 103, /* CHECK found the attachment differs from prevResult */
 	CNI_ERR_NAME_TAKEN = 104,  /* host-device DEL: a host link has the device's original name */
-	CNI_ERR_NO_FREE_ADDRESS = 110, /* nv-ipam: no free address left in the pool's range */
-	CNI_ERR_ADDRESS_TAKEN = 111,   /* nv-ipam: the requested address is already reserved */
+	CNI_ERR_NO_FREE_ADDRESS = 110, /* IPAM: no free address left in the pool's range (set) */
+	CNI_ERR_ADDRESS_TAKEN = 111,   /* IPAM: the requested address is already reserved */
 	CNI_ERR_POOL_NOT_FOUND = 112,  /* nv-ipam: the node pool file has no such pool */
 	CNI_ERR_INTERNAL = 999,    /* out of memory and other internal failures */
 };

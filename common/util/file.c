@@ -382,8 +382,9 @@ static int dir_of(const char *path, int *ret_fd, const char **ret_name)
 	return 0;
 }
 
-int file_write_atomic_via(int dirfd, const char *name, const char *tmp, const void *data,
-			  size_t len, mode_t mode, const char **ret_step)
+/* @data through @tmp, synced and renamed over @name; the directory is not synced. */
+static int replace_via(int dirfd, const char *name, const char *tmp, const void *data, size_t len,
+		       mode_t mode, const char **ret_step)
 {
 	_cleanup_close_ int fd = -1;
 	int r;
@@ -418,26 +419,59 @@ int file_write_atomic_via(int dirfd, const char *name, const char *tmp, const vo
 		r = -errno;
 		goto fail;
 	}
-	*ret_step = "sync directory";
-	return fsync(dirfd) < 0 ? -errno : 0;
+	return 0;
 
 fail:
 	(void)unlinkat(dirfd, tmp, 0);
 	return r;
 }
 
+/* @name's temporary file: "<name>.tmp.<pid>". */
+static int tmp_name(const char *name, char **ret)
+{
+	if (!*name || strchr(name, '/'))
+		return -EINVAL;
+	if (asprintf(ret, "%s.tmp.%ld", name, (long)getpid()) < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+		    const char **ret_step)
+{
+	_cleanup_free_ char *tmp = NULL;
+	int r;
+
+	*ret_step = "create";
+	r = tmp_name(name, &tmp);
+	if (r < 0)
+		return r;
+	return replace_via(dirfd, name, tmp, data, len, mode, ret_step);
+}
+
+int file_write_atomic_via(int dirfd, const char *name, const char *tmp, const void *data,
+			  size_t len, mode_t mode, const char **ret_step)
+{
+	int r = replace_via(dirfd, name, tmp, data, len, mode, ret_step);
+
+	if (r < 0)
+		return r;
+	*ret_step = "sync directory";
+	return fsync(dirfd) < 0 ? -errno : 0;
+}
+
 int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
 			 const char **ret_step)
 {
 	_cleanup_free_ char *tmp = NULL;
+	int r;
 
 	*ret_step = "create";
-	if (!*name || strchr(name, '/'))
-		return -EINVAL;
-	if (asprintf(&tmp, "%s.tmp.%ld", name, (long)getpid()) < 0) {
-		tmp = NULL;
-		return -ENOMEM;
-	}
+	r = tmp_name(name, &tmp);
+	if (r < 0)
+		return r;
 	return file_write_atomic_via(dirfd, name, tmp, data, len, mode, ret_step);
 }
 

@@ -111,6 +111,23 @@ int file_dir_check_private(int dirfd);
 int file_make_parents(const char *path, mode_t mode);
 
 /**
+ * file_replace_at() - file_write_atomic_at() without the directory's fsync
+ * @dirfd: directory
+ * @name: file name in it (one component)
+ * @data: new contents
+ * @len: their length
+ * @mode: permissions of the new file, whatever the umask
+ * @ret_step: on failure, the step that failed ("create" to "rename")
+ *
+ * For a caller that syncs the directory itself before it relies on the new name (a
+ * later replacement in the same directory whose fsync covers this rename too).
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+		    const char **ret_step);
+
+/**
  * file_write_atomic_at() - file_write_atomic() of a file in a directory
  * @dirfd: directory
  * @name: file name in it (one component)

@@ -15,8 +15,9 @@
 static struct {
 	const char *prog;
 	enum log_level level;
+	enum log_level stderr_level;
 	int fd;
-} log_state = { "cni", LOG_LEVEL_INFO, -1 };
+} log_state = { "cni", LOG_LEVEL_INFO, LOG_LEVEL_INFO, -1 };
 
 static const char *const level_names[] = {
 	[LOG_LEVEL_ERROR] = "error",
@@ -25,10 +26,11 @@ static const char *const level_names[] = {
 	[LOG_LEVEL_DEBUG] = "debug",
 };
 
-void log_setup(const char *prog, enum log_level level, int fd)
+void log_setup(const char *prog, enum log_level level, enum log_level stderr_level, int fd)
 {
 	log_state.prog = prog;
 	log_state.level = level;
+	log_state.stderr_level = stderr_level;
 	if (log_state.fd >= 0 && log_state.fd != fd)
 		close(log_state.fd);
 	log_state.fd = fd;
@@ -59,7 +61,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_list ap;
 	int n, m;
 
-	if (level > log_state.level)
+	if (level > log_state.level || (level > log_state.stderr_level && log_state.fd < 0))
 		return;
 	va_start(ap, fmt);
 	m = vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -75,7 +77,8 @@ void log_msg(enum log_level level, const char *fmt, ...)
 		return;
 	n += (int)text_escape(msg, strnlen(msg, sizeof(msg)), line + n, sizeof(line) - (size_t)n - 1);
 	line[n++] = '\n';
-	(void)!write(STDERR_FILENO, line, (size_t)n);
+	if (level <= log_state.stderr_level)
+		(void)!write(STDERR_FILENO, line, (size_t)n);
 	if (log_state.fd >= 0)
 		(void)!write(log_state.fd, line, (size_t)n);
 }

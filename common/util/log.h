@@ -9,12 +9,16 @@ enum log_level {
 };
 
 /**
- * log_setup() - set the program name, threshold and optional log file
+ * log_setup() - set the program name, thresholds and optional log file
  * @prog: prefix for every line
  * @level: lines above this level are dropped
- * @fd: an open log file to append every line to (ownership passes here), -1 for stderr only
+ * @stderr_level: lines above this level go to the log file only: a CNI plugin's stderr
+ *                carries warnings and errors (a runtime shows it beside a failure),
+ *                its info and debug lines go only where logFile says
+ * @fd: an open log file to append every line (up to @level) to (ownership passes
+ *      here), -1 for none
  */
-void log_setup(const char *prog, enum log_level level, int fd);
+void log_setup(const char *prog, enum log_level level, enum log_level stderr_level, int fd);
 
 /**
  * log_level_parse() - parse "error", "warning", "info", "debug" (and "verbose")

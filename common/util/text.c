@@ -413,14 +413,14 @@ void text_buf_free(struct text_buf *b)
 	*b = (struct text_buf){ 0 };
 }
 
-bool text_near(const char *a, const char *b, unsigned int max)
+unsigned int text_distance(const char *a, const char *b, unsigned int max)
 {
 	/* Three rows of the optimal-string-alignment table: the swap looks two back. */
 	unsigned int rows[3][64], *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
 	size_t n = strlen(a), m = strlen(b);
 
 	if (n > 63 || m > 63 || (n > m ? n - m : m - n) > max)
-		return false;
+		return max + 1;
 	for (size_t j = 0; j <= m; j++)
 		prev[j] = (unsigned int)j;
 	for (size_t i = 1; i <= n; i++) {
@@ -445,5 +445,10 @@ bool text_near(const char *a, const char *b, unsigned int max)
 		prev = cur;
 		cur = t;
 	}
-	return prev[m] <= max;
+	return prev[m] <= max ? prev[m] : max + 1;
+}
+
+bool text_near(const char *a, const char *b, unsigned int max)
+{
+	return text_distance(a, b, max) <= max;
 }

@@ -175,6 +175,19 @@ void text_buf_put_json_str(struct text_buf *b, const char *s, enum text_json_sty
 void text_buf_free(struct text_buf *b);
 
 /**
+ * text_distance() - how many edits apart two short words are, case aside, up to a bound
+ * @a: a word
+ * @b: another
+ * @max: the bound: a larger distance is reported as @max + 1
+ *
+ * The edits: a letter added, dropped or changed, or two neighbours swapped (the
+ * optimal string alignment distance). Words over 63 bytes are @max + 1 apart.
+ *
+ * Return: the distance, at most @max + 1.
+ */
+unsigned int text_distance(const char *a, const char *b, unsigned int max);
+
+/**
  * text_near() - whether two short words are at most @max edits apart, case aside
  * @a: a word
  * @b: another

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "common/cni/args.h"
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
@@ -13,6 +14,17 @@
 #include "common/util/ipaddr.h"
 #include "common/util/json.h"
 #include "ipam/static/config.h"
+
+static const char *const ipam_keys[] = {
+	"type", "addresses", "routes", "dns", "logFile", "logLevel", NULL,
+};
+static const char *const args_keys[] = { "ips", NULL };
+
+const struct cni_conf_keys static_config_keys[] = {
+	{ "ipam", ipam_keys },
+	{ "args.cni", args_keys },
+	{ 0 },
+};
 
 /* CNI_ARGS keys static reads; any other needs IgnoreUnknown, as with the reference. */
 static const char *const env_args_known[] = { "IP", "GATEWAY", NULL };
@@ -205,11 +217,7 @@ static int check_version(const struct cni_conf *conf, const struct cni_result *r
 		else
 			v6++;
 	}
-	if ((v4 > 1 || v6 > 1) && cni_version_cmp(conf->cni_version, "0.3.0") < 0)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
-				   "CNI version %s does not support more than 1 address per family",
-				   conf->cni_version);
-	return 0;
+	return cni_version_check_families(conf->cni_version, v4, v6, err);
 }
 
 /* Another reference to @member (when there is one) under @key in @wrap. */

@@ -1,6 +1,8 @@
 /* static IPAM: the addresses, routes and DNS a config, CNI_ARGS and runtimeConfig give */
 #pragma once
 
+#include "common/cni/conf-keys.h"
+
 struct cni_args;
 struct cni_conf;
 struct cni_err;
@@ -23,3 +25,6 @@ struct cni_result;
  */
 int static_config_load(const struct cni_conf *conf, const struct cni_args *args,
 		       struct cni_result *ret, struct cni_err *err);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys static_config_keys[];

@@ -82,6 +82,7 @@ static int static_check(const struct cni_ctx *ctx, struct cni_err *err)
 const struct cni_plugin static_plugin = {
 	.name = "static",
 	.summary = "static: the addresses, routes and DNS the config or the runtime names",
+	.keys = static_config_keys,
 	.ipam = true,
 	.add = static_add,
 	.del = static_del,

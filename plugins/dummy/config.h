@@ -1,6 +1,8 @@
 /* dummy network config: nothing of its own but a required IPAM section */
 #pragma once
 
+#include "common/cni/conf-keys.h"
+
 struct cni_ctx;
 struct cni_err;
 
@@ -14,3 +16,6 @@ struct cni_err;
  * Return: 0 on success, negative errno on failure.
  */
 int dummy_config_load(const struct cni_ctx *ctx, struct cni_err *err);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys dummy_config_keys[];

@@ -95,6 +95,7 @@ out:
 const struct cni_plugin dummy_plugin = {
 	.name = "dummy",
 	.summary = "dummy: gives a pod a dummy link holding IPAM's addresses",
+	.keys = dummy_config_keys,
 	.add = dummy_add,
 	.del = dummy_del,
 	.check = dummy_check,

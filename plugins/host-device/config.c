@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/plugin.h"
@@ -14,6 +15,17 @@
 #include "common/util/error.h"
 #include "common/util/guid.h"
 #include "plugins/host-device/config.h"
+
+static const char *const top_keys[] = {
+	"device", "hwaddr", "kernelpath", "pciBusID", "deviceID", "guid", "ipv6Autoconf", NULL,
+};
+static const char *const args_keys[] = { "guid", NULL };
+
+const struct cni_conf_keys hostdev_config_keys[] = {
+	{ NULL, top_keys },
+	{ "args.cni", args_keys },
+	{ 0 },
+};
 
 /* A kernelpath longer than this cannot be looked up below a sysfs root (device.c). */
 #define KERNELPATH_MAX (PATH_MAX - 64)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/util/hwaddr.h"
 
 struct cni_ctx;
@@ -69,3 +70,6 @@ int hostdev_config_find(const struct hostdev_conf *c, struct net_link *ret);
  * Return: true when it is.
  */
 bool hostdev_config_path_has(const char *path, const char *comp);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys hostdev_config_keys[];

@@ -533,6 +533,7 @@ static int hostdev_check(const struct cni_ctx *ctx, struct cni_err *err)
 const struct cni_plugin hostdev_plugin = {
 	.name = "host-device",
 	.summary = "host-device: moves a host network device (and its RDMA device) into the pod",
+	.keys = hostdev_config_keys,
 	.add = hostdev_add,
 	.del = hostdev_del,
 	.check = hostdev_check,

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/plugin.h"
@@ -12,6 +13,15 @@
 #include "common/util/error.h"
 #include "common/util/text.h"
 #include "plugins/ipoib/config.h"
+
+static const char *const top_keys[] = {
+	"master", "pkey", "mode", "umcast", "mtu", "ipv6Autoconf", NULL,
+};
+
+const struct cni_conf_keys ipoib_config_keys[] = {
+	{ NULL, top_keys },
+	{ 0 },
+};
 
 static const char *const mode_names[] = {
 	[IPOIB_MODE_DATAGRAM] = "datagram",

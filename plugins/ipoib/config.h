@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
+
 struct cni_ctx;
 struct cni_err;
 
@@ -52,3 +54,6 @@ const char *ipoib_config_mode_name(int mode);
  * is replaced by a 64-bit hash of it.
  */
 void ipoib_config_alias(const char *container_id, const char *ifname, char *buf, unsigned long size);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys ipoib_config_keys[];

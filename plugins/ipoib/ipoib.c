@@ -1,6 +1,7 @@
 /* ipoib CNI plugin: an IPoIB child of an InfiniBand master, moved into the pod */
 #include <errno.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,7 +29,15 @@ static int find_master(const struct ipoib_conf *c, struct net_ns *host, struct n
 		       struct cni_err *err)
 {
 	int r = net_link_get_by_name(host, c->master, ret);
+	char names[200];
 
+	if (r == -ENODEV) {
+		attach_link_names(host, ARPHRD_INFINIBAND, names, sizeof(names));
+		return cni_err_set(err, CNI_ERR_NOT_FOUND, r,
+				   "failed to lookup master \"%s\": %s; the host's InfiniBand links: %s "
+				   "(the master is the IPoIB port's name, ip -br link show type ipoib)",
+				   c->master, strerror(-r), names);
+	}
 	if (r < 0)
 		return net_err_set(err, CNI_ERR_NOT_FOUND, r, "failed to lookup master \"%s\": %s",
 				   c->master, strerror(-r));
@@ -378,6 +387,7 @@ out:
 const struct cni_plugin ipoib_plugin = {
 	.name = "ipoib",
 	.summary = "ipoib: gives a pod an IPoIB child (pkey, mode, umcast) of an InfiniBand master",
+	.keys = ipoib_config_keys,
 	.add = ipoib_add,
 	.del = ipoib_del,
 	.check = ipoib_check,

@@ -4,6 +4,7 @@
 #include <net/if.h>
 #include <string.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/mac.h"
@@ -11,6 +12,15 @@
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "plugins/macvlan/config.h"
+
+static const char *const top_keys[] = {
+	"master", "mode", "mtu", "mac", "linkInContainer", "bcqueuelen", "ipv6Autoconf", NULL,
+};
+
+const struct cni_conf_keys macvlan_config_keys[] = {
+	{ NULL, top_keys },
+	{ 0 },
+};
 
 static const struct {
 	const char *name;
@@ -58,9 +68,15 @@ int macvlan_config_load(const struct cni_ctx *ctx, struct macvlan_conf *ret, str
 			found = true;
 		}
 	}
-	if (!found)
-		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "unknown macvlan mode: \"%.32s\"",
-				   c.mode_name);
+	if (!found) {
+		char list[64] = "";
+
+		for (size_t i = 1; i < ARRAY_SIZE(modes); i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 i > 1 ? ", " : "", modes[i].name);
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "unknown macvlan mode: \"%.32s\" (one of %s)", c.mode_name, list);
+	}
 	if ((r = cni_conf_get_int(&ctx->conf, "mtu", 0, INT32_MAX, &v, err)) < 0)
 		return r;
 	c.mtu = r ? (unsigned int)v : 0;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/util/hwaddr.h"
 
 struct cni_ctx;
@@ -43,3 +44,6 @@ int macvlan_config_load(const struct cni_ctx *ctx, struct macvlan_conf *ret, str
  * Return: the name, "unknown" for anything else.
  */
 const char *macvlan_config_mode_name(uint32_t mode);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys macvlan_config_keys[];

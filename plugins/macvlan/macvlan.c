@@ -17,17 +17,31 @@
 #include "plugins/macvlan/config.h"
 #include "plugins/macvlan/macvlan.h"
 
+/* A master that is not there: the names it could have been, for the message. */
+static int master_missing(struct net_ns *ns, const struct macvlan_conf *c, int r, struct cni_err *err)
+{
+	char names[200];
+
+	attach_link_names(ns, ARPHRD_ETHER, names, sizeof(names));
+	return cni_err_set(err, CNI_ERR_NOT_FOUND, r,
+			   "failed to lookup master \"%s\": %s; the %s's Ethernet links: %s (%s)",
+			   c->master, strerror(-r), c->link_in_container ? "pod" : "host", names,
+			   c->link_in_container ? "linkInContainer: the master is looked up in the pod" :
+			   "the master is one of the node's interface names");
+}
+
 /* The master and its MTU check, in the pod when it lives there (linkInContainer). */
 static int find_master(const struct macvlan_conf *c, struct attach *a, struct net_link *ret,
 		       struct cni_err *err)
 {
 	struct net_ns *ns = c->link_in_container ? a->pod : a->host;
-	const char *near;
 	int ifindex;
 	int r;
 
 	if (c->master) {
 		r = net_link_get_by_name(ns, c->master, ret);
+		if (r == -ENODEV)
+			return master_missing(ns, c, r, err);
 		if (r < 0)
 			return cni_err_set(err, CNI_ERR_NOT_FOUND, r, "failed to lookup master \"%s\": %s",
 					   c->master, strerror(-r));
@@ -40,12 +54,9 @@ static int find_master(const struct macvlan_conf *c, struct attach *a, struct ne
 			return cni_err_set(err, CNI_ERR_NOT_FOUND, r,
 					   "failed to lookup default route interface %d: %s", ifindex,
 					   strerror(-r));
-		/* The reference's choice, kept; a typo must not make it silently. */
+		/* The reference's choice, kept (a misspelt "master" is warned of by the dispatch). */
 		log_info("no \"master\" given: %s, the link of the default route, is the master",
 			 ret->name);
-		if ((near = cni_conf_near_key(&a->ctx->conf, "", "master")))
-			log_warning("the config has \"%s\", which is not a key: is it \"master\" misspelt?",
-				    near);
 	}
 	/* The kernel's own condition, said before it answers a bare EINVAL. */
 	if (ret->type != ARPHRD_ETHER || (ret->flags & IFF_LOOPBACK))
@@ -166,6 +177,7 @@ out:
 const struct cni_plugin macvlan_plugin = {
 	.name = "macvlan",
 	.summary = "macvlan: gives a pod a macvlan child of a host (or pod) master interface",
+	.keys = macvlan_config_keys,
 	.add = macvlan_add,
 	.del = macvlan_del,
 	.check = macvlan_check,

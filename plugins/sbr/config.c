@@ -4,11 +4,19 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/plugin.h"
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "plugins/sbr/config.h"
+
+static const char *const top_keys[] = { "table", "gateways", "addSourceHints", NULL };
+
+const struct cni_conf_keys sbr_config_keys[] = {
+	{ NULL, top_keys },
+	{ 0 },
+};
 
 /* As Go's net.ParseIP and To4(): an IPv4-mapped IPv6 address is an IPv4 one. */
 static int parse_gateway(const char *text, struct ip_addr *ret)

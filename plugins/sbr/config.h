@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/util/ipaddr.h"
 
 struct cni_ctx;
@@ -50,3 +51,6 @@ int sbr_config_load(const struct cni_ctx *ctx, struct sbr_conf *ret, struct cni_
  */
 int sbr_config_addresses(const struct cni_result *prev, const char *ifname,
 			 const struct cni_ip ***ret, size_t *ret_n, struct cni_err *err);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys sbr_config_keys[];

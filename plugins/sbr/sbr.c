@@ -480,6 +480,7 @@ static int sbr_check(const struct cni_ctx *ctx, struct cni_err *err)
 const struct cni_plugin sbr_plugin = {
 	.name = "sbr",
 	.summary = "sbr: source-based routing, a rule and a table per address of a chained interface",
+	.keys = sbr_config_keys,
 	.add = sbr_add,
 	.del = sbr_del,
 	.check = sbr_check,

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/env.h"
 #include "common/cni/mac.h"
@@ -11,6 +12,16 @@
 #include "common/util/error.h"
 #include "common/util/text.h"
 #include "plugins/tap/config.h"
+
+static const char *const top_keys[] = {
+	"owner", "group", "multiQueue", "mtu", "mac", "bridge", "selinuxContext",
+	"ipv6Autoconf", NULL,
+};
+
+const struct cni_conf_keys tap_config_keys[] = {
+	{ NULL, top_keys },
+	{ 0 },
+};
 
 /* owner/group: a uid or gid; (uint32_t)-1 is the kernel's "none", which leaving the key out says. */
 static int parse_id(const struct cni_ctx *ctx, const char *key, uint32_t *ret, struct cni_err *err)

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
+
 struct cni_ctx;
 struct cni_err;
 
@@ -35,3 +37,6 @@ struct tap_conf {
  * Return: 0 on success, negative errno on failure.
  */
 int tap_config_load(const struct cni_ctx *ctx, struct tap_conf *ret, struct cni_err *err);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys tap_config_keys[];

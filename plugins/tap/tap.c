@@ -168,6 +168,7 @@ const struct cni_plugin tap_plugin = {
 	.name = "tap",
 	.summary = "tap: gives a pod a persistent tap device, optionally a bridge port, with or "
 		   "without IPAM",
+	.keys = tap_config_keys,
 	.add = tap_add,
 	.del = tap_del,
 	.check = tap_check,

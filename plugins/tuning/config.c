@@ -4,12 +4,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf-map.h"
 #include "common/cni/plugin.h"
 #include "common/util/error.h"
 #include "common/util/log.h"
 #include "plugins/tuning/allowlist.h"
 #include "plugins/tuning/config.h"
+
+static const char *const top_keys[] = {
+	"sysctl", "mac", "mtu", "promisc", "allmulti", "txQLen", "dataDir", NULL,
+};
+static const char *const args_keys[] = {
+	"sysctl", "mac", "mtu", "promisc", "allmulti", "txQLen", NULL,
+};
+
+const struct cni_conf_keys tuning_config_keys[] = {
+	{ NULL, top_keys },
+	{ "args.cni", args_keys },
+	{ 0 },
+};
 
 void tuning_config_free(struct tuning_conf *c)
 {

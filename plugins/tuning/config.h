@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/result.h"
 #include "common/util/hwaddr.h"
 #include "plugins/tuning/sysctl-key.h"
@@ -72,3 +73,6 @@ void tuning_config_free(struct tuning_conf *c);
  * Return: true when a sysctl or a link attribute is to be set.
  */
 bool tuning_config_changes(const struct tuning_conf *c);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys tuning_config_keys[];

@@ -494,6 +494,7 @@ const struct cni_plugin tuning_plugin = {
 	.name = "tuning",
 	.summary = "tuning: sets sysctls, MAC, MTU, promisc, allmulti and txQLen of a pod's "
 		   "interface, chained after the plugin that makes it",
+	.keys = tuning_config_keys,
 	.add = tuning_add,
 	.del = tuning_del,
 	.check = tuning_check,

@@ -148,9 +148,10 @@ metric() { curl -s "127.0.0.1:$mport/metrics" | awk -v m="$1" '$1 == m {print $2
 cpu() { awk '{print $14 + $15}' "/proc/$npid/stat"; }
 status_kb() { awk -v k="$1" '$1 == k ":" {print $2}' "/proc/$npid/status"; }
 # Waits (10 s at most) until the pool file has @2 in pool @1's entry.
+# (Waits here: hang guards of 30 s or more for what takes milliseconds.)
 wait_block() {
 	local key=$1 want=$2 i
-	for i in $(seq 1 200); do
+	for i in $(seq 1 600); do
 		[ "$(jq -r --arg k "$key" '.pools[$k] | .startIP // .prefix' "$pool_file" 2>/dev/null)" = "$want" ] && return 0
 		sleep 0.05
 	done
@@ -180,7 +181,8 @@ while read -r u res name is_own block; do
 	if [ "$is_own" = 1 ]; then
 		own=$((own + 1))
 		wait_block "$(key_of "$res" "$name")" "$block" || fail "update $u: $name's block is not $block in the pool file"
-		# Its CPU settles: the sync runs after the watch event is applied.
+		# Its write counted (the file is renamed into place first), then its CPU settles.
+		for i in $(seq 1 600); do [ "$(metric nv_ipam_node_pool_sync_writes_total)" != "$w" ] && break; sleep 0.05; done
 		sleep 0.3
 		own_cpu=$((own_cpu + $(cpu) - c))
 	else
@@ -206,7 +208,7 @@ echo "  peak RSS $(status_kb VmHWM) kB, RSS now $(status_kb VmRSS) kB"
 
 # The cleaner's first pass (right after the first sync; the next an hour later): its
 # listing of the node's pods.
-for i in $(seq 1 150); do
+for i in $(seq 1 600); do
 	grep -q '"clean pass"' "$tmp/node.log" && break
 	sleep 0.1
 done

@@ -5,7 +5,8 @@
 # 10000 live allocations spread over a /16, and on a node of 16 pools of 1000 each
 # (the ADD in one of them, the DEL visiting them all). Each round runs every size once,
 # interleaved (a shared machine's load drifts); the figures are the medians of the
-# rounds' medians, beside their ratio to the empty pool.
+# rounds' medians, beside their ratio to the empty pool: printed, never asserted (a
+# loaded machine moves them).
 #
 # Usage: run-nvipam-scale.sh [NV_IPAM [BENCH [BENCH_STORE]]]
 #   NV_IPAM      default build/ipam/nv-ipam/nv-ipam
@@ -13,11 +14,10 @@
 #   BENCH_STORE  default build/tests/bench/bench-store (writes the stores)
 # Environment: SIZES (default "0 1000 5000 10000"), POOLS16 (default 1000: live
 #   allocations in each of the 16 pools; 0: no such node), ITERATIONS (ADD/DEL pairs per
-#   size and round, default 40), ROUNDS (default 5), MAX_RATIO (when set: exit 1 unless
-#   every median is at most MAX_RATIO times the empty pool's), MAX_READ (when set: one
-#   more ADD and DEL in a pool of the largest size, exit 1 unless each checked at most
-#   MAX_READ blocks of its snapshot and read at most MAX_READ of its allocations, as
-#   nv-ipam's debug log says: a count that load does not move).
+#   size and round, default 40), ROUNDS (default 5), MAX_READ (when set: one more ADD and
+#   DEL in a pool of the largest size, exit 1 unless each checked at most MAX_READ blocks
+#   of its snapshot and read at most MAX_READ of its allocations, as nv-ipam's debug log
+#   says: a count that load does not move).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,7 +28,6 @@ sizes=${SIZES-0 1000 5000 10000}
 pools16=${POOLS16:-1000}
 iterations=${ITERATIONS:-40}
 rounds=${ROUNDS:-5}
-max_ratio=${MAX_RATIO:-}
 max_read=${MAX_READ:-}
 
 tmp=$(mktemp -d /tmp/nvipam-scale.XXXXXX)
@@ -101,13 +100,13 @@ done
 echo
 echo "== median of $rounds rounds of $iterations ADD/DEL pairs each (us; ratio to the empty pool)"
 printf '%-14s %10s %7s %10s %7s %13s\n' store "ADD us" ratio "DEL us" ratio "peak RSS KiB"
-awk -v order="${cases[*]}" -v max="$max_ratio" '
+awk -v order="${cases[*]}" '
 	function median(v, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
 			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
 		return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2 }
 	{ m[$1, $2, ++k[$1, $2]] = $3; if ($4 > rss[$1]) rss[$1] = $4 }
 	END {
-		n = split(order, c, " "); bad = 0
+		n = split(order, c, " ")
 		for (i = 1; i <= n; i++) for (cmd = 1; cmd <= 2; cmd++) {
 			name = cmd == 1 ? "ADD" : "DEL"; kk = k[c[i], name]
 			for (j = 1; j <= kk; j++) v[j] = m[c[i], name, j]
@@ -117,10 +116,7 @@ awk -v order="${cases[*]}" -v max="$max_ratio" '
 			label = c[i]; sub(/^one-/, "", label); if (label !~ /x/) label = label " in 1"
 			printf "%-14s %10.0f %6.2fx %10.0f %6.2fx %13d\n", label, med[i, 1], med[i, 1] / med[1, 1],
 				med[i, 2], med[i, 2] / med[1, 2], rss[c[i]]
-			for (cmd = 1; cmd <= 2; cmd++)
-				if (max != "" && med[i, cmd] > max * med[1, cmd]) bad = 1
 		}
-		if (bad) { printf "FAIL: a median is over %sx the empty pool'"'"'s\n", max; exit 1 }
 	}' "$tmp/figures"
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 

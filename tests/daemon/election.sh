@@ -6,7 +6,11 @@
 # 422. Then, in a UTS namespace of its own (root), a host name holding the bytes 0xff 0xfe: the
 # identity is valid UTF-8, the stored Lease names it as it is, and the replica keeps the lease
 # over several renewals (no U+FFFD read back, no loss, no transition).
-# Short timings (lease 3 s, renew deadline 2 s, retry 1 s) through the --leader-elect-* flags.
+# A short retry period (1 s) through the --leader-elect-* flags; the lease (15 s) and the renew
+# deadline (10 s) are the operator's, far beyond what a loaded machine delays a renewal. What
+# load cannot move is asserted: the rounds come spaced by the retry period at least (the
+# server's log), it leads at the first create after the refusal is lifted, it renews; the
+# waits for them are hang guards only ($HANG s).
 # PLUGIN_WRAPPER (valgrind ...) runs the controller under a checker.
 # shellcheck source=tests/daemon/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -16,6 +20,7 @@ IPPOOLS=/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/el-ns/ippools
 EVENTS=/api/v1/namespaces/el-ns/events
 # shellcheck disable=SC2206
 WRAP=(${PLUGIN_WRAPPER:-})
+HANG=30
 
 api_start
 
@@ -25,7 +30,7 @@ ctl_args() {
 	free_port mp
 	free_port hp
 	CTL_ARGS=(--leader-elect --leader-elect-namespace "$1" --ippools-namespace el-ns
-		--leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s
+		--leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s
 		--leader-elect-retry-period 1s --metrics-bind-address "127.0.0.1:$mp"
 		--health-probe-bind-address "127.0.0.1:$hp" --kubeconfig "$KUBECONFIG_FILE")
 }
@@ -49,6 +54,13 @@ first_request() {
 }
 logged_identity() { grep -o 'identity="[^"]*"' "$1" | head -n 1 | sed 's/^identity="//; s/"$//'; }
 acquired() { grep -c '"successfully acquired lease"' "$1" || true; }
+# spaced ERE SINCE: whether the requests matching ERE at or after SINCE came at least the
+# retry period (1 s, to the log's millisecond) apart: a round waits it after its answers.
+spaced() {
+	awk -v since="$2" -v re="$1" '$1 >= since && ($2 " " $3) ~ re { if (n++ && $1 - prev < 0.998) bad = 1; prev = $1 }
+		END { exit bad }' "$work/api/requests.log"
+}
+n_403() { grep -c "\"leader election round failed\" err=\"creating the lease: POST $LEASES: 403 " "$log" || true; }
 
 # -- a refused Lease create: its own 403 logged, one try per retry period, then leading
 api_rules "[{\"method\": \"POST\", \"path\": \"$LEASES\$\", \"action\": \"status\", \"code\": 403}]"
@@ -60,14 +72,14 @@ log=$work/ctl.log
 "${WRAP[@]}" "$IPAM_CONTROLLER" "${CTL_ARGS[@]}" 2>"$log" &
 pid=$!
 defer "kill -KILL $pid"
-wait_for 10 grep -qs '"leader election round failed"' "$log" || bad "no failed round logged"
+wait_for "$HANG" grep -qs '"leader election round failed"' "$log" || bad "no failed round logged"
 t0=$(api_now)
-sleep 3.6
-posts=$(api_count "^POST $LEASES\$" "$t0")
-ge "lease creates retried while refused (3.6 s, retry period 1 s)" 3 "$posts"
-le "lease creates no faster than the retry period" 4 "$posts"
-n403=$(grep -c "\"leader election round failed\" err=\"creating the lease: POST $LEASES: 403 " "$log" || true)
-ge "failed rounds name the create's 403" 3 "$n403"
+three_refused() { [ "$(api_count "^POST $LEASES\$" "$t0")" -ge 3 ] && [ "$(n_403)" -ge 3 ]; }
+wait_for "$HANG" three_refused || true
+ge "lease creates retried while refused" 3 "$(api_count "^POST $LEASES\$" "$t0")"
+spaced "^POST $LEASES\$" 0 && ok "lease creates no faster than the retry period" ||
+	bad "lease creates no faster than the retry period: $(awk -v re="^POST $LEASES\$" '($2 " " $3) ~ re { print $1 }' "$work/api/requests.log" | paste -sd' ')"
+ge "failed rounds name the create's 403" 3 "$(n_403)"
 # Else only a read that timed out (the first TLS handshake under valgrind is slow).
 other=$(grep '"leader election round failed"' "$log" | grep -v "err=\"creating the lease: POST $LEASES: 403 " |
 	grep -v 'err="reading the lease: GET [^ ]*: [A-Za-z ]* timed out' || true)
@@ -76,19 +88,20 @@ eq "no failed round names the GET's 404" 0 "$(grep '"leader election round faile
 eq "no lease stored while refused" "" "$(lease el-ns holderIdentity)"
 api_rules '[]'
 t_lift=$(api_now)
-wait_for 5 grep -qs '"successfully acquired lease"' "$log" || true
+wait_for "$HANG" grep -qs '"successfully acquired lease"' "$log" || true
 eq "the refusal lifted: it leads" 1 "$(acquired "$log")"
+# (A create already under way at the lift may be the one that succeeds: none after it then.)
+le "at its next round: creates since the lift" 1 "$(api_count "^POST $LEASES\$" "$t_lift")"
 first=$(first_request "^POST $LEASES\$" "$t_lift")
-eq "at its next round: the create within 2 s of the lift" 1 \
-	"$(awk -v a="$t_lift" -v b="$first" 'BEGIN { print (b != "" && b - a <= 2) }')"
+[ -z "$first" ] || echo "note: the create came $(awk -v a="$t_lift" -v b="$first" 'BEGIN { printf "%.1f", b - a }') s after the lift"
 id_a=$(logged_identity "$log")
 eq "the stored Lease names its identity" "$id_a" "$(lease el-ns holderIdentity)"
 
 # -- an Event's PATCH answered 404 (expired), the POST after it 422: the log names the 422
-wait_for 5 eval "[ \"\$(api_count '^POST $EVENTS\$')\" -ge 1 ]" || true
+wait_for "$HANG" eval "[ \"\$(api_count '^POST $EVENTS\$')\" -ge 1 ]" || true
 ge "the invalid pool's Warning was posted" 1 "$(api_count "^POST $EVENTS\$")"
 # The echo of its status write carves it again: the same Warning, counted by a PATCH.
-wait_for 5 eval "[ \"\$(api_count '^PATCH $EVENTS/')\" -ge 1 ]" || true
+wait_for "$HANG" eval "[ \"\$(api_count '^PATCH $EVENTS/')\" -ge 1 ]" || true
 ge "the repeat counted by a PATCH" 1 "$(api_count "^PATCH $EVENTS/")"
 api_rules "[{\"method\": \"PATCH\", \"path\": \"$EVENTS/\", \"action\": \"status\", \"code\": 404},
 	{\"method\": \"POST\", \"path\": \"$EVENTS\$\", \"action\": \"status\", \"code\": 422}]"
@@ -104,7 +117,7 @@ event_tries_done() {
 	[ "$p" -ge 1 ] && [ "$(api_count "^POST $EVENTS\$" "$t_rules")" = "$p" ] &&
 		[ "$(grep -c '"cannot write an Event"' "$log")" = "$p" ]
 }
-wait_for 5 event_tries_done || true
+wait_for "$HANG" event_tries_done || true
 patches=$(api_count "^PATCH $EVENTS/" "$t_rules")
 ge "the repeat a PATCH of the Event again" 1 "$patches"
 eq "each refused PATCH followed by a POST" "$patches" "$(api_count "^POST $EVENTS\$" "$t_rules")"
@@ -128,9 +141,9 @@ socket.sethostname(b"el-\xff\xfe-host")
 os.execvp(sys.argv[1], sys.argv[1:])' "${WRAP[@]}" "$IPAM_CONTROLLER" "${CTL_ARGS[@]}" 2>"$log" &
 pid=$!
 defer "kill -KILL $pid"
-wait_for 10 grep -qs '"successfully acquired lease"' "$log" || bad "it never led"
+wait_for "$HANG" grep -qs '"successfully acquired lease"' "$log" || bad "it never led"
 t0=$(api_now)
-wait_for 8 eval "[ \"\$(api_count '^PUT /apis/coordination.k8s.io/v1/namespaces/el-uts/leases/' '$t0')\" -ge 4 ]" || true
+wait_for "$HANG" eval "[ \"\$(api_count '^PUT /apis/coordination.k8s.io/v1/namespaces/el-uts/leases/' '$t0')\" -ge 4 ]" || true
 ge "renewals while it leads" 4 "$(api_count '^PUT /apis/coordination.k8s.io/v1/namespaces/el-uts/leases/' "$t0")"
 id_b=$(logged_identity "$log")
 holder=$(lease el-uts holderIdentity)

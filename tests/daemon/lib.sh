@@ -11,7 +11,10 @@
 #                                after SINCE seconds of the server's clock
 #   api_now                      the server's clock (seconds, as in requests.log)
 #   free_port VAR                a loopback TCP port nobody listens on now
-#   wait_for SECONDS CMD...      until CMD succeeds; 1 if it never did
+#   wait_for SECONDS CMD...      until CMD succeeds; 1 if it never did. SECONDS is a hang
+#                                guard only, ten times what the wait takes or more: what a
+#                                test asserts of a time is a lower bound or an order, never
+#                                that something came within SECONDS (docs/testing.md)
 #   ok DESC / bad DESC / eq DESC EXPECTED GOT / ge DESC MIN GOT / le DESC MAX GOT
 #   summary                      "N passed, M failed"; exit 1 if M > 0
 set -euo pipefail

@@ -62,6 +62,6 @@ print("locked", flush=True)
 time.sleep(float(sys.argv[2]))' "$2" "${3:-30}" >"$work/hold.out" &
 	_pid=$!
 	defer "kill $_pid"
-	wait_for 5 grep -qs locked "$work/hold.out"
+	wait_for 20 grep -qs locked "$work/hold.out" # a hang guard
 	rm -f "$work/hold.out"
 }

@@ -26,7 +26,7 @@ ippool away 10.9.0.0/24
 
 controller_start
 
-wait_for 15 events_at_least 2 || true
+wait_for 30 events_at_least 2 || true
 eq "an OverlappingPools Event on both pools, each naming the other" \
 	"half: IPPool \"half\" 192.168.96.0/25 overlaps IPPool \"wide\" 192.168.96.0/24: a node given blocks of both may hand out one address twice
 wide: IPPool \"wide\" 192.168.96.0/24 overlaps IPPool \"half\" 192.168.96.0/25: a node given blocks of both may hand out one address twice" \
@@ -39,7 +39,7 @@ ge "the controller logs the pair" 2 "$(grep -c 'pools overlap.*kind="IPPool"' "$
 since=$(api_now)
 api_put /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-b"}}'
 ippool away 10.9.1.0/24
-wait_for 10 blocks_of away 2 || true
+wait_for 30 blocks_of away 2 || true
 sleep 1
 eq "passes after: still two Events" 2 "$(n_overlap_events)"
 eq "passes after: no Event written again" 0 "$(api_count "^(POST|PATCH) $EVENTS" "$since")"
@@ -54,7 +54,7 @@ free_port n_probe
 	--health-probe-bind-address "127.0.0.1:$n_probe" 2>"$work/node.log" &
 defer "kill $!; wait $!"
 gauge() { curl -s "http://127.0.0.1:$n_metrics/metrics" | awk -v p="nv_ipam_node_pool_overlapping{pool=\"$1\",type=\"ippool\"}" '$1 == p { print $2 }'; }
-wait_for 15 gauge_is half 1 || true
+wait_for 30 gauge_is half 1 || true
 eq "gauge: half overlaps one pool on the node" 1 "$(gauge half)"
 eq "gauge: wide too" 1 "$(gauge wide)"
 eq "gauge: away none" 0 "$(gauge away)"
@@ -62,12 +62,12 @@ ge "ipam-node logs the pair" 1 "$(grep -c "the node's blocks of two pools overla
 
 # half moves away: the gauge drops; it comes back on another prefix: a new pair, told again.
 ippool half 192.168.98.0/25
-wait_for 10 gauge_is half 0 || true
+wait_for 30 gauge_is half 0 || true
 eq "gauge after the move: half 0" 0 "$(gauge half)"
 eq "gauge after the move: wide 0" 0 "$(gauge wide)"
 ippool half 192.168.96.0/26
-wait_for 10 events_at_least 4 || true
+wait_for 30 events_at_least 4 || true
 eq "a changed prefix that overlaps again: two new Events" 4 "$(n_overlap_events)"
-wait_for 10 gauge_is half 1 || true
+wait_for 30 gauge_is half 1 || true
 eq "gauge: overlapping again" 1 "$(gauge half)"
 summary

@@ -37,7 +37,7 @@ fcntl.flock(fd, fcntl.LOCK_EX)
 open(sys.argv[3], "w").close()
 time.sleep(float(sys.argv[2]))' "$1" "$2" "$work/held" &
 	defer "kill $! 2>/dev/null"
-	wait_for 5 test -e "$work/held"
+	wait_for 20 test -e "$work/held" # a hang guard, as are the waits below
 }
 
 adopted() { grep -Eq "$ADOPTED" "$work/$1.log"; }
@@ -51,13 +51,13 @@ settled() {
 }
 
 bad_rounds=() two_owners=0 no_marker_gone=0 add_failed=0 loser_handover=0 loser_rc=0
-add_after_loser=0 no_handover=0 no_marker=0 ref_missing=0
+add_after_loser=0 no_handover=0 no_marker=0 ref_missing=0 loser_gave_up=0
 for ((i = 1; i <= ROUNDS; i++)); do
 	# Every other round: a third process has the owner lock while both start.
 	((i % 2)) || hold_lock "$STORE.owner" 0.2
 	node_start a
 	node_start b
-	if ! wait_for 15 settled; then
+	if ! wait_for 30 settled; then
 		bad_rounds+=("$i: did not settle")
 		kill -9 "$a_PID" "$b_PID" 2>/dev/null
 		continue
@@ -70,13 +70,19 @@ for ((i = 1; i <= ROUNDS; i++)); do
 		{ add_failed=$((add_failed + 1)); cat "$work/add.out"; }
 	# The loser's stop: nothing handed over, nv-ipam goes on.
 	kill -TERM "${!lp}" 2>/dev/null || true
-	wait_for 5 node_gone "${!lp}" || bad_rounds+=("$i: the waiting one did not stop")
-	[ "${NODE_RC:-1}" = 0 ] || loser_rc=$((loser_rc + 1))
+	wait_for 30 node_gone "${!lp}" || bad_rounds+=("$i: the waiting one did not stop")
+	# Status 0, stopped while it waited; or 1, its 3 s wait for the lock over before the
+	# signal came (a loaded machine), saying so: either way nothing handed over.
+	if [ "${NODE_RC:-1}" = 1 ] && grep -q "this ipam-node does not run" "$work/$LOSE.log"; then
+		loser_gave_up=$((loser_gave_up + 1))
+	elif [ "${NODE_RC:-1}" != 0 ]; then
+		loser_rc=$((loser_rc + 1))
+	fi
 	! grep -q "handed over" "$work/$LOSE.log" || loser_handover=$((loser_handover + 1))
 	node_add "d$i" >"$work/add.out" 2>&1 || { add_after_loser=$((add_after_loser + 1)); cat "$work/add.out"; }
 	# The owner's stop hands over.
 	kill -TERM "${!wp}"
-	wait_for 12 node_gone "${!wp}" || bad_rounds+=("$i: the owner did not stop")
+	wait_for 30 node_gone "${!wp}" || bad_rounds+=("$i: the owner did not stop")
 	[ "${NODE_RC:-1}" = 0 ] || bad_rounds+=("$i: the owner's stop: status $NODE_RC")
 	grep -q "store handed over in the reference daemon's format" "$work/$WIN.log" ||
 		no_handover=$((no_handover + 1))
@@ -88,7 +94,8 @@ eq "every round settled with one owner" "" "${bad_rounds[*]}"
 eq "rounds where both adopted" 0 "$two_owners"
 eq "rounds with the marker left while an owner ran" 0 "$no_marker_gone"
 eq "rounds where nv-ipam ADD failed under the owner" 0 "$add_failed"
-eq "rounds where the waiting one's stop was not status 0" 0 "$loser_rc"
+eq "rounds where the waiting one's stop was not status 0 (nor 1 after its wait)" 0 "$loser_rc"
+echo "note: rounds where the waiting one's wait ended before its SIGTERM: $loser_gave_up"
 eq "rounds where the waiting one handed over" 0 "$loser_handover"
 eq "rounds where nv-ipam ADD failed after the waiting one stopped" 0 "$add_after_loser"
 eq "rounds where the owner's stop did not hand over" 0 "$no_handover"
@@ -98,12 +105,13 @@ eq "reference store entries (two ADDs a round)" $((2 * ROUNDS)) "$(ref_entries |
 
 # A second one beside a running owner: exit 1 once the wait for the lock is over.
 node_start a
-wait_for 15 grep -q "node pool file is in sync" "$work/a.log" || bad "the owner did not start"
+wait_for 30 grep -q "node pool file is in sync" "$work/a.log" || bad "the owner did not start"
+t0=$(date +%s%N)
 node_start b
-t0=$SECONDS
-wait_for 10 node_gone "$b_PID" || bad "the second one did not end"
+wait_for 30 node_gone "$b_PID" || bad "the second one did not end"
+ms=$((($(date +%s%N) - t0) / 1000000))
 eq "the second one's status" 1 "$NODE_RC"
-le "seconds until the second one ended" 5 $((SECONDS - t0))
+ge "ms until the second one ended: its wait for the lock (3 s) first" 3000 "$ms"
 grep -q "another ipam-node holds the owner lock $STORE.owner" "$work/b.log" &&
 	grep -q "this ipam-node does not run" "$work/b.log" && ok "the second one says why" ||
 	{ bad "the second one says why"; cat "$work/b.log"; }
@@ -112,7 +120,7 @@ grep -q "another ipam-node holds the owner lock $STORE.owner" "$work/b.log" &&
 node_add e1 >/dev/null 2>&1 && ok "nv-ipam ADD under the owner after the second one ended" ||
 	bad "nv-ipam ADD under the owner after the second one ended"
 kill -TERM "$a_PID"
-wait_for 12 node_gone "$a_PID"
+wait_for 30 node_gone "$a_PID"
 [ -e "$MARKER" ] && ok "marker after the owner's stop" || bad "marker after the owner's stop"
 
 # The reference daemon holds the store file's flock: ipam-node exits 1, changes nothing.
@@ -120,9 +128,9 @@ before=$(sha256sum "$STORE" "$MARKER")
 python3 "$REFSTORE" hold "$STORE" "$work/hold.sock" >"$work/hold.out" 2>&1 &
 defer "kill $! 2>/dev/null"
 hold=$!
-wait_for 5 grep -q held "$work/hold.out"
+wait_for 20 grep -q held "$work/hold.out"
 node_start c
-wait_for 10 node_gone "$c_PID" || bad "ipam-node beside the reference daemon did not end"
+wait_for 30 node_gone "$c_PID" || bad "ipam-node beside the reference daemon did not end"
 eq "ipam-node beside the reference daemon: status" 1 "$NODE_RC"
 grep -q "store lock is held by a different process" "$work/c.log" &&
 	ok "ipam-node beside the reference daemon says why" ||

@@ -1,20 +1,23 @@
-/* libFuzzer target: network config from stdin (cni_conf_parse and its getters) */
+/* libFuzzer target: network config from stdin (cni_conf_parse, its getters, the key warnings) */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <strings.h>
 
 #include <json-c/json.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/error-json.h"
 #include "common/cni/result.h"
 #include "common/cni/version.h"
 #include "common/util/error.h"
 #include "common/util/guid.h"
+#include "common/util/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -138,6 +141,28 @@ static void get_input_keys(const struct cni_conf *conf)
 	}
 }
 
+/* The misspelt-key warnings: a key known in any case is never one; the walk of any input. */
+static void check_keys(const struct cni_conf *conf)
+{
+	static const char *const top[] = { "master", "mode", "mtu", "mac", "sysctl", "table", NULL };
+	static const char *const ipam[] = { "type", "poolName", "poolType", "addresses", NULL };
+	static const char *const args[] = { "ips", "poolNames", "guid", NULL };
+	static const struct cni_conf_keys tables[] = {
+		{ NULL, top }, { "ipam", ipam }, { "args.cni", args }, { "a.b.c.d.e.f.g.h", args }, { 0 },
+	};
+	struct json_object_iterator it = json_object_iter_begin(conf->root);
+	struct json_object_iterator end = json_object_iter_end(conf->root);
+
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *k = json_object_iter_peek_name(&it);
+
+		for (size_t i = 0; top[i]; i++)
+			if (strcasecmp(k, top[i]) == 0 && cni_conf_key_near(k, top, true))
+				abort();
+	}
+	(void)cni_conf_keys_warn(conf->root, tables, "config");
+}
+
 static void render_prev(const struct cni_result *res)
 {
 	for (size_t i = 0; i < cni_versions_count; i++) {
@@ -160,9 +185,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cni_conf conf = { 0 };
 	struct cni_attachment *att = NULL;
 	struct cni_err err = { 0 };
+	static bool logging;
 	size_t n_att = 0;
 	int r;
 
+	/* Warnings to /dev/null: the fuzzer's output stays its own. */
+	if (!logging) {
+		log_setup("fuzz", LOG_LEVEL_INFO, LOG_LEVEL_ERROR, open("/dev/null", O_WRONLY | O_CLOEXEC));
+		logging = true;
+	}
 	r = cni_conf_parse((const char *)data, size, &conf, &err);
 	expect_err(r, &err, "cni_conf_parse", "");
 	if (r < 0) {
@@ -183,6 +214,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < sizeof(strv_paths) / sizeof(strv_paths[0]); i++)
 		get_all(&conf, strv_paths[i]);
 	get_input_keys(&conf);
+	check_keys(&conf);
 
 	err = (struct cni_err){ 0 };
 	r = cni_conf_gc_attachments(&conf, &att, &n_att, &err);

@@ -8,7 +8,7 @@
 # OpenShift's own macvlan and host-device in /var/lib/cni/bin) is left
 # alone, that both slots' DaemonSets starting together on one directory each
 # install their own, that a second run leaves them untouched, that SIGTERM
-# stops it at once with exit status 0, and that the installed macvlan and
+# stops it with exit status 0 (not the kubelet's SIGKILL), and that the installed macvlan and
 # host-device do ADD/CHECK/DEL in a throwaway netns (macvlan then tuning and
 # sbr, as a multi-rail profile chains them, with the installed static as IPAM).
 # The cniPlugins image also carries the reference plugins this suite does not
@@ -36,10 +36,11 @@ ref=${2:-/usr/lib/cni}
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap [bridge]=plugins/bridge/bridge)
+	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
+	[host-local]=ipam/host-local/host-local [bridge]=plugins/bridge/bridge)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # The cniPlugins image's: ours, then the carried ones, in cni-install's order.
-ours=(macvlan host-device tuning sbr static dummy tap bridge)
+ours=(macvlan host-device tuning sbr static dummy tap loopback host-local bridge)
 read -ra carried < <(bash "$top/image/carried.sh" names)
 slot_set="${ours[*]} ${carried[*]}"
 sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
@@ -189,7 +190,7 @@ start() {
 	containers+=("$1")
 	podman run -d --name "$1" "${run_args[@]}" -v "$3:/host/opt/cni/bin" "$2" >/dev/null
 }
-# waiting NAME: its log says it waits for SIGTERM (within 30 s).
+# waiting NAME: its log says it waits for SIGTERM (a hang guard of 30 s: it starts in a few).
 waiting() {
 	for _ in $(seq 300); do
 		podman logs "$1" 2>&1 | grep -q 'waiting for SIGTERM' && return 0
@@ -198,12 +199,13 @@ waiting() {
 	done
 	return 1
 }
-# stop_term NAME: SIGTERM, then its exit status and how long it took.
+# stop_term NAME: SIGTERM, then its exit status and how long it took (podman kill sends no
+# SIGKILL after it: the wait's timeout, the kubelet's 30 s grace doubled, is a hang guard).
 stop_term() {
 	local t0
 	t0=$(date +%s%N)
 	podman kill --signal TERM "$1" >/dev/null
-	rc=$(podman wait "$1")
+	rc=$(timeout 60 podman wait "$1") || rc="still running"
 	ms=$((($(date +%s%N) - t0) / 1000000))
 }
 static() { ! LC_ALL=C readelf -lW "$1" | grep -q 'INTERP\|DYNAMIC'; }
@@ -251,13 +253,13 @@ check "nv-ipam and nv-ipam-tool of the nv-ipam image left alone" \
 	[ "$nvipam_before" = "$(state "$hostdir" nv-ipam nv-ipam-tool)" ]
 check "no ipoib, nothing else in the directory: $(ls -A "$hostdir" | tr '\n' ' ')" \
 	[ "$(ls -A "$hostdir" | sort | tr '\n' ' ')" = "$(sorted $slot_set nv-ipam nv-ipam-tool)" ]
-# The kubelet sends SIGKILL 30 s after SIGTERM (podman stop below too):
-# well under that means SIGTERM ended it. podman's own start-up takes most of
-# the time (up to 3.5 s measured with the machine's 2 CPUs busy); cni-install's
-# test measures the installer alone.
+# The kubelet sends SIGKILL 30 s after SIGTERM (podman stop below too): exit status
+# 0, not 137, means SIGTERM ended it, however long a loaded machine took (printed;
+# podman's own start-up takes most of it, up to 3.5 s measured with the machine's 2
+# CPUs busy).
 stop_term "cni-image-a-$tag"
 check "SIGTERM: exit status $rc (want 0)" [ "$rc" = 0 ]
-check "SIGTERM: stopped in $ms ms (want < 8000)" [ "$ms" -lt 8000 ]
+echo "# SIGTERM: stopped in $ms ms"
 
 echo "# second run: identical binaries are left alone"
 before=$(stat -c '%n %i %Y' "$hostdir"/*)
@@ -271,8 +273,8 @@ t0=$(date +%s%N)
 podman stop -t 30 "cni-image-b-$tag" >/dev/null
 ms=$((($(date +%s%N) - t0) / 1000000))
 rc=$(podman inspect -f '{{.State.ExitCode}}' "cni-image-b-$tag")
-check "podman stop (SIGTERM, 30 s grace): exit status $rc in $ms ms (want < 8000)" \
-	bash -c '[ "$1" = 0 ] && [ "$2" -lt 8000 ]' _ "$rc" "$ms"
+check "podman stop (SIGTERM, 30 s grace, then SIGKILL: 137): exit status $rc (want 0)" [ "$rc" = 0 ]
+echo "# podman stop: $ms ms"
 
 echo "# --no-sleep, as an init container"
 containers+=("cni-image-c-$tag")

@@ -28,9 +28,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
 	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap [bridge]=plugins/bridge/bridge [nv-ipam]=ipam/nv-ipam/nv-ipam
+	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
+	[host-local]=ipam/host-local/host-local [bridge]=plugins/bridge/bridge [nv-ipam]=ipam/nv-ipam/nv-ipam
 	[nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool [cni-install]=tools/cni-install/cni-install)
-declare -A slot=([cni-rdma-plugins]="bridge dummy host-device macvlan sbr static tap tuning" [cni-rdma-ipoib]="ipoib")
+declare -A slot=([cni-rdma-plugins]="bridge dummy host-device host-local loopback macvlan sbr static tap tuning" [cni-rdma-ipoib]="ipoib")
 # What the cniPlugins image carries (image/carried.sh), sorted.
 declare -A carried=([cni-rdma-plugins]="$(bash "$top/image/carried.sh" names | tr ' ' '\n' | sort | paste -sd' ')")
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)

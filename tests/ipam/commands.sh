@@ -59,6 +59,11 @@ check "GC kept net2's allocation in the shared pool" "[ \"\$(ips net2)\" = 'c4=1
 check "STATUS with free addresses succeeds" "run STATUS '' net1 pool1 >/dev/null"
 out=$(run STATUS '' net1 missing || true)
 check "STATUS for a pool without a block on this node is 50" "[ \"\$(code \"\$out\")\" = 50 ]"
+# A pool this node has no block of: 112, naming the pools it has (the fix is one of them).
+out=$(run ADD m1 net1 missing || true)
+want="configuration for pool \"missing\", poolType \"ippool\" not found in $work/pools.json; this node's pools: \"pool1\" (ippool), \"tiny\" (ippool), \"pool6\" (ippool)"
+check "ADD of a pool the node lacks is 112, listing the node's pools" \
+	'[ "$(code "$out")" = 112 ] && [ "$(jq -r .msg <<<"$out")" = "$want" ]'
 for i in 1 2 3; do run ADD t$i tnet tiny >/dev/null; done
 out=$(run STATUS '' tnet tiny || true)
 check "STATUS of an exhausted pool is 50" "[ \"\$(code \"\$out\")\" = 50 ]"

@@ -66,7 +66,7 @@ count_missing() {
 # containerID, ifname, network, ...}]}), read under its lock by nv-ipam-tool.
 # store_json [STORE]: another store than the test's.
 store_json() {
-	"$NVIPAM_TOOL" show --store "${1:-$work/store}" --pool-file "$work/no-pool-file" --json |
+	"$NVIPAM_TOOL" show --store "${1:-$work/store}" --no-pool-file --json |
 		jq '{pools: ([.pools[] | {key: .pool, value: (if .lastReservedIP then
 				{lastReservedIP} else {} end)}] | from_entries),
 			allocations: [.pools[] | .pool as $p | .allocations[] | . + {pool: $p}]}'

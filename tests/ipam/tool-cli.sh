@@ -59,10 +59,22 @@ jq '.items[0].spec.gateway = "10.0.0.1"' "$FIX/pools.json" >"$work/bad.json"
 check "InvalidSpec empties the status" \
 	"grep -q 'IPPool pool1: Warning InvalidSpec' \"$work/err\" && [ \"\$(jq -c '.items[0].status.allocations' \"$work/carved4.json\")\" = '[]' ]"
 
-# node-pools: created, then left alone while nothing changes.
+# node-pools writes only a file --output names: without it, the file on stdout and nothing
+# else (the node's own file is ipam-node's); no directory made for it.
+out=$("$TOOL" node-pools --node host-a --input "$FIX/pools.json")
+check "node-pools without --output prints the file, nothing else" \
+	"[ \"\$(jq -c '[.nodeName, .pools.pool1.startIP]' <<<\"\$out\")\" = '[\"host-a\",\"192.168.0.1\"]' ]"
+check "node-pools --help says it writes only what --output names" \
+	"\"$TOOL\" node-pools --help | grep -q 'Nothing' && \"$TOOL\" node-pools --help | grep -q 'is written unless --output names a file'"
 pf=$work/etc/nv-ipam.d/node-pools.json
+rc=0
+"$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf" >"$work/out" 2>"$work/err" || rc=$?
+check "node-pools makes no directory: --output in one that is not there is exit 1" \
+	"[ $rc = 1 ] && grep -qF 'cannot write $pf: its directory does not exist' \"$work/err\" && [ ! -e \"$work/etc\" ]"
+# node-pools --output: created, then left alone while nothing changes.
+mkdir -p "$work/etc/nv-ipam.d"
 out=$("$TOOL" node-pools --node host-a --input "$FIX/pools.json" --output "$pf")
-check "node-pools creates the file (and its directory)" "[ -f \"$pf\" ] && grep -q 'created' <<<\"\$out\""
+check "node-pools --output creates the file" "[ -f \"$pf\" ] && grep -q 'created' <<<\"\$out\""
 check "node-pools reports the pools added" "grep -q '^pool pool1: added (192.168.0.1-192.168.0.24)' <<<\"\$out\" && grep -q '^pool cidrpool/p2p: added (192.168.100.0/31)' <<<\"\$out\""
 check "the file is mode 0644" "[ \$(stat -c %a \"$pf\") = 644 ]"
 check "the file holds host-a's blocks" \
@@ -129,6 +141,7 @@ jq '.items[0].spec.exclusions += [{startIP: "192.168.0.25", endIP: "192.168.0.48
 check "fully excluded block: carve moves the node to the next free block, the others kept" \
 	"[ \"\$(jq -c '[.items[0].status.allocations[] | [.nodeName, .startIP, .endIP]]' \"$work/fullex-carved.json\")\" = '[[\"host-a\",\"192.168.0.1\",\"192.168.0.24\"],[\"host-b\",\"192.168.0.97\",\"192.168.0.120\"],[\"host-c\",\"192.168.0.49\",\"192.168.0.72\"],[\"k8s-master\",\"192.168.0.73\",\"192.168.0.96\"]]' ]"
 fx_dir=$work/fullex
+mkdir "$fx_dir"
 "$TOOL" node-pools --node host-b --input "$work/fullex.json" --output "$fx_dir/node-pools.json" >/dev/null
 check "fully excluded block: node-pools keeps the status's block until it changes" \
 	"[ \"\$(jq -c '.pools.pool1 | [.startIP, .endIP]' \"$fx_dir/node-pools.json\")\" = '[\"192.168.0.25\",\"192.168.0.48\"]' ]"

@@ -54,6 +54,46 @@ check "show --pool of no pool: says so, exits 1, prints nothing" \
 	"[ $rc = 1 ] && grep -q 'no pool \"nosuch\" in' \"$work/err\" && [ ! -s \"$work/show2.txt\" ]"
 check "show --pool filters" "[ \"\$(T show --pool-file \"$work/pools.json\" --pool cidrpool/pc --json | jq -r '[.pools[].pool] | join(\" \")')\" = cidrpool/pc ]"
 check "show of a missing store says so, exits 1 and creates nothing" "! \"$TOOL\" show --store \"$work/none/store\" --pool-file \"$work/pools.json\" --json >\"$work/out\" 2>\"$work/err\" && grep -q \"no store at $work/none/store\" \"$work/err\" && [ ! -s \"$work/out\" ] && [ ! -e \"$work/none\" ]"
+# show writes nothing and reads what it is told: a --pool-file that is not there, a file
+# that is no store, a store whose lock file was never made (nothing of it created), and a
+# user who is not root told to be.
+rc=0
+T show --pool-file "$work/pools.jsn" >"$work/out" 2>"$work/err" || rc=$?
+check "show --pool-file of no file: exits 1 naming it, prints nothing" \
+	"[ $rc = 1 ] && grep -qF 'no node pool file at $work/pools.jsn (--no-pool-file shows the store alone)' \"$work/err\" && [ ! -s \"$work/out\" ]"
+mkdir -m 700 "$work/other"
+cp "$work/pools.json" "$work/other/pools.json"
+for cmd in show check; do
+	rc=0
+	"$TOOL" "$cmd" --store "$work/other/pools.json" --pool-file "$work/pools.json" >"$work/out" 2>&1 || rc=$?
+	check "$cmd --store of a file that is no store: exits 1, calls it that, makes no lock" \
+		"[ $rc = 1 ] && grep -qF '$work/other/pools.json is not a store (field \"version\" is missing): the store is the file nv-ipam.conf'\"'\"'s storeFile names' \"$work/out\" && [ \"\$(ls -A \"$work/other\")\" = pools.json ]"
+done
+cp -a "$work/store" "$work/store.d" "$work/other/"
+touch "$work/other/store.tmp.x1"
+before=$(cd "$work/other" && find . -printf '%p %s %T@\n' | sort)
+"$TOOL" show --store "$work/other/store" --pool-file "$work/pools.json" --json >"$work/out" 2>"$work/err" || true
+check "show of a store without its lock file: read, and nothing made or removed" \
+	"[ \"\$(jq '[.pools[].used] | add' \"$work/out\")\" = 5 ] && [ \"\$(cd \"$work/other\" && find . -printf '%p %s %T@\\n' | sort)\" = \"\$before\" ]"
+"$TOOL" check --store "$work/other/store" --pool-file "$work/pools.json" >"$work/out" 2>&1 || true
+check "check of it too" "grep -q '^5 allocations, 0 errors' \"$work/out\" && [ \"\$(cd \"$work/other\" && find . -printf '%p %s %T@\\n' | sort)\" = \"\$before\" ]"
+"$TOOL" show --store "$work/other/store" --no-pool-file --json >"$work/out" 2>"$work/err" || true
+check "show --no-pool-file: the store alone, no note" \
+	"[ \"\$(jq '[.pools[].used] | add' \"$work/out\")\" = 5 ] && [ ! -s \"$work/err\" ]"
+rm -r "$work/other"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+else
+	nobody=()
+fi
+if [ "$(id -u)" != 0 ] || [ ${#nobody[@]} -gt 0 ]; then
+	"${nobody[@]}" "$TOOL" show --store "$work/store" --pool-file "$work/pools.json" >"$work/out" 2>&1 || true
+	check "show by a user who is not root: told to run it as root" \
+		"grep -q 'Permission denied (not root: run it as root, the store and the node.s pool file are root.s)' \"$work/out\""
+else
+	echo "# root without setpriv: the non-root message not checked"
+fi
+
 # handover and adopt of no store: refused, nothing created (no store, lock or directory),
 # neither in a directory that exists nor in one that does not.
 mkdir -m 700 "$work/empty"

@@ -17,6 +17,8 @@ ours() { store_json "${1:-$store}" | jq -r '.allocations[] | "\(.pool) \(.ip) \(
 theirs() { $REF "$store"; }
 sum() { sha256sum <"$store"; }
 
+# A logFile: the DEL's last step below is the write of its line there (stderr gets none).
+nvipam_node_conf "$work" "$work/pools.json" "$work/store" ", \"logFile\": \"$work/nv-ipam.log\""
 for i in $(seq 12); do nvipam_pod ADD u$i ns/pod-u$i >/dev/null; done
 "$NVIPAM_TOOL" handover --store "$store" >/dev/null
 theirs >"$work/t0"
@@ -69,7 +71,8 @@ check "DEL releases the attachment's renamed entry too" \
 	'nvipam DEL u3 >/dev/null && jq -e "[.pools[].entries | keys[] | select(startswith(\"u3_\"))] == []" "$store" >/dev/null && theirs >/dev/null'
 
 # ---- SIGKILL at each step of the DEL path: strace injects it at a system call (at
-# random moments without strace). One attachment per step, then a DEL that finishes. ----
+# random moments without strace). One attachment per step, then a DEL that finishes. The
+# last, write:when=1, is the line the DEL logs after the release (in logFile). ----
 steps="flock:when=3 flock:when=4 fchmod pwrite64 fsync:when=1 renameat fsync:when=2 write:when=1"
 del_killed() {
 	local env=(CNI_COMMAND=DEL CNI_CONTAINERID=$1 CNI_NETNS=/proc/self/ns/net CNI_NETNS_OVERRIDE=1

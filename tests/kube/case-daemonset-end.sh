@@ -1,6 +1,8 @@
 # Case daemonset-end (after daemonset-start and the other cases): the force-deleted pod's
-# address is freed by the DaemonSet's cleaner within its clean period x misses (60 s x 4:
-# the operator passes no cleaner flag), its metrics say so, and the kubelet started again
+# address is freed by the DaemonSet's cleaner on its 4th miss (passes on a beat of 60 s,
+# each miss in a beat of its own: the operator passes no cleaner flag), so more than two
+# periods after the delete (the time printed; the wait a hang guard of two periods past
+# the fourth), its metrics say so, and the kubelet started again
 # tears the orphan down without trouble. The DaemonSet deleted, the store is left in the
 # reference daemon's format with the addresses still held.
 
@@ -9,17 +11,17 @@ store_has_kmv() {
 		--pool-file "$nodefs/etc/cni/net.d/nv-ipam.d/node-pools.json" --json |
 		jq -e '[.pools[].allocations[] | select(.podName == "kmv")] | length == 1' >/dev/null
 }
-left=$((ds_deleted_at + 4 * 60 + 45 - SECONDS))
-[ "$left" -gt 0 ] || left=1
-check "the force-deleted pod's address is freed within clean period x misses" \
-	wait_until "$left" eval '! store_has_kmv'
+left=$((ds_deleted_at + 6 * 60 - SECONDS))
+[ "$left" -gt 60 ] || left=60
+check "the force-deleted pod's address is freed" wait_until "$left" eval '! store_has_kmv'
 released_line=$(ds_log | grep "released 192.168.180.2 in pool kpool: container [0-9a-f]* interface net1 pod default/kmv: not in the pod list (miss 4 of 4)")
 check "the DaemonSet's log says what was released and why" [ -n "$released_line" ]
 # When, by the log line's own time (klog JSON: milliseconds since the epoch).
 released_ms=$(sed 's/^[^{]*//' <<<"$released_line" | jq -r '.ts | floor' 2>/dev/null | head -1)
 freed_s=$(( (${released_ms:-0} - ds_deleted_ms) / 1000 ))
-check "released $freed_s s after the force-delete: within 4 x 60 s (+45 s for a loaded machine)" \
-	eval '[ "$freed_s" -gt 0 ] && [ "$freed_s" -le 285 ]'
+note "released $freed_s s after the force-delete"
+check "not before its 4th miss: more than two clean periods (120 s) after the force-delete" \
+	eval '[ "$freed_s" -ge 120 ]'
 ds_metrics() { "$KIT/k8s" netns "$DIR" "$NS" "$(ds_pod)" curl -s 127.0.0.1:8080/metrics; }
 check "its metrics (in the pod, :8080) show the release and the pool" \
 	eval 'm=$(ds_metrics) && grep -qx "nv_ipam_node_cleaner_released_total{pool=\"kpool\",type=\"ippool\"} 1" <<<"$m" &&

@@ -1,12 +1,13 @@
 # Case node: ipam-node run outside the cluster as the Network Operator's DaemonSet runs it
 # (its flags; its service account and ClusterRole; the account's token files where a pod
 # has them, KUBERNETES_SERVICE_HOST/PORT naming the API), against the kit's API server:
-# the install, nv-ipam.conf, readiness; a pool status change in the node pool file within
-# 1 s; a refused status entry logged once; the cleaner releasing a gone pod's address on
-# its N-th miss and never a live pod's; token rotation; the API server killed mid-watch;
-# a watch whose version was compacted away (410); metrics; SIGTERM within 2 s, the store
-# handed over for the reference daemon, taken back; a store of a newer format left alone;
-# RBAC refusing (a clear error, not ready); flag errors and the store lock.
+# the install, nv-ipam.conf, readiness; a pool status change in the node pool file through
+# the watch (no list since); a refused status entry logged once; the cleaner releasing a
+# gone pod's address on its N-th miss and never a live pod's; token rotation; the API
+# server killed mid-watch; a watch whose version was compacted away (410); metrics;
+# SIGTERM: exit 0, the store handed over for the reference daemon, taken back; a store of
+# a newer format left alone; RBAC refusing (a clear error, not ready); flag errors and the
+# store lock. How long things took is printed, never asserted.
 
 node_bin=$build/ipam/nv-ipam/ipam-node
 nd=$work/node
@@ -74,7 +75,7 @@ check "no --node-name: exit 1" eval '[ $rc = 1 ] && grep -q "node-name is requir
 # -- start-up
 start_node "$work/node.log" "$node_sa"
 npid=$!
-check "ready once the pools are synced" wait_until 15 ready
+check "ready once the pools are synced" wait_until 30 ready
 check "nv-ipam and nv-ipam-tool installed, the image's bytes, mode 0755" \
 	eval 'cmp -s "$nd/src/nv-ipam" "$nd/bin/nv-ipam" && cmp -s "$nd/src/nv-ipam-tool" "$nd/bin/nv-ipam-tool" && [ "$(stat -c %a "$nd/bin/nv-ipam")" = 755 ]'
 check "nv-ipam.conf: the reference's keys and the node's, mode 0664" \
@@ -91,11 +92,15 @@ rc=$?
 check "a second ipam-node on the store: exit 1, the owner lock held" \
 	eval '[ $rc = 1 ] && grep -q "another ipam-node holds the owner lock $nd/state/store.owner" <<<"$out"'
 
-# -- a pool status change reaches the file within 1 s
+# -- a pool status change reaches the file through the watch: no list since (the lists it
+# made, logged at --v=1)
+lists() { grep -c '"msg":"pools listed","v":1,"resource":"ippools"' "$1"; }
+lists0=$(lists "$work/node.log")
 NS=$NNS pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.33\",\"endIP\":\"10.60.0.48\"}]}"
 t0=$(date +%s%N)
-check "a status change is in the node pool file within 1 s" wait_until 1 in_file '.pools.pool1.startIP == "10.60.0.33"'
+check "a status change reaches the node pool file" wait_until 30 in_file '.pools.pool1.startIP == "10.60.0.33"'
 note "in the file $(ms_since "$t0") ms after the PATCH returned"
+check "  ... through the watch: no list since ($lists0 before)" eval '[ "$lists0" -ge 1 ] && [ "$(lists "$work/node.log")" = "$lists0" ]'
 check "the change is logged" eval 'logged "$work/node.log" "\"change\":\"pool pool1: changed (10.60.0.1-10.60.0.16 -> 10.60.0.33-10.60.0.48)\""'
 check "the file is mode 0644, written whole (it parses)" eval '[ "$(stat -c %a "$pool_file")" = 644 ] && jq . "$pool_file" >/dev/null'
 
@@ -103,15 +108,15 @@ check "the file is mode 0644, written whole (it parses)" eval '[ "$(stat -c %a "
 cidrpool c1
 NS=$NNS pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.9\"}]}"
 check "a CIDRPool entry whose gateway is not gatewayIndex's is refused and logged" \
-	wait_until 5 logged "$work/node.log" 'gateway 10.70.1.9 doesn'"'"'t match the gateway 10.70.1.1 of gatewayIndex'
+	wait_until 30 logged "$work/node.log" 'gateway 10.70.1.9 doesn'"'"'t match the gateway 10.70.1.1 of gatewayIndex'
 # More syncs: the status written again (another field), another pool added.
 NS=$NNS pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.9\"}],\"note\":\"again\"}"
 ippool pool2 10.61.0.0/24 10.61.0.1
-sleep 1
+sleep 1 # syncs later than this could only make the check below pass unproven, not fail
 check "the refusal is logged once, however many syncs" \
 	eval '[ "$(grep -c "gateway 10.70.1.9 doesn" "$work/node.log")" = 1 ] && ! in_file ".pools[\"cidrpool/c1\"]"'
 NS=$NNS pool_status CIDRPool c1 "{\"allocations\":[{\"nodeName\":\"$node\",\"prefix\":\"10.70.1.0/24\",\"gateway\":\"10.70.1.1\"}]}"
-check "fixed, the pool is in the file" wait_until 2 in_file '.pools["cidrpool/c1"].prefix == "10.70.1.0/24"'
+check "fixed, the pool is in the file" wait_until 30 in_file '.pools["cidrpool/c1"].prefix == "10.70.1.0/24"'
 
 # -- stopped, the store is handed over in the reference daemon's format (a rollback finds
 # it) and nv-ipam waits (code 11); the tool takes it back, as the next start would
@@ -146,13 +151,16 @@ held() { "$nd/bin/nv-ipam-tool" show --store "$nd/state/store" --pool-file "$poo
 sleep 2 # the allocations older than any listing of the next start
 start_node "$work/node2.log" "$node_sa" --stale-ip-check-interval=2s --stale-ip-check-count-before-release=1
 npid=$!
-check "the gone pod's address missed once, not released" \
-	wait_until 15 eval 'logged "$work/node2.log" "kube-gone: not in the pod list (miss 1 of 2)" && ! logged "$work/node2.log" "released ${gone_ip%/*}" '
 check "released on the 2nd miss" \
-	wait_until 10 logged "$work/node2.log" "released ${gone_ip%/*} in pool pool1: container c-gone interface net1 pod default/kube-gone: not in the pod list (miss 2 of 2)"
+	wait_until 60 logged "$work/node2.log" "released ${gone_ip%/*} in pool pool1: container c-gone interface net1 pod default/kube-gone: not in the pod list (miss 2 of 2)"
+first_line() { grep -n -m1 -- "$2" "$1" | cut -d: -f1; }
+check "  ... missed once before, and not released then" \
+	eval 'm1=$(first_line "$work/node2.log" "kube-gone: not in the pod list (miss 1 of 2)") &&
+	      rel=$(first_line "$work/node2.log" "released ${gone_ip%/*}") && [ -n "$m1" ] && [ "$m1" -lt "$rel" ]'
 check "gone from the store; the live pod's kept" eval '[ "$(held)" = c-live ]'
 passes=$(metric 'nv_ipam_node_cleaner_runs_total{result="ok"}')
-wait_until 10 eval '[ "$(metric "nv_ipam_node_cleaner_runs_total{result=\"ok\"}")" -ge $((passes + 2)) ]'
+check "two clean passes more" \
+	wait_until 60 eval '[ "$(metric "nv_ipam_node_cleaner_runs_total{result=\"ok\"}")" -ge $((passes + 2)) ]'
 check "the live pod's address is never missed, pass after pass" \
 	eval '! logged "$work/node2.log" "kube-live" && [ "$(held)" = c-live ]'
 check "metrics: the release, the pool's size, allocated and free" \
@@ -168,16 +176,16 @@ sa_dir "$NNS" nv-ipam-node >/dev/null
 failed_before=$(metric 'nv_ipam_node_cleaner_runs_total{result="failed"}')
 ok_before=$(metric 'nv_ipam_node_cleaner_runs_total{result="ok"}')
 check "after the token rotates, clean passes go on" \
-	wait_until 20 eval '[ "$(metric "nv_ipam_node_cleaner_runs_total{result=\"ok\"}")" -ge $((ok_before + 3)) ]'
+	wait_until 60 eval '[ "$(metric "nv_ipam_node_cleaner_runs_total{result=\"ok\"}")" -ge $((ok_before + 3)) ]'
 note "passes failed meanwhile: $(( $(metric 'nv_ipam_node_cleaner_runs_total{result="failed"}') - failed_before ))"
 
 # -- the API server killed mid-watch
 restarts0=$(metric 'nv_ipam_node_watch_restarts_total{resource="ippools"}')
 apiserver_stop
-check "the watch's end is logged" wait_until 10 logged "$work/node2.log" '"msg":"watch ended, starting it again","v":0,"resource":"ippools"'
+check "the watch's end is logged" wait_until 30 logged "$work/node2.log" '"msg":"watch ended, starting it again","v":0,"resource":"ippools"'
 apiserver_start
 NS=$NNS pool_status IPPool pool1 "{\"allocations\":[{\"nodeName\":\"$node\",\"startIP\":\"10.60.0.49\",\"endIP\":\"10.60.0.64\"}]}"
-check "after the restart a status change reaches the file" wait_until 30 in_file '.pools.pool1.startIP == "10.60.0.49"'
+check "after the restart a status change reaches the file" wait_until 90 in_file '.pools.pool1.startIP == "10.60.0.49"'
 check "metrics: watch restarts counted" eval '[ "$(metric "nv_ipam_node_watch_restarts_total{resource=\"ippools\"}")" -gt "$restarts0" ]'
 
 # -- 410: ipam-node held still while its connections are cut (an API server restart) and
@@ -194,17 +202,18 @@ apiserver_stop
 apiserver_start
 kill -CONT "$npid"
 check "410: listed again, the changes made meanwhile in the file" \
-	wait_until 40 eval 'in_file ".pools.pool1.startIP == \"10.60.0.65\" and (.pools | has(\"pool2\") | not)"'
+	wait_until 120 eval 'in_file ".pools.pool1.startIP == \"10.60.0.65\" and (.pools | has(\"pool2\") | not)"'
 check "the 410 is logged and counted" \
 	eval 'logged "$work/node2.log" "watch expired, listing again" && [ "$(metric "nv_ipam_node_watch_relists_total{resource=\"ippools\"}")" -gt "$relists0" ]'
 
-# -- SIGTERM: gone within 2 s, status 0, every file whole
+# -- SIGTERM: status 0, every file whole (the wait a hang guard: the kubelet's 30 s grace)
 t0=$(date +%s%N)
 kill -TERM "$npid"
+check "SIGTERM: it ends" wait_until 30 eval '! pid_alive "$npid"'
 wait "$npid"
 rc=$?
-ms=$(ms_since "$t0")
-check "SIGTERM: exit 0 within 2 s ($ms ms)" eval '[ $rc = 0 ] && [ $ms -lt 2000 ]'
+note "SIGTERM to the exit: $(ms_since "$t0") ms"
+check "SIGTERM: exit 0" eval '[ $rc = 0 ]'
 check "after the stop every file parses; the handed-over store holds the live pod's address alone" \
 	eval 'jq . "$pool_file" >/dev/null && jq . "$nd/conf/nv-ipam.conf" >/dev/null && [ "$(python3 "$top/tests/ipam/refstore.py" "$nd/state/store")" = "pool1 ${live_ip%/*} c-live net1" ]'
 check "the stop is logged" logged "$work/node2.log" '"msg":"IPAM node daemon stopped"'
@@ -216,7 +225,7 @@ printf '{"version":3,"pools":"store.d"}\n' >"$nd/state4/store"
 start_node "$work/node4.log" "$node_sa" --store-file="$nd/state4/store" --cni-bin-dir="$nd/bin4"
 npid=$!
 check "newer store format: refused in one clear line, nothing installed, ready all the same" \
-	wait_until 15 eval 'logged "$work/node4.log" "store format not readable by this build: nv-ipam not installed" && logged "$work/node4.log" "unsupported version 3" && [ ! -e "$nd/bin4/nv-ipam" ] && ready'
+	wait_until 30 eval 'logged "$work/node4.log" "store format not readable by this build: nv-ipam not installed" && logged "$work/node4.log" "unsupported version 3" && [ ! -e "$nd/bin4/nv-ipam" ] && ready'
 stop_pid "$npid"
 check "and the store stays as it was, not handed over" \
 	eval '[ "$(cat "$nd/state4/store")" = "{\"version\":3,\"pools\":\"store.d\"}" ] && [ ! -e "$nd/state4/store.handed-over" ]'
@@ -227,7 +236,7 @@ rm -f "$pool_file"
 start_node "$work/node3.log" "$nobody_sa"
 npid=$!
 check "RBAC refused: a clear error naming what is forbidden" \
-	wait_until 10 logged "$work/node3.log" 'cannot list pools: the node pool file stays as it is.*403 Forbidden.*cannot list resource \\"ippools\\"'
+	wait_until 30 logged "$work/node3.log" 'cannot list pools: the node pool file stays as it is.*403 Forbidden.*cannot list resource \\"ippools\\"'
 check "RBAC refused: not ready, no pool file" eval 'curl -s "127.0.0.1:$pport/readyz" | grep -q "not synced" && ! ready && [ ! -e "$pool_file" ]'
 check "healthz answers all the same" eval '[ "$(curl -s "127.0.0.1:$pport/healthz")" = ok ]'
 stop_pid "$npid"

@@ -20,7 +20,10 @@ failure_state() {
 check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 note() { echo "# $*"; }
 
-# wait_until SECONDS CMD...: CMD until it succeeds, every 50 ms, for at most SECONDS.
+# wait_until SECONDS CMD...: CMD until it succeeds, every 50 ms, for at most SECONDS. SECONDS
+# is a hang guard only, ten times what the wait takes or more (a product's period plus
+# room where the wait is for it): a check asserts that the event came, its order, counts;
+# never that it came within a time (docs/testing.md, "Time in tests").
 wait_until() {
 	local s=$1 end
 	shift
@@ -67,7 +70,8 @@ stop_pid() {
 	local pid=$1 i
 	pid_alive "$pid" || return 0
 	kill -TERM "$pid" 2>/dev/null
-	for i in $(seq 100); do pid_alive "$pid" || break; sleep 0.05; done
+	# A hang guard: the kubelet's default grace period before its SIGKILL.
+	for i in $(seq 600); do pid_alive "$pid" || break; sleep 0.05; done
 	pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	return 0

@@ -97,6 +97,10 @@ host_before=$(t_links)
 pod_before=$(t_links "$pod")
 t_cni ADD "$(conf 1.0.0 "$MISSING" "$(hostlocal 10.77.0.0/24)")" CNI_NETNS="$pod_path"
 t_err "[missing master] ADD fails" 102 "failed to lookup master \"$MISSING\""
+t_contains "[missing master] ... naming the host's InfiniBand links" \
+	"; the host's InfiniBand links: " "$(jq -r .msg <<<"$T_OUT")"
+t_contains "[missing master] ... and how to find the port's name" \
+	"(the master is the IPoIB port's name, ip -br link show type ipoib)" "$(jq -r .msg <<<"$T_OUT")"
 expect_nothing "[missing master]" "$pod" "$host_before" "$pod_before"
 
 echo "# 4. the Network Operator's NADs are accepted (and reach the master lookup)"

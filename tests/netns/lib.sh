@@ -16,7 +16,8 @@
 #                          run $T_PLUGIN (prefixed by the array T_WRAP) as a
 #                          runtime would: CNI_* variables from T_ENV_* defaults
 #                          plus the overrides (-VAR unsets), CONF on stdin.
-#                          Sets T_RC, T_OUT (stdout), T_ERR (stderr)
+#                          Sets T_RC, T_OUT (stdout), T_ERR (stderr); a run the
+#                          hang guard stopped (timeout's 124) counts in T_HUNG
 #   t_links [NS]           "ifindex name kind" lines, sorted, of a netns (in
 #                          the root netns only this run's links and their children)
 #   t_link_names [NS]      sorted link names, space separated
@@ -27,6 +28,8 @@
 #   t_mac VAR IFNAME       MAC of a root-netns link (sysfs), or ""
 #   t_store_ips DIR        IP files of a host-local store dir (no lock,
 #                          no last_reserved_ip.*), sorted, space separated
+#   t_ref191 DIR NAME...   unpack and check the v1.9.1 reference plugins NAME
+#                          from ../shared (returns 1 with a NOT RUN line without them)
 #   assertions (each counts one pass or one failure and prints expected/got):
 #     t_eq DESC EXPECTED GOT        t_ne DESC UNEXPECTED GOT
 #     t_contains DESC NEEDLE HAY    t_match DESC ERE GOT
@@ -38,6 +41,9 @@
 #                               msg contains MSG
 #   t_summary              print "N passed, M failed"; exit 1 if M > 0
 
+# What needs ../shared (the reference plugins): tests/shared.sh, the one rule.
+. "$(dirname "${BASH_SOURCE[0]}")/../shared.sh"
+
 T_PASS=0
 T_FAIL=0
 T_NUM=0
@@ -48,7 +54,9 @@ T_WRAP=()
 read -r -a T_BASE_WRAP <<<"${PLUGIN_WRAPPER:-}"
 # Every plugin run is stopped after 60 s, unless NETNS_PLUGIN_TIMEOUT=0: the
 # kernel matrix's guest times its whole suite instead and saves an exec per run.
+# A hang guard: a test asserts that no run hung (T_HUNG), never how long one took.
 T_TIMEOUT=(timeout "${NETNS_PLUGIN_TIMEOUT:-60}")
+T_HUNG=0
 [ "${T_TIMEOUT[1]}" != 0 ] || T_TIMEOUT=()
 T_PLUGIN=${T_PLUGIN:-}
 T_ENV_COMMAND_LINE=
@@ -247,6 +255,7 @@ t_cni() {
 		exec "${T_TIMEOUT[@]}" "${T_WRAP[@]}" "${T_BASE_WRAP[@]}" "$T_PLUGIN"
 	) <"$T_DIR/stdin" >"$T_DIR/stdout" 2>"$T_DIR/stderr"
 	T_RC=$?
+	[ "${#T_TIMEOUT[@]}" = 0 ] || [ "$T_RC" != 124 ] || T_HUNG=$((T_HUNG + 1))
 	t_slurp T_OUT "$T_DIR/stdout"
 	t_slurp T_ERR "$T_DIR/stderr"
 }
@@ -282,6 +291,23 @@ exec "$ref/$p" <<<"\$in"
 EOF
 		chmod +x "$bin/$p"
 	done
+}
+
+# t_ref191 DIR NAME...: unpack the reference plugins NAME of containernetworking/plugins
+# v1.9.1 (../shared/reference/cni-plugins, tests/shared.sh; REFERENCE_PLUGINS names
+# another copy) into DIR and check them against its SHA256SUMS. Returns 1, with the NOT
+# RUN line the run lists, when they are not there; exits 1 when one does not match.
+t_ref191() {
+	local dir=$1 src name
+	shift
+	src=${REFERENCE_PLUGINS:-$(shared_path reference/cni-plugins)}
+	for name in "$@"; do
+		if [ ! -f "$src/$name.xz" ] || [ ! -f "$src/SHA256SUMS" ]; then
+			shared_missing "$src" reference/cni-plugins "reference plugins (containernetworking/plugins v1.9.1)"
+			return 1
+		fi
+	done
+	shared_reference_plugins "$dir" "$@"
 }
 
 # t_slurp VAR FILE: VAR = FILE's content less its trailing newlines, as $(cat

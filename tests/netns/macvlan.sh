@@ -382,6 +382,12 @@ t_eq "[linkInContainer] DEL released the IP" "" "$(t_store_ips "$DATA/lic")"
 conf=$(jq -c '.linkInContainer = true' <<<"$(mkconf 1.0.0 lic2 "{\"ipam\": $(hostlocal 10.89.1.0/24)}")")
 t_cni ADD "$conf" CNI_NETNS="$pod_path"
 t_err "[linkInContainer] host master not found in the pod: code 102" 102 "failed to lookup master"
+# The pod holds only this test's links: the message names them as the masters there are.
+msg=$(jq -r .msg <<<"$T_OUT")
+t_contains "[linkInContainer] ... naming the pod's Ethernet links (1)" "the pod's Ethernet links: " "$msg"
+t_contains "[linkInContainer] ... naming the pod's Ethernet links (2)" "$LICM" "$msg"
+t_contains "[linkInContainer] ... naming the pod's Ethernet links (3)" "$LICP" "$msg"
+t_contains "[linkInContainer] ... and where the master is looked up" "(linkInContainer: the master is looked up in the pod)" "$msg"
 expect_clean "[linkInContainer] host master" "$pod" "$pod_before" "$host_before" "$DATA/lic2" ""
 ip netns del "$pod"
 

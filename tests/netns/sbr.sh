@@ -126,6 +126,48 @@ t_eq "nothing of net1 left in the main table" "" "$(ip -n "$POD" route show dev 
 t_contains "traffic from the address leaves through net1's gateway" "via 10.91.0.1 dev net1 table 100" \
 	"$(ip -n "$POD" route get 8.8.8.8 from 10.91.0.11 2>&1)"
 
+echo "# 1b. CHECK of the macvlan -> sbr chain, as libcni runs it: each plugin in order,"
+echo "#     the final result (sbr's, unchanged) as prevResult; its routes are in table 100 now"
+chk_conf() { # TYPE [EXTRA]: the chain's entry for TYPE at 1.0.0, with the final result
+	printf '{"cniVersion":"1.0.0","name":"sbnet","type":"%s"%s,"prevResult":%s}' "$1" "${2:+,$2}" "$PREV"
+}
+MV_EXTRA='"master":"'"$M1"'","ipam":{"type":"static","addresses":[{"address":"10.91.0.11/24","gateway":"10.91.0.1"}],"routes":[{"dst":"0.0.0.0/0"},{"dst":"10.80.0.0/16","gw":"10.91.0.5"}]}'
+cni_with "$MACVLAN" CHECK "$(chk_conf macvlan "$MV_EXTRA")" CNI_NETNS="$POD_path" CNI_IFNAME=net1
+t_ok "our macvlan's CHECK passes: the result's routes are in the table its address's rule looks up"
+cni_with "$SBR" CHECK "$(chk_conf sbr)" CNI_NETNS="$POD_path" CNI_IFNAME=net1
+t_ok "sbr's CHECK passes"
+# The reference's answer on the same chain (docs/macvlan.md): it looks in the main table only.
+ref_check() { # LABEL BINARY (Go: never under PLUGIN_WRAPPER)
+	local wrap=("${T_BASE_WRAP[@]}")
+	T_BASE_WRAP=()
+	T_PLUGIN=$2
+	t_cni CHECK "$(chk_conf macvlan "$MV_EXTRA")" CNI_NETNS="$POD_path" CNI_IFNAME=net1
+	T_BASE_WRAP=("${wrap[@]}")
+	T_PLUGIN=$SBR
+	if [ "$T_RC" != 0 ] && [[ $T_OUT == *"not found in routing table"* || $T_OUT == *"Failed to find Gateway"* ]]; then
+		t_pass "$1's CHECK refuses the chain: $(jq -r .msg <<<"$T_OUT" 2>/dev/null | head -c 160)"
+	else
+		t_fail "$1's CHECK refuses the chain (docs/macvlan.md)" "$(t_last_run)"
+	fi
+}
+ref_check "Debian's macvlan 1.1.1" "$REF/macvlan"
+. "$here/../shared.sh"
+REF191=$(shared_path reference/cni-plugins)
+if [ -r "$REF191/macvlan.xz" ]; then
+	shared_reference_plugins "$T_DIR/v1.9.1" macvlan
+	ref_check "macvlan v1.9.1 (../shared/reference)" "$T_DIR/v1.9.1/macvlan"
+else
+	# The rest runs: the run lists this comparison as not run.
+	shared_missing "$REF191" reference/cni-plugins "reference plugins (v1.9.1 macvlan's answer to the chain's CHECK)"
+fi
+# A route truly missing still fails, naming it; back in place, CHECK passes again.
+ip -n "$POD" route del 10.80.0.0/16 table 100
+cni_with "$MACVLAN" CHECK "$(chk_conf macvlan "$MV_EXTRA")" CNI_NETNS="$POD_path" CNI_IFNAME=net1
+t_err "a route gone from table 100 fails our CHECK" 103 "Expected Route 10.80.0.0/16 via 10.91.0.5 not found in routing table"
+ip -n "$POD" route add 10.80.0.0/16 via 10.91.0.5 dev net1 table 100
+cni_with "$MACVLAN" CHECK "$(chk_conf macvlan "$MV_EXTRA")" CNI_NETNS="$POD_path" CNI_IFNAME=net1
+t_ok "... and passes with it back"
+
 echo "# 2. a second rail on the same subnet, static gateway from the config"
 rail net2 "$M2" '[{"address":"10.91.0.12/24"}]' '[]' '"gateways":["10.91.0.254","fd91::fe"]'
 t_ok "ADD net2"

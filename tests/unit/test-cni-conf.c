@@ -6,12 +6,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/util/error.h"
 #include "common/util/json.h"
+#include "common/util/log.h"
 
 static int parse(const char *json, struct cni_conf *c, struct cni_err *err)
 {
@@ -358,22 +361,82 @@ static void test_gc_attachments(void **state)
 	cni_conf_free(&c);
 }
 
-/* A key near the one looked for, at the top level or in an object; never the key itself. */
-static void test_near_key(void **state)
+/* A member's name against a plugin's keys: known in any case, else the nearest within reach. */
+static void test_key_near(void **state)
 {
-	struct cni_conf c = { 0 };
-	struct cni_err err = { 0 };
+	static const char *const macvlan[] = { "master", "mode", "mtu", "mac", "linkInContainer",
+					       "bcqueuelen", NULL };
+	static const char *const near_pair[] = { "mastery", "master", NULL };
 
 	(void)state;
+	assert_string_equal(cni_conf_key_near("mastr", macvlan, true), "master");
+	assert_string_equal(cni_conf_key_near("linkInContianer", macvlan, true), "linkInContainer");
+	assert_null(cni_conf_key_near("MASTER", macvlan, true));
+	assert_null(cni_conf_key_near("master", macvlan, true));
+	/* Keys of other plugins a config may carry. */
+	assert_null(cni_conf_key_near("isGateway", macvlan, true));
+	assert_null(cni_conf_key_near("vlan", macvlan, true));
+	/* Short keys: one edit only ("mtu" and "mac" are two apart). */
+	assert_string_equal(cni_conf_key_near("mt", macvlan, true), "mtu");
+	assert_string_equal(cni_conf_key_near("mxc", macvlan, true), "mac");
+	assert_null(cni_conf_key_near("mxx", macvlan, true));
+	assert_string_equal(cni_conf_key_near("moed", macvlan, true), "mode");
+	assert_string_equal(cni_conf_key_near("mdoe", macvlan, true), "mode");
+	/* The nearest wins, not the first listed. */
+	assert_string_equal(cni_conf_key_near("mastre", near_pair, false), "master");
+	/* Every config's keys at the top level only. */
+	assert_string_equal(cni_conf_key_near("nmae", macvlan, true), "name");
+	assert_string_equal(cni_conf_key_near("logfil", macvlan, true), "logFile");
+	assert_null(cni_conf_key_near("nmae", macvlan, false));
+	assert_null(cni_conf_key_near("ipam", macvlan, true));
+	assert_null(cni_conf_key_near("nmae", NULL, false));
+}
+
+/* The warnings: one per near miss, in the objects the tables name, each naming both keys. */
+static void test_keys_warn(void **state)
+{
+	static const char *const top[] = { "master", "mode", NULL };
+	static const char *const ipam[] = { "type", "poolName", "poolType", NULL };
+	static const char *const args[] = { "poolNames", NULL };
+	static const struct cni_conf_keys tables[] = {
+		{ NULL, top }, { "ipam", ipam }, { "args.cni", args }, { 0 },
+	};
+	struct cni_conf c = { 0 };
+	struct cni_err err = { 0 };
+	char out[4096] = "";
+	int fds[2];
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	/* Warnings to the pipe, as to a logFile; none to stderr. */
+	log_setup("test", LOG_LEVEL_INFO, LOG_LEVEL_ERROR, fds[1]);
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mastr\":\"eth1\","
-			       "\"ipam\":{\"type\":\"nv-ipam\",\"poolNmae\":\"p\"}}", &c, &err), 0);
-	assert_string_equal(cni_conf_near_key(&c, "", "master"), "mastr");
-	assert_string_equal(cni_conf_near_key(&c, "ipam", "poolName"), "poolNmae");
-	assert_null(cni_conf_near_key(&c, "ipam", "poolType"));
-	assert_null(cni_conf_near_key(&c, "nothere", "master"));
+			       "\"mode\":\"bridge\",\"isGateway\":true,\"nmae\":1,"
+			       "\"ipam\":{\"type\":\"nv-ipam\",\"poolTyp\":\"ippool\",\"PoolName\":\"p\"},"
+			       "\"Args\":{\"CNI\":{\"poolNamse\":[\"p\"],\"mac\":\"x\"}}}", &c, &err), 0);
+	assert_int_equal(cni_conf_keys_warn(c.root, tables, "config"), 4);
+	log_setup("test", LOG_LEVEL_INFO, LOG_LEVEL_WARNING, -1); /* closes the pipe's end */
+	n = read(fds[0], out, sizeof(out) - 1);
+	close(fds[0]);
+	assert_true(n > 0);
+	out[n] = '\0';
+	assert_non_null(strstr(out, "warning: config key \"mastr\" is not one this plugin reads and "
+				    "is ignored: is it \"master\" misspelt?"));
+	assert_non_null(strstr(out, "config key \"nmae\" is not one this plugin reads and is "
+				    "ignored: is it \"name\" misspelt?"));
+	assert_non_null(strstr(out, "\"ipam.poolTyp\" is not one this plugin reads and is ignored: "
+				    "is it \"ipam.poolType\" misspelt?"));
+	assert_non_null(strstr(out, "\"args.cni.poolNamse\" is not one this plugin reads and is "
+				    "ignored: is it \"args.cni.poolNames\" misspelt?"));
+	assert_null(strstr(out, "isGateway"));
 	cni_conf_free(&c);
-	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"MASTER\":\"eth1\"}", &c, &err), 0);
-	assert_null(cni_conf_near_key(&c, "", "master"));
+
+	/* An object of another type, or none: nothing to look at. */
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"ipam\":{},"
+			       "\"args\":{\"cni\":\"poolNamse\"}}", &c, &err), 0);
+	assert_int_equal(cni_conf_keys_warn(c.root, tables, "config"), 0);
+	assert_int_equal(cni_conf_keys_warn(c.root, NULL, "config"), 0);
 	cni_conf_free(&c);
 }
 
@@ -391,7 +454,8 @@ int main(void)
 		cmocka_unit_test(test_typed_getters),
 		cmocka_unit_test(test_dns_and_prev_result),
 		cmocka_unit_test(test_gc_attachments),
-		cmocka_unit_test(test_near_key),
+		cmocka_unit_test(test_key_near),
+		cmocka_unit_test(test_keys_warn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -229,14 +229,15 @@ static void test_child_dies_with_parent(void **state)
 		(void)run("slowipam", CNI_CMD_ADD, &res, &err);
 		_exit(0);
 	}
-	for (int i = 0; i < 500 && !file_exists("slow.pid"); i++)
+	/* Hang guards, the waits below: 20 s for what takes milliseconds. */
+	for (int i = 0; i < 2000 && !file_exists("slow.pid"); i++)
 		usleep(10000);
 	ipam = (pid_t)atoi(read_seen("slow.pid", seen, sizeof(seen)));
 	assert_true(ipam > 0);
 	/* The runtime's timeout kills the plugin: its IPAM plugin goes with it. */
 	assert_int_equal(kill(plugin, SIGKILL), 0);
 	assert_int_equal(waitpid(plugin, &status, 0), plugin);
-	for (int i = 0; i < 200 && kill(ipam, 0) == 0; i++)
+	for (int i = 0; i < 2000 && kill(ipam, 0) == 0; i++)
 		usleep(10000);
 	assert_int_equal(kill(ipam, 0), -1);
 	assert_int_equal(errno, ESRCH);

@@ -68,7 +68,7 @@ struct answer {
 	bool fd_regular; /* trust_open_file(): the descriptor is a regular file */
 };
 
-enum call { CALL_CHECK, CALL_OPEN_FILE };
+enum call { CALL_CHECK, CALL_OPEN_FILE, CALL_OPEN_FOLLOW, CALL_OPEN_DIR_0755 };
 
 static struct answer ask(const char *settings, enum call call, enum trust_area area,
 			 const char *path)
@@ -90,6 +90,10 @@ static struct answer ask(const char *settings, enum call call, enum trust_area a
 		setenv(TRUST_SETTINGS_ENV, settings, 1);
 		if (call == CALL_CHECK)
 			r = trust_path_check(area, "key", path, &err);
+		else if (call == CALL_OPEN_FOLLOW)
+			r = trust_open_file_follow(area, "key", path, &fd, &err);
+		else if (call == CALL_OPEN_DIR_0755)
+			r = trust_open_dir_mode(area, "key", path, 0755, &fd, &err);
 		else
 			r = trust_open_file(area, "key", path, O_RDONLY, 0, &fd, &err);
 		/* Field by field: the error's buffers past their strings are never written. */
@@ -97,8 +101,8 @@ static struct answer ask(const char *settings, enum call call, enum trust_area a
 		w.r = r;
 		w.err.code = err.code;
 		snprintf(w.err.msg, sizeof(w.err.msg), "%s", err.msg);
-		w.fd_regular = call == CALL_OPEN_FILE && r == 0 && fstat(fd, &st) == 0 &&
-			       S_ISREG(st.st_mode);
+		w.fd_regular = call != CALL_CHECK && r == 0 && fstat(fd, &st) == 0 &&
+			       (call == CALL_OPEN_DIR_0755 ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
 		_exit(write(pfd[1], &w, sizeof(w)) == (ssize_t)sizeof(w) ? 0 : 1);
 	}
 	close(pfd[1]);
@@ -139,6 +143,17 @@ static void test_defaults(void **state)
 	/* The file named is missing: the refusal says so. */
 	assert_refused(check(none, TRUST_LOG, "/etc/shadow"), "(\"logDirs\"), a file that does not exist");
 	assert_refused(check(none, TRUST_STATE, "/var/lib/cni/nv-ipamx/store"), "is outside");
+	/* State roots: where primary networks keep their state, host-local's default among them. */
+	assert_int_equal(check(none, TRUST_STATE_ROOT, "/var/lib/cni/networks").r, 0);
+	assert_int_equal(check(none, TRUST_STATE_ROOT, "/run/cni-ipam-state").r, 0);
+	assert_int_equal(check(none, TRUST_STATE_ROOT, "/var/run/cni-ipam-state").r, 0);
+	assert_refused(check(none, TRUST_STATE_ROOT, "/var/lib/cnix/networks"),
+		       "(/var/lib/cni, /run, /var/run)");
+	assert_refused(check(none, TRUST_STATE_ROOT, "/etc/cni/net.d"), "is outside");
+	assert_refused(check(none, TRUST_STATE_ROOT, "/tmp/networks"), "is outside");
+	assert_int_equal(check(none, TRUST_RESOLV, "/etc/resolv.conf").r, 0);
+	assert_int_equal(check(none, TRUST_RESOLV, "/run/systemd/resolve/resolv.conf").r, 0);
+	assert_refused(check(none, TRUST_RESOLV, "/root/resolv.conf"), "(/etc, /run, /var/run)");
 	assert_refused(check(none, TRUST_LOG, "/var/log/../../etc/shadow"),
 		       "without \".\" or \"..\" components");
 	assert_refused(check(none, TRUST_LOG, "/var/log/./x"), "without \".\" or \"..\"");
@@ -197,7 +212,10 @@ static void test_settings_malformed(void **state)
 	} cases[] = {
 		{ "{\"logDirs\": [\"/run/a\"]", "node settings" },
 		{ "[\"/var/log\"]", "expected an object" },
-		{ "{\"logDir\": [\"/run/a\"]}", "unknown key (known: logDirs, confDirs, stateDirs, deviceInfoDirs)" },
+		{ "{\"logDir\": [\"/run/a\"]}",
+		  "unknown key (known: logDirs, confDirs, stateDirs, deviceInfoDirs, stateRoots, "
+		  "resolvConfDirs)" },
+		{ "{\"stateRoots\": [\"/var/lib/cni/../..\"]}", "\"stateRoots\"[0] must be an absolute" },
 		{ "{\"logDirs\": \"/run/a\"}", "node settings" },
 		{ "{\"logDirs\": [\"run/a\"]}", "\"logDirs\"[0] must be an absolute path" },
 		{ "{\"confDirs\": [\"/etc\", \"/etc/../root\"]}", "\"confDirs\"[1] must be an absolute" },
@@ -260,6 +278,77 @@ static void test_open_beneath(void **state)
 	assert_int_equal(a.err.code, CNI_OK);
 }
 
+/*
+ * A file only read may be reached through links, as long as the file itself is inside the
+ * area: /etc/resolv.conf leading into /run. What it leads to is checked, not its name.
+ */
+static void test_open_follow(void **state)
+{
+	char json[512];
+	const char *s;
+	struct answer a;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(mkdir(at("etc"), 0700), 0);
+	assert_int_equal(mkdir(at("run"), 0700), 0);
+	assert_int_equal(mkdir(at("other"), 0700), 0);
+	f = fopen(at("run/stub-resolv.conf"), "w");
+	assert_non_null(f);
+	fclose(f);
+	f = fopen(at("other/secret"), "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(symlink(at("run/stub-resolv.conf"), at("etc/resolv.conf")), 0);
+	assert_int_equal(symlink(at("other/secret"), at("etc/leak.conf")), 0);
+	assert_int_equal(symlink(at("run"), at("etc/run-link")), 0);
+	assert_int_equal(mkfifo(at("run/fifo"), 0600), 0);
+	/* An area directory reached through a link of the node's counts as where it leads. */
+	assert_int_equal(symlink(at("run"), at("var-run")), 0);
+	snprintf(json, sizeof(json), "{\"resolvConfDirs\": [\"%s\", \"%s\"]}", at("etc"), at("var-run"));
+	s = settings_write(json, 0644);
+
+	a = ask(s, CALL_OPEN_FOLLOW, TRUST_RESOLV, at("etc/resolv.conf"));
+	assert_int_equal(a.r, 0);
+	assert_true(a.fd_regular);
+	a = ask(s, CALL_OPEN_FOLLOW, TRUST_RESOLV, at("etc/run-link/stub-resolv.conf"));
+	assert_int_equal(a.r, 0);
+	assert_refused(ask(s, CALL_OPEN_FOLLOW, TRUST_RESOLV, at("etc/leak.conf")), "leads to");
+	assert_refused(ask(s, CALL_OPEN_FOLLOW, TRUST_RESOLV, at("other/secret")), "is outside");
+	assert_refused(ask(s, CALL_OPEN_FOLLOW, TRUST_RESOLV, at("var-run/fifo")),
+		       "is not a regular file");
+	assert_refused(ask(s, CALL_OPEN_FOLLOW, TRUST_RESOLV, at("etc")), "but a directory");
+	a = ask(s, CALL_OPEN_FOLLOW, TRUST_RESOLV, at("etc/none"));
+	assert_int_equal(a.r, -ENOENT);
+	assert_int_equal(a.err.code, CNI_OK);
+}
+
+/* A state directory made with the mode a program sharing it uses, its root included. */
+static void test_open_dir_mode(void **state)
+{
+	char json[512];
+	const char *s;
+	struct answer a;
+	struct stat st;
+	mode_t old = umask(022);
+
+	(void)state;
+	snprintf(json, sizeof(json), "{\"stateRoots\": [\"%s\"]}", at("root/lib"));
+	s = settings_write(json, 0644);
+	a = ask(s, CALL_OPEN_DIR_0755, TRUST_STATE_ROOT, at("root/lib/networks/net0"));
+	umask(old);
+	assert_int_equal(a.r, 0);
+	assert_true(a.fd_regular);
+	assert_int_equal(stat(at("root/lib/networks/net0"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(stat(at("root/lib"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(symlink("/etc", at("root/lib/etc")), 0);
+	assert_refused(ask(s, CALL_OPEN_DIR_0755, TRUST_STATE_ROOT, at("root/lib/etc/x")),
+		       "a symbolic link is on the way");
+	assert_refused(ask(s, CALL_OPEN_DIR_0755, TRUST_STATE_ROOT, at("root/libx")), "is outside");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +357,8 @@ int main(void)
 		cmocka_unit_test(test_settings_file_refused),
 		cmocka_unit_test(test_settings_malformed),
 		cmocka_unit_test(test_open_beneath),
+		cmocka_unit_test(test_open_follow),
+		cmocka_unit_test(test_open_dir_mode),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -112,7 +112,8 @@ static void test_modes(void **state)
 		assert_int_equal(c.mode, ok[i].mode);
 	}
 	expect_refused("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mode\":\"source\"}", "",
-		       CNI_ERR_INVALID_CONFIG, "unknown macvlan mode: \"source\"");
+		       CNI_ERR_INVALID_CONFIG,
+		       "unknown macvlan mode: \"source\" (one of bridge, private, vepa, passthru)");
 	expect_refused("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mode\":\"Bridge\"}", "",
 		       CNI_ERR_INVALID_CONFIG, "unknown macvlan mode");
 	expect_refused("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"mode\":4}", "", CNI_ERR_DECODE,

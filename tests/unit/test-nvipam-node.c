@@ -548,10 +548,12 @@ static void test_start_checks(void **state)
 	assert_non_null(fp);
 	fclose(fp);
 	assert_int_equal(node_check_install(&f, &err), 0);
-	/* A directory as the bin file: refused; skipped: not looked at. */
+	/* A directory as the bin file: refused, naming the file to give; skipped: not looked at. */
 	f.cni_nv_ipam_bin_file = dir;
 	err = (struct cni_err){ 0 };
-	assert_int_equal(node_check_install(&f, &err), -EINVAL);
+	assert_int_equal(node_check_install(&f, &err), -EISDIR);
+	assert_int_equal(err.code, CNI_ERR_INVALID_CONFIG);
+	assert_non_null(strstr(err.msg, "is a directory: it names the nv-ipam binary itself"));
 	f.cni_skip_binary_copy = true;
 	assert_int_equal(node_check_install(&f, &err), 0);
 	assert_int_equal(unlink(path), 0);

@@ -149,6 +149,72 @@ static void test_torn_tail(void **state)
 	nvipam_store_close(s);
 }
 
+/*
+ * A power loss before the sync can leave a line unwritten (zeros) while a later unsynced
+ * line landed (the file system wrote their blocks in another order): from the zeros on is
+ * a torn tail, not damage, and the next writer cuts it.
+ */
+static void test_power_loss_hole(void **state)
+{
+	_cleanup_free_ char *path = path_in("store");
+	_cleanup_free_ char *log = path_in("store.d/pool1.log");
+	_cleanup_free_ char *later = log_line("A\tr\t\t\t10.0.0.7\tlanded\tnet1\tn\t\t\t\t\t2024-06-14T10:00:00Z");
+	const char *keys[] = { "pool1", NULL };
+	struct nvipam_store *s;
+	char zeros[40] = { 0 };
+	char *text;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	for (int whole_line = 0; whole_line < 2; whole_line++) {
+		(void)unlink(log);
+		open_ok(path, &s);
+		add_ok(s, "pool1", "10.0.0.1", "c1", "net1", true);
+		commit_ok(s);
+		nvipam_store_close(s);
+		f = fopen(log, "a");
+		assert_non_null(f);
+		/* Zeros then a whole later line; or a line's start, zeros, and its newline. */
+		if (whole_line) {
+			fwrite(zeros, 1, sizeof(zeros), f);
+			fputs(later, f);
+		} else {
+			fputs("D\tc1\t", f);
+			fwrite(zeros, 1, sizeof(zeros), f);
+			fputs("\n", f);
+			fputs(later, f);
+		}
+		fclose(f);
+		open_ok(path, &s);
+		assert_int_equal(nvipam_store_count(s), 1);
+		nvipam_store_close(s);
+		open_pools_ok(path, keys, &s);
+		assert_null(nvipam_store_find(s, "pool1", "landed", "net1"));
+		assert_non_null(nvipam_store_find(s, "pool1", "c1", "net1"));
+		add_ok(s, "pool1", "10.0.0.2", "c2", "net1", true);
+		commit_ok(s);
+		nvipam_store_close(s);
+		text = read_all(log, &len);
+		assert_int_equal(strlen(text), len);
+		assert_null(strstr(text, "landed"));
+		free(text);
+		open_ok(path, &s);
+		assert_int_equal(nvipam_store_count(s), 2);
+		nvipam_store_close(s);
+	}
+	/* A log of zeros only: its header never landed, nothing was ever in it. */
+	write_all(log, zeros, sizeof(zeros));
+	open_pools_ok(path, keys, &s);
+	assert_int_equal(nvipam_store_count(s), 0);
+	add_ok(s, "pool1", "10.0.0.3", "c3", "net1", true);
+	commit_ok(s);
+	nvipam_store_close(s);
+	open_ok(path, &s);
+	assert_int_equal(nvipam_store_count(s), 1);
+	nvipam_store_close(s);
+}
+
 static void test_torn_header(void **state)
 {
 	_cleanup_free_ char *path = path_in("store");
@@ -946,6 +1012,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_path_of_another_store, helper_setup,
 						helper_teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, helper_setup, helper_teardown),
+		cmocka_unit_test_setup_teardown(test_power_loss_hole, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_torn_header, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_logs_untouched, helper_setup, helper_teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_headers_and_checksums, helper_setup,

@@ -180,6 +180,42 @@ static void test_write_atomic(void **state)
 	assert_int_equal(access(tmp, F_OK), -1);
 }
 
+/* The same replacement, the directory left for the caller to sync. */
+static void test_replace_at(void **state)
+{
+	char sub[300], tmp[320];
+	const char *step = NULL;
+	char *data = NULL;
+	size_t len = 0;
+	struct stat st;
+	int dirfd;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/r", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	dirfd = open(sub, O_RDONLY | O_DIRECTORY);
+	assert_true(dirfd >= 0);
+	assert_int_equal(file_replace_at(dirfd, "rec", "one", 3, 0600, &step), 0);
+	assert_int_equal(file_replace_at(dirfd, "rec", "second", 6, 0640, &step), 0);
+	snprintf(sub, sizeof(sub), "%s/r/rec", dir);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	assert_int_equal(file_read(sub, 100, &data, &len), 0);
+	assert_string_equal(data, "second");
+	free(data);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", sub, (long)getpid());
+	assert_int_equal(access(tmp, F_OK), -1);
+	/* A name that is a directory: the rename fails, nothing is left. */
+	assert_int_equal(mkdirat(dirfd, "d", 0700), 0);
+	assert_int_equal(mkdirat(dirfd, "d/x", 0700), 0);
+	assert_true(file_replace_at(dirfd, "d", "y", 1, 0600, &step) < 0);
+	assert_string_equal(step, "rename");
+	assert_int_equal(faccessat(dirfd, "d", F_OK, 0), 0);
+	snprintf(tmp, sizeof(tmp), "d.tmp.%ld", (long)getpid());
+	assert_int_equal(faccessat(dirfd, tmp, F_OK, 0), -1);
+	close(dirfd);
+}
+
 /*
  * Only "<name>.tmp.<digits>" goes: the file itself, its lock, longer names that share the
  * prefix and files of other names that hold ".tmp." (a pool may be named "gpu.tmp.a" or
@@ -243,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_not_regular),
 		cmocka_unit_test(test_fd_bound),
 		cmocka_unit_test(test_write_atomic),
+		cmocka_unit_test(test_replace_at),
 		cmocka_unit_test(test_sweep_temps),
 	};
 

@@ -193,6 +193,29 @@ static void test_near(void **state)
 			       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2));
 }
 
+/* The distance itself, each kind of edit counted once, and the bound. */
+static void test_distance(void **state)
+{
+	(void)state;
+	assert_int_equal(text_distance("sysctl", "sysctl", 2), 0);
+	assert_int_equal(text_distance("SYSCTL", "sysctl", 2), 0);
+	assert_int_equal(text_distance("sysctls", "sysctl", 2), 1);     /* added */
+	assert_int_equal(text_distance("poolTyp", "poolType", 2), 1);   /* dropped */
+	assert_int_equal(text_distance("tabel", "table", 2), 1);        /* swapped */
+	assert_int_equal(text_distance("gatewys", "gateways", 2), 1);
+	assert_int_equal(text_distance("mester", "master", 2), 1);      /* changed */
+	assert_int_equal(text_distance("addSourceHint", "addSourceHints", 2), 1);
+	assert_int_equal(text_distance("mstr", "master", 2), 2);
+	assert_int_equal(text_distance("mtu", "mac", 2), 2);
+	assert_int_equal(text_distance("ca", "abc", 3), 3);             /* a swap is not edited again */
+	/* Beyond the bound: bound + 1, whatever the distance. */
+	assert_int_equal(text_distance("mode", "master", 2), 3);
+	assert_int_equal(text_distance("x", "abcdef", 2), 3);
+	assert_int_equal(text_distance("mtu", "mac", 1), 2);
+	assert_int_equal(text_distance("", "", 0), 0);
+	assert_int_equal(text_distance("", "ab", 2), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_hashes),
 		cmocka_unit_test(test_rfc3339),
 		cmocka_unit_test(test_near),
+		cmocka_unit_test(test_distance),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,9 +30,9 @@
  * must still find every binary the reference image installs there.
  */
 static const char *const suite[] = {
-	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "bridge",
-	"host-local", "ipvlan", "vlan", "ptp", "loopback", "portmap", "bandwidth", "firewall",
-	"vrf", "dhcp",
+	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "loopback",
+	"host-local", "bridge", "ipvlan", "vlan", "ptp", "portmap", "bandwidth", "firewall", "vrf",
+	"dhcp",
 };
 
 /*
@@ -62,9 +62,9 @@ static void usage(FILE *f)
 		"ones alone, then waits for SIGTERM or SIGINT and exits 0. nv-ipam and\n"
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
-		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap bridge\n"
-		"(this suite's) or host-local ipvlan vlan ptp loopback portmap bandwidth\n"
-		"firewall vrf dhcp (carried: built static from Debian's source of\n"
+		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap loopback\n"
+		"host-local bridge (this suite's) or ipvlan vlan ptp portmap bandwidth firewall\n"
+		"vrf dhcp (carried: built static from Debian's source of\n"
 		"containernetworking-plugins; --version says which release).\n"
 		"\n"
 		"  --cni-bin-dir=DIR      target directory, must exist [%s]\n"
@@ -308,7 +308,8 @@ int main(int argc, char **argv)
 		return r < 0 ? 1 : 0;
 	if (choose(&o) < 0)
 		return 1;
-	log_setup("cni-install", LOG_LEVEL_INFO, -1);
+	/* A container's entrypoint: its stderr is the pod's log. */
+	log_setup("cni-install", LOG_LEVEL_INFO, LOG_LEVEL_INFO, -1);
 	/*
 	 * Held from the start: a SIGTERM during the copies ends the process once
 	 * they are done, not half-way; as PID 1 of a container it must be caught

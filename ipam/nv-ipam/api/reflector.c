@@ -243,12 +243,18 @@ static void note(struct api_reflector *r, enum api_reflector_note what, const ch
 {
 	char msg[1536];
 	va_list ap;
+	int n;
 
 	if (!r->cfg.note)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* A failure waits the backoff next: said, the pacing is read from the log, not timed. */
+	if (n >= 0 && (size_t)n < sizeof(msg) &&
+	    (what == API_NOTE_LIST_FAILED || what == API_NOTE_EXPIRED ||
+	     what == API_NOTE_WATCH_FAILED || what == API_NOTE_BAD_EVENT))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, " (next try in %u ms)", r->backoff_ms);
 	r->cfg.note(r->cfg.ctx, what, msg);
 }
 

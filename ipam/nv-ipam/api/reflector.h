@@ -9,7 +9,11 @@
 struct api_client;
 struct json_object;
 
-/* What the reflector tells its owner, for logs and metrics (it logs nothing itself). */
+/*
+ * What the reflector tells its owner, for logs and metrics (it logs nothing itself). The
+ * failures (LIST_FAILED, EXPIRED, WATCH_FAILED, BAD_EVENT) are each followed by a backoff:
+ * their @msg ends with it, " (next try in N ms)".
+ */
 enum api_reflector_note {
 	API_NOTE_LISTED,        /* a list replaced the objects (@msg: how many) */
 	API_NOTE_ABSENT,        /* the collection is not served (404: its CRD is not installed) */

@@ -427,6 +427,7 @@ static int start_servers(const struct controller_flags *f, struct serve **probes
 			 struct serve **metrics_srv, struct serve **hook_srv, char **cert, char **key)
 {
 	struct cni_err err = { 0 };
+	char hbuf[128], mbuf[128], wbuf[128];
 
 	if (strcmp(f->metrics_bind_address, f->health_probe_bind_address) == 0) {
 		if (serve_start(f->health_probe_bind_address, all_routes, 3, probes, &err) < 0)
@@ -443,11 +444,15 @@ static int start_servers(const struct controller_flags *f, struct serve **probes
 		}
 		if (serve_start_tls(f->webhook_bind_address, webhook_routes, 2, *cert, *key, hook_srv, &err) < 0)
 			return serve_failed(&err);
-		klog_info(0, "serving the validating webhook", "address", f->webhook_bind_address,
+		klog_info(0, "serving the validating webhook", "address",
+			  serve_address(f->webhook_bind_address, *hook_srv, wbuf, sizeof(wbuf)),
 			  "certificate", *cert, NULL);
 	}
-	klog_info(0, "serving", "probes", f->health_probe_bind_address, "metrics",
-		  f->metrics_bind_address, NULL);
+	/* The ports bound: with port 0 the kernel chose them. */
+	klog_info(0, "serving", "probes",
+		  serve_address(f->health_probe_bind_address, *probes, hbuf, sizeof(hbuf)), "metrics",
+		  serve_address(f->metrics_bind_address, *metrics_srv ? *metrics_srv : *probes, mbuf,
+				sizeof(mbuf)), NULL);
 	return 0;
 }
 

@@ -186,17 +186,6 @@ static int check_flags(const struct node_flags *f, FILE *err)
 	return 0;
 }
 
-/* @addr as bound: its port the one listened on (the kernel's choice for port 0). */
-static const char *bound(const char *addr, const struct serve *srv, char *buf, size_t len)
-{
-	const char *colon = strrchr(addr, ':');
-
-	if (!srv || !colon)
-		return addr;
-	snprintf(buf, len, "%.*s:%d", (int)(colon - addr), addr, serve_port(srv));
-	return buf;
-}
-
 /*
  * Every bind address listened on (the probes' handlers read only what main() set up). A
  * predecessor ending its handover listens until it exits: an address in use is tried
@@ -237,9 +226,10 @@ static int start_servers(const struct node_flags *f, const sigset_t *sigs, struc
 		if (sigtimedwait(sigs, NULL, &tick) > 0)
 			return -ECANCELED;
 	}
-	klog_info(0, "serving", "probes", bound(f->health_probe_bind_address, *probes, hbuf, sizeof(hbuf)),
-		  "metrics", bound(f->metrics_bind_address, *metrics_srv ? *metrics_srv : *probes, mbuf,
-				   sizeof(mbuf)), NULL);
+	klog_info(0, "serving", "probes",
+		  serve_address(f->health_probe_bind_address, *probes, hbuf, sizeof(hbuf)), "metrics",
+		  serve_address(f->metrics_bind_address, *metrics_srv ? *metrics_srv : *probes, mbuf,
+				sizeof(mbuf)), NULL);
 	return 0;
 }
 

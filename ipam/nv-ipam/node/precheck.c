@@ -43,8 +43,15 @@ int node_check_install(const struct node_flags *f, struct cni_err *err)
 	_cleanup_free_ char *tool = NULL;
 	int r;
 
+	struct stat st;
+
 	if (f->cni_skip_binary_copy)
 		return 0;
+	/* The flag's name says file; a directory is the likely mistake, and says its fix. */
+	if (stat(bin, &st) == 0 && S_ISDIR(st.st_mode))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EISDIR,
+				   "cni-nv-ipam-bin-file %s is a directory: it names the nv-ipam binary "
+				   "itself, with nv-ipam-tool beside it (%s/nv-ipam)", bin, bin);
 	r = check_source(bin, "cni-nv-ipam-bin-file", err);
 	if (r < 0)
 		return r;

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "common/cni/args.h"
+#include "common/cni/conf-keys.h"
 #include "common/cni/conf.h"
 #include "common/cni/plugin.h"
 #include "common/cni/trust.h"
@@ -27,6 +28,28 @@
 #define NVIPAM_PATH_MAX_LEN 3968
 #define NVIPAM_LOCK_TIMEOUT_MAX_MS 600000
 #define NVIPAM_LOG_LEVEL_DEFAULT "info"
+
+/* What layer_read() reads, from the ipam section and from nv-ipam.conf alike. */
+static const char *const layer_keys[] = {
+	"type", "poolName", "poolType", "forcePoolName", "confDir", "poolFile", "storeFile",
+	"lockTimeoutMs", "releasedIPCooldownSeconds", "logFile", "logLevel", "daemonSocket",
+	"daemonCallTimeoutSeconds", NULL,
+};
+static const char *const args_keys[] = {
+	"poolNames", "poolType", "ips", "allocateDefaultGateway", "allocateIPWithIndex", NULL,
+};
+
+const struct cni_conf_keys nvipam_config_keys[] = {
+	{ "ipam", layer_keys },
+	{ "args.cni", args_keys },
+	{ 0 },
+};
+
+/* nv-ipam.conf: the same keys at its top level. */
+static const struct cni_conf_keys file_keys[] = {
+	{ NULL, layer_keys },
+	{ 0 },
+};
 
 /* The keys one level of the precedence may set; NULL (or "") means "not set here". */
 struct nvipam_layer {
@@ -214,13 +237,8 @@ static int resolve_pools(const struct cni_ctx *ctx, const struct nvipam_layer *i
 		file->has_force_pool_name ? file->force_pool_name : false;
 	pool_name = in->pool_name ? in->pool_name : file->pool_name;
 	if (!pool_name && !force) {
-		const char *near = cni_conf_near_key(&ctx->conf, "ipam", "poolName");
-
 		pool_name = ctx->conf.name;
 		c->pool_from_name = true;
-		if (near)
-			log_warning("the ipam config has \"%s\", which is not a key: is it \"poolName\" "
-				    "misspelt? The pool is the network's name, \"%s\"", near, pool_name);
 	}
 	if (!pool_name || !*pool_name)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL, "no pool provided");
@@ -536,6 +554,8 @@ int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope
 		return r;
 	if (file_root && (r = layer_read(file_root, conf_file, &file, err)) < 0)
 		return r;
+	if (file_root)
+		cni_conf_keys_warn(file_root, file_keys, conf_file);
 
 	c = calloc(1, sizeof(*c));
 	if (!c)

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/util/ipaddr.h"
 #include "ipam/nv-ipam/pool/pool.h"
 #include "ipam/nv-ipam/store/store.h"
@@ -68,3 +69,6 @@ enum nvipam_config_scope {
  */
 int nvipam_config_load(const struct cni_ctx *ctx, enum nvipam_config_scope scope,
 		       struct nvipam_config **ret, struct cni_err *err);
+
+/* The keys nv-ipam reads from a network config, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys nvipam_config_keys[];

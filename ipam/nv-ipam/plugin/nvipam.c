@@ -81,11 +81,15 @@ static const struct nvipam_pool *find_pool(const struct session *s, size_t i, st
 {
 	const struct nvipam_pool *p = nvipam_pools_find(&s->pools, s->conf->pool_keys[i]);
 
+	/* The reference's words, then what the node has: the fix is one of those names. */
 	if (!p)
 		cni_err_set(err, CNI_ERR_POOL_NOT_FOUND, -ENOENT,
-			    "configuration for pool \"%s\", poolType \"%s\" not found in %s%s",
-			    s->conf->pool_names[i], nvipam_pool_type_name(s->conf->pool_type), s->conf->pool_file,
-			    s->conf->pool_from_name ? " (the network's name: the config gives no poolName)" : "");
+			    "configuration for pool \"%s\", poolType \"%s\" not found in %s%s; this "
+			    "node's pools: %s", s->conf->pool_names[i],
+			    nvipam_pool_type_name(s->conf->pool_type), s->conf->pool_file,
+			    s->conf->pool_from_name ? " (the network's name: the config gives no poolName)" : "",
+			    s->pools.names[0] ? s->pools.names :
+			    "none (the controller has given this node no block of any pool yet)");
 	return p;
 }
 
@@ -486,6 +490,7 @@ out:
 const struct cni_plugin nvipam_plugin = {
 	.name = "nv-ipam",
 	.summary = "nv-ipam: addresses from this node's IPPool/CIDRPool blocks, in a file-locked store",
+	.keys = nvipam_config_keys,
 	/* Logging set up once, from the ipam section and nv-ipam.conf: never from the
 	 * interface plugin's logFile. */
 	.ipam = true,

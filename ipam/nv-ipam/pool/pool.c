@@ -298,6 +298,26 @@ static bool wanted(const char *key, const char *const *keys, size_t n_keys)
 	return !keys;
 }
 
+/*
+ * A pool of the file in @pools->names, its name and type as a network config gives them;
+ * once one does not fit, no later one is shown (room is kept for " and N more").
+ */
+static void name_add(struct nvipam_pools *pools, const char *key, size_t *shown)
+{
+	static const char cidr[] = "cidrpool/";
+	bool is_cidr = strncmp(key, cidr, sizeof(cidr) - 1) == 0;
+	const char *name = is_cidr ? key + sizeof(cidr) - 1 : key;
+	size_t o = strlen(pools->names);
+
+	if (*shown == SIZE_MAX || o + strlen(name) + 40 > sizeof(pools->names)) {
+		*shown = SIZE_MAX;
+		return;
+	}
+	snprintf(pools->names + o, sizeof(pools->names) - o, "%s\"%s\" (%s)", o ? ", " : "", name,
+		 is_cidr ? "cidrpool" : "ippool");
+	(*shown)++;
+}
+
 static int parse_some(const char *json, size_t len, const char *origin, const char *const *keys,
 		      size_t n_keys, struct nvipam_pools *ret, struct cni_err *err)
 {
@@ -306,7 +326,7 @@ static int parse_some(const char *json, size_t len, const char *origin, const ch
 	struct json_object *map = NULL;
 	struct json_object_iterator it, end;
 	char what[1100];
-	size_t n, seen = 0;
+	size_t n, seen = 0, shown = 0, listed = 0;
 	int r;
 
 	snprintf(what, sizeof(what), "node pool file %s", origin);
@@ -333,6 +353,9 @@ static int parse_some(const char *json, size_t len, const char *origin, const ch
 		const char *key = json_object_iter_peek_name(&it);
 		size_t index = seen++;
 
+		name_add(&pools, key, &shown);
+		if (shown != SIZE_MAX)
+			listed = shown;
 		if (!wanted(key, keys, n_keys))
 			continue;
 		/* Counted first so a half-read pool is released with the others. */
@@ -343,6 +366,9 @@ static int parse_some(const char *json, size_t len, const char *origin, const ch
 			return r;
 		}
 	}
+	if (listed < seen)
+		snprintf(pools.names + strlen(pools.names), sizeof(pools.names) - strlen(pools.names),
+			 " and %zu more", seen - listed);
 	*ret = pools;
 	return 0;
 }

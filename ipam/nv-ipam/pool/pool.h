@@ -44,6 +44,11 @@ struct nvipam_pool {
 struct nvipam_pools {
 	struct nvipam_pool *pools;
 	size_t n;
+	/*
+	 * Every pool of the file, loaded or not, for a message naming what the node has:
+	 * "a" (ippool), "b" (cidrpool), ... ("and N more" past the room), "" for none.
+	 */
+	char names[400];
 };
 
 /**

@@ -506,6 +506,16 @@ int serve_port(const struct serve *s)
 	return s->port;
 }
 
+const char *serve_address(const char *addr, const struct serve *s, char *buf, size_t len)
+{
+	const char *colon = strrchr(addr, ':');
+
+	if (!s || !colon)
+		return addr;
+	snprintf(buf, len, "%.*s:%d", (int)(colon - addr), addr, s->port);
+	return buf;
+}
+
 void serve_stop(struct serve *s)
 {
 	if (!s)

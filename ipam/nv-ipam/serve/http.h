@@ -103,6 +103,19 @@ int serve_reload_tls(struct serve *s, struct cni_err *err);
 int serve_port(const struct serve *s);
 
 /**
+ * serve_address() - a bind address as bound: its port the one listened on
+ * @addr: the address as given ("127.0.0.1:0", ":8080")
+ * @s: the server listening on it (NULL: @addr as it is)
+ * @buf: room for the text
+ * @len: its size
+ *
+ * For the log line that says where a server is: with port 0 the kernel chose the port.
+ *
+ * Return: @buf, or @addr when there is nothing to change.
+ */
+const char *serve_address(const char *addr, const struct serve *s, char *buf, size_t len);
+
+/**
  * serve_stop() - stop answering and release the server
  * @s: server (NULL does nothing)
  */

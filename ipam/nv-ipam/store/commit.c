@@ -121,6 +121,14 @@ static void pool_snapshot(struct nvipam_store *s, struct store_pool *p)
 
 	if (d->n_lines - d->snap_lines < STORE_SNAP_EVERY || store_base_pull_all(s, p) < 0)
 		return;
+	/*
+	 * The lines it covers go to disk first. A snapshot on disk over lines a power loss
+	 * took would be read in their place, and the log after the hole they left would no
+	 * longer be read past it (format.c): what is appended later would be lost.
+	 */
+	if (fdatasync(d->log_fd) < 0)
+		return;
+	d->unsynced = false;
 	store_snap_build(&b, p->key, &at, s->allocs, s->n_allocs);
 	if (!b.oom && store_disk_write_snap(s, d, b.data, b.len) == 0)
 		d->snap_lines = d->n_lines;

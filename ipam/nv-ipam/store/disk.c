@@ -464,8 +464,6 @@ int store_disk_write_snap(struct nvipam_store *s, struct store_pool_disk *d, con
 	if (fd < 0)
 		return -errno;
 	r = file_pwrite_all(fd, data, len, 0);
-	if (r >= 0 && fsync(fd) < 0)
-		r = -errno;
 	if (r >= 0 && renameat(s->pool_dir_fd, tmp, s->pool_dir_fd, name) < 0)
 		r = -errno;
 	if (r < 0)

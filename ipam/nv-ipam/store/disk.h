@@ -125,14 +125,18 @@ int store_disk_map_snap(struct nvipam_store *s, struct store_pool_disk *d);
 void store_disk_unmap_snap(struct store_pool_disk *d);
 
 /**
- * store_disk_write_snap() - replace a pool's snapshot: temporary file, sync, rename
+ * store_disk_write_snap() - replace a pool's snapshot: temporary file, rename
  * @s: store
  * @d: the pool's files
  * @data: the snapshot
  * @len: its length
  *
- * The directory is not synced: a rename lost in a crash leaves the older snapshot,
- * which still matches an earlier point of the same log.
+ * Neither the file nor the directory is synced: a snapshot is a cache checked by its
+ * sums. A power loss leaves the older one (a rename lost; it still matches an earlier
+ * point of the same log) or a new one torn or empty, which fails its sums and is not
+ * used: the log is read instead until the next snapshot (the crash-state explorer,
+ * tests/crash, finds no state that loses anything without the sync). The lines it
+ * covers must be on disk before it is written.
  *
  * Return: 0 on success, negative errno on failure (the old snapshot stays).
  */

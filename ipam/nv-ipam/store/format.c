@@ -213,12 +213,18 @@ static int next_line(struct store_reader *r, struct fields *f, struct cni_err *e
 	if (r->pos >= r->len)
 		return 0;
 	end = memchr(line, '\n', len);
-	if (!end) {
+	n = end ? (size_t)(end - line) : len;
+	/*
+	 * No writer writes a NUL (every string is escaped): a line holding one is space a
+	 * power loss left unwritten, as unsynced lines written after it landed. Everything
+	 * from it on was never synced (a sync writes all of the file before it), so it is a
+	 * torn tail like a line without its newline, cut by the next writer.
+	 */
+	if (!end || memchr(line, '\0', n)) {
 		r->torn = true;
 		return 0;
 	}
 	r->line_no++;
-	n = (size_t)(end - line);
 	r->pos += n + 1;
 	if (n > STORE_FORMAT_LINE_MAX)
 		return fail(err, r, "longer than the longest line written");

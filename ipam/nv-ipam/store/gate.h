@@ -82,7 +82,7 @@ bool store_handover_recorded(const struct nvipam_store *s);
 /**
  * store_handover_record() - record the reference store file being taken over
  * @s: store under the exclusive node lock; its @adopted, when set, is written as
- *     "<name>.adopted" (whole, by rename) and let go
+ *     "<name>.adopted" (whole, by rename; the caller syncs the directory) and let go
  * @err: code 5 when it cannot be written
  *
  * Called before the store file is replaced by the one pointing at the pool logs.

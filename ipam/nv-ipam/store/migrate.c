@@ -635,8 +635,9 @@ int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_k
 	r = parse_versioned(data, len, &root, &version, why);
 	if (r < 0)
 		return r;
+	/* Parsed, yet not a store at all: another file named in its place. */
 	if (r == 0)
-		return corrupt(why, -EINVAL, "field \"version\" is missing");
+		return corrupt(why, -ENOMSG, "field \"version\" is missing");
 	if (is_reference(root)) {
 		*ret_kind = STORE_FILE_REFERENCE;
 		r = reference_read(root, version, &l, why);

@@ -55,8 +55,8 @@ struct store_legacy {
  * with the network name unknown (""). Duplicates are not checked here. Any other JSON
  * object of "version" 2 is the current store file, written by hand.
  *
- * Return: 0 on success, -EPROTONOSUPPORT for another version, -EINVAL for a corrupt
- * file, -ENOMEM.
+ * Return: 0 on success, -EPROTONOSUPPORT for another version, -ENOMSG for JSON without
+ * a "version" (not a store), -EINVAL for a corrupt file, -ENOMEM.
  */
 int store_migrate_read(const char *data, size_t len, enum store_file_kind *ret_kind,
 		       struct store_legacy *ret, struct cni_err *why);

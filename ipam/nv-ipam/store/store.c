@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/util/cleanup.h"
@@ -91,6 +92,9 @@ static int file_read(struct nvipam_store *s, enum store_file_kind *ret_kind,
 		if (r == -EPROTONOSUPPORT)
 			return cni_err_set(err, CNI_ERR_IO, r, "store file %s has an %s", s->path,
 					   why.msg);
+		if (r == -ENOMSG)
+			return cni_err_set(err, CNI_ERR_IO, r, "%s is not a store (%s): the store is the "
+					   "file nv-ipam.conf's storeFile names", s->path, why.msg);
 		if (r < 0)
 			return cni_err_set(err, CNI_ERR_IO, r, "store file %s is corrupt: %s", s->path,
 					   why.msg);
@@ -303,8 +307,42 @@ static int load_whole(struct nvipam_store *s, bool allow_dups, struct cni_err *e
 	return r;
 }
 
+/*
+ * The node lock if its file is there, without making it: a store whose lock file is
+ * missing was never opened by nv-ipam, so nothing of ours writes it. Nothing held then.
+ */
+static int lock_existing(struct nvipam_store *s, bool exclusive, struct cni_err *err)
+{
+	_cleanup_free_ char *name = NULL;
+	int fd;
+
+	if (asprintf(&name, "%s.lock", s->name) < 0) {
+		name = NULL;
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	}
+	fd = openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0)
+		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot open store lock %s.lock: %s",
+				   s->path, strerror(errno));
+	s->lock_fd = fd;
+	return store_disk_lock_node(s, exclusive, err);
+}
+
+/* Whether the node lock's file is there now. */
+static bool lock_file_exists(const struct nvipam_store *s)
+{
+	char name[NAME_MAX + 8];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%s.lock", s->name);
+	return fstatat(s->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+}
+
+/* @read_only: no file made (the lock's included) or removed, for a command that only reads. */
 static int open_whole(const char *path, bool confined, unsigned int timeout_ms, bool inspect,
-		      bool owner, struct nvipam_store **ret, struct cni_err *err)
+		      bool owner, bool read_only, struct nvipam_store **ret, struct cni_err *err)
 {
 	struct nvipam_store *s = NULL;
 	int r;
@@ -313,14 +351,14 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 	if (r >= 0)
 		r = store_disk_open_dir(s, confined, err);
 	if (r >= 0)
-		r = store_disk_lock_node(s, true, err);
+		r = read_only ? lock_existing(s, true, err) : store_disk_lock_node(s, true, err);
 	if (r >= 0 && owner) {
 		s->owner = true;
 		s->marked = store_handover_marker(s, &s->resume_sum);
 	}
 	if (r >= 0)
 		r = load_whole(s, inspect, err);
-	if (r >= 0)
+	if (r >= 0 && !read_only)
 		store_disk_sweep(s);
 	if (r < 0) {
 		nvipam_store_close(s);
@@ -333,19 +371,33 @@ static int open_whole(const char *path, bool confined, unsigned int timeout_ms, 
 int nvipam_store_open(const char *path, bool confined, unsigned int timeout_ms,
 		      struct nvipam_store **ret, struct cni_err *err)
 {
-	return open_whole(path, confined, timeout_ms, false, false, ret, err);
+	return open_whole(path, confined, timeout_ms, false, false, false, ret, err);
 }
 
 int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms,
 			      struct nvipam_store **ret, struct cni_err *err)
 {
-	return open_whole(path, false, timeout_ms, true, false, ret, err);
+	return open_whole(path, false, timeout_ms, true, false, false, ret, err);
+}
+
+int nvipam_store_open_read(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
+			   struct cni_err *err)
+{
+	int r = open_whole(path, false, timeout_ms, true, false, true, ret, err);
+
+	/* Read unlocked, no lock file: an nv-ipam that made it meanwhile may have been writing. */
+	if (r >= 0 && (*ret)->lock_fd < 0 && lock_file_exists(*ret)) {
+		nvipam_store_close(*ret);
+		*ret = NULL;
+		r = open_whole(path, false, timeout_ms, true, false, true, ret, err);
+	}
+	return r;
 }
 
 int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
 		     struct cni_err *err)
 {
-	return open_whole(path, false, timeout_ms, false, true, ret, err);
+	return open_whole(path, false, timeout_ms, false, true, false, ret, err);
 }
 
 /*
@@ -969,25 +1021,6 @@ const char *nvipam_store_name(const struct nvipam_store *s)
 /* ---- a store handed over, read for the operator tool ---- */
 
 /* The node lock shared, when its file is there: creating it would write into the store. */
-static int lock_shared_existing(struct nvipam_store *s, struct cni_err *err)
-{
-	_cleanup_free_ char *name = NULL;
-	int fd;
-
-	if (asprintf(&name, "%s.lock", s->name) < 0) {
-		name = NULL;
-		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
-	}
-	fd = openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0)
-		return cni_err_set(err, CNI_ERR_IO, -errno, "cannot open store lock %s.lock: %s",
-				   s->path, strerror(errno));
-	s->lock_fd = fd;
-	return store_disk_lock_node(s, false, err);
-}
-
 int nvipam_store_open_handed_over(const char *path, unsigned int timeout_ms,
 				  struct nvipam_store **ret,
 				  struct nvipam_store_handover_info *info, struct cni_err *err)
@@ -1007,7 +1040,7 @@ int nvipam_store_open_handed_over(const char *path, unsigned int timeout_ms,
 		r = store_disk_open_dir(s, false, err);
 	/* Looked at before the lock too: a store not handed over is not locked for nothing. */
 	if (r >= 0 && store_handover_marker(s, &sum))
-		r = lock_shared_existing(s, err);
+		r = lock_existing(s, false, err);
 	else if (r >= 0)
 		goto none;
 	if (r >= 0 && !(info->marked = store_handover_marker_read(s, &sum, info->at)))

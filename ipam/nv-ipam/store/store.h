@@ -101,6 +101,23 @@ int nvipam_store_open_inspect(const char *path, unsigned int timeout_ms,
 			      struct nvipam_store **ret, struct cni_err *err);
 
 /**
+ * nvipam_store_open_read() - nvipam_store_open_inspect() that writes nothing: the node
+ *                            lock's file is not made (without it, no nv-ipam ever
+ *                            opened the store, and it is read unlocked) and no
+ *                            temporary file of a killed writer is removed
+ * @path: store file
+ * @timeout_ms: how long to wait for the lock
+ * @ret: the open store, written only on success; release with nvipam_store_close()
+ * @err: as nvipam_store_open()
+ *
+ * For the operator tool's show and check; what they read is never committed.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int nvipam_store_open_read(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
+			   struct cni_err *err);
+
+/**
  * nvipam_store_open_pools() - lock some pools of the store and load them
  * @path: store file, as for nvipam_store_open()
  * @confined: as for nvipam_store_open()

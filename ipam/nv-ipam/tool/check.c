@@ -357,7 +357,7 @@ int check_main(int argc, char **argv)
 		printf("error: %s\n", err.msg);
 		return CLI_EXIT_FAIL;
 	}
-	if (cli_store_open(&files, &st, &err) < 0) {
+	if (cli_store_open(&files, true, &st, &err) < 0) {
 		nvipam_pools_free(&pools);
 		pods_free(&pods);
 		if (err.code == CNI_ERR_TRY_AGAIN)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
@@ -13,7 +14,11 @@
 
 int cli_fail(const struct cni_err *err)
 {
-	fprintf(stderr, "nv-ipam-tool: %s\n", err->msg[0] ? err->msg : "failed");
+	bool refused = err->errnum == -EACCES || err->errnum == -EPERM;
+
+	fprintf(stderr, "nv-ipam-tool: %s%s\n", err->msg[0] ? err->msg : "failed",
+		refused && geteuid() != 0 ? " (not root: run it as root, the store and the node's "
+					    "pool file are root's)" : "");
 	return CLI_EXIT_FAIL;
 }
 
@@ -71,6 +76,7 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
 			files->store = optarg;
 		} else if (files && c == 'f') {
 			files->pool_file = optarg;
+			files->pool_file_given = true;
 		} else if (files && c == 't') {
 			if (cli_parse_uint(optarg, 3600000, &files->lock_timeout_ms) < 0)
 				return -cli_usage_error(cmd, "invalid --lock-timeout-ms \"%s\"", optarg);
@@ -85,7 +91,7 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
 	return 1;
 }
 
-int cli_store_open(const struct cli_node_files *files, struct nvipam_store **ret,
+int cli_store_open(const struct cli_node_files *files, bool read_only, struct nvipam_store **ret,
 		   struct cni_err *err)
 {
 	bool there;
@@ -98,7 +104,8 @@ int cli_store_open(const struct cli_node_files *files, struct nvipam_store **ret
 		*ret = NULL;
 		return 0;
 	}
-	return nvipam_store_open_inspect(files->store, (unsigned int)files->lock_timeout_ms, ret, err);
+	return read_only ? nvipam_store_open_read(files->store, (unsigned int)files->lock_timeout_ms, ret, err) :
+			   nvipam_store_open_inspect(files->store, (unsigned int)files->lock_timeout_ms, ret, err);
 }
 
 int cli_store_exists(const char *store, bool *ret, struct cni_err *err)

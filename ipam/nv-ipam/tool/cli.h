@@ -18,7 +18,8 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
 /**
  * cli_fail() - print a failure on stderr
- * @err: the failure
+ * @err: the failure; one refused for want of privileges, met by a user who is not root,
+ *       says that the node's files are root's
  *
  * Return: CLI_EXIT_FAIL.
  */
@@ -59,10 +60,11 @@ struct cli_node_files {
 	const char *store;
 	const char *pool_file;
 	unsigned long lock_timeout_ms;
+	bool pool_file_given; /* --pool-file named it: a missing one is then an error */
 };
 
 #define CLI_NODE_FILES_INIT                                                                        \
-	{ NVIPAM_DEFAULT_STORE_FILE, NVIPAM_DEFAULT_POOL_FILE, NVIPAM_DEFAULT_LOCK_TIMEOUT_MS }
+	{ NVIPAM_DEFAULT_STORE_FILE, NVIPAM_DEFAULT_POOL_FILE, NVIPAM_DEFAULT_LOCK_TIMEOUT_MS, false }
 
 /*
  * Their long options, to put first in a subcommand's option table: the store's for
@@ -95,16 +97,18 @@ int cli_options(const char *cmd, const char *help, int argc, char **argv,
 		void *ctx, struct cli_node_files *files);
 
 /**
- * cli_store_open() - open the store for the tool (nvipam_store_open_inspect()), creating
- *                    nothing: a store that does not exist is none
+ * cli_store_open() - open the store for the tool, creating nothing: a store that does
+ *                    not exist is none
  * @files: where the store is and how long to wait for its lock
+ * @read_only: for a command that writes nothing (nvipam_store_open_read()); otherwise
+ *             nvipam_store_open_inspect()
  * @ret: the store, written only on success (NULL for none, which holds nothing); release
  *       with nvipam_store_close()
  * @err: as nvipam_store_open()
  *
  * Return: 0 on success, negative errno on failure.
  */
-int cli_store_open(const struct cli_node_files *files, struct nvipam_store **ret,
+int cli_store_open(const struct cli_node_files *files, bool read_only, struct nvipam_store **ret,
 		   struct cni_err *err);
 
 /**

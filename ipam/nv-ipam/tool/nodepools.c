@@ -22,19 +22,21 @@
 #define POOL_FILE_MAX_BYTES (64u << 20)
 
 static const char nodepools_help[] =
-	"Usage: nv-ipam-tool node-pools --node NAME [--input FILE] [--output FILE | --stdout]\n"
-	"                               [--allow-empty]\n"
+	"Usage: nv-ipam-tool node-pools --node NAME [--input FILE] [--output FILE] [--allow-empty]\n"
 	"\n"
-	"Write NAME's node pool file from IPPool/CIDRPool objects with the status the\n"
-	"nv-ipam controller wrote (kubectl get ippools,cidrpools -o json). The file is\n"
-	"replaced atomically, and only when its contents change; each added, removed or\n"
-	"changed pool is reported on stdout, or \"unchanged\".\n"
+	"NAME's node pool file from IPPool/CIDRPool objects with the status the nv-ipam\n"
+	"controller wrote (kubectl get ippools,cidrpools -o json), printed on stdout. Nothing\n"
+	"is written unless --output names a file: it is then replaced atomically, only when\n"
+	"its contents change, in a directory that must exist; each added, removed or changed\n"
+	"pool is reported on stdout, or \"unchanged\". A node's own file is\n"
+	"  " NVIPAM_DEFAULT_POOL_FILE "\n"
+	"which ipam-node keeps up to date: name it only on a node without ipam-node.\n"
 	"\n"
 	"  --node NAME     the node (default: $NODE_NAME)\n"
 	"  --input FILE    pool objects ('-', the default, reads stdin)\n"
-	"  --output FILE   the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ")\n"
-	"  --stdout        print the file instead of writing it\n"
-	"  --allow-empty   write (or print) a file of no pool when no pool gives NAME\n"
+	"  --output FILE   write the node pool file FILE instead of printing it\n"
+	"  --stdout        print it (the default)\n"
+	"  --allow-empty   print (or write) a file of no pool when no pool gives NAME\n"
 	"                  a block; without it that is an error (a mistyped node name\n"
 	"                  would otherwise empty the node's file)\n"
 	"  -h, --help      this text\n";
@@ -152,8 +154,7 @@ int nodepools_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct nodepools_args a = { .node = getenv("NODE_NAME"), .input = "-",
-				    .output = NVIPAM_DEFAULT_POOL_FILE };
+	struct nodepools_args a = { .node = getenv("NODE_NAME"), .input = "-" };
 	_cleanup_free_ char *text = NULL, *old = NULL, *notes_text = NULL;
 	size_t notes_len = 0;
 	const char *node, *input, *output;
@@ -171,6 +172,8 @@ int nodepools_main(int argc, char **argv)
 	output = a.output;
 	if (!node || !*node)
 		return cli_usage_error("node-pools", "--node (or $NODE_NAME) is required");
+	if (output && a.to_stdout)
+		return cli_usage_error("node-pools", "--output and --stdout exclude each other");
 
 	r = k8s_objects_read(input, &objs, &err);
 	if (r >= 0) {
@@ -193,7 +196,8 @@ int nodepools_main(int argc, char **argv)
 	k8s_objects_free(&objs);
 	if (r < 0)
 		return cli_fail(&err);
-	if (a.to_stdout) {
+	/* The node's own file is ipam-node's: written only where --output names it. */
+	if (!output) {
 		fputs(text, stdout);
 		return CLI_EXIT_OK;
 	}
@@ -206,11 +210,12 @@ int nodepools_main(int argc, char **argv)
 		printf("%s unchanged\n", output);
 		return CLI_EXIT_OK;
 	}
-	r2 = file_make_parents(output, 0755);
-	if (r2 >= 0)
-		r2 = file_write_atomic(output, text, strlen(text), 0644, &step);
-	else
-		step = "create directory";
+	r2 = file_write_atomic(output, text, strlen(text), 0644, &step);
+	if (r2 == -ENOENT) {
+		cni_err_set(&err, CNI_ERR_IO, r2, "cannot write %s: its directory does not exist "
+			    "(node-pools makes none)", output);
+		return cli_fail(&err);
+	}
 	if (r2 < 0) {
 		cni_err_set(&err, CNI_ERR_IO, r2, "cannot write %s: %s: %s", output, step, strerror(-r2));
 		return cli_fail(&err);

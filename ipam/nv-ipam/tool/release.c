@@ -201,7 +201,7 @@ int release_main(int argc, char **argv)
 	if (r <= 0)
 		return -r;
 
-	if (cli_store_open(&files, &st, &err) < 0)
+	if (cli_store_open(&files, false, &st, &err) < 0)
 		return cli_fail(&err);
 	/* The lines wait for the commit: "released" is printed only once it is true. */
 	out = open_memstream(&report, &report_len);

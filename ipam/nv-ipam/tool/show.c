@@ -31,11 +31,13 @@ static const char show_help[] =
 	"first 13, as crictl does; --json has it whole). Takes the store lock while reading.\n"
 	"A store handed over to the reference nv-ipam node daemon is shown from its file as\n"
 	"that daemon reads it (network names unknown), under a first line that says so;\n"
-	"the daemon's lock is not taken and nothing is written.\n"
+	"the daemon's lock is not taken. Nothing is ever written, the lock's file included.\n"
 	"\n"
 	"  --store FILE           the store (default " NVIPAM_DEFAULT_STORE_FILE ")\n"
 	"  --pool-file FILE       the node pool file (default " NVIPAM_DEFAULT_POOL_FILE ");\n"
-	"                         a missing file only leaves blocks and free counts out\n"
+	"                         a FILE that is not there is an error; the default not\n"
+	"                         there leaves blocks and free counts out, saying so\n"
+	"  --no-pool-file         the store alone: no blocks or free counts\n"
 	"  --pool KEY             only this pool (\"<name>\" or \"cidrpool/<name>\")\n"
 	"  --lock-timeout-ms N    wait at most N ms for the store lock (default " CLI_STR(NVIPAM_DEFAULT_LOCK_TIMEOUT_MS) ")\n"
 	"  --json                 print JSON\n"
@@ -307,6 +309,7 @@ static int free_counts(const struct nvipam_store *st, struct shown *v, size_t n)
 struct show_args {
 	const char *only;
 	bool json;
+	bool no_pool_file;
 };
 
 static int show_option(int opt, const char *arg, void *ctx)
@@ -317,6 +320,8 @@ static int show_option(int opt, const char *arg, void *ctx)
 		a->only = arg;
 	else if (opt == 'j')
 		a->json = true;
+	else if (opt == 'n')
+		a->no_pool_file = true;
 	else
 		return cli_usage_error("show", "invalid option");
 	return 0;
@@ -328,6 +333,7 @@ int show_main(int argc, char **argv)
 		CLI_NODE_FILE_OPTIONS,
 		{ "pool", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "no-pool-file", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -351,9 +357,19 @@ int show_main(int argc, char **argv)
 	store_path = files.store;
 	pool_file = files.pool_file;
 
-	if (stat(pool_file, &sb) == 0 || errno != ENOENT) {
+	if (a.no_pool_file && files.pool_file_given)
+		return cli_usage_error("show", "--pool-file and --no-pool-file exclude each other");
+	/* A mistyped --pool-file would show every pool as without a block on this node. */
+	if (!a.no_pool_file && (stat(pool_file, &sb) == 0 || errno != ENOENT)) {
 		if (nvipam_pools_load(pool_file, false, &pools, &err) < 0)
 			return cli_fail(&err);
+	} else if (!a.no_pool_file && files.pool_file_given) {
+		cni_err_set(&err, CNI_ERR_IO, -ENOENT, "no node pool file at %s (--no-pool-file shows "
+			    "the store alone)", pool_file);
+		return cli_fail(&err);
+	} else if (!a.no_pool_file) {
+		fprintf(stderr, "nv-ipam-tool: no node pool file at %s: blocks and free counts left "
+			"out (--pool-file names it)\n", pool_file);
 	}
 	if (cli_store_exists(store_path, &there, &err) < 0)
 		goto out;
@@ -361,7 +377,7 @@ int show_main(int argc, char **argv)
 	if (there && nvipam_store_open_handed_over(store_path, (unsigned int)files.lock_timeout_ms,
 						   &st, &handed, &err) < 0)
 		goto out;
-	if (!st && cli_store_open(&files, &st, &err) < 0)
+	if (!st && cli_store_open(&files, true, &st, &err) < 0)
 		goto out;
 	/* An empty listing would read as "nothing allocated": a mistyped --store says so. */
 	if (!st) {
