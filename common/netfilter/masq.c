@@ -625,8 +625,8 @@ int masq_setup(enum masq_backend backend, const struct masq_owner *o,
 {
 	if (backend == MASQ_DEFAULT)
 		backend = !iptables_works() && nftables_works() ? MASQ_NFTABLES : MASQ_IPTABLES;
-	log_debug("masquerading %zu address(es) of %s with %s", n, o->container_id,
-		  backend == MASQ_NFTABLES ? "nftables" : "iptables");
+	log_info("masquerading %zu address(es) of %s with %s", n, o->container_id,
+		 backend == MASQ_NFTABLES ? "nftables" : "iptables");
 	if (backend == MASQ_NFTABLES)
 		return nft_setup(o, addrs, n, err);
 	return ipt_setup(o, addrs, n, err);
@@ -744,7 +744,7 @@ static int ipt_gc_family(enum ipt_family f, const struct gc_keep *k, struct cni_
 							    sizeof(comment), err) < 0 ||
 		    !line_jumps(line, len, chain) || done_chain(&b, chain))
 			continue;
-		log_debug("GC: removing the iptables masquerade of %s in network %s", id, k->network);
+		log_info("GC: removing the iptables masquerade of %s in network %s", id, k->network);
 		r = ipt_view_parse(listing, chain, comment, &v);
 		if (r >= 0)
 			put_removal(&b, &v, NULL, 0);

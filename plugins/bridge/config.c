@@ -14,6 +14,20 @@
 #include "common/util/json.h"
 #include "plugins/bridge/config.h"
 
+static const char *const top_keys[] = {
+	"bridge", "isGateway", "isDefaultGateway", "forceAddress", "ipMasq", "ipMasqBackend",
+	"mtu", "hairpinMode", "promiscMode", "vlan", "vlanTrunk", "preserveDefaultVlan",
+	"macspoofchk", "enabledad", "disableContainerInterface", "portIsolation",
+	"ipv6Autoconf", NULL,
+};
+static const char *const args_cni_keys[] = { "mac", NULL };
+
+const struct cni_conf_keys bridge_config_keys[] = {
+	{ NULL, top_keys },
+	{ "args.cni", args_cni_keys },
+	{ 0 },
+};
+
 /* CNI_ARGS keys besides IgnoreUnknown. */
 static const char *const known_args[] = { "MAC", NULL };
 

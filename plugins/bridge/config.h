@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cni/conf-keys.h"
 #include "common/net/bridge.h"
 #include "common/netfilter/masq.h"
 
@@ -51,6 +52,9 @@ struct bridge_conf {
  * Return: 0 on success, negative errno on failure.
  */
 int bridge_config_load(const struct cni_ctx *ctx, struct bridge_conf *ret, struct cni_err *err);
+
+/* The keys the plugin reads, for cni_conf_keys_warn(). */
+extern const struct cni_conf_keys bridge_config_keys[];
 
 /**
  * bridge_config_vlan_ifname() - the host interface a VLAN's gateway address goes on:

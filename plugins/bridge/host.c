@@ -205,7 +205,7 @@ static int ensure_addr(struct bridge_host *h, const struct bridge_conf *c, const
 			h->removed[h->n_removed++] = *a;
 			h->removed_from = l->ifindex;
 		}
-		log_debug("forceAddress: %s taken off %s for %s", have, l->name, want);
+		log_info("forceAddress: %s taken off %s for %s", have, l->name, want);
 	}
 	r = net_addr_add(h->ns, l->ifindex, gw);
 	if (r < 0 && r != -EEXIST)

@@ -241,7 +241,7 @@ int bridge_spoofchk_gc(const char *bridge, const struct cni_attachment *valid, s
 		ref = ri->comment + strlen(COMMENT_PREFIX);
 		if (valid_ref(ref, valid, n) || !stale(ri, br.ifindex) || seen_before(&l, i))
 			continue;
-		log_debug("GC: removing the spoof check of %s (port %s)", ref, ri->iifname);
+		log_info("GC: removing the spoof check of %s (port %s)", ref, ri->iifname);
 		r = put_teardown(b, &l, ref, err);
 	}
 	nft_rule_list_free(&l);

@@ -41,6 +41,7 @@ declare -A KEYS=(
 	[tap]="owner group multiQueue mtu mac bridge selinuxContext ipv6Autoconf"
 	[static]="ipam.type ipam.addresses ipam.routes ipam.dns ipam.logFile ipam.logLevel args.cni.ips"
 	[loopback]=""
+	[bridge]="bridge isGateway isDefaultGateway forceAddress ipMasq ipMasqBackend mtu hairpinMode promiscMode vlan vlanTrunk preserveDefaultVlan macspoofchk enabledad disableContainerInterface portIsolation ipv6Autoconf args.cni.mac"
 	[host-local]="ipam.type ipam.subnet ipam.rangeStart ipam.rangeEnd ipam.gateway ipam.ranges ipam.routes ipam.dataDir ipam.resolvConf ipam.logFile ipam.logLevel args.cni.ips"
 	[nv-ipam]="ipam.type ipam.poolName ipam.poolType ipam.forcePoolName ipam.confDir ipam.poolFile ipam.storeFile ipam.lockTimeoutMs ipam.releasedIPCooldownSeconds ipam.logFile ipam.logLevel ipam.daemonSocket ipam.daemonCallTimeoutSeconds args.cni.poolNames args.cni.poolType args.cni.ips args.cni.allocateDefaultGateway args.cni.allocateIPWithIndex"
 )
@@ -62,8 +63,12 @@ conf() {
 	done
 	jq -nc --arg t "$p" "$filter"
 }
-# typo KEY: its last two letters swapped.
-typo() { local k=$1; echo "${k:0:${#k}-2}${k: -1}${k: -2:1}"; }
+# typo KEY: its last two letters swapped; its last letter dropped when they are the
+# same ("forceAddress").
+typo() {
+	local k=$1
+	if [ "${k: -1}" = "${k: -2:1}" ]; then echo "${k:0:${#k}-1}"; else echo "${k:0:${#k}-2}${k: -1}${k: -2:1}"; fi
+}
 
 warnings() { grep -c 'is not one this plugin reads' <<<"$ERR"; }
 
