@@ -28,7 +28,7 @@
 set -euo pipefail
 
 # The reference plugins we carry; one that becomes ours leaves this list.
-names=(bridge ptp dhcp)
+names=(ptp dhcp)
 pkg=containernetworking-plugins
 import=github.com/containernetworking/plugins
 go=/usr/bin/go

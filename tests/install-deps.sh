@@ -21,12 +21,13 @@ if [ "$what" = test ]; then
 	# Debian's source package (image/carried.sh). nftables and iptables: the netns
 	# test of common/netfilter compares with nft and reads back with iptables-save.
 	# python3 and strace: the daemon suite's API server stand-in, the crash-state
-	# explorer (tests/crash).
+	# explorer (tests/crash). iputils-ping: the bridge test's pods reach their gateway
+	# (and isolated ones not each other).
 	# busybox: the portmap test's web server in a pod, reached through the mappings.
 	# dbus, python3-dbus, python3-gi, gir1.2-glib-2.0, libnftables1: what firewalld needs
 	# to run (unpacked, not installed: tests/firewalld-kit.sh, below).
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables python3
-	       libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
+	       iputils-ping libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
 	       xz-utils curl openssl dpkg-dev busybox dbus python3-dbus python3-gi gir1.2-glib-2.0
 	       libnftables1)
 fi

@@ -9,8 +9,8 @@
 #include "common/util/error.h"
 #include "common/util/hwaddr.h"
 
-static int parse(const char *text, const char *source, uint8_t ret[6], bool *ret_set,
-		 struct cni_err *err)
+int cni_mac_parse(const char *text, const char *source, uint8_t ret[6], bool *ret_set,
+		  struct cni_err *err)
 {
 	uint8_t mac[HWADDR_MAX];
 	size_t len = 0;
@@ -38,15 +38,15 @@ int cni_mac_get(const struct cni_ctx *ctx, uint8_t ret[6], bool *ret_set, struct
 	*ret_set = false;
 	if ((r = cni_conf_get_str(&ctx->conf, "mac", &mac, err)) < 0)
 		return r;
-	if (mac && *mac && (r = parse(mac, "config \"mac\"", ret, ret_set, err)) < 0)
+	if (mac && *mac && (r = cni_mac_parse(mac, "config \"mac\"", ret, ret_set, err)) < 0)
 		return r;
 	mac = cni_args_get(&ctx->args, "MAC");
-	if (mac && *mac && (r = parse(mac, "CNI_ARGS MAC", ret, ret_set, err)) < 0)
+	if (mac && *mac && (r = cni_mac_parse(mac, "CNI_ARGS MAC", ret, ret_set, err)) < 0)
 		return r;
 	mac = NULL;
 	if ((r = cni_conf_get_str(&ctx->conf, "runtimeConfig.mac", &mac, err)) < 0)
 		return r;
-	if (mac && *mac && (r = parse(mac, "runtimeConfig.mac", ret, ret_set, err)) < 0)
+	if (mac && *mac && (r = cni_mac_parse(mac, "runtimeConfig.mac", ret, ret_set, err)) < 0)
 		return r;
 	return 0;
 }

@@ -22,3 +22,18 @@ struct cni_err;
  * Return: 0 on success, negative errno on failure.
  */
 int cni_mac_get(const struct cni_ctx *ctx, uint8_t ret[6], bool *ret_set, struct cni_err *err);
+
+/**
+ * cni_mac_parse() - one source's MAC, checked as cni_mac_get() checks it
+ * @text: the address's text
+ * @source: where it came from, for the error ("args.cni.mac")
+ * @ret: the address (6 bytes), written only on success
+ * @ret_set: set to true on success
+ * @err: code 7 for an address that is not a 6-byte unicast, nonzero MAC, naming @source
+ *
+ * For a plugin whose reference reads its MAC from other keys than cni_mac_get()'s.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int cni_mac_parse(const char *text, const char *source, uint8_t ret[6], bool *ret_set,
+		  struct cni_err *err);

@@ -24,13 +24,14 @@ static bool family_ok(int family)
 	return family == AF_INET || family == AF_INET6;
 }
 
-int net_addr_add(struct net_ns *ns, int ifindex, const struct ip_prefix *prefix)
+/* RTM_NEWADDR or RTM_DELADDR of one address of a link. */
+static int addr_msg(int type, int flags, int ifindex, const struct ip_prefix *prefix,
+		    struct nl_msg **ret)
 {
 	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
 	struct ifaddrmsg ifa = { 0 };
 	int alen, r;
 
-	net_ack_clear();
 	if (ifindex <= 0 || !prefix || !family_ok(prefix->addr.family))
 		return -EINVAL;
 	alen = (int)ip_addr_size(&prefix->addr);
@@ -40,12 +41,25 @@ int net_addr_add(struct net_ns *ns, int ifindex, const struct ip_prefix *prefix)
 	ifa.ifa_prefixlen = (uint8_t)prefix->len;
 	ifa.ifa_index = (uint32_t)ifindex;
 	ifa.ifa_scope = RT_SCOPE_UNIVERSE;
-	r = nlsock_msg_new(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof(ifa), &msg);
+	r = nlsock_msg_new((uint16_t)type, (uint16_t)flags, &ifa, sizeof(ifa), &msg);
 	if (r < 0)
 		return r;
 	if (nla_put(msg, IFA_LOCAL, alen, prefix->addr.bytes) < 0 ||
 	    nla_put(msg, IFA_ADDRESS, alen, prefix->addr.bytes) < 0)
 		return -EMSGSIZE;
+	*ret = TAKE_PTR(msg);
+	return 0;
+}
+
+int net_addr_add(struct net_ns *ns, int ifindex, const struct ip_prefix *prefix)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	int r;
+
+	net_ack_clear();
+	r = addr_msg(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, ifindex, prefix, &msg);
+	if (r < 0)
+		return r;
 	/* As the reference's netlink library: a broadcast address where the subnet has one. */
 	if (prefix->addr.family == AF_INET && prefix->len < 31) {
 		uint8_t brd[4];
@@ -59,6 +73,18 @@ int net_addr_add(struct net_ns *ns, int ifindex, const struct ip_prefix *prefix)
 		if (nla_put(msg, IFA_BROADCAST, sizeof(brd), brd) < 0)
 			return -EMSGSIZE;
 	}
+	return nlsock_request(ns, msg);
+}
+
+int net_addr_del(struct net_ns *ns, int ifindex, const struct ip_prefix *prefix)
+{
+	_cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+	int r;
+
+	net_ack_clear();
+	r = addr_msg(RTM_DELADDR, 0, ifindex, prefix, &msg);
+	if (r < 0)
+		return r;
 	return nlsock_request(ns, msg);
 }
 

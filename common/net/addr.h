@@ -26,6 +26,17 @@ struct net_addr {
 int net_addr_add(struct net_ns *ns, int ifindex, const struct ip_prefix *prefix);
 
 /**
+ * net_addr_del() - remove an address from a link
+ * @ns: the netns (its handle), NULL for the caller's
+ * @ifindex: interface index
+ * @prefix: address with its prefix length
+ *
+ * Return: 0 on success, -EADDRNOTAVAIL when the link has no such address, negative
+ * errno otherwise.
+ */
+int net_addr_del(struct net_ns *ns, int ifindex, const struct ip_prefix *prefix);
+
+/**
  * net_addr_list() - the addresses of a link
  * @ns: the netns (its handle), NULL for the caller's
  * @ifindex: interface index

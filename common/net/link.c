@@ -97,6 +97,8 @@ static int link_from_object(struct nl_object *obj, const struct nlmsghdr *nlh,
 		memcpy(l.hwaddr, nl_addr_get_binary_addr(hw), l.hwaddr_len);
 	}
 	l.link_ifindex = rtnl_link_get_link(rl);
+	l.master_ifindex = rtnl_link_get_master(rl);
+	l.operstate = rtnl_link_get_operstate(rl);
 	s = rtnl_link_get_ifalias(rl);
 	snprintf(l.alias, sizeof(l.alias), "%s", s ? s : "");
 	l.master_ifindex = rtnl_link_get_master(rl);

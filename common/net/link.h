@@ -30,6 +30,7 @@ struct net_link {
 	uint16_t ipvlan_flags;    /* IPVLAN_F_* */
 	uint16_t vlan_id;         /* when kind is "vlan" */
 	uint32_t vrf_table;       /* when kind is "vrf" */
+	uint8_t operstate;        /* IFLA_OPERSTATE, IF_OPER_* */
 };
 
 enum net_child_kind {

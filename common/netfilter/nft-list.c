@@ -77,6 +77,55 @@ static char *udata_comment(const struct nlattr *a)
 	return NULL;
 }
 
+/* An expression's name and data: a list element's NFTA_EXPR_NAME and NFTA_EXPR_DATA. */
+static bool expr_parts(const struct nlattr *elem, const char **ret_name, struct nlattr **ret_data)
+{
+	struct nlattr *tb[NFTA_EXPR_MAX + 1];
+
+	if (nla_parse_nested(tb, NFTA_EXPR_MAX, (struct nlattr *)elem, NULL) < 0 ||
+	    !tb[NFTA_EXPR_NAME] || !tb[NFTA_EXPR_DATA])
+		return false;
+	*ret_name = nla_data(tb[NFTA_EXPR_NAME]);
+	*ret_data = tb[NFTA_EXPR_DATA];
+	return memchr(*ret_name, '\0', (size_t)nla_len(tb[NFTA_EXPR_NAME])) != NULL;
+}
+
+/*
+ * The interface an 'iifname "X"' match names: a "meta" load of the input interface's
+ * name followed by a "cmp" with it, as nft builds the match (a spoof check's jump is
+ * found by the bridge port it guards).
+ */
+static void rule_iifname(const struct nlattr *exprs, char ret[16])
+{
+	const struct nlattr *elem;
+	bool loaded = false;
+	int rem;
+
+	nla_for_each_nested(elem, exprs, rem) {
+		struct nlattr *data, *cmp[NFTA_CMP_MAX + 1], *meta[NFTA_META_MAX + 1];
+		const char *name;
+
+		if (!expr_parts(elem, &name, &data))
+			return;
+		if (loaded && strcmp(name, "cmp") == 0 &&
+		    nla_parse_nested(cmp, NFTA_CMP_MAX, data, NULL) >= 0 && cmp[NFTA_CMP_DATA]) {
+			struct nlattr *v[NFTA_DATA_MAX + 1];
+
+			if (nla_parse_nested(v, NFTA_DATA_MAX, cmp[NFTA_CMP_DATA], NULL) >= 0 &&
+			    v[NFTA_DATA_VALUE] && nla_len(v[NFTA_DATA_VALUE]) <= 16) {
+				memcpy(ret, nla_data(v[NFTA_DATA_VALUE]),
+				       (size_t)nla_len(v[NFTA_DATA_VALUE]));
+				ret[15] = '\0';
+			}
+			return;
+		}
+		loaded = strcmp(name, "meta") == 0 &&
+			 nla_parse_nested(meta, NFTA_META_MAX, data, NULL) >= 0 && meta[NFTA_META_KEY] &&
+			 nla_len(meta[NFTA_META_KEY]) == 4 &&
+			 be32toh(nla_get_u32(meta[NFTA_META_KEY])) == NFT_META_IIFNAME;
+	}
+}
+
 struct listing {
 	const char *table, *chain;
 	struct nft_rule_list l;
@@ -116,6 +165,8 @@ static int on_rule(const struct nlmsghdr *nlh, void *data)
 	ls->l.n++;
 	if (tb[NFTA_RULE_USERDATA])
 		info->comment = udata_comment(tb[NFTA_RULE_USERDATA]);
+	if (tb[NFTA_RULE_EXPRESSIONS])
+		rule_iifname(tb[NFTA_RULE_EXPRESSIONS], info->iifname);
 	return 0;
 }
 

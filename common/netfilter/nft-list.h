@@ -12,6 +12,7 @@ struct nft_rule_info {
 	uint64_t handle;  /* for nft_batch_delete_rule() */
 	char *chain;
 	char *comment;    /* NULL when the rule has none */
+	char iifname[16]; /* what its first 'iifname "X"' match names, "" for none */
 };
 
 struct nft_rule_list {

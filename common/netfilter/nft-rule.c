@@ -284,6 +284,14 @@ int nft_match_ifname(struct nft_rule *r, bool out, const char *name, bool neq)
 	return ret < 0 ? ret : cmp(r, neq, buf, sizeof(buf));
 }
 
+int nft_match_ether_saddr(struct nft_rule *r, const uint8_t mac[6])
+{
+	/* The link-layer header: the destination's 6 bytes, then the source's. */
+	int ret = payload_load(r, NFT_PAYLOAD_LL_HEADER, 6, 6);
+
+	return ret < 0 ? ret : cmp(r, false, mac, 6);
+}
+
 int nft_match_mark(struct nft_rule *r, uint32_t mask, uint32_t value)
 {
 	uint32_t zero = 0;

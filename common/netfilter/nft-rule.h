@@ -104,6 +104,15 @@ int nft_match_port(struct nft_rule *r, uint8_t l4proto, bool dport, uint16_t por
 int nft_match_ifname(struct nft_rule *r, bool out, const char *name, bool neq);
 
 /**
+ * nft_match_ether_saddr() - "ether saddr M": the frame's source MAC, in a bridge table
+ * @r: rule
+ * @mac: the address, 6 bytes
+ *
+ * Return: 0 on success, -ENOMEM.
+ */
+int nft_match_ether_saddr(struct nft_rule *r, const uint8_t mac[6]);
+
+/**
  * nft_match_mark() - "meta mark & MASK == VALUE"
  * @r: rule
  * @mask: the bits looked at

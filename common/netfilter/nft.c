@@ -62,6 +62,8 @@ static const char *family_name(enum nft_family f)
 		return "ip";
 	case NFT_FAMILY_IP6:
 		return "ip6";
+	case NFT_FAMILY_BRIDGE:
+		return "bridge";
 	}
 	return "?";
 }

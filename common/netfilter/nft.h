@@ -15,6 +15,7 @@ struct nft_rule;
 enum nft_family {
 	NFT_FAMILY_INET = 1, /* NFPROTO_INET: both IPv4 and IPv6 */
 	NFT_FAMILY_IP = 2,   /* NFPROTO_IPV4 */
+	NFT_FAMILY_BRIDGE = 7, /* NFPROTO_BRIDGE: frames a bridge forwards */
 	NFT_FAMILY_IP6 = 10, /* NFPROTO_IPV6 */
 };
 
@@ -31,6 +32,8 @@ enum nft_hook {
 #define NFT_PRIORITY_DSTNAT (-100)
 #define NFT_PRIORITY_FILTER 0
 #define NFT_PRIORITY_SRCNAT 100
+/* In a bridge table nft's dstnat is -300. */
+#define NFT_PRIORITY_BRIDGE_DSTNAT (-300)
 
 /* The longest comment nft keeps (its userdata TLV holds a byte of length, the NUL included). */
 #define NFT_COMMENT_MAX 254

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "common/cni/conf.h"
@@ -409,4 +410,26 @@ int record_sweep(const char *dir, const char *network, const struct cni_attachme
 		free(s.names[i]);
 	free(s.names);
 	return r;
+}
+
+int record_lock(const char *dir, const char *name, int *ret_fd)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	char file[NAME_MAX + 1];
+	int r;
+
+	if (!name_valid(name))
+		return -EINVAL;
+	snprintf(file, sizeof(file), "%s" RECORD_LOCK_SUFFIX, name);
+	r = dir_open(dir, true, &dfd);
+	if (r < 0)
+		return r;
+	fd = openat(dfd, file, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return -errno;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
 }

@@ -22,6 +22,8 @@ struct cni_attachment;
  * interface "e.tmp.9" beside the temporary file of interface "e").
  */
 #define RECORD_TEMP_SEP "::tmp."
+/* A lock's file: "<name>::lock", neither a record nor a temporary file. */
+#define RECORD_LOCK_SUFFIX "::lock"
 /* NAME_MAX less the temporary suffix and its PID's digits. */
 #define RECORD_NAME_MAX (255 - 6 - 10)
 
@@ -180,3 +182,17 @@ int record_list(const char *dir, int (*cb)(const char *name, void *data), void *
  */
 int record_sweep(const char *dir, const char *network, const struct cni_attachment *valid,
 		 size_t n_valid, int (*cb)(const char *cid, bool elsewhere, void *data), void *data);
+
+/**
+ * record_lock() - hold a lock named like a record, for steps on shared state that must
+ *                 not interleave between the plugin's processes
+ * @dir: the plugin's folder (made as record_save() makes it)
+ * @name: record_name()
+ * @ret_fd: the lock's descriptor, written only on success: closing it releases the lock,
+ *          and so does the process's end, killed or not
+ *
+ * Waits until the lock is free. The file "<name>::lock" stays for the next one.
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int record_lock(const char *dir, const char *name, int *ret_fd);

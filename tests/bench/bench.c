@@ -278,7 +278,8 @@ static int build_env(char **env, const char *cmd, const struct options *o)
 {
 	/* A runtime passes its own environment on, and with it the node settings file
 	 * that lets a benchmark's configs keep their stores in a private directory, and
-	 * PATH, where the meta plugins find the node's iptables (and upstream's nft). */
+	 * PATH, where the meta plugins find the node's iptables (and upstream's nft): libcni's
+	 * exec keeps os.Environ(). */
 	const char *settings = getenv("CNI_RDMA_PLUGINS_CONF"), *path = getenv("PATH");
 	int n = 0;
 

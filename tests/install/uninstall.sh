@@ -40,16 +40,17 @@ run() {
 
 echo "# a node whose $bindir holds the reference plugins"
 mkdir -p "$tmp/node/root$bindir"
-echo reference >"$tmp/node/root$bindir/bridge"
+# flannel: a plugin the suite does not build (bridge, once the example, is ours now).
+echo reference >"$tmp/node/root$bindir/flannel"
 if run node; then
 	check "node: install wrote the plugins into $bindir" grep -qx "$tmp/node/root$bindir/macvlan" "$tmp/node/installed"
 	check "node: $bindir stays, the reference's plugin in it untouched" \
-		[ "$(cat "$tmp/node/root$bindir/bridge" 2>&1)" = reference ]
-	check "node: nothing of ours left in it" [ "$(ls -A "$tmp/node/root$bindir")" = bridge ]
+		[ "$(cat "$tmp/node/root$bindir/flannel" 2>&1)" = reference ]
+	check "node: nothing of ours left in it" [ "$(ls -A "$tmp/node/root$bindir")" = flannel ]
 	check "node: the directories install made are gone (all but $bindir's)" \
 		[ "$(cd "$tmp/node/root" && find . -mindepth 1 | sort | tr '\n' ' ')" = "$(
 			d=$bindir; out=""; while [ "$d" != / ]; do out=".$d $out"; d=$(dirname "$d"); done
-			tr ' ' '\n' <<<"$out ./${bindir#/}/bridge" | grep . | sort | tr '\n' ' ')" ]
+			tr ' ' '\n' <<<"$out ./${bindir#/}/flannel" | grep . | sort | tr '\n' ' ')" ]
 fi
 
 echo "# a machine without $bindir"

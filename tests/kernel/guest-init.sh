@@ -6,7 +6,7 @@
 #
 # The kernel hands the command line's unknown key=value words to init as its
 # environment: uml_src (the source tree), uml_bin (the plugins and test-net),
-# uml_ref (the reference CNI plugins), uml_out (the host directory for
+# uml_ref (the reference CNI plugins), uml_shared (../shared, when there), uml_out (the host directory for
 # results), uml_mods (the package's modules directory), uml_suites
 # (comma-separated suite names), uml_timeout (seconds per suite),
 # uml_versions (comma-separated CNI versions of the suites' full rounds),
@@ -79,6 +79,9 @@ for s in "${suites[@]}"; do
 	# ipvlan, vlan and vrf beside the reference plugins: figures (tests/bench/run-link.sh).
 	bench-link) cmd=(env ITERATIONS="${uml_bench%%,*}" WARMUP="${uml_bench#*,}"
 		bash "$uml_src/tests/bench/run-link.sh" "$uml_bin" "${uml_refcni:-/nonexistent}") ;;
+	# The guests filter VLANs (the host's kernel may not), and have neither nftables' ip
+	# families nor its inet one that the masquerade needs: the rest is the host run's.
+	bridge) cmd=(env ${uml_shared:+CNI_SHARED=$uml_shared} BRIDGE_SECTIONS="7 8" bash "$uml_src/tests/netns/$s.sh" "$uml_bin/$s" "$uml_ref") ;;
 	# The chains: their other binaries are found beside macvlan.
 	multirail) cmd=(env MULTIRAIL_REFERENCE=0 bash "$uml_src/tests/netns/$s.sh" "$uml_bin/macvlan" "$uml_ref") ;;
 	*) echo "guest: unknown suite $s"; echo 2 >"$out/$s.rc"; continue ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The kernel matrix: the netns suites (common/net, ipoib, macvlan,
-# host-device, tuning, sbr, static, dummy, tap, ipvlan, vlan, vrf and the
+# host-device, tuning, sbr, static, dummy, tap, ipvlan, vlan, vrf, bridge and the
 # multi-rail chains; the hostile suite is left to the host run) under Debian's
 # user-mode Linux kernels, 5.10 (bullseye) and 6.1 (bookworm), one after the
 # other, each as one UML guest booted on the host's root (read-only, hostfs)
@@ -13,7 +13,7 @@
 #                (default /var/cache/cni-rdma-plugins/uml)
 #   UML_KERNELS  Debian releases whose kernel runs (default "bullseye bookworm")
 #   UML_SUITES   comma-separated (default common-net,ipoib,macvlan,host-device,
-#                tuning,sbr,static,dummy,tap,ipvlan,vlan,vrf,multirail)
+#                tuning,sbr,static,dummy,tap,ipvlan,vlan,vrf,bridge,multirail)
 #   UML_SUITES_<release>
 #                the suites of that kernel only, in place of UML_SUITES
 #   UML_TIMEOUT  seconds a guest may take before it is stopped and its
@@ -48,7 +48,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cache=${UML_CACHE:-/var/cache/cni-rdma-plugins/uml}
 kernels=${UML_KERNELS:-bullseye bookworm}
-suites=${UML_SUITES:-common-net,ipoib,macvlan,host-device,tuning,sbr,static,dummy,tap,ipvlan,vlan,vrf,multirail}
+suites=${UML_SUITES:-common-net,ipoib,macvlan,host-device,tuning,sbr,static,dummy,tap,ipvlan,vlan,vrf,bridge,multirail}
 limit=${UML_TIMEOUT:-1800}
 versions=${UML_VERSIONS:-1.1.0}
 out=${UML_OUT:-$build/kernel-matrix}
@@ -65,6 +65,7 @@ bins=("$build/plugins/macvlan/macvlan" "$build/plugins/ipoib/ipoib"
 	"$build/plugins/host-device/host-device" "$build/plugins/tuning/tuning" "$build/plugins/sbr/sbr"
 	"$build/ipam/static/static" "$build/plugins/dummy/dummy" "$build/plugins/tap/tap"
 	"$build/plugins/ipvlan/ipvlan" "$build/plugins/vlan/vlan" "$build/plugins/vrf/vrf"
+	"$build/plugins/bridge/bridge"
 	"$build/ipam/nv-ipam/nv-ipam" "$build/ipam/nv-ipam/tool/nv-ipam-tool" "$build/tests/netns/test-net")
 preload=
 if [ "$(uname -m)" = x86_64 ]; then
@@ -89,7 +90,10 @@ for p in "$out" "$build" "$src"; do
 	esac
 done
 # The guest learns its paths from the kernel command line, split at blanks.
-for p in "$src" "$out" "$cache" "$ref"; do
+# ../shared (the reference plugins the bridge suite compares with), when beside the checkout.
+shared=$(realpath -m "${CNI_SHARED:-$src/../shared}")
+[ -d "$shared" ] || shared=
+for p in "$src" "$out" "$cache" "$ref" $shared; do
 	[[ "$p" != *[[:space:]]* ]] || fail "a path with blanks cannot reach the guest: $p"
 done
 
@@ -133,7 +137,7 @@ boot() {
 	{ time LD_PRELOAD=$preload timeout -k 30 "$limit" "$r/usr/bin/linux.uml" mem=1G umid="cni-$k-$$" \
 		uml_dir="$dir/uml" root=/dev/root rootfstype=hostfs rootflags=/ ro quiet \
 		con=null con0=null,fd:1 init="$out/src/tests/kernel/guest-init.sh" \
-		uml_src="$out/src" uml_bin="$out/bin" uml_ref="$ref" uml_out="$dir" uml_mods="$mods" \
+		uml_src="$out/src" uml_bin="$out/bin" uml_ref="$ref" ${shared:+uml_shared="$shared"} uml_out="$dir" uml_mods="$mods" \
 		uml_suites="${ksuites[$k]}" uml_timeout="$limit" uml_versions="${versions// /,}" \
 		uml_refcni="$refcni" uml_bench="${UML_BENCH:-40,4}" \
 		</dev/null >"$dir/console.log" 2>&1; echo $? >"$dir/uml.rc"; } 2>"$dir/time"

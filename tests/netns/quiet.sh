@@ -2,7 +2,8 @@
 # Plugins that succeed print nothing on stderr (docs/errors.md, "stderr and logFile"): a
 # runtime keeps a plugin's stderr beside its failures, and the reference plugins print
 # nothing. Every plugin of the suite, as a runtime runs it, on veth pairs in throwaway
-# netns: ADD, CHECK and DEL (and STATUS and GC where they reach nv-ipam) exit 0 with an
+# netns: ADD, CHECK and DEL (and STATUS and GC where they reach nv-ipam or the bridge's
+# rules) exit 0 with an
 # empty stderr, and the info lines land in the logFile the config names. A misspelt key
 # is the exception that shows stderr is watched: its warning is there.
 #
@@ -19,7 +20,7 @@ for a in "$@"; do
 	B[${a%%=*}]=$(realpath "${a#*=}")
 done
 for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam loopback host-local portmap \
-	bandwidth firewall ipvlan vlan vrf; do
+	bandwidth firewall ipvlan vlan vrf bridge; do
 	[ -x "${B[$p]:-}" ] || { echo "FAIL: no executable $p given ($p=BINARY)"; exit 1; }
 done
 # The plugins each case ran: at the end, every one given must have been.
@@ -99,6 +100,20 @@ cycle macvlan '"master":"'"$M"'",'"$HL"
 t_eq "host-local: its store holds no address after DEL" "" \
 	"$(ls "$HLROOT/host-local/quiet" 2>&1 | grep -E '^[0-9.]+$|^[0-9a-f:]+:[0-9a-f:]*$|No such')"
 RAN[host-local]=1
+
+echo "# bridge in a netns standing for the node: host-local, the gateway, masquerade, spoof check"
+t_netns NODE
+t_name BR qb
+BRC='"bridge":"'"$BR"'","isGateway":true,"ipMasq":true,"ipMasqBackend":"nftables","macspoofchk":true,"hairpinMode":true,'
+BRC+='"ipam":{"type":"host-local","subnet":"192.168.76.0/24","dataDir":"'"$HLROOT/host-local"'"}'
+T_WRAP=(ip netns exec "$NODE")
+cycle bridge "$BRC"
+run bridge STATUS "$(conf bridge "$BRC")"
+run bridge GC "$(conf bridge "$BRC" | jq -c '. + {"cni.dev/valid-attachments": []}')"
+# The default backend (iptables here, as upstream picks it), its binaries' output kept off stderr.
+cycle bridge "${BRC/\"ipMasqBackend\":\"nftables\",/}"
+T_WRAP=()
+t_contains "bridge: its info lines in logFile" "deleting veth net1" "$(cat "$LOG" 2>&1)"
 cycle loopback ""
 cycle host-device '"device":"'"$DP"'",'"$STATIC"
 cycle tap "$STATIC"

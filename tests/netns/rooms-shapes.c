@@ -1,17 +1,16 @@
 /*
  * What upstream's bandwidth and portmap (nftables) build, built here through the rooms
  * (common/tc, common/netfilter), for tests/netns/rooms-vs-reference.sh to compare with
- * what the reference binaries build. Test code: the plugins themselves are not written
- * yet; this holds their shapes as upstream v1.9.1 has them, to show the rooms suffice.
+ * what the reference binaries build. Test code: it holds the shapes of the plugins not
+ * written yet as upstream v1.9.1 has them, to show the rooms suffice; ipMasq is the
+ * room's own masq.c (bridge's, and ptp's to come).
  *
  * Usage:
  *   rooms-shapes bandwidth HOSTIF IFB IN_RATE IN_BURST OUT_RATE OUT_BURST   (bits, bits/s)
  *   rooms-shapes portmap-nft CID IPV4 PROTO:HOSTPORT:CONTPORT[:HOSTIP]...
  *   rooms-shapes portmap-ipt DN_CHAIN NAME CID IPV4/LEN PROTO:HOSTPORT:CONTPORT[:HOSTIP]...
  *     (DN_CHAIN: upstream's hashed chain name, "CNI-DN-" and sha512(NAME CID) cut to 28)
- *   rooms-shapes ipmasq-nft COMMENT IP/LEN
- *   rooms-shapes ipmasq-ipt CHAIN COMMENT IP/LEN
- *     (the hashed comment and chain name as upstream's pkg/ip makes them)
+ *   rooms-shapes ipmasq-nft|ipmasq-ipt NETWORK IFNAME CID IP/LEN   (common/netfilter/masq.c)
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -25,6 +24,7 @@
 
 #include "common/net/link.h"
 #include "common/netfilter/iptables.h"
+#include "common/netfilter/masq.h"
 #include "common/netfilter/nft-rule.h"
 #include "common/netfilter/nft.h"
 #include "common/tc/tc.h"
@@ -286,69 +286,17 @@ static int portmap_ipt(int argc, char **argv)
 	return 0;
 }
 
-/* setupIPMasqNFTablesWithInterface() of upstream's pkg/ip/ipmasq_nftables_linux.go, one address. */
-static int ipmasq_nft(char **argv)
+/* ipMasq through common/netfilter/masq.c, the room bridge and ptp share: one address. */
+static int ipmasq(const char *backend, char **argv)
 {
-	const struct nft_chain_spec checks = {
-		.name = "masq_checks",
-		.comment = "Masquerade traffic from certain IPs to any (non-multicast) IP outside their subnet" };
-	const struct nft_chain_spec post = { .name = "postrouting", .type = "nat",
-					     .hook = NFT_HOOK_POSTROUTING,
-					     .priority = NFT_PRIORITY_SRCNAT };
-	struct ip_prefix mc4, mc6, ip, net;
-	struct nft_rule *r[4] = { 0 };
+	const struct masq_owner o = { .network = argv[0], .ifname = argv[1], .container_id = argv[2] };
 	struct cni_err err = { 0 };
-	struct nft_batch *b;
-	int ret = 0;
+	enum masq_backend b;
+	struct ip_prefix a;
 
-	if (ip_prefix_parse("224.0.0.0/4", &mc4) < 0 || ip_prefix_parse("ff00::/8", &mc6) < 0 ||
-	    ip_prefix_parse(argv[1], &net) < 0)
-		DIE("prefix");
-	ip = net;
-	ip.len = ip.addr.family == AF_INET ? 32 : 128;
-	for (int i = 0; i < 4; i++)
-		ret |= nft_rule_new(NFT_FAMILY_INET, &r[i]);
-	ret |= nft_batch_new(&b);
-	ret |= nft_batch_add_table(b, NFT_FAMILY_INET, "cni_plugins_masquerade",
-				   "Masquerading for plugins from github.com/containernetworking/plugins");
-	ret |= nft_batch_add_chain(b, NFT_FAMILY_INET, "cni_plugins_masquerade", &checks);
-	ret |= nft_batch_add_chain(b, NFT_FAMILY_INET, "cni_plugins_masquerade", &post);
-	ret |= nft_batch_flush_chain(b, NFT_FAMILY_INET, "cni_plugins_masquerade", "postrouting");
-	ret |= nft_match_addr(r[0], true, &mc4, false) | nft_verdict(r[0], NFT_VERDICT_RETURN, NULL);
-	ret |= nft_match_addr(r[1], true, &mc6, false) | nft_verdict(r[1], NFT_VERDICT_RETURN, NULL);
-	ret |= nft_verdict(r[2], NFT_VERDICT_GOTO, "masq_checks");
-	ret |= nft_match_addr(r[3], false, &ip, false) | nft_match_addr(r[3], true, &net, true) |
-	       nft_masquerade(r[3], false) | nft_rule_comment(r[3], argv[0]);
-	for (int i = 0; i < 3; i++)
-		ret |= nft_batch_add_rule(b, "cni_plugins_masquerade", "postrouting", r[i]);
-	ret |= nft_batch_add_rule(b, "cni_plugins_masquerade", "masq_checks", r[3]);
-	if (ret)
-		DIE("building the batch");
-	ret = nft_batch_commit(b, &err);
-	nft_batch_free(b);
-	for (int i = 0; i < 4; i++)
-		nft_rule_free(r[i]);
-	if (ret < 0)
-		DIE("%s", err.msg);
-	return 0;
-}
-
-/* SetupIPMasq() of upstream's pkg/ip/ipmasq_iptables_linux.go, IPv4. */
-static int ipmasq_ipt(char **argv)
-{
-	const char *chain = argv[0], *comment = argv[1], *cidr = argv[2];
-	char ip[64];
-	const char *accept[] = { "-d", cidr, "-j", "ACCEPT", "-m", "comment", "--comment", comment };
-	const char *masq[] = { "!", "-d", "224.0.0.0/4", "-j", "MASQUERADE", "-m", "comment",
-			       "--comment", comment };
-	const char *jump[] = { "-s", ip, "-j", chain, "-m", "comment", "--comment", comment };
-	struct cni_err err = { 0 };
-
-	snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(cidr, "/"), cidr);
-	if (ipt_chain_ensure(IPT_IPV4, "nat", chain, &err) < 0 ||
-	    ipt_rule_ensure(IPT_IPV4, "nat", chain, false, accept, 8, &err) < 0 ||
-	    ipt_rule_ensure(IPT_IPV4, "nat", chain, false, masq, 9, &err) < 0 ||
-	    ipt_rule_ensure(IPT_IPV4, "nat", "POSTROUTING", false, jump, 8, &err) < 0)
+	if (masq_backend_parse(backend, &b) < 0 || ip_prefix_parse(argv[3], &a) < 0)
+		DIE("backend or prefix");
+	if (masq_setup(b, &o, &a, 1, &err) < 0)
 		DIE("%s", err.msg);
 	return 0;
 }
@@ -361,9 +309,9 @@ int main(int argc, char **argv)
 		return portmap_nft(argc - 2, argv + 2);
 	if (argc >= 7 && strcmp(argv[1], "portmap-ipt") == 0)
 		return portmap_ipt(argc - 2, argv + 2);
-	if (argc == 4 && strcmp(argv[1], "ipmasq-nft") == 0)
-		return ipmasq_nft(argv + 2);
-	if (argc == 5 && strcmp(argv[1], "ipmasq-ipt") == 0)
-		return ipmasq_ipt(argv + 2);
+	if (argc == 6 && strcmp(argv[1], "ipmasq-nft") == 0)
+		return ipmasq("nftables", argv + 2);
+	if (argc == 6 && strcmp(argv[1], "ipmasq-ipt") == 0)
+		return ipmasq("iptables", argv + 2);
 	DIE("usage: rooms-shapes bandwidth|portmap-nft|portmap-ipt|ipmasq-nft|ipmasq-ipt ...");
 }

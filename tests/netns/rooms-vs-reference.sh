@@ -99,21 +99,18 @@ grep -q -- "-A $dn " <<<"$theirs" && ok "the reference portmap (iptables) writes
 same "portmap (iptables): iptables-save -t nat as the reference's, rule for rule and in order" \
 	"$ours" "$theirs"
 # --- bridge's ipMasq (nftables, then iptables): 10.1.0.2/24 from host-local, net1 ---------
-# The comment and chain upstream's pkg/ip names them by: sha512 of the network's name, and of
-# "<ifname>:<container ID>", in hex cut to 16; the chain "CNI-" and sha512(name ID) cut to 28.
-h() { printf '%s' "$1" | sha512sum | cut -c1-"$2"; }
-masq_comment="$(h rmbr 16)-$(h net1:rmcid1 16), net: rmbr, if: net1, id: rmcid1"
-masq_chain="CNI-$(h rmbrrmcid1 24)"
+# common/netfilter/masq.c names the rules as upstream's pkg/ip does (sha512 of the network's
+# name and of "<ifname>:<container ID>" for nftables' comment, of name and ID for the chain).
 for backend in nftables iptables; do
 	br_conf='{"cniVersion":"1.0.0","name":"rmbr","type":"bridge","bridge":"rmbr0",
 	  "isGateway":true,"ipMasq":true,"ipMasqBackend":"'$backend'",
 	  "ipam":{"type":"host-local","subnet":"10.1.0.0/24","dataDir":"'$bin'/ipam-'$backend'"}}'
 	if [ $backend = nftables ]; then
 		show='nft list table inet cni_plugins_masquerade'
-		mine="$shapes ipmasq-nft '$masq_comment' 10.1.0.2/24"
+		mine="$shapes ipmasq-nft rmbr net1 rmcid1 10.1.0.2/24"
 	else
 		show=$ipt_show
-		mine="$shapes ipmasq-ipt $masq_chain 'name: \"rmbr\" id: \"rmcid1\"' 10.1.0.2/24"
+		mine="$shapes ipmasq-ipt rmbr net1 rmcid1 10.1.0.2/24"
 	fi
 	theirs=$(in_host "
 		echo '$br_conf' | CNI_COMMAND=ADD CNI_CONTAINERID=rmcid1 CNI_NETNS=/run/netns/rm-rvr-pod \

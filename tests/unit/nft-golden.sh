@@ -91,6 +91,15 @@ case_ rule-mark-set "$C4" 'add rule ip rmnat hostports meta mark set meta mark |
 case_ rule-mark-match "$C4" 'add rule ip rmnat hostports meta mark & 0x00002000 == 0x00002000 masquerade'
 case_ rule-iifname "$C4" 'add rule ip rmnat hostports iifname "cni0" ip saddr 10.1.0.0/24 accept'
 case_ rule-oifname-drop "$C4" 'add rule ip rmnat hostports oifname != "cni0" drop'
+TB='add table bridge rmbr
+add chain bridge rmbr PREROUTING { type filter hook prerouting priority -300; policy accept; }
+add chain bridge rmbr cni-br-iface-c1-eth0
+add chain bridge rmbr cni-br-iface-c1-eth0-mac'
+case_ table-bridge "" 'add table bridge rmbr'
+case_ chain-bridge-base "add table bridge rmbr" 'add chain bridge rmbr PREROUTING { type filter hook prerouting priority -300; policy accept; }'
+case_ rule-bridge-iifname-jump "$TB" 'add rule bridge rmbr PREROUTING iifname "veth0a1b2c3d" jump cni-br-iface-c1-eth0 comment "macspoofchk-c1-eth0"'
+case_ rule-bridge-ether-return "$TB" 'add rule bridge rmbr cni-br-iface-c1-eth0-mac ether saddr 02:42:ac:11:00:02 return comment "macspoofchk-c1-eth0"'
+case_ rule-bridge-drop "$TB" 'add rule bridge rmbr cni-br-iface-c1-eth0-mac drop comment "macspoofchk-c1-eth0"'
 case_ rule-delete "$C4
 add rule ip rmnat hostports accept" 'delete rule ip rmnat hostports handle 4'
 echo "wrote $(ls "$out" | wc -l) goldens in $out"

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <linux/netfilter.h>
@@ -25,6 +27,7 @@
 #include <netlink/socket.h>
 
 #include "common/net/nlsock.h"
+#include "common/netfilter/chainname.h"
 #include "common/netfilter/iptables.h"
 #include "common/netfilter/nft-rule.h"
 #include "common/netfilter/nft.h"
@@ -332,6 +335,54 @@ static void test_errors_name_the_change(void **state)
 	nft_batch_free(b);
 }
 
+/* What upstream's macspoofchk writes, in table bridge nat (pkg/link/spoofcheck.go). */
+static void test_spoofchk_rules(void **state)
+{
+	const struct nft_chain_spec base = { .name = "PREROUTING", .type = "filter",
+					     .hook = NFT_HOOK_PREROUTING,
+					     .priority = NFT_PRIORITY_BRIDGE_DSTNAT,
+					     .policy = NFT_POLICY_ACCEPT };
+	const uint8_t mac[6] = { 0x02, 0x42, 0xac, 0x11, 0x00, 0x02 };
+
+	(void)state;
+	ONE_CHANGE("table-bridge", nft_batch_add_table(b, NFT_FAMILY_BRIDGE, "rmbr", NULL));
+	ONE_CHANGE("chain-bridge-base", nft_batch_add_chain(b, NFT_FAMILY_BRIDGE, "rmbr", &base));
+	ONE_RULE("rule-bridge-iifname-jump", NFT_FAMILY_BRIDGE, "rmbr", "PREROUTING", {
+		assert_int_equal(nft_match_ifname(r, false, "veth0a1b2c3d", false), 0);
+		assert_int_equal(nft_verdict(r, NFT_VERDICT_JUMP, "cni-br-iface-c1-eth0"), 0);
+		assert_int_equal(nft_rule_comment(r, "macspoofchk-c1-eth0"), 0);
+	});
+	ONE_RULE("rule-bridge-ether-return", NFT_FAMILY_BRIDGE, "rmbr", "cni-br-iface-c1-eth0-mac", {
+		assert_int_equal(nft_match_ether_saddr(r, mac), 0);
+		assert_int_equal(nft_verdict(r, NFT_VERDICT_RETURN, NULL), 0);
+		assert_int_equal(nft_rule_comment(r, "macspoofchk-c1-eth0"), 0);
+	});
+	ONE_RULE("rule-bridge-drop", NFT_FAMILY_BRIDGE, "rmbr", "cni-br-iface-c1-eth0-mac", {
+		assert_int_equal(nft_verdict(r, NFT_VERDICT_DROP, NULL), 0);
+		assert_int_equal(nft_rule_comment(r, "macspoofchk-c1-eth0"), 0);
+	});
+}
+
+/* Upstream's names: the reference bridge's and portmap's chains, and their comments. */
+static void test_chain_names(void **state)
+{
+	char name[64];
+
+	(void)state;
+	/* ipMasq's chain of network brn, container brcid1 (the reference bridge made it). */
+	assert_int_equal(chainname_ipt("brn", "brcid1", "", name), 0);
+	assert_string_equal(name, "CNI-648ebe223b34ee7253886ba0");
+	/* portmap's: "CNI-DN-" and the hash cut to 28 in all. */
+	assert_int_equal(chainname_ipt("rmpm", "rmcid1", "DN-", name), 0);
+	assert_string_equal(name, "CNI-DN-164cddbc31700e1d05161");
+	assert_int_equal(chainname_comment("brn", "brcid1", name, sizeof(name)), 0);
+	assert_string_equal(name, "name: \"brn\" id: \"brcid1\"");
+	/* Go's %q of what a config could not pass as a name, for GC's attachments. */
+	assert_int_equal(chainname_comment("a\"b\\c", "d\n\x01", name, sizeof(name)), 0);
+	assert_string_equal(name, "name: \"a\\\"b\\\\c\" id: \"d\\n\\x01\"");
+	assert_int_equal(chainname_comment("brn", "brcid1", name, 20), -ENAMETOOLONG);
+}
+
 /* The command lines go-iptables runs for the same operations: the binary, -t, the op, --wait last. */
 static void test_iptables_argv(void **state)
 {
@@ -366,6 +417,58 @@ static void test_iptables_missing(void **state)
 	assert_string_equal(err.msg, "rm-no-such-iptables: not found in PATH");
 }
 
+/*
+ * iptables-restore --noflush --wait gets the text on its stdin, whole; a refusal names the
+ * command and what it said. A fake iptables-restore first in PATH records what it got.
+ */
+static void test_iptables_restore(void **state)
+{
+	char dir[] = "/tmp/rm-ipt-restore.XXXXXX", path[256], got[512] = "", *old;
+	const char *text = "*nat\n:CNI-x - [0:0]\n-A CNI-x -j ACCEPT\nCOMMIT\n";
+	struct cni_err err = { 0 };
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/iptables-restore", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\necho \"$*\" >%s/args\n/bin/cat >%s/in\n"
+		   "[ -e %s/refuse ] || exit 0\necho 'iptables-restore: line 3 failed' >&2\nexit 1\n",
+		dir, dir, dir);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+	old = strdup(getenv("PATH"));
+	setenv("PATH", dir, 1);
+	assert_int_equal(ipt_restore(IPT_IPV4, text, &err), 0);
+	snprintf(path, sizeof(path), "%s/in", dir);
+	f = fopen(path, "r");
+	n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	assert_string_equal(got, text);
+	snprintf(path, sizeof(path), "%s/args", dir);
+	f = fopen(path, "r");
+	assert_non_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	assert_string_equal(got, "--noflush --wait\n");
+	snprintf(path, sizeof(path), "%s/refuse", dir);
+	fclose(fopen(path, "w"));
+	assert_int_equal(ipt_restore(IPT_IPV4, text, &err), -EIO);
+	assert_non_null(strstr(err.msg, "iptables-restore --noflush --wait: exit status 1: iptables-restore: line 3 failed"));
+	err = (struct cni_err){ 0 };
+	assert_int_equal(ipt_restore(IPT_IPV6, text, &err), -ENOEXEC);
+	assert_string_equal(err.msg, "ip6tables-restore: not found in PATH");
+	setenv("PATH", old, 1);
+	free(old);
+	for (const char *const *e = (const char *const[]){ "iptables-restore", "args", "in", "refuse", NULL }; *e; e++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *e);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +480,9 @@ int main(void)
 		cmocka_unit_test(test_errors_name_the_change),
 		cmocka_unit_test(test_iptables_argv),
 		cmocka_unit_test(test_iptables_missing),
+		cmocka_unit_test(test_iptables_restore),
+		cmocka_unit_test(test_spoofchk_rules),
+		cmocka_unit_test(test_chain_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

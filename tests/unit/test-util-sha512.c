@@ -52,6 +52,29 @@ static void test_vectors(void **state)
 	}
 }
 
+/* Messages of several blocks (Python's hashlib gave the digests' first 16 bytes). */
+static void test_blocks(void **state)
+{
+	static const struct {
+		size_t len;
+		const char *want;
+	} v[] = {
+		{ 127, "1d5b3c8b271d603ca01fb4dab9cdff24" },
+		{ 239, "6902832feb9deffc87a13bb6e48a2849" },
+		{ 1000, "a3c7751c48f72e559fc81520edc80e68" },
+	};
+	char text[1441], out[2 * SHA512_DIGEST_BYTES + 1];
+
+	(void)state;
+	for (size_t i = 0; i < 40; i++)
+		memcpy(text + 36 * i, "abcdefghijklmnopqrstuvwxyz0123456789", 36);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		hex(text, v[i].len, out);
+		out[32] = '\0';
+		assert_string_equal(out, v[i].want);
+	}
+}
+
 static void test_names(void **state)
 {
 	char name[64];
@@ -68,12 +91,16 @@ static void test_names(void **state)
 	assert_int_equal(sha512_name(3, "bwp", "abc", name, sizeof(name)), -EINVAL);
 	assert_int_equal(sha512_name(3 + 129, "bwp", "abc", name, sizeof(name)), -EINVAL);
 	assert_int_equal(sha512_name(15, "bwp", "abc", name, 15), -EINVAL);
+	/* bridge's ipMasq nftables chains: the network's hash alone, 16 characters. */
+	assert_int_equal(sha512_name(16, "", "brn", name, sizeof(name)), 0);
+	assert_string_equal(name, "e448f3688a7be767");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vectors),
+		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_names),
 	};
 

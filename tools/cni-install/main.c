@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
 		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap loopback\n"
-		"host-local portmap bandwidth firewall ipvlan vlan vrf (this suite's) or bridge\n"
+		"host-local portmap bandwidth firewall ipvlan vlan vrf bridge (this suite's) or\n"
 		"ptp dhcp (carried: built static from Debian's source of\n"
 		"containernetworking-plugins; --version says which release).\n"
 		"\n"
