@@ -180,7 +180,8 @@ state() {
 		{ ip -n "$ns" -j route show table all | jq -S -c "$LL | $NORM | .[]"
 		  ip -n "$ns" -6 -j route show table all | jq -S -c "$LL | $NORM | .[]"; } | macs | sort
 		echo "nftables:"
-		ip netns exec "$ns" nft list ruleset
+		# Counters count what the node's own traffic happened to send meanwhile.
+		ip netns exec "$ns" nft list ruleset | sed -E 's/counter packets [0-9]+ bytes [0-9]+/counter/'
 		echo "iptables:"
 		ip netns exec "$ns" iptables-save | grep -v '^#' | sed -E 's/ \[[0-9]+:[0-9]+\]//'
 		ip netns exec "$ns" ip6tables-save | grep -v '^#' | sed -E 's/ \[[0-9]+:[0-9]+\]//'
