@@ -66,7 +66,9 @@ struct summary {
 	int64_t min, median, p90;
 };
 
-static char *env_add[8], *env_del[8];
+/* build_env()'s six CNI_* variables, the node settings file, PATH and the terminator. */
+#define ENV_MAX 9
+static char *env_add[ENV_MAX], *env_del[ENV_MAX];
 static struct exec_result result;
 
 static void usage(FILE *f)
