@@ -267,6 +267,8 @@ static int check_start(struct node *n, const sigset_t *sigs, struct serve **prob
 	if (r == -1)
 		return 1;
 	if (r == 0)
+		metrics_set_servers(&n->metrics, *probes, *metrics_srv);
+	if (r == 0)
 		r = node_api_reach(n, START_API_WAIT_MS, sigs, &err);
 	if (r == -ECANCELED) {
 		klog_info(0, "stopped before the start's checks ended: nothing changed on the node", NULL);
@@ -368,6 +370,8 @@ static int setup(struct node *n)
 static void node_free(struct node *n, struct worker *w, struct serve *probes,
 		      struct serve *metrics_srv)
 {
+	/* A /metrics still answering must not read a server stopped already. */
+	metrics_set_servers(&n->metrics, NULL, NULL);
 	serve_stop(probes);
 	serve_stop(metrics_srv);
 	for (int i = 0; i < N_THREADS; i++)

@@ -7,8 +7,9 @@
  * Clients that connect and then send nothing, or a byte now and then, must not silence the
  * probes: each request has a deadline from the moment its connection is accepted (or its
  * previous request on the connection ended) to its answer, whatever trickles in meanwhile
- * (deadline.c); one address holds at most a share of the connections; a pool of threads
- * answers, so that one slow handler or TLS handshake does not hold up the others.
+ * (deadline.c); the connections are shared fairly among client subnets and addresses, so
+ * that no set of clients can hold every one (slots.c); a pool of threads answers, so that
+ * one slow handler or TLS handshake does not hold up the others.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/serve/deadline.h"
 #include "ipam/nv-ipam/serve/http.h"
+#include "ipam/nv-ipam/serve/slots.h"
 
 /*
  * Kubelet gives a probe 1 s by default and the API server a webhook 10 s: a request not
@@ -37,13 +39,19 @@
 #define DEADLINE_TLS_MS 10000
 /*
  * Kubelet probes from the node's address, Prometheus and the API servers from theirs, with
- * a few connections each: one address (an attacker's) gets a quarter of the connections,
- * so that it alone cannot take them all, and far more than kubelet's handful, so that
- * dozens of slow ones from kubelet's own address (the node's other processes) still
- * leave it room.
+ * a few connections each: one address gets a quarter of the connections at most, far more
+ * than kubelet's handful, so that dozens of slow ones from kubelet's own address (the
+ * node's other processes) still leave it room. When all are taken, a client holding fewer
+ * takes one from the heaviest (slots.c): a few addresses cannot lock the probes out.
  */
 #define CONNECTION_LIMIT 512
-#define PER_IP_CONNECTION_LIMIT 128
+#define PER_ADDRESS_CONNECTION_LIMIT 128
+/*
+ * libmicrohttpd's own limit, above ours: the connections slots.c refused or evicted are
+ * shut down and still open until their thread closes them, and it must never be the one
+ * that turns a newcomer away (it would, split across its threads, by thread).
+ */
+#define SERVER_CONNECTION_LIMIT (2 * CONNECTION_LIMIT)
 /* What a connection may hold of request headers and buffers (libmicrohttpd's default). */
 #define CONNECTION_MEMORY_BYTES (32u * 1024)
 /*
@@ -80,7 +88,14 @@ struct serve {
 	char *key_file;
 	struct stat refused_cert, refused_key; /* the last pair refused: told once */
 	struct deadline *deadline;
+	struct slots *slots;
 	size_t body_bytes; /* held by requests under way, atomic */
+};
+
+/* A connection's slot and deadline, from its start to its close. */
+struct conn {
+	struct slot *slot;
+	struct deadline_conn *deadline;
 };
 
 /* A request under way: its body, as it arrives. */
@@ -269,24 +284,53 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	}
 	/* A connection kept alive has the same time again for its next request. */
 	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && info)
-		deadline_rearm(s->deadline, info->socket_context);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && info && info->socket_context)
+		deadline_rearm(s->deadline, ((struct conn *)info->socket_context)->deadline);
 }
 
-/* Each connection is watched from its accept to its close (before its socket is closed). */
+static socklen_t sockaddr_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+	       : sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+					  : sizeof(sa->sa_family);
+}
+
+/*
+ * Each connection takes a slot (or is shut down at once) and is watched from its accept
+ * to its close (before its socket is closed).
+ */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
 	struct serve *s = cls;
-	const union MHD_ConnectionInfo *info;
+	const union MHD_ConnectionInfo *fd, *addr;
+	struct conn *c = *socket_context;
 
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-		*socket_context = info ? deadline_add(s->deadline, info->connect_fd) : NULL;
-	} else {
-		deadline_remove(s->deadline, *socket_context);
+	if (toe != MHD_CONNECTION_NOTIFY_STARTED) {
+		if (c) {
+			deadline_remove(s->deadline, c->deadline);
+			slots_release(s->slots, c->slot);
+			free(c);
+		}
 		*socket_context = NULL;
+		return;
 	}
+	fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!fd)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c || !addr) {
+		free(c);
+		(void)shutdown(fd->connect_fd, SHUT_RDWR);
+		return;
+	}
+	c->slot = slots_admit(s->slots, fd->connect_fd, addr->client_addr,
+			      sockaddr_len(addr->client_addr));
+	/* Without a slot its socket is shut down already: its end is near, no deadline. */
+	if (c->slot)
+		c->deadline = deadline_add(s->deadline, fd->connect_fd);
+	*socket_context = c;
 }
 
 /*
@@ -327,8 +371,7 @@ static struct MHD_Daemon *daemon_start(struct serve *s, const struct sockaddr_st
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	/* No inactivity timeout of libmicrohttpd's: the deadline is shorter and always holds. */
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNECTION_LIMIT,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)SERVER_CONNECTION_LIMIT,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
@@ -411,9 +454,11 @@ static int start(const char *addr, const struct serve_route *routes, size_t n,
 		}
 	}
 	r = deadline_new(cert_file ? DEADLINE_TLS_MS : DEADLINE_MS, &s->deadline);
+	if (r == 0)
+		r = slots_new(CONNECTION_LIMIT, PER_ADDRESS_CONNECTION_LIMIT, &s->slots);
 	if (r < 0) {
 		serve_stop(s);
-		return cni_err_set(err, CNI_ERR_INTERNAL, r, "cannot start the server's deadline thread: %s",
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "cannot set the server's deadlines and slots up: %s",
 				   strerror(-r));
 	}
 	s->cur.daemon = daemon_start(s, &sa, -1, &s->cur, false);
@@ -501,6 +546,11 @@ int serve_reload_tls(struct serve *s, struct cni_err *err)
 	return 1;
 }
 
+void serve_connections(struct serve *s, struct slots_stats *ret)
+{
+	slots_stats(s ? s->slots : NULL, ret);
+}
+
 int serve_port(const struct serve *s)
 {
 	return s->port;
@@ -523,6 +573,7 @@ void serve_stop(struct serve *s)
 	/* The daemon's close notifications have removed its connections from the deadlines. */
 	instance_stop(&s->cur);
 	deadline_free(s->deadline);
+	slots_free(s->slots);
 	free(s->cert_file);
 	free(s->key_file);
 	free(s);

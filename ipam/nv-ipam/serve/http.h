@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "ipam/nv-ipam/serve/slots.h"
+
 struct cni_err;
 struct serve;
 
@@ -53,7 +55,8 @@ int serve_parse_address(const char *addr, struct sockaddr_storage *ret, socklen_
  * GET and HEAD of a route run its handler; any other path is 404, any other method 405.
  * Each request has a deadline (5 s from its connection's accept, or from the previous
  * request's end on a kept-alive one), one address holds at most a quarter of the
- * connections, and a pool of threads answers (docs/security.md).
+ * connections, a full server gives a slot to a client holding fewer than the heaviest
+ * (slots_admit()), and a pool of threads answers (docs/security.md).
  *
  * Return: 0 on success, negative errno on failure.
  */
@@ -93,6 +96,13 @@ int serve_start_tls(const char *addr, const struct serve_post_route *routes, siz
  * Return: 1 when the new pair is served, 0 when the files did not change, negative errno.
  */
 int serve_reload_tls(struct serve *s, struct cni_err *err);
+
+/**
+ * serve_connections() - what the server's connection slots did (for /metrics)
+ * @s: server (NULL: all zero, a server not started)
+ * @ret: the counts
+ */
+void serve_connections(struct serve *s, struct slots_stats *ret);
 
 /**
  * serve_port() - the port listened on (the kernel's choice for port 0)
