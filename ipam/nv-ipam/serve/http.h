@@ -56,7 +56,8 @@ int serve_parse_address(const char *addr, struct sockaddr_storage *ret, socklen_
  * Each request has a deadline (5 s from its connection's accept, or from the previous
  * request's end on a kept-alive one), one address holds at most a quarter of the
  * connections, a full server gives a slot to a client holding fewer than the heaviest
- * (slots_admit()), and a pool of threads answers (docs/security.md).
+ * (slots_admit()), the connections of a process's servers fit its descriptor limit with
+ * room to spare, and a pool of threads answers (docs/security.md).
  *
  * Return: 0 on success, negative errno on failure.
  */
@@ -89,9 +90,11 @@ int serve_start_tls(const char *addr, const struct serve_post_route *routes, siz
  * @s: a server of serve_start_tls() (any other: nothing to do)
  * @err: why the new pair is not served
  *
- * A new pair that TLS refuses leaves the old one served (its error is returned once).
- * Otherwise the listening socket passes to a server with the new pair, without a moment of
- * not listening; the old one finishes what it answers.
+ * A server with the new pair starts on (a copy of) the listening socket beside the old one,
+ * which then stops taking connections and finishes what it answers: no moment of not
+ * listening. One that cannot start leaves the old one serving: a pair TLS refuses (its
+ * error returned once), or no descriptor, thread or memory to spare (tried again at the
+ * next call).
  *
  * Return: 1 when the new pair is served, 0 when the files did not change, negative errno.
  */
