@@ -166,8 +166,14 @@ section "the netns scripts with the plugins under valgrind, two at a time"
 # Longest first. The hostile suite's sections 1 to 6 (7 runs its ADDs under strace
 # and 8 injects faults: left to the other runs) in two runs, section 2 (every string
 # key) being half of it.
-hostile_args=("$dyn/plugins/macvlan/macvlan" "$dyn/plugins/ipoib/ipoib"
-	"$dyn/plugins/host-device/host-device" "$dyn/ipam/nv-ipam/nv-ipam" /usr/lib/cni)
+# Every plugin the build made (FOLDER/NAME/NAME): hostile.sh wants each of its table.
+hostile_args=()
+for exe in "$dyn"/plugins/*/* "$dyn"/ipam/*/*; do
+	name=${exe##*/}
+	[ "$name" = "$(basename "$(dirname "$exe")")" ] && [ -f "$exe" ] && [ -x "$exe" ] &&
+		hostile_args+=("$name=$exe")
+done
+hostile_args+=(/usr/lib/cni)
 HOSTILE_SECTIONS="2" vg_start hostile-2 tests/netns/hostile.sh "${hostile_args[@]}"
 HOSTILE_SECTIONS="1 3 4 5 6" vg_start hostile-1-3-6 tests/netns/hostile.sh "${hostile_args[@]}"
 # Their full rounds at the version the operator renders and the newest: the

@@ -29,22 +29,31 @@ static size_t tree_members(struct json_object *o)
 	return n;
 }
 
-/* Members written in text the tokener accepted: one ':' outside strings each. */
-static size_t text_members(const char *buf, size_t len)
+/*
+ * Members written in text the tokener accepted: one ':' outside strings each. A member name
+ * holding "\u0000" is counted in @ret_nul_keys: json-c keeps names as C strings, cut there.
+ */
+static size_t text_members(const char *buf, size_t len, size_t *ret_nul_keys)
 {
-	bool in_string = false;
+	bool in_string = false, nul = false;
 	size_t n = 0;
 
+	*ret_nul_keys = 0;
 	for (size_t i = 0; i < len; i++) {
 		if (in_string) {
-			if (buf[i] == '\\')
+			if (buf[i] == '\\') {
+				nul |= i + 5 < len && strncmp(buf + i + 1, "u0000", 5) == 0;
 				i++;
-			else if (buf[i] == '"')
+			} else if (buf[i] == '"') {
 				in_string = false;
+			}
 		} else if (buf[i] == '"') {
 			in_string = true;
+			nul = false;
 		} else if (buf[i] == ':') {
+			/* The string just before a ':' is its member's name. */
 			n++;
+			*ret_nul_keys += nul;
 		}
 	}
 	return n;
@@ -73,7 +82,7 @@ int cjson_parse(const char *buf, size_t len, const char *what, struct json_objec
 	_cleanup_(json_tokener_freep) json_tokener *tok = NULL;
 	struct json_object *o;
 	enum json_tokener_error jerr;
-	size_t used;
+	size_t used, nul_keys;
 
 	if (len > CNI_JSON_MAX_BYTES)
 		return cni_err_set(err, CNI_ERR_DECODE, -E2BIG, "error unmarshall %s: larger than %u bytes",
@@ -112,10 +121,16 @@ int cjson_parse(const char *buf, size_t len, const char *what, struct json_objec
 	 * one's value, so the order a key given twice was written in is lost, and
 	 * with it what Go's decoder (last one wins) would read: refused.
 	 */
-	if (text_members(buf, len) != tree_members(o)) {
+	if (text_members(buf, len, &nul_keys) != tree_members(o)) {
 		json_object_put(o);
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
 				   "error unmarshall %s: a key appears twice in one object", what);
+	}
+	/* Cut at its NUL, a name would pass for another (a sysctl key set as a shorter one). */
+	if (nul_keys) {
+		json_object_put(o);
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+				   "%s: a key holds a NUL character (\\u0000)", what);
 	}
 	*ret = o;
 	return 0;

@@ -56,6 +56,32 @@ bool text_utf8_valid(const char *s, size_t n)
 	return true;
 }
 
+char *text_utf8_scrub(const char *s, size_t n, size_t *ret_len)
+{
+	char *v = malloc(n * 3 + 1);
+	size_t o = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t len = text_utf8_decode(s + i, n - i, NULL);
+
+		/* One byte at a time, as Go's utf8.DecodeRune gives up on it. */
+		if (len == 0) {
+			memcpy(v + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(v + o, s + i, len);
+		o += len;
+		i += len;
+	}
+	v[o] = '\0';
+	*ret_len = o;
+	return v;
+}
+
 uint64_t text_hash64(const void *data, size_t len, uint64_t h)
 {
 	const unsigned char *p = data;

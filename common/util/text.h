@@ -27,6 +27,17 @@ size_t text_utf8_decode(const char *s, size_t n, uint32_t *ret_cp);
  */
 bool text_utf8_valid(const char *s, size_t n);
 
+/**
+ * text_utf8_scrub() - a copy with every byte that is not part of valid UTF-8 replaced by
+ *                     U+FFFD, as Go's decoder reads such a byte in a JSON string
+ * @s: bytes
+ * @n: their number
+ * @ret_len: the copy's length (without its terminator)
+ *
+ * Return: the malloc'ed, NUL-terminated copy, or NULL when out of memory.
+ */
+char *text_utf8_scrub(const char *s, size_t n, size_t *ret_len);
+
 /* The first argument of the first text_hash64() of a chain. */
 #define TEXT_HASH64_INIT 0xcbf29ce484222325ULL
 

@@ -281,6 +281,14 @@ int hl_store_open(const char *data_dir, const char *network, bool create, struct
 	int r;
 
 	*ret = NULL;
+	/* The name is the store's directory: one a filesystem can make, or a config error
+	 * (DEL finds no store: nothing can have been stored under it). */
+	if (strlen(network) > NAME_MAX && !create)
+		return 0;
+	if (strlen(network) > NAME_MAX)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ENAMETOOLONG,
+				   "network name of %zu bytes: the store's directory in dataDir is named "
+				   "by it, and a name holds at most %d", strlen(network), NAME_MAX);
 	snprintf(path, sizeof(path), "%s/%s", data_dir, network);
 	if ((r = check_not_ours(data_dir, network, err)) < 0)
 		return r;

@@ -21,6 +21,7 @@
 #include "common/util/log.h"
 #include "plugins/sbr/config.h"
 #include "plugins/sbr/sbr.h"
+#include "plugins/sbr/state.h"
 #include "plugins/sbr/table.h"
 
 /* One ADD's view of the pod and what it has changed there, in order, for the undo. */
@@ -33,6 +34,7 @@ struct sbr_add {
 	struct net_route *main;  /* the link's routes in the main table before the ADD */
 	size_t n_main;
 	size_t n_main_deleted;   /* main[0 .. n_main_deleted) are gone from it */
+	uint32_t *plan;          /* the table of each address, picked before anything changes */
 	struct net_rule *rules;  /* rules added (n_ips of room) */
 	size_t n_rules;
 	uint32_t *tables;        /* tables filled with the link's routes (n_ips of room) */
@@ -261,14 +263,21 @@ static int main_routes(struct sbr_add *s, struct cni_err *err)
 	return 0;
 }
 
-static int add_tables(struct sbr_add *s, struct cni_err *err)
+/* The table of each address: the config's, or the first free ones from SBR_FIRST_TABLE on. */
+static int plan_tables(struct sbr_add *s, struct cni_err *err)
 {
 	_cleanup_free_ uint32_t *used = NULL;
 	size_t n_used = 0;
 	uint32_t table;
 	int r;
 
-	if ((r = used_tables(s->pod, &used, &n_used, err)) < 0 || (r = main_routes(s, err)) < 0)
+	if (s->c->has_table) {
+		for (size_t i = 0; i < s->n_ips; i++)
+			s->plan[i] = s->c->table;
+		return 0;
+	}
+	r = used_tables(s->pod, &used, &n_used, err);
+	if (r < 0)
 		return r;
 	table = sbr_table_next(used, n_used, SBR_FIRST_TABLE);
 	for (size_t i = 0; i < s->n_ips; i++) {
@@ -276,10 +285,22 @@ static int add_tables(struct sbr_add *s, struct cni_err *err)
 			return cni_err_set(err, CNI_ERR_KERNEL, -ENOSPC,
 					   "no free routing table left from %u on", SBR_FIRST_TABLE);
 		log_debug("table %u for address %zu", table, i);
-		r = fill_table(s, s->ips[i], table, err);
+		s->plan[i] = table;
+		table = table == UINT32_MAX ? 0 : sbr_table_next(used, n_used, table + 1);
+	}
+	return 0;
+}
+
+static int add_tables(struct sbr_add *s, struct cni_err *err)
+{
+	int r;
+
+	if ((r = main_routes(s, err)) < 0)
+		return r;
+	for (size_t i = 0; i < s->n_ips; i++) {
+		r = fill_table(s, s->ips[i], s->plan[i], err);
 		if (r < 0)
 			return r;
-		table = table == UINT32_MAX ? 0 : sbr_table_next(used, n_used, table + 1);
 	}
 	if (s->c->add_source_hints) {
 		hint_main(s);
@@ -303,6 +324,50 @@ static int add_tables(struct sbr_add *s, struct cni_err *err)
 	return 0;
 }
 
+/*
+ * The rules about to be made, kept before the first of them (a killed ADD leaves its DEL
+ * what to delete), after those an earlier ADD of the attachment kept (an ADD again, no DEL
+ * between). @old is what to put back should this ADD fail; *@ret_had_old whether there was.
+ */
+static int keep_rules(const char *name, const struct sbr_add *s, struct sbr_state_rule **old,
+		      size_t *n_old, bool *ret_had_old, struct cni_err *err)
+{
+	_cleanup_free_ struct sbr_state_rule *v = NULL;
+	size_t n = 0;
+	int r;
+
+	*ret_had_old = false;
+	r = sbr_state_load(name, old, n_old);
+	if (r == 0)
+		*ret_had_old = true;
+	else if (r != -ENOENT)
+		log_warning("ADD: the record %s/%s kept before cannot be used (%s); replaced", SBR_STATE_DIR,
+			    name, r == -EBADMSG ? "not one sbr wrote" : strerror(-r));
+	if (!*ret_had_old)
+		*n_old = 0;
+	v = calloc(*n_old + s->n_ips + 1, sizeof(*v));
+	if (!v)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	if (*n_old)
+		memcpy(v, *old, *n_old * sizeof(*v));
+	n = *n_old;
+	for (size_t i = 0; i < s->n_ips; i++) {
+		struct sbr_state_rule rule = { .src = s->ips[i]->address.addr, .table = s->plan[i],
+					       .filled = !s->c->has_table };
+		size_t j = 0;
+
+		while (j < n && !(ip_addr_equal(&v[j].src, &rule.src) && v[j].table == rule.table))
+			j++;
+		v[j] = rule;
+		n += j == n;
+	}
+	r = sbr_state_save(name, v, n);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot keep the rules of %s in %s: %s", name,
+				   SBR_STATE_DIR, strerror(-r));
+	return 0;
+}
+
 /* The result passes through unchanged; the dispatch prints it in the config's version. */
 static int copy_result(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
@@ -311,21 +376,33 @@ static int copy_result(const struct cni_ctx *ctx, struct cni_result *ret, struct
 	return 0;
 }
 
+static int state_name(const struct cni_ctx *ctx, char *buf, size_t size, struct cni_err *err)
+{
+	if (sbr_state_name(ctx->env.container_id, ctx->env.ifname, buf, size) < 0)
+		return cni_err_set(err, CNI_ERR_INVALID_ENV, -EINVAL,
+				   "container ID and interface name cannot name a record");
+	return 0;
+}
+
 static int sbr_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
 	const char *ifname = ctx->env.ifname;
 	_cleanup_free_ const struct cni_ip **ips = NULL;
+	_cleanup_free_ struct sbr_state_rule *old = NULL;
 	struct attach a = { .pod_fd = -1 };
 	struct cni_result res = { 0 };
 	struct sbr_add s = { 0 };
 	struct net_link link;
 	struct sbr_conf c;
-	size_t n_ips = 0;
+	char name[RECORD_NAME_MAX + 1];
+	size_t n_ips = 0, n_old = 0;
+	bool had_old = false;
 	int r;
 
 	/* Everything that can be refused is refused before the pod is looked at. */
 	if ((r = sbr_config_load(ctx, &c, err)) < 0 ||
 	    (r = sbr_config_addresses(ctx->conf.prev_result, ifname, &ips, &n_ips, err)) < 0 ||
+	    (r = state_name(ctx, name, sizeof(name), err)) < 0 ||
 	    (r = copy_result(ctx, &res, err)) < 0)
 		goto out;
 	if ((r = attach_open(&a, ctx, err)) < 0 || (r = lock_netns(a.pod_fd, err)) < 0)
@@ -342,21 +419,28 @@ static int sbr_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni
 	}
 	s = (struct sbr_add){ .c = &c, .pod = a.pod, .ifindex = link.ifindex, .ips = ips,
 			      .n_ips = n_ips };
+	s.plan = calloc(n_ips, sizeof(*s.plan));
 	s.rules = calloc(n_ips, sizeof(*s.rules));
 	s.tables = calloc(n_ips, sizeof(*s.tables));
-	if (!s.rules || !s.tables) {
+	if (!s.plan || !s.rules || !s.tables) {
 		r = cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
 		goto out;
 	}
+	if ((r = plan_tables(&s, err)) < 0 ||
+	    (r = keep_rules(name, &s, &old, &n_old, &had_old, err)) < 0)
+		goto out;
 	if (c.has_table) {
 		/* Rules only: the routes are the earlier plugins' to put in that table. */
 		for (size_t i = 0; i < n_ips && r >= 0; i++)
-			r = add_rule(&s, ips[i], c.table, err);
+			r = add_rule(&s, ips[i], s.plan[i], err);
 	} else {
 		r = add_tables(&s, err);
 	}
 	if (r < 0) {
 		undo(&s);
+		if ((had_old ? sbr_state_save(name, old, n_old) : sbr_state_remove(name)) < 0)
+			log_warning("undo: cannot %s the record %s/%s", had_old ? "put back" : "remove",
+				    SBR_STATE_DIR, name);
 		goto out;
 	}
 	*ret = res;
@@ -365,6 +449,7 @@ static int sbr_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni
 		  ctx->env.netns);
 out:
 	free(s.main);
+	free(s.plan);
 	free(s.rules);
 	free(s.tables);
 	cni_result_free(&res);
@@ -432,12 +517,84 @@ static int tidy(struct net_ns *pod, const struct net_link *link, const struct sb
 	return ret;
 }
 
+/*
+ * The rules an ADD kept in its record, whatever addresses the link has (prevResult may
+ * have named some it never had): each found among the pod's plain to-table rules and
+ * deleted, and with the link still there its routes in the tables the ADD filled. On with
+ * the others after a failure; the last one is reported.
+ */
+static int forget_rules(struct net_ns *pod, const struct net_link *link,
+			const struct sbr_state_rule *v, size_t n, struct cni_err *err)
+{
+	_cleanup_free_ struct net_rule *rules = NULL;
+	_cleanup_free_ uint32_t *tables = NULL;
+	size_t n_rules = 0, n_tables = 0;
+	char text[IP_PREFIX_STRLEN];
+	int r, ret = 0;
+
+	if (n == 0)
+		return 0;
+	r = net_rule_list(pod, AF_UNSPEC, &rules, &n_rules);
+	if (r < 0)
+		return net_err_set(err, CNI_ERR_KERNEL, r, "Failed to list all rules: %s", strerror(-r));
+	tables = calloc(n + 1, sizeof(*tables));
+	if (!tables)
+		return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		unsigned int len = v[i].src.family == AF_INET ? 32 : 128;
+
+		if (v[i].filled && link)
+			tables[n_tables++] = v[i].table;
+		for (size_t k = 0; k < n_rules; k++) {
+			const struct net_rule *rule = &rules[k];
+
+			if (!rule->plain || !rule->has_src || rule->table != v[i].table ||
+			    rule->src.len != len || !ip_addr_equal(&rule->src.addr, &v[i].src))
+				continue;
+			r = net_rule_del(pod, rule);
+			if (r < 0 && r != -ENOENT)
+				ret = net_err_set(err, CNI_ERR_KERNEL, r,
+						  "Failed to delete rule from %s lookup %u: %s",
+						  ip_addr_format(&v[i].src, text, sizeof(text)), v[i].table,
+						  strerror(-r));
+			break;
+		}
+	}
+	r = link ? flush_tables(pod, link->ifindex, tables, n_tables) : 0;
+	if (r < 0)
+		ret = net_err_set(err, CNI_ERR_KERNEL, r, "Failed to delete the routes of %s: %s",
+				  link->name, strerror(-r));
+	return ret;
+}
+
+/* The record of the attachment: -ENOENT when there is none, or one not to be trusted. */
+static int load_rules(const char *name, struct sbr_state_rule **ret, size_t *ret_n,
+		      struct cni_err *err)
+{
+	int r = sbr_state_load(name, ret, ret_n);
+
+	if (r == -EBADMSG) {
+		/* Not trusted, not removed: what it says may be anything, and an admin may want to see it. */
+		log_error("DEL: the record %s/%s is not one sbr wrote; nothing deleted from it",
+			  SBR_STATE_DIR, name);
+		return -ENOENT;
+	}
+	if (r < 0 && r != -ENOENT)
+		return cni_err_set(err, CNI_ERR_IO, r, "cannot read the record %s/%s: %s", SBR_STATE_DIR,
+				   name, strerror(-r));
+	return r;
+}
+
 static int sbr_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
+	_cleanup_free_ struct sbr_state_rule *kept = NULL;
 	struct attach a = { .pod_fd = -1 };
 	struct net_link link;
 	struct sbr_conf c;
-	int r;
+	char name[RECORD_NAME_MAX + 1];
+	size_t n_kept = 0;
+	bool recorded;
+	int r, q;
 
 	r = sbr_config_load(ctx, &c, err);
 	/* ADD refuses such a config before it changes anything: there is nothing to tidy. */
@@ -446,27 +603,48 @@ static int sbr_del(const struct cni_ctx *ctx, struct cni_err *err)
 		*err = (struct cni_err){ 0 };
 		return 0;
 	}
-	if (r < 0)
+	if (r < 0 || (r = state_name(ctx, name, sizeof(name), err)) < 0)
 		return r;
+	r = load_rules(name, &kept, &n_kept, err);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	recorded = r == 0;
 	r = attach_open_del(&a, ctx, err);
-	if (r <= 0)
+	if (r < 0)
 		goto out;
+	/* The netns gone, its rules went with it. */
+	if (r == 0)
+		goto forget;
 	if ((r = lock_netns(a.pod_fd, err)) < 0)
 		goto out;
 	r = net_link_get_by_name(a.pod, ctx->env.ifname, &link);
 	if (r == -ENODEV) {
-		log_info("DEL: no interface %s in %s: no rule to tidy", ctx->env.ifname, ctx->env.netns);
-		r = 0;
-		goto out;
+		log_info("DEL: no interface %s in %s: only the rules its ADD kept to delete",
+			 ctx->env.ifname, ctx->env.netns);
+		r = forget_rules(a.pod, NULL, kept, n_kept, err);
+		if (r < 0)
+			goto out;
+		goto forget;
 	}
 	if (r < 0) {
 		net_err_op(err, r, "Failed to get link", ctx->env.ifname);
 		goto out;
 	}
-	r = tidy(a.pod, &link, &c, err);
+	r = forget_rules(a.pod, &link, kept, n_kept, err);
+	q = tidy(a.pod, &link, &c, err);
+	if (r < 0 || (r = q) < 0)
+		goto out;
+forget:
+	/* Kept until every rule went: a DEL that failed deletes the rest when tried again. */
+	r = sbr_state_remove(name);
+	if (r < 0)
+		cni_err_set(err, CNI_ERR_IO, r, "cannot remove the record %s/%s: %s", SBR_STATE_DIR, name,
+			    strerror(-r));
+	else if (recorded)
+		log_debug("DEL: %zu rule(s) of %s's record deleted", n_kept, name);
 out:
 	attach_close(&a);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 /* The reference checks nothing beyond what the dispatch does (the version). */

@@ -51,11 +51,29 @@ static int find_link(struct net_ns *ns, const char *ifname, struct net_linkattr 
 	return 0;
 }
 
+/*
+ * A sysctl the kernel lets one write but not read: net.ipv4.route.flush (mode 0200),
+ * stable_secret before it is set (EIO). The reference writes it and reads nothing back.
+ */
+static bool write_only(int r)
+{
+	return r == -EACCES || r == -EIO;
+}
+
 static int sysctl_read_err(const struct tuning_sysctl *s, int r, struct cni_err *err)
 {
 	if (r == -ENOENT)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
 				   "sysctl %s: no /proc/sys/net/%s in the pod's netns", s->key, s->path);
+	if (r == -EISDIR)
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
+				   "invalid net sysctl key \"%.128s\": /proc/sys/net/%s is a directory, "
+				   "not a sysctl", s->key, s->path);
+	if (write_only(r))
+		return cni_err_set(err, CNI_ERR_KERNEL, r,
+				   "cannot read /proc/sys/net/%s: %s (the kernel lets this sysctl be "
+				   "written, not read: there is no value to compare)", s->path,
+				   strerror(-r));
 	return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot read /proc/sys/net/%s: %s", s->path,
 			   strerror(-r));
 }
@@ -80,12 +98,17 @@ static int restore_link(struct net_ns *ns, int ifindex, const struct tuning_stat
 	return r;
 }
 
-/* Sysctls that are gone (their interface with them) need nothing back. */
+/*
+ * Sysctls that are gone (their interface with them) need nothing back; one with no path
+ * had no value to read (write_only()), and none to put back.
+ */
 static int restore_sysctls(struct net_ns *ns, const struct tuning_state_sysctl *v, size_t n)
 {
 	int r = 0, q;
 
 	for (size_t i = n; i-- > 0;) {
+		if (!v[i].path[0])
+			continue;
 		q = net_sysctl_write(ns, v[i].path, v[i].value);
 		if (q < 0 && q != -ENOENT && !r)
 			r = q;
@@ -109,12 +132,22 @@ static int read_originals(struct net_ns *ns, const struct tuning_conf *c, const 
 		ops[i] = (struct net_sysctl_op){ .rel = c->sysctls[i].path, .buf = orig[i].value,
 						 .len = sizeof(orig[i].value) };
 	}
-	r = net_sysctl_batch(ns, ops, c->n_sysctls, &done);
-	if (r < 0)
-		return sysctl_read_err(&c->sysctls[done], r, err);
+	for (size_t at = 0; at < c->n_sysctls; at += done + 1) {
+		r = net_sysctl_batch(ns, ops + at, c->n_sysctls - at, &done);
+		if (r == 0)
+			break;
+		if (!write_only(r))
+			return sysctl_read_err(&c->sysctls[at + done], r, err);
+		/* Written as the reference writes it; nothing to put back at an undo or DEL. */
+		log_info("sysctl %s: the kernel lets it be written, not read (%s): set, not restored",
+			 c->sysctls[at + done].key, strerror(-r));
+		orig[at + done].path[0] = '\0';
+	}
 	for (size_t i = 0; i < c->n_sysctls; i++) {
 		const struct tuning_sysctl *s = &c->sysctls[i];
 
+		if (!orig[i].path[0])
+			continue;
 		if (s->scope == TUNING_KEY_OWN)
 			st->sysctls[st->n_sysctls++] = orig[i];
 		else if (s->scope == TUNING_KEY_OTHER)
@@ -147,7 +180,8 @@ static int mtu_err(const struct net_linkattr *la, unsigned int mtu, const char *
 
 /*
  * In upstream's order: sysctls, MAC, promisc, MTU, allmulti, txQLen. @undo
- * collects the values @la found of what is set, for the caller to put back.
+ * collects the values @la found of what is set, for the caller to put back;
+ * @ret_sysctls counts the sysctls written, the one that failed included.
  */
 static int apply(struct net_ns *ns, const struct tuning_conf *c, const struct net_linkattr *la,
 		 const char *ifname, size_t *ret_sysctls, struct tuning_state *undo,
@@ -163,12 +197,19 @@ static int apply(struct net_ns *ns, const struct tuning_conf *c, const struct ne
 		ops[i] = (struct net_sysctl_op){ .rel = c->sysctls[i].path, .value = c->sysctls[i].value };
 	r = net_sysctl_batch(ns, ops, c->n_sysctls, ret_sysctls);
 	if (r < 0) {
-		const struct tuning_sysctl *s = &c->sysctls[*ret_sysctls];
+		const struct tuning_sysctl *s = &c->sysctls[(*ret_sysctls)++];
+
+		/* Counted as set: the kernel may have taken a part of it ("1\n5": the 1). */
 
 		if (r == -EINVAL)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
 					   "sysctl %s: the kernel refused the value \"%.128s\"", s->key,
 					   s->value);
+		/* A short write: what the kernel read of the value, not all of it ("1\n5"). */
+		if (r == -EIO)
+			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, r,
+					   "sysctl %s: the kernel took only a part of the value \"%.128s\"",
+					   s->key, s->value);
 		return cni_err_set(err, CNI_ERR_KERNEL, r, "cannot write /proc/sys/net/%s: %s",
 				   s->path, strerror(-r));
 	}
@@ -297,6 +338,17 @@ static int make_result(const struct cni_ctx *ctx, const struct tuning_conf *c,
 	return 0;
 }
 
+/* The kernel keeps the first addr_len octets of a longer address: the result would lie. */
+static int check_mac_len(const struct tuning_conf *c, const struct net_linkattr *la,
+			 const char *ifname, struct cni_err *err)
+{
+	if (!c->has_mac || c->mac_len == la->hwaddr_len)
+		return 0;
+	return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
+			   "invalid MAC address \"%s\" for %s: its addresses are %zu octets, not %zu",
+			   c->mac_text, ifname, la->hwaddr_len, c->mac_len);
+}
+
 static int tuning_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni_err *err)
 {
 	const char *ifname = ctx->env.ifname;
@@ -321,6 +373,7 @@ static int tuning_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 		goto out;
 	}
 	if ((r = attach_open(&a, ctx, err)) < 0 || (r = find_link(a.pod, ifname, &la, err)) < 0 ||
+	    (r = check_mac_len(&c, &la, ifname, err)) < 0 ||
 	    (r = read_originals(a.pod, &c, ifname, &la, orig, &st, err)) < 0 ||
 	    (r = prepare_state(name, &st, &old, &had_old, err)) < 0)
 		goto out;
@@ -334,6 +387,9 @@ static int tuning_add(const struct cni_ctx *ctx, struct cni_result *ret, struct 
 			goto out;
 		}
 		saved = true;
+	} else if (tuning_state_remove(name) < 0) {
+		/* Only the temporary files killed saves of this container left: tried again at DEL. */
+		log_warning("ADD: cannot remove what killed saves left in %s", TUNING_STATE_DIR);
 	}
 	r = apply(a.pod, &c, &la, ifname, &n_applied, &undo, err);
 	if (r < 0)
@@ -373,8 +429,14 @@ static int tuning_del(const struct cni_ctx *ctx, struct cni_err *err)
 	if ((r = state_name(ctx, name, sizeof(name), err)) < 0)
 		return r;
 	r = tuning_state_load(name, &st);
-	if (r == -ENOENT)
+	if (r == -ENOENT) {
+		/* No record, but maybe the temporary file of a save killed before its rename. */
+		r = tuning_state_remove(name);
+		if (r < 0)
+			return cni_err_set(err, CNI_ERR_IO, r, "cannot tidy %s: %s", TUNING_STATE_DIR,
+					   strerror(-r));
 		return 0;
+	}
 	if (r == -EBADMSG) {
 		/* Not trusted, not removed: what it says may be anything, and an admin may want to see it. */
 		log_error("DEL: the state %s/%s is not one tuning wrote; nothing restored from it",

@@ -27,6 +27,7 @@
 #   "empty"    200 with an empty body (a watch that ends at once)
 #   "bookmark" a watch that sends one bookmark and ends
 #   "garbage"  200 with a body that is not JSON (a watch: one line of it, then the end)
+#   "event"    {"line": TEXT}: a watch that sends TEXT as one line, then ends
 #   "hang"     {"seconds": S}: answers nothing for S seconds, then closes
 #   "page"     {"size": N}: a list answered as usual, but at most N items a page (an API
 #              server may give fewer than limit=, with a continue token)
@@ -152,6 +153,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.end_stream()
             else:
                 self.send(200, None, raw=b"{this is not json")
+        elif a == "event":
+            self.start_stream()
+            self.chunk(r["line"].encode() + b"\n")
+            self.end_stream()
         elif a == "hang":
             time.sleep(r.get("seconds", 30))
             self.close_connection = True

@@ -7,7 +7,9 @@
 # log shows each collection's requests spaced by at least the backoff's schedule (0.5 s
 # doubling; loopback without it makes thousands), a failure's log line says the wait it
 # chose, and the requests do come (a hang guard only bounds the wait for them). A 404
-# keeps the node pool file's pools; a watch that delivered a change resets the backoff;
+# keeps the node pool file's pools; a watch that delivered a change resets the backoff, one
+# whose event the node refused (a NUL in a name) or that repeated what it held does not;
+# another node's status entry past the parser's depth leaves the pools readable;
 # the cleaner's pod listing restarts when a later page's continue token expired (410) and
 # the pass releases the address of a pod that is gone while keeping one on the second page.
 . "$(dirname "$0")/lib.sh"
@@ -79,9 +81,20 @@ PIDS=()
 has_pool() { grep -q "\"$2\"" "$work/$1/conf/node-pools.json" 2>/dev/null; }
 
 api_start
-for ns in ns-empty ns-bookmark ns-gone ns-garbage ns-storm ns-404 ns-reset ns-clean; do
+for ns in ns-empty ns-bookmark ns-gone ns-garbage ns-storm ns-404 ns-reset ns-clean ns-nul ns-replay ns-deep; do
 	api_put "$API/$ns/ippools" "$(pool "$ns" pool-a 10)"
 done
+# Another node's status entry nested past the parser's depth (64): its pools' list is read
+# (issue 45: it was unreadable, and a fresh ipam-node never ready).
+deep=$(printf '%.0s[' $(seq 200))1$(printf '%.0s]' $(seq 200))
+api_put "$API/ns-deep/ippools" "$(pool ns-deep pool-b 13 | jq -c --argjson d "$deep" \
+	'.status.allocations += [{nodeName: "node-z", startIP: "10.13.0.17", endIP: "10.13.0.32", x: $d}]')"
+# A watch event the node refuses (a name holding a NUL), and one repeating what the node
+# holds, each followed by the watch's end: neither is a change that starts the backoff
+# over (issue 45: 181 watches in 8 s).
+nul_event='{"type":"ADDED","object":{"apiVersion":"nv-ipam.nvidia.com/v1alpha1","kind":"IPPool","metadata":{"name":"pool-\u0000x","namespace":"ns-nul","resourceVersion":"999"},"spec":{"subnet":"10.14.0.0/16","perNodeBlockSize":16}}}'
+replay_event=$(api_curl "https://127.0.0.1:$API_PORT/_test/objects?path=$API/ns-replay/ippools" |
+	jq -c '{type: "ADDED", object: .items[0]}')
 for p in p1 p2 p3 gone; do api_put /api/v1/pods "$(pod $p)"; done
 
 RULES_A='{"path": "'$API'/ns-empty/ippools[?]", "watch": true, "action": "empty"},
@@ -90,11 +103,13 @@ RULES_A='{"path": "'$API'/ns-empty/ippools[?]", "watch": true, "action": "empty"
   {"path": "'$API'/ns-garbage/ippools[?]", "watch": true, "action": "garbage"},
   {"path": "/api/v1/nodes[?]", "watch": true, "action": "empty"},
   {"path": "'$API'/ns-ctl/cidrpools[?]", "watch": true, "action": "status", "code": 410},
-  {"path": "/api/v1/pods[?]", "action": "page", "size": 2}'
+  {"path": "/api/v1/pods[?]", "action": "page", "size": 2},
+  '"$(jq -cn --arg l "$nul_event" --arg p "$API/ns-nul/ippools[?]" '{path: $p, watch: true, action: "event", line: $l}')"',
+  '"$(jq -cn --arg l "$replay_event" --arg p "$API/ns-replay/ippools[?]" '{path: $p, watch: true, action: "event", line: $l}')"
 RULES_STORM='{"path": "'$API'/ns-storm/ippools[?]", "action": "status", "code": 500}'
 api_rules "[$RULES_A]"
 T0=$(api_now)
-for ns in ns-empty ns-bookmark ns-gone ns-garbage ns-storm ns-404 ns-reset; do
+for ns in ns-empty ns-bookmark ns-gone ns-garbage ns-storm ns-404 ns-reset ns-nul ns-replay ns-deep; do
 	node $ns --stale-ip-check-interval=0
 done
 node ns-clean --stale-ip-check-interval=3s --stale-ip-check-count-before-release=0
@@ -105,6 +120,7 @@ PIDS+=("$!:$work/controller.log")
 for ns in ns-storm ns-404 ns-reset ns-clean; do
 	wait_for 60 has_pool $ns pool-a || bad "$ns: the node pool file was written"
 done
+if wait_for 60 has_pool ns-deep pool-b; then ok "another node's entry past the depth limit: the pools are read"; else bad "another node's entry past the depth limit: the pools are read"; fi
 
 # The cleaner's node: addresses for pods p1 (first page), p3 (second page) and gone.
 node_settings "$work/settings.json" "$work/ns-clean"
@@ -177,6 +193,15 @@ paced "410 on watch: lists" "$(lists ns-gone ippools)"
 paced "410 on watch: watches" "$(watches ns-gone ippools)"
 paced "garbage event: lists" "$(lists ns-garbage ippools)"
 paced "garbage event: watches" "$(watches ns-garbage ippools)"
+paced "an event with a NUL in its name, then the end: watches" "$(watches ns-nul ippools)"
+paced "an event with a NUL in its name, then the end: lists" "$(lists ns-nul ippools)"
+check_log ns-nul 'metadata.name (or one holding a NUL)' "an event with a NUL in its name: the node says why it lists again"
+paced "an event repeating the pool held, then the end: watches" "$(watches ns-replay ippools)"
+if has_pool ns-nul pool-a && ! grep -q 'pool-x' "$work/ns-nul/conf/node-pools.json"; then
+	ok "the NUL event: the node pool file keeps its pool, nothing of the refused one"
+else
+	bad "the NUL event: the node pool file keeps its pool, nothing of the refused one"
+fi
 paced "controller, empty 200 node watch: watches" "^GET /api/v1/nodes[?]watch=1"
 paced "controller, 410 on its CIDRPool watch: lists" "$(lists ns-ctl cidrpools)"
 paced "500 storm: requests" "^GET $API/ns-storm/ippools[?]" "$T1"

@@ -4,8 +4,10 @@
 # store over, its threads given most of the Network Operator's 10 s grace period (at
 # least 6 s; the time to the exit is printed, a loaded machine stretches it); a
 # --store-file (or its owner lock) that is not a regular file ends the start with status
-# 1, naming it, rather than hanging in open() with the stop signals blocked. The waits
-# are hang guards (30 s, the kubelet's default grace before SIGKILL).
+# 1, naming it, rather than hanging in open() with the stop signals blocked; SIGTERM while
+# the start's check of the API is stuck in open() of such a CA file ends it with status 0
+# and nothing changed. The waits are hang guards (30 s, the kubelet's default grace before
+# SIGKILL).
 . "$(dirname "$0")/lib.sh"
 . "$DAEMON_DIR/nodelib.sh"
 
@@ -79,4 +81,34 @@ ln -s /dev/zero "$work/state/zero"
 not_regular "a symbolic link to /dev/zero" "$work/state/zero" f3
 mkfifo "$work/state/s2.owner"
 not_regular "a FIFO owner lock" "$work/state/s2" f4
+
+# SIGTERM while the start's check of the API blocks in open() of the kubeconfig's CA file
+# (a FIFO from the first): it changed nothing, and the process ends with status 0, nothing
+# on the node changed (issue 45: the signal was held, and it ran until killed).
+mkdir -p "$work/fresh/state" "$work/fresh/conf"
+chmod 0700 "$work/fresh/state"
+sed "s|\"certificate-authority\": \"[^\"]*\"|\"certificate-authority\": \"$work/ca.fifo\"|" \
+	"$KUBECONFIG_FILE" >"$work/fifo.kubeconfig"
+tree() { find "$work/fresh" -printf '%p %y %m %s\n' | sort; }
+before=$(tree)
+NODE_KUBECONFIG=$work/fifo.kubeconfig node_start b --store-file="$work/fresh/state/store" \
+	--cni-conf-dir="$work/fresh/conf"
+blocked() {
+	local f
+	for f in /proc/"$b_PID"/task/*/wchan; do
+		[ "$(cat "$f" 2>/dev/null)" != wait_for_partner ] || return 0
+	done
+	return 1
+}
+wait_for 30 blocked && ok "the start's check blocks in open() of the CA" ||
+	{ bad "the start's check blocks in open() of the CA"; cat "$work/b.log"; }
+kill -TERM "$b_PID"
+if wait_for 30 node_gone "$b_PID"; then
+	eq "SIGTERM during the blocked check: status" 0 "$NODE_RC"
+else
+	bad "SIGTERM during the blocked check: ipam-node still runs"
+fi
+grep -q "stopped before the start's checks ended: nothing changed on the node" "$work/b.log" &&
+	ok "... logged" || { bad "... logged"; cat "$work/b.log"; }
+eq "... nothing on the node changed" "$before" "$(tree)"
 summary

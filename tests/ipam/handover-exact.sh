@@ -47,6 +47,15 @@ check "ADD refuses a pod name that is not UTF-8, or a control byte, code 4, noth
 	'[ "$(code "$out")" = 4 ] && grep -q "K8S_POD_NAME is not valid UTF-8" <<<"$out" && [ "$(code "$out2")" = 4 ] && grep -q "K8S_POD_NAMESPACE holds a control character" <<<"$out2" && [ -z "$(ours)" ]'
 # An older build recorded one: written into its pool log as that build did (escaped).
 nvipam_pod ADD old default/old u-old >/dev/null
+# show prints what a store holds escaped: a byte that is not UTF-8 and an ESC never reach a
+# terminal raw, and --json is UTF-8 (the byte as Go writes it, U+FFFD) (issue 45).
+store_edit '(.allocations[] | select(.containerID == "old") | .podName) = "p\\xff\\x1bq"'
+"$NVIPAM_TOOL" show --store "$store" --no-pool-file >"$work/show.txt"
+"$NVIPAM_TOOL" show --store "$store" --no-pool-file --json >"$work/show.json"
+check "show escapes a name's byte that is not UTF-8 and its control character" \
+	'grep -qF "default/p\\xff\\x1bq" "$work/show.txt" && ! LC_ALL=C grep -q $'"'"'[\xff\x1b]'"'"' "$work/show.txt"'
+check "show --json is UTF-8, the byte as U+FFFD" \
+	'python3 -c "import json,sys; d=json.loads(open(sys.argv[1],\"rb\").read().decode(\"utf-8\")); sys.exit(d[\"pools\"][0][\"allocations\"][0][\"podName\"] != \"p\ufffd\x1bq\")" "$work/show.json"'
 store_edit '(.allocations[] | select(.containerID == "old") | .podName) = "p\\xffq"'
 "$NVIPAM_TOOL" handover --store "$store" >/dev/null
 want_name=$(printf '"pod_name":"p\xef\xbf\xbdq"')

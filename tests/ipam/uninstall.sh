@@ -20,13 +20,14 @@ sum() { sha256sum <"$store"; }
 # A logFile: the DEL's last step below is the write of its line there (stderr gets none).
 nvipam_node_conf "$work" "$work/pools.json" "$work/store" ", \"logFile\": \"$work/nv-ipam.log\""
 for i in $(seq 12); do nvipam_pod ADD u$i ns/pod-u$i >/dev/null; done
+for v in v1 v2; do nvipam_pod ADD $v ns/pod-$v >/dev/null; done
 "$NVIPAM_TOOL" handover --store "$store" >/dev/null
 theirs >"$work/t0"
-check "handed over: 12 allocations in the daemon's file" '[ "$(grep -c . "$work/t0")" = 12 ]'
+check "handed over: 14 allocations in the daemon's file" '[ "$(grep -c . "$work/t0")" = 14 ]'
 
 out=$(nvipam DEL u1 2>&1) && rc=0 || rc=$?
 check "DEL with no daemon: succeeds and releases in the file, checksum right" \
-	'[ "$rc" = 0 ] && theirs >"$work/t1" && ! grep -q " u1 net1$" "$work/t1" && [ "$(grep -c . "$work/t1")" = 11 ]'
+	'[ "$rc" = 0 ] && theirs >"$work/t1" && ! grep -q " u1 net1$" "$work/t1" && [ "$(grep -c . "$work/t1")" = 13 ]'
 check "the marker stays, its checksum the handover's" '[ -e "$store.handed-over" ]'
 check "the rest of the file is kept: pod names, the pool" \
 	'jq -e ".pools.pool1.entries.u2_net1.metadata.pod_name == \"pod-u2\" and .pools.pool1.last_reserved_ip != \"\"" "$store" >/dev/null'
@@ -69,6 +70,44 @@ os.rename(sys.argv[1] + '.tmp', sys.argv[1])
 PY
 check "DEL releases the attachment's renamed entry too" \
 	'nvipam DEL u3 >/dev/null && jq -e "[.pools[].entries | keys[] | select(startswith(\"u3_\"))] == []" "$store" >/dev/null && theirs >/dev/null'
+
+# An entry under a key of another form (a hand's, a tool's): found by its container and
+# interface, as the daemon's cleaner finds entries (issue 45).
+python3 - "$store" "$REFDIR" <<'PY'
+import json, os, sys
+sys.path.insert(0, sys.argv[2])
+import refstore
+root = json.load(open(sys.argv[1]))
+entries = root['pools']['pool1']['entries']
+entries['moved-by-hand'] = entries.pop('v1_net1')
+root['checksum'] = refstore.checksum(root)
+json.dump(root, open(sys.argv[1] + '.tmp', 'w'), separators=(',', ':'))
+os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+PY
+check "DEL releases the attachment's entry under a key of another form" \
+	'nvipam DEL v1 >/dev/null && jq -e "[.pools[].entries[] | select(.container_id == \"v1\")] == []" "$store" >/dev/null && theirs >/dev/null'
+
+# Raw bytes that are not UTF-8 in a name (a hand's edit, an older tool's write), with the
+# checksum the daemon computes over what it reads (each such byte as U+FFFD): the daemon
+# reads the file, so does DEL, which writes it back valid UTF-8 (issue 45).
+python3 - "$store" "$REFDIR" <<'PY'
+import json, os, sys
+sys.path.insert(0, sys.argv[2])
+import refstore
+root = json.load(open(sys.argv[1]))
+for e in ('v2_net1', 'u12_net1'):
+    root['pools']['pool1']['entries'][e]['metadata']['pod_name'] = 'p\udcffq'
+root['checksum'] = refstore.checksum(json.loads(json.dumps(root).replace('\\udcff', '\\ufffd')))
+text = json.dumps(root, separators=(',', ':'), ensure_ascii=False)
+open(sys.argv[1] + '.tmp', 'wb').write(text.encode('utf-8', 'surrogateescape'))
+os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+PY
+check "the file holds raw bytes that are not UTF-8" '! iconv -f UTF-8 -t UTF-8 "$store" >/dev/null 2>&1'
+out=$(nvipam DEL v2 2>&1) && rc=0 || rc=$?
+check "DEL in such a file: succeeds and releases, the file written back UTF-8 and read" \
+	'[ "$rc" = 0 ] && jq -e "[.pools[].entries[] | select(.container_id == \"v2\")] == []" "$store" >/dev/null && iconv -f UTF-8 -t UTF-8 "$store" >/dev/null && theirs >/dev/null'
+check "... another name's byte kept as the daemon reads it (U+FFFD)" \
+	'jq -e ".pools.pool1.entries.u12_net1.metadata.pod_name == \"p\\ufffdq\"" "$store" >/dev/null'
 
 # ---- SIGKILL at each step of the DEL path: strace injects it at a system call (at
 # random moments without strace). One attachment per step, then a DEL that finishes. The
@@ -134,5 +173,5 @@ check "adopt migrates the changed file (the pool logs still held the released on
 ip=$(nvipam ADD u14 2>/dev/null | jq -r '.ips[0].address // empty')
 check "ADD works again" '[ -n "$ip" ]'
 
-echo "$((18 - fails)) passed, $fails failed"
+echo "$((19 - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
-# Hostile input and faults, for all four binaries: a network config is written
-# by whoever may create a NAD, and the plugins run as root.
+# Hostile input and faults, for every plugin of the suite: a network config is written by
+# whoever may create a NAD, and the plugins run as root.
 #
-#   hostile.sh MACVLAN IPOIB HOST-DEVICE NV-IPAM [REFERENCE_CNI_DIR]
+#   hostile.sh NAME=BINARY... [REFERENCE_CNI_DIR]
 #
-# 1. Every path key (logFile, ipam.logFile, confDir; poolFile and storeFile in
-#    the node's nv-ipam.conf) as a symbolic link, a FIFO, a directory, a device,
-#    a relative path, a path with "..", and a path outside the directories the
-#    node allows: refused (code 7), nothing created outside, no hang; DEL still
-#    cleans up, or fails as ADD does when it cannot reach the store. poolFile
-#    and storeFile in a network config: code 7 for ADD and DEL, whatever they name.
-# 2. Every string key as a newline, a NUL, invalid UTF-8 and 64 KiB: the code
-#    each deserves, nothing left behind (or, where the value is harmless, a
-#    clean ADD and DEL); no log line that the plugin did not start.
-# 3. The environment: CNI_NETNS naming a FIFO, a directory, a device, another
-#    namespace kind, a plain file; CNI_IFNAME that is not UTF-8.
+# NAME is each plugin of the table PLUGINS below (all of them are needed): adding a plugin
+# to the suite is adding its entry there, its binary to the command line (meson.build,
+# run-all.sh), and its string keys to STRING_KEYS (section 2) when it has keys of its own.
+#
+# 1. The log path key of every plugin, and nv-ipam's path keys (confDir; poolFile and
+#    storeFile in the node's nv-ipam.conf) as a symbolic link, a FIFO, a directory, a
+#    device, a relative path, a path with "..", and a path outside the directories the
+#    node allows: refused (code 7), nothing created outside, no hang; DEL still cleans up,
+#    or fails as ADD does when it cannot reach the store. poolFile and storeFile in a
+#    network config: code 7 for ADD and DEL, whatever they name.
+# 2. Every string key as a newline, a NUL, invalid UTF-8 and 64 KiB: the code each
+#    deserves, nothing left behind (or, where the value is harmless, a clean ADD and DEL);
+#    no log line that the plugin did not start. name and logLevel of every plugin.
+# 3. The environment, for every plugin: CNI_NETNS naming a FIFO, a directory, a device,
+#    another namespace kind, a plain file; CNI_IFNAME that is not UTF-8.
 # 4. The store directory open to others, a planted symbolic link as its lock.
 # 5. An IPAM plugin that prints more than the plugin reads.
 # 6. Keys differing only in case, side by side with Debian's Go macvlan.
-# 7. SIGKILL at every netlink send of ADD (strace), for macvlan + nv-ipam,
-#    host-device (L2 and nv-ipam) and ipoib, then DEL twice: nothing left in
-#    either netns or in the store, the host device home.
+# 7. SIGKILL at every netlink send of ADD (strace), for every plugin that sends (macvlan
+#    + nv-ipam, host-device L2 and with nv-ipam, ipoib, dummy, tap, tuning, sbr), then DEL
+#    twice: nothing left in either netns, in the store or among the plugins' records, the
+#    host device home, the interface a chained plugin changed as it was.
 # 8. State paths and faults: a network config naming another store's lock,
 #    logs or counts, or its own store with a held static IP; a store path of
 #    the node's inside another store; DEL under broken node settings; a sync
@@ -28,30 +33,80 @@
 #    file the plugins did not make; store content in an error; an older
 #    store's oversized record; a pool named twice; check on hidden damage.
 #
-# Each case checks the exit status, the CNI error code, the pod and the links
-# this run made (and any made off them), the store and the files outside the
-# allowed directories. Needs root (and strace for 7 and 8); exits 77 only when
-# network namespaces cannot be created. HOSTILE_SECTIONS (default
-# "1 2 3 4 5 6 7 8") picks sections, for slow runs under valgrind.
-# NVIPAM_TOOL (default: tool/nv-ipam-tool beside NV-IPAM) reads the store; STORE_SUMS
-# (default: tests/store-sums of the build) checksums the older store written by hand.
+# Each case checks the exit status, the CNI error code, the pod and the links this run
+# made (and any made off them), the pod's routing rules, the store, the plugins' records
+# of this run's containers and the files outside the allowed directories; a chained
+# plugin's case runs on an interface net1 made for it (a veth end with an address), which
+# must be as it was after DEL. Needs root (and strace for 7 and 8); exits 77 only when
+# network namespaces cannot be created. HOSTILE_SECTIONS (default "1 2 3 4 5 6 7 8")
+# picks sections, for slow runs under valgrind; HOSTILE_PLUGINS (default all) the plugins
+# whose cases run. NVIPAM_TOOL (default: tool/nv-ipam-tool
+# beside nv-ipam) reads the store; STORE_SUMS (default: tests/store-sums of the build)
+# checksums the older store written by hand.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-if [ $# -lt 4 ]; then
-	echo "usage: $0 MACVLAN IPOIB HOST-DEVICE NV-IPAM [REFERENCE_CNI_DIR]"
-	exit 1
-fi
-MACVLAN=$(realpath "$1")
-IPOIB=$(realpath "$2")
-HOSTDEV=$(realpath "$3")
-NVIPAM=$(realpath "$4")
-REF=${5:-/usr/lib/cni}
+# The plugins of the suite, one entry each:
+#   NAME|KIND|LOG KEY|KILL|MEMBERS
+# KIND: link (makes the pod's interface net1), chain (changes net1, which each case makes
+# first: a veth end with 10.123.2.5/24, given as prevResult), meta (a chained plugin of the
+# node's side: run in a netns standing for the node, net1's peer there named in
+# prevResult; the node's links, rules and qdiscs compared after DEL), lo (the pod's
+# loopback), ipam (allocates: never opens the pod, run as a runtime runs an IPAM plugin).
+# LOG KEY: where its config names a log file. KILL: yes when its ADD sends netlink
+# (section 7; bridge and the meta plugins have theirs in their own suites, which kill
+# every process start and write too). MEMBERS: its own keys in a config that works, as
+# JSON members (@M@ the master veth, @D@ the host device, @BR@ the node's bridge, @VRF@ a
+# VRF name, @NVIPAM@, @STATIC@ and @HOSTLOCAL@ the IPAM objects of nv-ipam, static and
+# host-local).
+PLUGINS=(
+	'macvlan|link|logFile|yes|"master":"@M@","ipam":@NVIPAM@'
+	'ipoib|link|logFile|yes|"master":"@M@","ipam":@NVIPAM@'
+	'host-device|link|logFile|yes|"device":"@D@","ipam":@NVIPAM@'
+	'dummy|link|logFile|yes|"ipam":@STATIC@'
+	'tap|link|logFile|yes|"mtu":1400,"ipam":@STATIC@'
+	'tuning|chain|logFile|yes|"sysctl":{"net.ipv4.conf.IFNAME.arp_ignore":"1"},"mtu":1400,"txQLen":77'
+	'sbr|chain|logFile|yes|'
+	'static|ipam|ipam.logFile|no|"ipam":@STATIC@'
+	'nv-ipam|ipam|ipam.logFile|no|"ipam":@NVIPAM@'
+	'loopback|lo|logFile|yes|'
+	'host-local|ipam|ipam.logFile|no|"ipam":@HOSTLOCAL@'
+	'ipvlan|link|logFile|yes|"master":"@M@","ipam":@STATIC@'
+	'vlan|link|logFile|yes|"master":"@M@","vlanId":100,"ipam":@STATIC@'
+	'vrf|chain|logFile|yes|"vrfname":"@VRF@"'
+	'bridge|link|logFile|no|"bridge":"@BR@","ipam":@STATIC@'
+	'portmap|meta|logFile|no|"backend":"iptables","capabilities":{"portMappings":true},"runtimeConfig":{"portMappings":[{"hostPort":8080,"containerPort":80,"protocol":"tcp"}]}'
+	'bandwidth|meta|logFile|no|"ingressRate":1000000,"ingressBurst":100000,"egressRate":1000000,"egressBurst":100000'
+	'firewall|meta|logFile|no|"backend":"iptables"'
+)
+declare -A BINS=() KIND=() LOGKEY=() KILL=() MEMBERS=()
+for e in "${PLUGINS[@]}"; do
+	IFS='|' read -r name kind log kill members <<<"$e"
+	KIND[$name]=$kind LOGKEY[$name]=$log KILL[$name]=$kill MEMBERS[$name]=$members
+done
+REF=/usr/lib/cni
+for a in "$@"; do
+	case $a in
+	*=*) BINS[${a%%=*}]=$(realpath "${a#*=}") ;;
+	*) REF=$a ;;
+	esac
+done
+for name in "${!KIND[@]}"; do
+	[ -n "${BINS[$name]:-}" ] || { echo "usage: $0 NAME=BINARY... [REFERENCE_CNI_DIR]: no $name="; exit 1; }
+done
+for name in "${!BINS[@]}"; do
+	[ -n "${KIND[$name]:-}" ] || { echo "FAIL: $name has no entry in PLUGINS (hostile.sh)"; exit 1; }
+done
+# HOSTILE_PLUGINS: the plugins whose cases run (default all).
+ALL=$(for e in "${PLUGINS[@]}"; do printf '%s ' "${e%%|*}"; done)
+[ -z "${HOSTILE_PLUGINS:-}" ] || ALL=$HOSTILE_PLUGINS
+NVIPAM=${BINS[nv-ipam]}
+MACVLAN=${BINS[macvlan]}
 TOOL=$(realpath "${NVIPAM_TOOL:-$(dirname "$NVIPAM")/tool/nv-ipam-tool}")
 SUMS=$(realpath "${STORE_SUMS:-$(dirname "$NVIPAM")/../../tests/store-sums}")
-for p in "$MACVLAN" "$IPOIB" "$HOSTDEV" "$NVIPAM" "$REF/macvlan" "$TOOL" "$SUMS"; do
+for p in "${BINS[@]}" "$REF/macvlan" "$TOOL" "$SUMS"; do
 	[ -x "$p" ] || { echo "FAIL: $p is not executable"; exit 1; }
 done
 command -v strace >/dev/null || { echo "FAIL: strace not found"; exit 1; }
@@ -65,10 +120,20 @@ A=$T_DIR/allowed
 O=$T_DIR/outside
 mkdir -m 0700 "$A" "$O"
 node_settings "$T_DIR/node-settings.json" "$A"
+# host-local's stores lie below a state root of the node, never in nv-ipam's directories.
+HLROOT=$T_DIR/hl-root
+mkdir -m 0700 "$HLROOT"
+jq --arg r "$HLROOT" '.stateRoots = [$r]' "$T_DIR/node-settings.json" >"$T_DIR/settings.tmp" &&
+	mv "$T_DIR/settings.tmp" "$T_DIR/node-settings.json"
 BIN=$T_DIR/bin
 mkdir "$BIN"
 ln -s "$NVIPAM" "$BIN/nv-ipam"
+ln -s "${BINS[static]}" "$BIN/static"
 T_ENV_PATH=$BIN
+# The plugins keep records by container ID on the node (/run/cni-rdma-plugins): this run's own.
+t_name CID hc
+T_ENV_CONTAINERID=$CID
+RECORDS=/run/cni-rdma-plugins
 
 t_netns POD
 T_ENV_NETNS=$POD_path
@@ -78,7 +143,36 @@ t_veth "$M" "$MP"
 t_name D hd
 t_name DP hq
 t_veth "$D" "$DP"
+# The node's bridge (bridge leaves it at DEL, as upstream's does).
+t_name BR hb
+ip link add "$BR" type bridge && ip link set "$BR" up
+t_defer ip link del "$BR"
+t_name VRF hv
+# The node of the meta plugins, and the end of net1 there.
+t_netns NODE
+t_name HV hn
+# The drivers this kernel lacks: a plugin making such a link fails there (code 100, naming
+# the driver), where a working ADD would succeed or reach IPAM.
+DRIVERLESS=
+ip -n "$POD" link add hk0 type veth peer name hk1
+for kind in dummy ipvlan vlan vrf; do
+	case $kind in
+	dummy) a=(type dummy) ;;
+	ipvlan) a=(link hk0 type ipvlan mode l2) ;;
+	vlan) a=(link hk0 type vlan id 5) ;;
+	vrf) a=(type vrf table 10) ;;
+	esac
+	if ip -n "$POD" link add hkx "${a[@]}" 2>/dev/null; then
+		ip -n "$POD" link del hkx
+	else
+		DRIVERLESS+=" $kind"
+	fi
+done
+ip -n "$POD" link del hk0
+echo "# drivers this kernel lacks:${DRIVERLESS:- none}"
+driverless() { [[ " $DRIVERLESS " == *" $1 "* ]]; }
 HOST_START=$(t_links)
+RULES_START=$(ip -n "$POD" rule; ip -n "$POD" -6 rule)
 
 cat >"$A/pools.json" <<JSON
 {"pools": {"p": {"subnet": "10.123.0.0/24", "startIP": "10.123.0.10",
@@ -88,13 +182,76 @@ JSON
 nvipam_node_conf "$A" "$A/pools.json" "$A/store"
 NVIPAM_OBJ='{"type":"nv-ipam","poolName":"p","confDir":"'$A'"}'
 
-base_conf() { # PLUGIN: a config that works (ipoib's master is a veth: refused by kind)
-	case $1 in
-	macvlan) echo '{"cniVersion":"1.0.0","name":"h","type":"macvlan","master":"'$M'","logFile":"'$A'/plugin.log","logLevel":"debug","ipam":'"$NVIPAM_OBJ"'}' ;;
-	ipoib) echo '{"cniVersion":"1.0.0","name":"h","type":"ipoib","master":"'$M'","logFile":"'$A'/plugin.log","logLevel":"debug","ipam":'"$NVIPAM_OBJ"'}' ;;
-	host-device) echo '{"cniVersion":"1.0.0","name":"h","type":"host-device","device":"'$D'","logFile":"'$A'/plugin.log","logLevel":"debug","ipam":'"$NVIPAM_OBJ"'}' ;;
-	nv-ipam) echo '{"cniVersion":"1.0.0","name":"h","ipam":'"${NVIPAM_OBJ%\}}"',"logFile":"'$A'/plugin.log","logLevel":"debug"}}' ;;
+STATIC_OBJ='{"type":"static","addresses":[{"address":"10.123.1.5/24","gateway":"10.123.1.1"}]}'
+HOSTLOCAL_OBJ='{"type":"host-local","subnet":"10.123.4.0/24","dataDir":"'$HLROOT/store'"}'
+# A meta plugin's prevResult: net1's peer on the node, and net1 in the pod.
+PREV_META='{"cniVersion":"1.0.0","interfaces":[{"name":"'$HV'"},{"name":"net1","sandbox":"'$POD_path'"}],"ips":[{"address":"10.123.2.5/24","gateway":"10.123.2.1","interface":1}]}'
+# The interface a chained plugin changes, made by prepare(): prevResult names it.
+PREV='{"cniVersion":"1.0.0","interfaces":[{"name":"net1","sandbox":"'$POD_path'"}],"ips":[{"address":"10.123.2.5/24","gateway":"10.123.2.1","interface":0}]}'
+
+base_conf() { # PLUGIN: a config that works (ipoib's master is a veth: refused by kind; dummy's driver is missing)
+	local m=${MEMBERS[$1]} log=$A/plugin.log
+	m=${m//@M@/$M}
+	m=${m//@D@/$D}
+	m=${m//@NVIPAM@/$NVIPAM_OBJ}
+	m=${m//@STATIC@/$STATIC_OBJ}
+	m=${m//@HOSTLOCAL@/$HOSTLOCAL_OBJ}
+	m=${m//@BR@/$BR}
+	m=${m//@VRF@/$VRF}
+	case ${KIND[$1]} in
+	ipam) jq -c --arg l "$log" '.ipam += {"logFile": $l, "logLevel": "debug"}' <<<"{\"cniVersion\":\"1.0.0\",\"name\":\"h\",$m}" ;;
+	chain) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"h\",\"type\":\"$1\",\"logFile\":\"$log\",\"logLevel\":\"debug\"${m:+,$m},\"prevResult\":$PREV}" ;;
+	meta) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"h\",\"type\":\"$1\",\"logFile\":\"$log\",\"logLevel\":\"debug\"${m:+,$m},\"prevResult\":$PREV_META}" ;;
+	*) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"h\",\"type\":\"$1\",\"logFile\":\"$log\",\"logLevel\":\"debug\"${m:+,$m}}" ;;
 	esac
+}
+
+# chain_state: what a chained plugin may change of net1 and the pod: its MTU, MAC, queue
+# length and flags, its sysctls, the pod's rules and the tables but local and main.
+chain_state() {
+	ip -n "$POD" -j link show net1 2>/dev/null | jq -c '.[0] | [.mtu, .address, .txqlen, .flags]'
+	ip netns exec "$POD" cat /proc/sys/net/ipv4/conf/net1/arp_ignore 2>/dev/null
+	ip -n "$POD" rule; ip -n "$POD" -6 rule
+	ip -n "$POD" route show table all | grep -v 'table local' | grep table
+}
+# node_state: what a meta plugin may change of the node: its links, its netfilter rules
+# (both families, both backends) and its qdiscs and filters.
+node_state() {
+	ip -n "$NODE" -o link show | sed -E 's/^[0-9]+: //; s/@[^:]*:/:/' | cut -d: -f1 | sort
+	ip netns exec "$NODE" iptables-save 2>/dev/null | grep -v '^#' | sed -E 's/ \[[0-9]+:[0-9]+\]//'
+	ip netns exec "$NODE" ip6tables-save 2>/dev/null | grep -v '^#' | sed -E 's/ \[[0-9]+:[0-9]+\]//'
+	ip netns exec "$NODE" nft list ruleset 2>/dev/null | sed -E 's/counter packets [0-9]+ bytes [0-9]+/counter/'
+	tc -n "$NODE" qdisc show; tc -n "$NODE" filter show dev lo
+}
+# prepare PLUGIN: for a chained plugin, net1 as an earlier plugin would leave it (a meta
+# plugin's with its peer on the node).
+prepare() {
+	case ${KIND[$1]} in
+	chain) ip -n "$POD" link add net1 type veth peer name net1p ;;
+	meta) ip -n "$POD" link add net1 type veth peer name "$HV" netns "$NODE"
+		ip -n "$NODE" link set "$HV" up ;;
+	*) return 0 ;;
+	esac
+	ip -n "$POD" addr add 10.123.2.5/24 dev net1
+	ip -n "$POD" link set net1 up
+	CHAIN_BEFORE=$(chain_state)
+}
+# finish DESC PLUGIN: for a chained plugin, net1 as it was (and the node), then gone.
+finish() {
+	case ${KIND[$2]} in
+	chain | meta) ;;
+	*) return 0 ;;
+	esac
+	t_eq "$1: net1, its sysctls, the pod's rules and tables as before ADD" "$CHAIN_BEFORE" "$(chain_state)"
+	ip -n "$POD" link del net1 2>/dev/null
+	[ "${KIND[$2]}" = meta ] &&
+		t_eq "$1: the node's links, rules and qdiscs as before ADD" "$NODE_START" "$(node_state)"
+}
+# records: the plugins' records of this run's containers and devices.
+records() {
+	(cd "$RECORDS" 2>/dev/null && ls -d */"$CID"* */"$D"* 2>/dev/null)
+	# host-local's leases (a file named by its address) of network h.
+	ls "$HLROOT/store/h" 2>/dev/null | grep -E '^[0-9.]+$|^[0-9a-f:]*:[0-9a-f:]*$'
 }
 
 # node_store NAME STORE: a working nv-ipam config whose confDir's nv-ipam.conf (the
@@ -109,13 +266,24 @@ node_store() {
 LOG_MARK="# cni-rdma-plugins log: written by the CNI plugins of this node"
 
 use() { # PLUGIN
-	case $1 in
-	macvlan) T_PLUGIN=$MACVLAN ;;
-	ipoib) T_PLUGIN=$IPOIB ;;
-	host-device) T_PLUGIN=$HOSTDEV ;;
-	nv-ipam) T_PLUGIN=$NVIPAM ;;
-	esac
+	T_PLUGIN=${BINS[$1]}
+	T_WRAP=()
+	[ "${KIND[$1]}" = meta ] && T_WRAP=(ip netns exec "$NODE")
 }
+
+# The node as after its first pods: the meta plugins' node-wide chains (upstream's, which
+# stay) made by one ADD and DEL each.
+for p in portmap bandwidth firewall; do
+	[[ " $ALL " == *" $p "* ]] || continue
+	use "$p"
+	prepare "$p"
+	t_cni ADD "$(base_conf "$p")"
+	t_ok "[$p on the node] a first ADD"
+	t_cni DEL "$(base_conf "$p")"
+	t_ok "[$p on the node] its DEL"
+	ip -n "$POD" link del net1
+done
+NODE_START=$(node_state)
 
 # allocs [STORE]: addresses held in the store (default the node's), read by the tool; a
 # store it cannot read is "unreadable", never 0.
@@ -138,6 +306,8 @@ check_clean() { # DESC
 		"$(t_link_json "" "$D" | jq -r '"\(.ifname) \(.ifalias // "")"')"
 	t_eq "$1: no address held" 0 "$(allocs)"
 	t_eq "$1: nothing created outside the allowed directory" "" "$(ls -A "$O")"
+	t_eq "$1: the pod's rules are the kernel's" "$RULES_START" "$(ip -n "$POD" rule; ip -n "$POD" -6 rule)"
+	t_eq "$1: no record of this run's containers or devices" "" "$(records)"
 	t_eq "$1: every log line is one the plugin started" "" \
 		"$(cat "$A"/*.log 2>/dev/null | grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z [a-z-]+\[[0-9]+\] (error|warning|info|debug): ' |
 			grep -vxF "$LOG_MARK" | head -3)"
@@ -149,7 +319,13 @@ check_clean() { # DESC
 run_case() {
 	local desc=$1 plugin=$2 add_code=$3 del_code=$4 conf=$5
 	shift 5
+	# A link of a driver this kernel lacks: what would succeed, or reach IPAM, fails
+	# making it (code 100, naming the driver, nothing made).
+	if driverless "$plugin" && { [ "$add_code" = 0 ] || [ "$add_code" = 101 ]; }; then
+		add_code=100
+	fi
 	use "$plugin"
+	prepare "$plugin"
 	t_cni ADD "$conf" "$@"
 	if [ "$add_code" = 0 ]; then
 		t_ok "$desc: ADD succeeds"
@@ -166,6 +342,7 @@ run_case() {
 	else
 		t_err "$desc: DEL fails with code $del_code" "$del_code"
 	fi
+	finish "$desc" "$plugin"
 	check_clean "$desc"
 }
 
@@ -205,9 +382,8 @@ if section 1; then
 	for v in "${PATH_VARIANTS[@]}"; do
 		name=${v%%|*}
 		val=${v#*|}
-		for plugin in macvlan ipoib host-device nv-ipam; do
-			key=logFile
-			[ "$plugin" = nv-ipam ] && key=ipam.logFile
+		for plugin in $ALL; do
+			key=${LOGKEY[$plugin]}
 			conf=$(base_conf "$plugin" | jq -c --arg v "$val" --arg k "$key" 'setpath($k | split("."); $v)')
 			hung=$T_HUNG
 			run_case "[$plugin $key $name]" "$plugin" $(path_codes "$key" "$name") "$conf"
@@ -243,18 +419,17 @@ fi
 if section 2; then
 	echo "# 2. string keys"
 	BIG=$(printf 'a%.0s' $(seq 65536))
-	# plugin|key path|ADD's code for a newline|for 64 KiB. A NUL is code 6 where
-	# the key is read; invalid UTF-8 anywhere fails the parse (code 6, DEL too).
-	# A 64 KiB network name is more than nv-ipam records in a pool's log (code 7).
+	# plugin|key path|ADD's code for a newline|for 64 KiB[|for a NUL]. A NUL is code 6
+	# where the key is read, unless given; invalid UTF-8 anywhere fails the parse (code 6,
+	# DEL too). A 64 KiB network name is more than nv-ipam records in a pool's log (code 7).
+	# A key path's parts are split at "/" when it has one, else at "."; a number is an index.
 	STRING_KEYS=(
 		"macvlan|cniVersion|1|1"
-		"macvlan|name|7|7"
 		"macvlan|type|0|0"
 		"macvlan|master|7|7"
 		"macvlan|mode|7|7"
 		"macvlan|mac|7|7"
 		"macvlan|runtimeConfig.mac|7|7"
-		"macvlan|logLevel|0|0"
 		"macvlan|ipam.type|7|101"
 		"macvlan|dns.domain|0|0"
 		"ipoib|master|7|7"
@@ -266,6 +441,16 @@ if section 2; then
 		"host-device|pciBusID|102|102"
 		"host-device|deviceID|102|102"
 		"host-device|runtimeConfig.deviceID|102|102"
+		"dummy|ipam.type|7|101"
+		"tap|mac|7|7"
+		"tap|bridge|7|7"
+		"tap|selinuxContext|2|2"
+		"tuning|mac|7|7"
+		"tuning|sysctl/net.ipv4.conf.IFNAME.arp_ignore|7|7|7"
+		"sbr|gateways/0|7|7"
+		"static|ipam.addresses.0.address|7|7"
+		"static|ipam.addresses.0.gateway|7|7"
+		"static|ipam.dns.domain|0|0"
 		"nv-ipam|ipam.poolName|7|7"
 		"nv-ipam|ipam.poolType|7|7"
 		"nv-ipam|ipam.confDir|7|7"
@@ -276,19 +461,42 @@ if section 2; then
 		"nv-ipam|args.cni.poolType|7|7"
 		"nv-ipam|deviceID|7|7"
 	)
+	# name and logLevel of every plugin but nv-ipam's (above): what each plugin reads of them.
+	for plugin in $ALL; do
+		case $plugin in
+		nv-ipam) ;;
+		# A name of 64 KiB is more than nv-ipam records in a pool's log and than one
+		# directory of host-local's store can be named (code 7); the others take it.
+		static) STRING_KEYS+=("static|name|7|0" "static|ipam.logLevel|0|0") ;;
+		host-local) STRING_KEYS+=("host-local|name|7|7" "host-local|ipam.logLevel|0|0") ;;
+		# portmap and bandwidth keep records named "<container ID>:<network>": the name
+		# must fit one.
+		*) big=0
+			[[ ${MEMBERS[$plugin]} == *@NVIPAM@* ]] && big=7
+			case $plugin in portmap | bandwidth) big=7 ;; esac
+			STRING_KEYS+=("$plugin|name|7|$big" "$plugin|logLevel|0|0") ;;
+		esac
+	done
+	# The jq path of a key path.
+	path_of() { [[ $1 == */* ]] && echo "\$k | split(\"/\") | map(tonumber? // .)" || echo "\$k | split(\".\") | map(tonumber? // .)"; }
 	for entry in "${STRING_KEYS[@]}"; do
-		IFS='|' read -r plugin key nl_code big_code <<<"$entry"
+		IFS='|' read -r plugin key nl_code big_code nul_code <<<"$entry"
+		path=$(path_of "$key")
 		# host-device: the device key names the device only when it is the selector.
 		prep='.'
-		[ "$plugin" = host-device ] && [ "$key" != device ] && prep='del(.device)'
+		case $plugin:$key in
+		host-device:hwaddr | host-device:kernelpath | host-device:pciBusID | host-device:*deviceID) prep='del(.device)' ;;
+		esac
+		# sbr's gateways: an array of one address to be made hostile.
+		[ "$plugin" = sbr ] && prep='.gateways = ["10.123.2.1"]'
 		for variant in newline nul utf8 big; do
 			base=$(base_conf "$plugin" | jq -c "$prep")
 			del_code=any
 			case $variant in
-			newline) conf=$(jq -c --arg v $'a\nroot:x:0:0::/root:/bin/sh' --arg k "$key" 'setpath($k | split("."); $v)' <<<"$base"); code=$nl_code ;;
-			nul) conf=$(jq -c --arg k "$key" 'setpath($k | split("."); "a\u0000b")' <<<"$base"); code=6 ;;
-			utf8) conf=$(jq -c --arg k "$key" 'setpath($k | split("."); "a@RAW@b")' <<<"$base" | sed 's/@RAW@/\xff\xfe/'); code=6 del_code=6 ;;
-			big) conf=$(jq -c --arg v "$BIG" --arg k "$key" 'setpath($k | split("."); $v)' <<<"$base"); code=$big_code ;;
+			newline) conf=$(jq -c --arg v $'a\nroot:x:0:0::/root:/bin/sh' --arg k "$key" "setpath($path; \$v)" <<<"$base"); code=$nl_code ;;
+			nul) conf=$(jq -c --arg k "$key" "setpath($path; \"a\\u0000b\")" <<<"$base"); code=${nul_code:-6} ;;
+			utf8) conf=$(jq -c --arg k "$key" "setpath($path; \"a@RAW@b\")" <<<"$base" | sed 's/@RAW@/\xff\xfe/'); code=6 del_code=6 ;;
+			big) conf=$(jq -c --arg v "$BIG" --arg k "$key" "setpath($path; \$v)" <<<"$base"); code=$big_code ;;
 			esac
 			[ "$code" = 0 ] && del_code=0
 			# ipoib's master is a veth: what passes the config is refused by kind.
@@ -304,17 +512,25 @@ if section 3; then
 	echo "# 3. the environment"
 	mkfifo "$T_DIR/netns-fifo"
 	: >"$T_DIR/netns-file"
-	for plugin in macvlan ipoib host-device nv-ipam; do
+	for plugin in $ALL; do
 		for v in "fifo|$T_DIR/netns-fifo" "directory|$T_DIR" "device|/dev/null" \
 			"mount namespace|/proc/self/ns/mnt" "plain file|$T_DIR/netns-file"; do
 			name=${v%%|*}
-			# nv-ipam never opens the pod's netns beyond the own-netns guard: it allocates.
+			# An IPAM plugin never opens the pod's netns beyond the own-netns guard: it allocates.
 			code=4
-			[ "$plugin" = nv-ipam ] && code=0
+			[ "${KIND[$plugin]}" = ipam ] && code=0
 			# DEL: a plain file is what a netns leaves behind (gone); the others are code 4.
 			del_code=4
 			[ "$name" = "plain file" ] && del_code=0
-			[ "$plugin" = nv-ipam ] && del_code=0
+			[ "${KIND[$plugin]}" = ipam ] && del_code=0
+			# tuning's DEL opens the pod only to restore what its record holds: none here.
+			[ "$plugin" = tuning ] && del_code=0
+			# The meta plugins work on the node: portmap and firewall never open the pod,
+			# bandwidth only at ADD (to find the pod's end of the veth).
+			if [ "${KIND[$plugin]}" = meta ]; then
+				del_code=0
+				[ "$plugin" = bandwidth ] || code=0
+			fi
 			run_case "[$plugin CNI_NETNS $name]" "$plugin" "$code" "$del_code" "$(base_conf "$plugin")" "CNI_NETNS=${v#*|}"
 		done
 		run_case "[$plugin CNI_IFNAME not UTF-8]" "$plugin" 4 4 "$(base_conf "$plugin")" "CNI_IFNAME=$(printf 'net\xff')"
@@ -397,18 +613,20 @@ if section 7; then
 		use "$plugin"
 		for sys in sendto sendmsg; do
 			for ((n = 1; n < 200; n++)); do
-				printf '%s' "$conf" | env CNI_COMMAND=ADD CNI_CONTAINERID=kill$n CNI_NETNS="$POD_path" \
+				prepare "$plugin"
+				printf '%s' "$conf" | env CNI_COMMAND=ADD CNI_CONTAINERID=${CID}k$n CNI_NETNS="$POD_path" \
 					CNI_IFNAME=net1 CNI_PATH="$BIN" CNI_RDMA_PLUGINS_CONF="$CNI_RDMA_PLUGINS_CONF" \
 					strace -qq -o /dev/null -e trace=sendto,sendmsg \
 					-e inject="$sys":signal=SIGKILL:when=$n "$T_PLUGIN" >/dev/null 2>&1
 				rc=$?
 				[ "$rc" = 137 ] && kills=$((kills + 1))
-				T_ENV_CONTAINERID=kill$n
+				T_ENV_CONTAINERID=${CID}k$n
 				t_cni DEL "$conf"
 				t_ok "$desc: DEL after ADD killed at $sys #$n"
 				t_cni DEL "$conf"
 				t_ok "$desc: DEL again after ADD killed at $sys #$n"
-				T_ENV_CONTAINERID=cnitest
+				T_ENV_CONTAINERID=$CID
+				finish "$desc $sys #$n" "$plugin"
 				check_clean "$desc $sys #$n"
 				# Past the last send the ADD was not killed.
 				[ "$rc" = 137 ] || break
@@ -418,10 +636,10 @@ if section 7; then
 		done
 		t_ne "$desc: ADD was killed at some send" 0 "$kills"
 	}
-	killed_add "[kill macvlan + nv-ipam]" macvlan "$(base_conf macvlan)"
 	killed_add "[kill host-device L2]" host-device "$(base_conf host-device | jq -c '.ipam = {}')"
-	killed_add "[kill host-device + nv-ipam]" host-device "$(base_conf host-device)"
-	killed_add "[kill ipoib (veth master: refused)]" ipoib "$(base_conf ipoib)"
+	for plugin in $ALL; do
+		[ "${KILL[$plugin]}" = yes ] && killed_add "[kill $plugin]" "$plugin" "$(base_conf "$plugin")"
+	done
 fi
 
 if section 8; then
@@ -433,7 +651,7 @@ if section 8; then
 	t_ok "[a live pod] ADD"
 	live_ip=$(jq -r '.ips[0].address' <<<"$T_OUT")
 	live_ip=${live_ip%/*}
-	T_ENV_CONTAINERID=cnitest
+	T_ENV_CONTAINERID=$CID
 	lock_inode=$(stat -c %i "$A/store.d/p.lock")
 	node_lock_inode=$(stat -c %i "$A/store.lock")
 	log_sum=$(md5sum <"$A/store.d/p.log")
@@ -456,7 +674,7 @@ if section 8; then
 	T_ENV_CONTAINERID=thief
 	t_cni ADD "$conf"
 	t_err "[a live pod's static IP through a private store] ADD refused" 7 "the node's setting"
-	T_ENV_CONTAINERID=cnitest
+	T_ENV_CONTAINERID=$CID
 	t_eq "[a live pod's static IP through a private store] no private store" absent "$([ -e "$A/private" ] && echo present || echo absent)"
 	t_eq "[a live pod's static IP through a private store] the address is held once" 1 "$(allocs)"
 	# The node's own store named inside another store: refused on its name.
@@ -487,7 +705,7 @@ if section 8; then
 		T_ENV_CONTAINERID=live1
 		hung=$T_HUNG
 		t_cni DEL "$(base_conf nv-ipam)"
-		T_ENV_CONTAINERID=cnitest
+		T_ENV_CONTAINERID=$CID
 		if [ "$broken" = state-not-listed ]; then
 			t_err "[node settings $broken] DEL fails as ADD would, naming the store" 7 "storeFile"
 		else
@@ -500,7 +718,7 @@ if section 8; then
 	done
 	T_ENV_CONTAINERID=live1
 	t_cni DEL "$(base_conf nv-ipam)"
-	T_ENV_CONTAINERID=cnitest
+	T_ENV_CONTAINERID=$CID
 	t_ok "[node settings mended] DEL releases"
 	check_clean "[node settings mended]"
 
@@ -577,7 +795,7 @@ if section 8; then
 		t_cni ADD "$conf" >/dev/null
 		t_cni DEL "$conf" >/dev/null
 	done
-	T_ENV_CONTAINERID=cnitest
+	T_ENV_CONTAINERID=$CID
 	t_eq "[check] a snapshot was made" yes "$([ -s "$A/chk/store.d/p.snap" ] && echo yes)"
 	"$TOOL" check --store "$A/chk/store" --pool-file "$A/pools.json" >"$T_DIR/check.out" 2>&1
 	t_eq "[check] the store is clean" 0 "$?"

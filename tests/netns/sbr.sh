@@ -28,6 +28,14 @@ done
 
 t_init
 
+# sbr keeps each attachment's rules in a record named by the container: this run's own.
+t_name CID "sb"
+T_ENV_CONTAINERID=$CID
+STATE=/run/cni-rdma-plugins/sbr
+t_defer rm -f "$STATE/$CID:"'*'
+# record IFNAME: the attachment's record, if it has one.
+record() { [ ! -e "$STATE/$CID:$1" ] || echo "$STATE/$CID:$1"; }
+
 VERSIONS=${NETNS_CNI_VERSIONS:-0.1.0 0.2.0 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0}
 BIN=$T_DIR/bin
 mkdir -p "$BIN"
@@ -332,7 +340,7 @@ if command -v strace >/dev/null; then
 	failed=0 bad= rc=1
 	for ((n = 1; n < 100 && rc != 0; n++)); do
 		(
-			export CNI_COMMAND=ADD CNI_CONTAINERID=cnitest CNI_NETNS=$PODD_path CNI_IFNAME=net8 CNI_PATH=$BIN
+			export CNI_COMMAND=ADD CNI_CONTAINERID=$CID CNI_NETNS=$PODD_path CNI_IFNAME=net8 CNI_PATH=$BIN
 			# An ASan build: LeakSanitizer cannot work under ptrace, and would fail every run.
 			export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 			exec strace -qq -o /dev/null -e trace=sendmsg -e inject=sendmsg:error=EIO:when=$n "$SBR"
@@ -351,5 +359,32 @@ if command -v strace >/dev/null; then
 else
 	t_log "# SKIP section 9: strace not found"
 fi
+
+echo "# 10. prevResult's addresses the link does not have: DEL deletes every rule ADD made"
+# (issue 45: a rule per such address outlived DEL). A DEL at 0.3.1 has no prevResult.
+t_netns PODE
+MANY=${SBR_MANY:-5000}
+mv_add net9 "$M1" '[{"address":"10.97.0.19/24","gateway":"10.97.0.1"}]' '[]' '' "$PODE"
+prev=$(jq -c --argjson n "$MANY" '.ips += [range(0; $n) |
+	{address: "10.\(200 + (. / 62500 | floor)).\((. / 250 | floor) % 250).\(. % 250 + 1)/32", interface: 0}]
+	+ [{address: "fd97::99/64", interface: 0}]' <<<"$PREV")
+t_cni ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\",\"prevResult\":$prev}" \
+	CNI_NETNS="$PODE_path" CNI_IFNAME=net9
+t_ok "ADD with $MANY + 1 addresses the link does not have"
+t_eq "a rule for each address" "$((MANY + 2))" "$(rules "$PODE" | grep -c lookup)"
+t_cni DEL '{"cniVersion":"0.3.1","name":"sbnet","type":"sbr"}' CNI_NETNS="$PODE_path" CNI_IFNAME=net9
+t_ok "DEL at 0.3.1 (no prevResult)"
+t_eq "no rule left" "" "$(rules "$PODE")"
+t_eq "no table holds a route of net9 but main" "" "$(ip -n "$PODE" -4 route show table all dev net9 | grep -v "table local" | grep table; ip -n "$PODE" -6 route show table all dev net9 | grep -v "table local" | grep table)"
+t_eq "the record is gone" "" "$(record net9)"
+# With "table", and the link deleted before DEL: the rules stay in the netns without it.
+t_cni ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"sbnet\",\"type\":\"sbr\",\"table\":7000,\"prevResult\":$prev}" \
+	CNI_NETNS="$PODE_path" CNI_IFNAME=net9
+t_ok "ADD with table 7000"
+ip -n "$PODE" link del net9
+t_cni DEL '{"cniVersion":"0.3.1","name":"sbnet","type":"sbr","table":7000}' CNI_NETNS="$PODE_path" CNI_IFNAME=net9
+t_ok "DEL with the link gone"
+t_eq "no rule left" "" "$(rules "$PODE")"
+t_eq "the record is gone" "" "$(record net9)"
 
 t_summary

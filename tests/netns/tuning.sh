@@ -185,6 +185,17 @@ hostile "a multicast MAC" 7 "multicast" '"sysctl":{"net.ipv4.conf.IFNAME.arp_ign
 hostile "a negative MTU" 7 "mtu" '"sysctl":{"net.ipv4.conf.IFNAME.arp_ignore":"1"},"mtu":-1'
 hostile "a sysctl that does not exist" 7 "no /proc/sys/net/ipv4/conf/net1/no_such" \
 	'"sysctl":{"net.ipv4.conf.all.arp_ignore":"2","net.ipv4.conf.IFNAME.no_such":"1"}'
+# A NUL in a key: json-c would cut the key there and set net1's arp_ignore (issue 45).
+hostile "a key holding a NUL (\\u0000)" 7 "a key holds a NUL character" \
+	'"sysctl":{"net.ipv4.conf.IFNAME.arp_ignore\u0000.evil":"2"}'
+hostile "a key naming a directory" 7 "/proc/sys/net/ipv4/conf/all is a directory, not a sysctl" \
+	'"sysctl":{"net.ipv4.conf.all":"1"}'
+# The kernel keeps the first 6 octets of a 20-octet address on an Ethernet link.
+hostile "a 20-octet MAC on an Ethernet link" 7 "its addresses are 6 octets, not 20" \
+	'"mac":"00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff:00:11:22:33"'
+# The kernel takes the "1" of "1\n5" and answers the write short: put back all the same.
+hostile "a value the kernel takes a part of" 7 'took only a part of the value "2' \
+	'"sysctl":{"net.ipv4.conf.IFNAME.arp_announce":"1","net.ipv4.conf.IFNAME.arp_ignore":"2\n5"}'
 PREV9=${PREV//\"net1\"/\"net9\"}
 t_cni ADD "$(tuning_conf 1.0.0 "$PREV9" '"sysctl":{"net.ipv4.conf.all.arp_ignore":"2"},"mtu":1400')" CNI_IFNAME=net9
 t_err "a prevResult naming an interface that is not there" 102 "Cannot find container link net9"
@@ -205,6 +216,60 @@ t_contains "... and logged" "names an interface other than net1" "$(cat "$T_DIR/
 t_contains "dataDir is ignored, with a log line" 'dataDir "/tmp/elsewhere" ignored' "$(cat "$T_DIR/tuning.log" 2>&1)"
 t_eq "... neither on stderr" "" "$T_ERR"
 [ ! -e /tmp/elsewhere ] && t_pass "dataDir chose nothing" || t_fail "dataDir chose nothing" "/tmp/elsewhere exists"
+
+# --- sysctls the kernel lets one write but not read ------------------------
+# As the reference: written; no original to keep, so nothing put back (docs/tuning.md).
+ip netns exec "$POD" sh -c 'cat /proc/sys/net/ipv4/route/flush' >/dev/null 2>&1 &&
+	t_fail "route.flush cannot be read" "it can" || t_pass "route.flush cannot be read (mode 0200)"
+WO='"sysctl":{"net.ipv4.route.flush":"1","net.ipv6.conf.IFNAME.stable_secret":"fd00::1","net.ipv4.conf.IFNAME.arp_ignore":"2"}'
+t_cni ADD "$(tuning_conf 1.0.0 "$PREV" "$WO")"
+t_ok "ADD of write-only sysctls (route.flush, an unset stable_secret) beside another"
+t_eq "the stable_secret is set" "fd00:0000:0000:0000:0000:0000:0000:0001" "$(ip netns exec "$POD" cat /proc/sys/net/ipv6/conf/net1/stable_secret 2>&1)"
+t_cni CHECK "$(tuning_conf 1.0.0 "$PREV" "$WO")"
+t_err "CHECK of a sysctl that cannot be read fails, as the reference's" 100 \
+	"cannot read /proc/sys/net/ipv4/route/flush: Permission denied (the kernel lets this sysctl be written, not read"
+t_cni DEL "$(tuning_conf 1.0.0 "$PREV" "$WO")"
+t_ok "DEL after write-only sysctls"
+sysctls S_WO "$POD"
+t_eq "DEL restores the readable one" "$S_DEL" "$S_WO"
+no_state "... and removes the state" "$CID" net1
+
+# --- the records: names no interface can have, killed saves' leftovers ------
+# A dead writer's PID: none of the node's processes has it.
+DEAD=$(($(cat /proc/sys/kernel/pid_max) - 1))
+while kill -0 "$DEAD" 2>/dev/null; do DEAD=$((DEAD - 1)); done
+t_name OTHER "tu"
+mkdir -p "$STATE"
+t_defer rm -f "$STATE/$CID::tmp.$DEAD" "$STATE/$OTHER::tmp.$DEAD" "$STATE/$CID:net1.tmp.$DEAD"
+record_of() { printf 'cni-rdma-plugins tuning state 1\nmtu 1500\n'; }
+# The record of an interface named like the old temporary name of net1's ("<if>.tmp.<pid>").
+record_of >"$STATE/$CID:net1.tmp.$DEAD"
+record_of >"$STATE/$CID::tmp.$DEAD"
+record_of >"$STATE/$OTHER::tmp.$DEAD"
+t_cni DEL "$(tuning_conf 1.0.0 "$PREV" '"mtu":1400')"
+t_ok "DEL with no record of the attachment"
+[ ! -e "$STATE/$CID::tmp.$DEAD" ] && t_pass "... removes what a killed save of its container left" ||
+	t_fail "... removes what a killed save of its container left" "$STATE/$CID::tmp.$DEAD is there"
+[ -e "$STATE/$OTHER::tmp.$DEAD" ] && t_pass "... leaves another container's" ||
+	t_fail "... leaves another container's" "removed"
+record_of >"$STATE/$CID::tmp.$DEAD"
+t_cni ADD "$(tuning_conf 1.0.0 "$PREV" '"sysctl":{"net.ipv4.conf.all.arp_announce":"1"}')"
+t_ok "ADD that keeps no record"
+[ ! -e "$STATE/$CID::tmp.$DEAD" ] && t_pass "... removes what a killed save of its container left" ||
+	t_fail "... removes what a killed save of its container left" "$STATE/$CID::tmp.$DEAD is there"
+record_of >"$STATE/$CID::tmp.$DEAD"
+t_cni ADD "$(tuning_conf 1.0.0 "$PREV" '"mtu":1400')"
+t_ok "ADD that keeps a record"
+[ ! -e "$STATE/$CID::tmp.$DEAD" ] && t_pass "... removes what a killed save of its container left" ||
+	t_fail "... removes what a killed save of its container left" "$STATE/$CID::tmp.$DEAD is there"
+t_cni DEL "$(tuning_conf 1.0.0 "$PREV" '"mtu":1400')"
+t_ok "its DEL"
+[ -e "$STATE/$CID:net1.tmp.$DEAD" ] && t_pass "the record of interface net1.tmp.$DEAD outlived net1's ADD and DEL" ||
+	t_fail "the record of interface net1.tmp.$DEAD outlived net1's ADD and DEL" "removed"
+[ -e "$STATE/$OTHER::tmp.$DEAD" ] && t_pass "another container's leftover outlived them" ||
+	t_fail "another container's leftover outlived them" "removed"
+linkattrs L_REC "$POD" net1
+t_eq "the link as before" "$L_BEFORE" "$L_REC"
 
 # --- the result's shape at every version -----------------------------------
 for v in $VERSIONS; do

@@ -433,6 +433,13 @@ static void test_events(void **state)
 	event_fails("{\"type\":\"ADDED\"", "malformed JSON");
 	event_fails("{\"type\":\"ADDED\",\"object\":{}} {}", "malformed JSON");
 	event_fails("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\\xff\"}}}", "malformed");
+	/* A NUL cuts a C string: "p\u0000x" would be taken for "p" (issue 45). */
+	event_fails("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\\u0000x\","
+		    "\"resourceVersion\":\"1\"}}}", "metadata.name (or one holding a NUL)");
+	event_fails("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\",\"namespace\":"
+		    "\"n\\u0000s\",\"resourceVersion\":\"1\"}}}", "metadata.namespace holds a NUL");
+	event_fails("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\",\"resourceVersion\":"
+		    "\"1\\u00002\"}}}", "metadata.resourceVersion (or one holding a NUL)");
 }
 
 /* ---- Lists as a stream ---- */
@@ -546,6 +553,46 @@ static void test_liststream(void **state)
 	list_fails("{\"extra\": 1x, \"items\": []}", "malformed JSON");
 }
 
+/* A skim that keeps only the item's name, as the node's cut drops what it cannot need. */
+static int skim_name(void *ctx, const char *text, size_t len, char **ret, size_t *ret_len)
+{
+	(void)ctx;
+	if (!memmem(text, len, "\"deep\"", 6))
+		return 0;
+	*ret = strdup("{\"metadata\":{\"name\":\"deep\"}}");
+	*ret_len = strlen(*ret);
+	return 1;
+}
+
+/*
+ * An item nested past the depth limit: refused whole, unless a skim cuts it before it is
+ * parsed (issue 45: another node's status entry that deep made the list unreadable).
+ */
+static void test_liststream_deep(void **state)
+{
+	char text[1024];
+	int n = snprintf(text, sizeof(text), "{\"items\":[{\"metadata\":{\"name\":\"deep\"},\"x\":");
+	struct items it = { 0 };
+	struct liststream *ls = NULL;
+	struct cni_err err = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		text[n++] = '[';
+	for (int i = 0; i < 100; i++)
+		text[n++] = ']';
+	snprintf(text + n, sizeof(text) - (size_t)n, "},{\"metadata\":{\"name\":\"b\"}}]}");
+	list_fails(text, "nested too deeply");
+	assert_int_equal(liststream_new("list", on_item, &it, &ls), 0);
+	liststream_set_skim(ls, skim_name, NULL);
+	assert_int_equal(liststream_feed(ls, text, strlen(text), &err), 0);
+	assert_int_equal(liststream_end(ls, &err), 0);
+	assert_int_equal(it.n, 2);
+	assert_string_equal(it.names[0], "deep");
+	assert_string_equal(it.names[1], "b");
+	liststream_free(ls);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -558,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_liststream),
+		cmocka_unit_test(test_liststream_deep),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

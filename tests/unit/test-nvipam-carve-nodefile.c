@@ -20,8 +20,10 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/json.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/carve/nodefile.h"
 #include "ipam/nv-ipam/carve/skim.h"
@@ -404,6 +406,67 @@ static void test_skim_cuts_to_the_node(void **state)
 	assert_null(cut);
 }
 
+/* "{"nodeName":"NAME","x":" + DEPTH brackets + "}": an entry nested DEPTH levels deeper. */
+static char *deep_entry(const char *name, size_t depth, const char *open, const char *close)
+{
+	struct text_buf b = { 0 };
+
+	text_buf_puts(&b, "{\"nodeName\":\"");
+	text_buf_puts(&b, name);
+	text_buf_puts(&b, "\",\"startIP\":\"192.168.0.17\",\"endIP\":\"192.168.0.32\",\"x\":");
+	for (size_t i = 0; i < depth; i++)
+		text_buf_puts(&b, open);
+	text_buf_puts(&b, "1");
+	for (size_t i = 0; i < depth; i++)
+		text_buf_puts(&b, close);
+	text_buf_puts(&b, "}");
+	text_buf_putc(&b, '\0');
+	assert_false(b.oom);
+	return b.data;
+}
+
+/*
+ * Another node's entry nested past the parser's depth limit (issue 45: one such entry made
+ * every pool list unreadable, and a fresh ipam-node never ready): the cut drops it, however
+ * deep (no recursion: 100,000 levels), and the node's block is read; the node's own entry
+ * that deep is the parser's to refuse; an entry whose brackets do not match is never
+ * dropped (the parser refuses the text).
+ */
+static void test_skim_drops_deep_entries(void **state)
+{
+	static const char *const shapes[][2] = { { "[", "]" }, { "{\"a\":", "}" } };
+	struct json_object *o = NULL;
+	struct cni_err err = { 0 };
+	char *cut = NULL, buf[256];
+	size_t len = 0;
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		_cleanup_free_ char *deep = deep_entry("host-b", 100000, shapes[k][0], shapes[k][1]);
+		_cleanup_free_ char *mine = deep_entry("host-a", CNI_JSON_MAX_DEPTH, shapes[k][0], shapes[k][1]);
+		_cleanup_free_ char *pool = NULL, *pool2 = NULL, *odd = NULL;
+
+		assert_true(asprintf(&pool, "{\"kind\":\"IPPool\",\"metadata\":{\"name\":\"p1\"},"
+				     "\"spec\":{\"subnet\":\"192.168.0.0/24\",\"perNodeBlockSize\":16},"
+				     "\"status\":{\"allocations\":[%s,{\"nodeName\":\"host-a\",\"startIP\":"
+				     "\"192.168.0.1\",\"endIP\":\"192.168.0.16\"}]}}", deep) > 0);
+		assert_int_not_equal(cjson_parse(pool, strlen(pool), "whole", &o, &err), 0);
+		assert_int_equal(carve_status_skim(pool, strlen(pool), "host-a", false, &cut, &len), 1);
+		cut_names(cut, len, buf, sizeof(buf));
+		assert_string_equal(buf, "host-a,");
+		free(cut);
+		cut = NULL;
+		/* The node's own entry that deep: left for the parser to refuse. */
+		assert_true(asprintf(&pool2, "{\"status\":{\"allocations\":[%s]}}", mine) > 0);
+		assert_int_equal(carve_status_skim(pool2, strlen(pool2), "host-a", false, &cut, &len), 0);
+		/* Brackets that do not match, deep in another node's entry: not dropped. */
+		assert_true(asprintf(&odd, "{\"status\":{\"allocations\":[{\"nodeName\":\"host-b\",\"x\":"
+				     "[[[{\"a\":1]]]}},{\"nodeName\":\"host-a\"}]}}") > 0);
+		assert_int_equal(carve_status_skim(odd, strlen(odd), "host-a", false, &cut, &len), 0);
+		assert_null(cut);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_refusal_keeps_the_rest),
 		cmocka_unit_test(test_trim_keeps_the_node_entries),
 		cmocka_unit_test(test_skim_cuts_to_the_node),
+		cmocka_unit_test(test_skim_drops_deep_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,10 @@
-/* Unit tests: sbr config fields and refusals, prevResult's addresses, the table choice */
+/* Unit tests: sbr config fields and refusals, prevResult's addresses, the table choice, its record */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 #include "common/cni/result.h"
 #include "common/util/error.h"
 #include "plugins/sbr/config.h"
+#include "plugins/sbr/state.h"
 #include "plugins/sbr/table.h"
 
 static struct cni_ctx loaded;
@@ -227,6 +229,60 @@ static void test_table_next(void **state)
 	free(full);
 }
 
+/* The record: its exact body, read back; anything it would not write refused whole. */
+static void test_record(void **state)
+{
+	static const char *const bad[] = {
+		"rule 10.1.2.3 100\n",          /* no flag */
+		"rule 10.1.2.3 0 1\n",          /* table 0 */
+		"rule 10.1.2.3 4294967296 1\n", /* past 32 bits */
+		"rule 10.1.2.3 0100 1\n",       /* a leading zero */
+		"rule 10.1.2 100 1\n",          /* not an address */
+		"rule 10.1.2.3 100 2\n",        /* a flag of 2 */
+		"rule 10.1.2.3 100 1",           /* no newline */
+		"rules 10.1.2.3 100 1\n",       /* another key */
+		"rule 10.1.2.3 100 1\nx\n",    /* a line after */
+	};
+	struct sbr_state_rule v[3] = { { .table = 100, .filled = true },
+				       { .table = 4294967295u, .filled = false },
+				       { .table = 7, .filled = true } }, *back = NULL;
+	char *text = NULL, buf[64];
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(ip_addr_parse("10.1.2.3", &v[0].src), 0);
+	assert_int_equal(ip_addr_parse("fd00::1", &v[1].src), 0);
+	assert_int_equal(ip_addr_parse("10.200.0.1", &v[2].src), 0);
+	assert_int_equal(sbr_state_format(v, 3, &text), 0);
+	assert_string_equal(text, "rule 10.1.2.3 100 1\nrule fd00::1 4294967295 0\nrule 10.200.0.1 7 1\n");
+	assert_int_equal(sbr_state_parse(text, &back, &n), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(ip_addr_equal(&back[i].src, &v[i].src));
+		assert_int_equal(back[i].table, v[i].table);
+		assert_int_equal(back[i].filled, v[i].filled);
+	}
+	free(back);
+	free(text);
+	text = NULL;
+	assert_int_equal(sbr_state_format(v, 0, &text), 0);
+	assert_string_equal(text, "");
+	assert_int_equal(sbr_state_parse(text, &back, &n), 0);
+	assert_int_equal(n, 0);
+	free(back);
+	free(text);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		back = NULL;
+		if (sbr_state_parse(buf, &back, &n) != -EBADMSG)
+			fail_msg("accepted: %s", bad[i]);
+	}
+	assert_int_equal(sbr_state_name("c1", "net1", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "c1:net1");
+	assert_int_equal(sbr_state_name("c:1", "net1", buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(sbr_state_name("c1", "../x", buf, sizeof(buf)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +292,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_gateways, teardown),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_table_next),
+		cmocka_unit_test(test_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

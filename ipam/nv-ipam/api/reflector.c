@@ -12,7 +12,8 @@
  * not make this loop at the speed of loopback. Every failure (a watch that could not
  * start, broke off, ended within a second with no change, or forced a list; a list that
  * failed) waits the backoff before the next request, and the backoff starts over only
- * when a watch shows the server works: it delivered a change, or stayed open a minute.
+ * when a watch shows the server works: it delivered a change the mirror took (an event it
+ * refuses, or one that repeats what it holds, is none), or stayed open a minute.
  * A list that succeeds does not reset it: "list fine, watch 410" would loop otherwise.
  *
  * A 404 on the list of a collection listed before keeps its objects (an API server
@@ -115,7 +116,7 @@ static size_t objset_find(const struct objset *s, const char *key, bool *ret_fou
 	return lo;
 }
 
-/* Takes a reference of @obj. */
+/* Takes a reference of @obj. Return: 1 when the set changed, 0 when it held @obj already. */
 static int objset_put(struct objset *s, const char *key, struct json_object *obj)
 {
 	bool found;
@@ -123,9 +124,11 @@ static int objset_put(struct objset *s, const char *key, struct json_object *obj
 	char *k;
 
 	if (found) {
+		int same = json_object_equal(s->v[i].obj, obj);
+
 		json_object_put(s->v[i].obj);
 		s->v[i].obj = json_object_get(obj);
-		return 0;
+		return !same;
 	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
@@ -142,7 +145,7 @@ static int objset_put(struct objset *s, const char *key, struct json_object *obj
 	memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
 	s->v[i] = (struct entry){ .key = k, .obj = json_object_get(obj) };
 	s->n++;
-	return 0;
+	return 1;
 }
 
 /* What the owner keeps of @obj: a new reference in *@ret. */
@@ -155,17 +158,19 @@ static int trimmed(const struct api_reflector *r, struct json_object *obj, struc
 	return r->cfg.trim(r->cfg.ctx, obj, ret);
 }
 
-static void objset_del(struct objset *s, const char *key)
+/* Return: whether the set held @key. */
+static bool objset_del(struct objset *s, const char *key)
 {
 	bool found;
 	size_t i = objset_find(s, key, &found);
 
 	if (!found)
-		return;
+		return false;
 	free(s->v[i].key);
 	json_object_put(s->v[i].obj);
 	memmove(&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof(*s->v));
 	s->n--;
+	return true;
 }
 
 int api_reflector_new(const struct api_reflector_config *cfg, int stop_fd,
@@ -554,7 +559,7 @@ static int watch_line(void *ctx, const char *line, size_t len)
 			rc = trimmed(r, ev.object, &kept);
 		pthread_mutex_lock(&r->lock);
 		if (ev.type == API_EVENT_DELETED)
-			objset_del(&r->objs, key);
+			rc = objset_del(&r->objs, key);
 		else if (rc == 0)
 			rc = objset_put(&r->objs, key, kept);
 		r->stats.events++;
@@ -565,8 +570,16 @@ static int watch_line(void *ctx, const char *line, size_t len)
 			break;
 		}
 		set_rv(r, ev.resource_version);
-		w->changed = true;
-		w->changes++;
+		/*
+		 * A change only when the mirror changed: an event that repeats what it holds
+		 * (a server replaying one and ending the watch) shows nothing of the server's
+		 * health, and must not start the backoff over.
+		 */
+		if (rc > 0) {
+			w->changed = true;
+			w->changes++;
+		}
+		rc = 0;
 		break;
 	}
 	api_event_clear(&ev);

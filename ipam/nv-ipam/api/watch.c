@@ -1,5 +1,6 @@
 /* A watch's stream: newline-delimited JSON events, each checked before it is used */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,14 +67,26 @@ static int bad(struct cni_err *err, const char *why)
 	return cni_err_set(err, CNI_ERR_DECODE, -EINVAL, "watch event: %s", why);
 }
 
+/* A metadata string; NULL without one, and for one holding a NUL ("\u0000"): cut there as a
+ * C string, a name would pass for another. */
 static const char *meta_str(struct json_object *o, const char *key)
 {
 	struct json_object *m = NULL, *v = NULL;
 
 	if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_is_type(m, json_type_object) ||
-	    !json_object_object_get_ex(m, key, &v) || !json_object_is_type(v, json_type_string))
+	    !json_object_object_get_ex(m, key, &v) || !json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
 		return NULL;
 	return json_object_get_string(v);
+}
+
+/* Whether a metadata member is a string (one meta_str() refuses holds a NUL). */
+static bool meta_is_str(struct json_object *o, const char *key)
+{
+	struct json_object *m = NULL, *v = NULL;
+
+	return json_object_object_get_ex(o, "metadata", &m) && json_object_object_get_ex(m, key, &v) &&
+	       json_object_is_type(v, json_type_string);
 }
 
 int api_event_parse(const char *line, size_t len, struct api_event *ret, struct cni_err *err)
@@ -130,13 +143,15 @@ int api_event_parse(const char *line, size_t len, struct api_event *ret, struct 
 	} else {
 		e.resource_version = meta_str(obj, "resourceVersion");
 		if (!e.resource_version || !*e.resource_version)
-			return bad(err, "an object without metadata.resourceVersion");
+			return bad(err, "an object without metadata.resourceVersion (or one holding a NUL)");
 		if (e.type != API_EVENT_BOOKMARK) {
 			const char *ns = meta_str(obj, "namespace");
 
 			e.name = meta_str(obj, "name");
 			if (!e.name || !*e.name)
-				return bad(err, "an object without metadata.name");
+				return bad(err, "an object without metadata.name (or one holding a NUL)");
+			if (!ns && meta_is_str(obj, "namespace"))
+				return bad(err, "an object whose metadata.namespace holds a NUL");
 			e.namespace = ns ? ns : "";
 		}
 	}

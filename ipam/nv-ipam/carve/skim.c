@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/ipaddr.h"
 #include "common/util/json.h"
@@ -123,6 +124,88 @@ static bool scan_value(struct scan *s, unsigned int depth)
 			return true;
 		}
 		if (*s->p++ != ',')
+			return false;
+	}
+}
+
+/* A member's key and its ':' at s->p. */
+static bool scan_key(struct scan *s)
+{
+	const char *a;
+	size_t n;
+
+	skip_ws(s);
+	if (!scan_string(s, &a, &n))
+		return false;
+	skip_ws(s);
+	if (s->p >= s->end || *s->p != ':')
+		return false;
+	s->p++;
+	return true;
+}
+
+/*
+ * An entry at s->p passed over, however deep: without recursion, each level's kind a bit
+ * of @kinds. Its shape is checked as scan_value() checks it, so that text the parser would
+ * refuse is never dropped; only its depth is not bounded: a status entry of another node
+ * nested past the parser's limit is dropped, not a reason to refuse the pool (the whole
+ * List with it).
+ */
+static bool scan_entry(struct scan *s)
+{
+	size_t cap = (size_t)(s->end - s->p) / 8 + 1, depth = 0;
+	_cleanup_free_ unsigned char *objects = calloc(cap, 1); /* bit set: that level is an object */
+	bool object;
+
+	if (!objects)
+		return false;
+	for (;;) {
+		const char *a;
+		size_t n;
+
+		/* A value: a container opens a level, anything else ends here. */
+		skip_ws(s);
+		if (s->p >= s->end)
+			return false;
+		a = s->p;
+		if (*s->p == '{' || *s->p == '[') {
+			object = *s->p == '{';
+			objects[depth / 8] = (unsigned char)((objects[depth / 8] & ~(1u << (depth % 8))) |
+							     ((unsigned int)object << (depth % 8)));
+			depth++;
+			s->p++;
+			skip_ws(s);
+			if (s->p < s->end && *s->p == (object ? '}' : ']')) {
+				s->p++;
+				depth--;
+			} else {
+				if (object && !scan_key(s))
+					return false;
+				continue;
+			}
+		} else if (*s->p == '"') {
+			if (!scan_string(s, &a, &n))
+				return false;
+		} else {
+			while (s->p < s->end && is_scalar_byte(*s->p))
+				s->p++;
+			if (s->p == a)
+				return false;
+		}
+		/* After a value: the entry's end, or its container's ',' (then the next) or close. */
+		for (;;) {
+			if (depth == 0)
+				return true;
+			object = (objects[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1;
+			skip_ws(s);
+			if (s->p >= s->end)
+				return false;
+			if (*s->p != (object ? '}' : ']'))
+				break;
+			s->p++;
+			depth--;
+		}
+		if (*s->p++ != ',' || (object && !scan_key(s)))
 			return false;
 	}
 }
@@ -268,7 +351,7 @@ static bool skim_array(struct skim *k, struct scan *s)
 
 		skip_ws(&t);
 		a = t.p;
-		if (!scan_value(&t, 2))
+		if (!scan_entry(&t))
 			return false;
 		all++;
 		if (may_name(k, a, (size_t)(t.p - a)) && !read_candidate(k, a, (size_t)(t.p - a), &m))
@@ -294,7 +377,7 @@ static bool skim_array(struct skim *k, struct scan *s)
 
 		skip_ws(&t);
 		a = t.p;
-		(void)scan_value(&t, 2);
+		(void)scan_entry(&t);
 		n = (size_t)(t.p - a);
 		if (may_name(k, a, n) || (k->cidrpool && m.found && conflicts(&m, a, n))) {
 			if (kept++)

@@ -60,6 +60,9 @@ struct controller {
 	struct events *events;
 	struct reconciler *rec;
 	unsigned long webhook_allowed[CM_KINDS], webhook_denied[CM_KINDS], webhook_bad; /* atomic */
+	/* The servers /metrics shows: set once started, cleared before they stop. */
+	pthread_mutex_t servers_lock;
+	struct serve *servers[3]; /* probes, metrics apart from them, webhook */
 	time_t started;
 };
 
@@ -207,6 +210,24 @@ static void readyz(void *ctx, struct serve_reply *r)
 	r->len = r->body ? strlen(r->body) : 0;
 }
 
+static void set_servers_names(struct prom_server *v)
+{
+	v[0].name = "probes";
+	v[1].name = "metrics";
+	v[2].name = "webhook";
+}
+
+/* The servers /metrics shows (all NULL before they stop). */
+static void set_servers(struct controller *c, struct serve *probes, struct serve *metrics_srv,
+			struct serve *hook_srv)
+{
+	pthread_mutex_lock(&c->servers_lock);
+	c->servers[0] = probes;
+	c->servers[1] = metrics_srv;
+	c->servers[2] = hook_srv;
+	pthread_mutex_unlock(&c->servers_lock);
+}
+
 static void metrics(void *ctx, struct serve_reply *r)
 {
 	struct controller *c = ctx;
@@ -224,6 +245,13 @@ static void metrics(void *ctx, struct serve_reply *r)
 		n.webhook_denied[i] = __atomic_load_n(&c->webhook_denied[i], __ATOMIC_RELAXED);
 	}
 	n.webhook_bad = __atomic_load_n(&c->webhook_bad, __ATOMIC_RELAXED);
+	set_servers_names(n.servers);
+	pthread_mutex_lock(&c->servers_lock);
+	for (int i = 0; i < 3; i++) {
+		n.servers[i].up = c->servers[i];
+		serve_connections(c->servers[i], &n.servers[i].st);
+	}
+	pthread_mutex_unlock(&c->servers_lock);
 	if (controller_metrics_render(&n, &r->body, &r->len) < 0) {
 		r->status = 500;
 		r->body = NULL;
@@ -478,6 +506,7 @@ static int start_threads(struct worker *w, struct daemon_thread *th)
 static void controller_free(struct worker *w, struct serve *probes, struct serve *metrics_srv,
 			    struct serve *hook_srv)
 {
+	set_servers(&ctl, NULL, NULL, NULL);
 	serve_stop(hook_srv);
 	serve_stop(probes);
 	serve_stop(metrics_srv);
@@ -512,7 +541,8 @@ int main(int argc, char **argv)
 		return r < 0 ? 1 : 0;
 	daemon_setup(f.logging_format, (int)f.v, &sigs);
 
-	ctl = (struct controller){ .flags = &f, .started = time(NULL) };
+	ctl = (struct controller){ .flags = &f, .started = time(NULL),
+				   .servers_lock = PTHREAD_MUTEX_INITIALIZER };
 	ctl.stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (ctl.stop_fd < 0 || api_init() < 0) {
 		fprintf(stderr, "ipam-controller: cannot start: %s\n", strerror(errno));
@@ -525,8 +555,10 @@ int main(int argc, char **argv)
 	klog_info(0, "start IPAM controller", "version", PROJECT_VERSION, "poolsNamespace",
 		  f.ippools_namespace, "leaderElection", f.leader_elect ? "true" : "false",
 		  "identity", ctl.identity, NULL);
-	if (start_servers(&f, &probes, &metrics_srv, &hook_srv, &cert, &key) < 0 ||
-	    start_threads(w, th) < 0)
+	if (start_servers(&f, &probes, &metrics_srv, &hook_srv, &cert, &key) < 0)
+		goto out;
+	set_servers(&ctl, probes, metrics_srv, hook_srv);
+	if (start_threads(w, th) < 0)
 		goto out;
 	if (!ctl.election)
 		klog_info(0, "leader election off: this replica writes", NULL);

@@ -78,6 +78,7 @@ int controller_metrics_render(const struct controller_numbers *n, char **ret, si
 	}
 	one(&b, "nv_ipam_controller_webhook_bad_requests_total", "counter",
 	    "Webhook requests whose body was no AdmissionReview.", (double)n->webhook_bad);
+	prom_connections(&b, "nv_ipam_controller", n->servers, 3);
 	prom_process(&b, n->started);
 	if (b.oom) {
 		text_buf_free(&b);

@@ -8,6 +8,7 @@
 #include "ipam/nv-ipam/api/reflector.h"
 #include "ipam/nv-ipam/controller/reconcile.h"
 #include "ipam/nv-ipam/controller/request.h"
+#include "ipam/nv-ipam/daemon/prom.h"
 
 enum { CM_NODES, CM_IPPOOLS, CM_CIDRPOOLS, CM_MIRRORS };
 enum { CM_IPPOOL, CM_CIDRPOOL, CM_KINDS };
@@ -23,6 +24,7 @@ struct controller_numbers {
 	unsigned long webhook_allowed[CM_KINDS];
 	unsigned long webhook_denied[CM_KINDS];
 	unsigned long webhook_bad;                   /* bodies that were no review */
+	struct prom_server servers[3];               /* probes, metrics, webhook */
 	time_t started;
 };
 

@@ -73,3 +73,36 @@ void prom_process(struct text_buf *b, time_t started)
 		    "Start time of the process since unix epoch in seconds.");
 	prom_sample(b, "process_start_time_seconds", "", (double)started);
 }
+
+void prom_connections(struct text_buf *b, const char *prefix, const struct prom_server *v, size_t n)
+{
+	char name[128], labels[96];
+
+	snprintf(name, sizeof(name), "%s_http_connections", prefix);
+	prom_family(b, name, "gauge", "Connections holding a slot of an HTTP server.");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(labels, sizeof(labels), "{server=\"%s\"}", v[i].name);
+		if (v[i].up)
+			prom_sample(b, name, labels, (double)v[i].st.open);
+	}
+	snprintf(name, sizeof(name), "%s_http_connections_refused_total", prefix);
+	prom_family(b, name, "counter",
+		    "Connections an HTTP server closed at once: their address held its share "
+		    "(address), or every slot was taken and none was fairly theirs (full).");
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].up)
+			continue;
+		snprintf(labels, sizeof(labels), "{server=\"%s\",reason=\"address\"}", v[i].name);
+		prom_sample(b, name, labels, (double)v[i].st.refused_address);
+		snprintf(labels, sizeof(labels), "{server=\"%s\",reason=\"full\"}", v[i].name);
+		prom_sample(b, name, labels, (double)v[i].st.refused_full);
+	}
+	snprintf(name, sizeof(name), "%s_http_connections_evicted_total", prefix);
+	prom_family(b, name, "counter",
+		    "Connections an HTTP server closed to give their slot to a client holding fewer.");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(labels, sizeof(labels), "{server=\"%s\"}", v[i].name);
+		if (v[i].up)
+			prom_sample(b, name, labels, (double)v[i].st.evicted);
+	}
+}

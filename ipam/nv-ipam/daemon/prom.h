@@ -1,9 +1,19 @@
 /* Prometheus' text format for the daemons' /metrics: families, samples, the process's own */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 #include "common/util/text.h"
+#include "ipam/nv-ipam/serve/slots.h"
+
+/* One of the daemon's HTTP servers, by the name its samples carry. */
+struct prom_server {
+	const char *name; /* "probes", "metrics", "webhook" */
+	bool up;          /* false: not started (or served by another): no samples */
+	struct slots_stats st; /* serve_connections() */
+};
 
 /**
  * prom_family() - a family's HELP and TYPE lines
@@ -39,3 +49,13 @@ void prom_label(struct text_buf *b, const char *key, const char *val);
  * CPU seconds and resident bytes are read from /proc/self/stat (0 when unreadable).
  */
 void prom_process(struct text_buf *b, time_t started);
+
+/**
+ * prom_connections() - the connection slots of the daemon's HTTP servers: open, refused
+ *                      (by reason) and evicted
+ * @b: the page
+ * @prefix: the daemon's metric prefix ("nv_ipam_node")
+ * @v: the servers
+ * @n: how many
+ */
+void prom_connections(struct text_buf *b, const char *prefix, const struct prom_server *v, size_t n);

@@ -276,7 +276,8 @@ static int capture_byte(struct liststream *ls, char c, bool *ret_again, struct c
 	if (c == '"') {
 		ls->in_string = true;
 	} else if (c == '{' || c == '[') {
-		if (++ls->depth > DEPTH_MAX)
+		/* An item is cut before it is parsed (skim): what is too deep may be dropped. */
+		if (++ls->depth > DEPTH_MAX && !(ls->cap == CAP_ITEM && ls->skim))
 			return fail(ls, err, "nested too deeply");
 	} else if (c == '}' || c == ']') {
 		if (--ls->depth == 0)

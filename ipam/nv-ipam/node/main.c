@@ -267,6 +267,8 @@ static int check_start(struct node *n, const sigset_t *sigs, struct serve **prob
 	if (r == -1)
 		return 1;
 	if (r == 0)
+		metrics_set_servers(&n->metrics, *probes, *metrics_srv);
+	if (r == 0)
 		r = node_api_reach(n, START_API_WAIT_MS, sigs, &err);
 	if (r == -ECANCELED) {
 		klog_info(0, "stopped before the start's checks ended: nothing changed on the node", NULL);
@@ -277,6 +279,55 @@ static int check_start(struct node *n, const sigset_t *sigs, struct serve **prob
 		return 1;
 	}
 	return 0;
+}
+
+/* check_start() on a thread of its own: what it found, and whether it ended. */
+struct checker {
+	struct node *n;
+	const sigset_t *sigs;
+	struct serve *probes, *metrics_srv;
+	int rc;
+	bool done; /* atomic */
+};
+
+static void *check_thread(void *arg)
+{
+	struct checker *c = arg;
+
+	c->rc = check_start(c->n, c->sigs, &c->probes, &c->metrics_srv);
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * check_start() with the main thread free to take a stop signal: a check blocked in the
+ * kernel (curl's open() of a kubeconfig's CA file that is a FIFO, a hung mount) cannot be
+ * woken, but it has changed nothing on the node, so the process ends at SIGTERM all the
+ * same, with status 0 as a stop does (the thread may hold what it opened: nothing freed).
+ */
+static int check_start_stoppable(struct node *n, const sigset_t *sigs, struct serve **probes,
+				 struct serve **metrics_srv)
+{
+	struct checker c = { .n = n, .sigs = sigs };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, check_thread, &c) != 0)
+		return check_start(n, sigs, probes, metrics_srv);
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
+		struct timespec tick = { .tv_nsec = 50 * 1000000L };
+		int sig = sigtimedwait(sigs, NULL, &tick);
+
+		if (sig == SIGTERM || sig == SIGINT) {
+			klog_info(0, "stopped before the start's checks ended: nothing changed on the node",
+				  "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+			fflush(NULL);
+			_exit(0);
+		}
+	}
+	pthread_join(t, NULL);
+	*probes = c.probes;
+	*metrics_srv = c.metrics_srv;
+	return c.rc;
 }
 
 /* The start-up steps that change the node, before any thread; as check_start(). */
@@ -368,6 +419,8 @@ static int setup(struct node *n)
 static void node_free(struct node *n, struct worker *w, struct serve *probes,
 		      struct serve *metrics_srv)
 {
+	/* A /metrics still answering must not read a server stopped already. */
+	metrics_set_servers(&n->metrics, NULL, NULL);
 	serve_stop(probes);
 	serve_stop(metrics_srv);
 	for (int i = 0; i < N_THREADS; i++)
@@ -434,7 +487,7 @@ int main(int argc, char **argv)
 		klog_error("out of memory", "cannot start", NULL);
 		goto out;
 	}
-	rc = check_start(&node, &sigs, &probes, &metrics_srv);
+	rc = check_start_stoppable(&node, &sigs, &probes, &metrics_srv);
 	if (rc == 0)
 		rc = prepare(&node, &sigs);
 	if (rc) {

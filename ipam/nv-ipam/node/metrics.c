@@ -13,6 +13,7 @@
 #include "ipam/nv-ipam/node/metrics.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
 #include "ipam/nv-ipam/pool/pool.h"
+#include "ipam/nv-ipam/serve/http.h"
 
 int metrics_init(struct metrics *m)
 {
@@ -189,6 +190,14 @@ static void sample_u(struct text_buf *b, const char *name, const struct metrics_
 	text_buf_puts(b, num);
 }
 
+void metrics_set_servers(struct metrics *m, struct serve *probes, struct serve *metrics_srv)
+{
+	pthread_mutex_lock(&m->lock);
+	m->servers[0] = probes;
+	m->servers[1] = metrics_srv;
+	pthread_mutex_unlock(&m->lock);
+}
+
 int metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 {
 	static const char *const kinds[METRICS_KINDS] = { "ippools", "cidrpools" };
@@ -251,6 +260,15 @@ int metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 	}
 	prom_family(&b, "nv_ipam_node_ready", "gauge", "1 once the first node pool file sync is written.");
 	prom_sample(&b, "nv_ipam_node_ready", "", m->ready ? 1 : 0);
+	{
+		struct prom_server srv[2] = { { .name = "probes" }, { .name = "metrics" } };
+
+		for (int i = 0; i < 2; i++) {
+			srv[i].up = m->servers[i];
+			serve_connections(m->servers[i], &srv[i].st);
+		}
+		prom_connections(&b, "nv_ipam_node", srv, 2);
+	}
 	prom_process(&b, m->started);
 	pthread_mutex_unlock(&m->lock);
 	text_buf_putc(&b, '\0');

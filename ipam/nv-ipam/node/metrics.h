@@ -8,6 +8,7 @@
 
 struct gc_result;
 struct nvipam_pools;
+struct serve;
 
 /* One pool of the node pool file, or one the store still holds allocations of. */
 struct metrics_pool {
@@ -36,6 +37,7 @@ struct metrics {
 	unsigned long clean_failures;
 	time_t last_clean;          /* when a pass last completed (0: never) */
 	time_t started;
+	struct serve *servers[2];   /* the probe and metrics servers (NULL: none apart) */
 };
 
 /**
@@ -70,6 +72,14 @@ int metrics_set_pools(struct metrics *m, const struct nvipam_pools *pools);
  * Return: 0 on success, -ENOMEM.
  */
 int metrics_set_usage(struct metrics *m, const struct gc_result *res);
+
+/**
+ * metrics_set_servers() - the servers whose connection slots /metrics shows
+ * @m: metrics (locks itself)
+ * @probes: the probe server
+ * @metrics_srv: the metrics server apart from it (NULL: /metrics is served with the probes)
+ */
+void metrics_set_servers(struct metrics *m, struct serve *probes, struct serve *metrics_srv);
 
 /**
  * metrics_render() - /metrics: the numbers in Prometheus' text format (0.0.4), with the

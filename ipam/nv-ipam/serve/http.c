@@ -7,15 +7,18 @@
  * Clients that connect and then send nothing, or a byte now and then, must not silence the
  * probes: each request has a deadline from the moment its connection is accepted (or its
  * previous request on the connection ended) to its answer, whatever trickles in meanwhile
- * (deadline.c); one address holds at most a share of the connections; a pool of threads
- * answers, so that one slow handler or TLS handshake does not hold up the others.
+ * (deadline.c); the connections are shared fairly among client subnets and addresses, so
+ * that no set of clients can hold every one (slots.c); a pool of threads answers, so that
+ * one slow handler or TLS handshake does not hold up the others.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +30,7 @@
 #include "common/util/text.h"
 #include "ipam/nv-ipam/serve/deadline.h"
 #include "ipam/nv-ipam/serve/http.h"
+#include "ipam/nv-ipam/serve/slots.h"
 
 /*
  * Kubelet gives a probe 1 s by default and the API server a webhook 10 s: a request not
@@ -37,13 +41,28 @@
 #define DEADLINE_TLS_MS 10000
 /*
  * Kubelet probes from the node's address, Prometheus and the API servers from theirs, with
- * a few connections each: one address (an attacker's) gets a quarter of the connections,
- * so that it alone cannot take them all, and far more than kubelet's handful, so that
- * dozens of slow ones from kubelet's own address (the node's other processes) still
- * leave it room.
+ * a few connections each: one address gets a quarter of the connections at most, far more
+ * than kubelet's handful, so that dozens of slow ones from kubelet's own address (the
+ * node's other processes) still leave it room. When all are taken, a client holding fewer
+ * takes one from the heaviest (slots.c): a few addresses cannot lock the probes out.
  */
 #define CONNECTION_LIMIT 512
-#define PER_IP_CONNECTION_LIMIT 128
+#define PER_ADDRESS_CONNECTION_LIMIT 128
+/*
+ * libmicrohttpd's own limit, above ours: the connections slots.c refused or evicted are
+ * shut down and still open until their thread closes them, and it must never be the one
+ * that turns a newcomer away (it would, split across its threads, by thread).
+ */
+#define SERVER_CONNECTION_LIMIT (2 * CONNECTION_LIMIT)
+/*
+ * File descriptors a daemon keeps for what is not a client (its files, its connections to
+ * the API server, a reload's second server); the rest is shared by its servers, at most
+ * this many, so that no number of clients takes the last one. Below 3 x 1024 + 256 the
+ * limits above shrink in proportion (a node's usual limit is far above).
+ */
+#define FD_RESERVE 256
+#define SERVERS_PER_PROCESS 3
+#define SERVER_CONNECTION_FLOOR 16
 /* What a connection may hold of request headers and buffers (libmicrohttpd's default). */
 #define CONNECTION_MEMORY_BYTES (32u * 1024)
 /*
@@ -80,7 +99,16 @@ struct serve {
 	char *key_file;
 	struct stat refused_cert, refused_key; /* the last pair refused: told once */
 	struct deadline *deadline;
+	struct slots *slots;
+	unsigned int connection_limit; /* libmicrohttpd's, per server instance */
+	struct sockaddr_storage sa;    /* the bind address, to listen on again */
 	size_t body_bytes; /* held by requests under way, atomic */
+};
+
+/* A connection's slot and deadline, from its start to its close. */
+struct conn {
+	struct slot *slot;
+	struct deadline_conn *deadline;
 };
 
 /* A request under way: its body, as it arrives. */
@@ -269,32 +297,62 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	}
 	/* A connection kept alive has the same time again for its next request. */
 	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && info)
-		deadline_rearm(s->deadline, info->socket_context);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && info && info->socket_context)
+		deadline_rearm(s->deadline, ((struct conn *)info->socket_context)->deadline);
 }
 
-/* Each connection is watched from its accept to its close (before its socket is closed). */
+static socklen_t sockaddr_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+	       : sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+					  : sizeof(sa->sa_family);
+}
+
+/*
+ * Each connection takes a slot (or is shut down at once) and is watched from its accept
+ * to its close (before its socket is closed).
+ */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
 	struct serve *s = cls;
-	const union MHD_ConnectionInfo *info;
+	const union MHD_ConnectionInfo *fd, *addr;
+	struct conn *c = *socket_context;
 
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-		*socket_context = info ? deadline_add(s->deadline, info->connect_fd) : NULL;
-	} else {
-		deadline_remove(s->deadline, *socket_context);
+	if (toe != MHD_CONNECTION_NOTIFY_STARTED) {
+		if (c) {
+			deadline_remove(s->deadline, c->deadline);
+			slots_release(s->slots, c->slot);
+			free(c);
+		}
 		*socket_context = NULL;
+		return;
 	}
+	fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!fd)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c || !addr) {
+		free(c);
+		(void)shutdown(fd->connect_fd, SHUT_RDWR);
+		return;
+	}
+	c->slot = slots_admit(s->slots, fd->connect_fd, addr->client_addr,
+			      sockaddr_len(addr->client_addr));
+	/* Without a slot its socket is shut down already: its end is near, no deadline. */
+	if (c->slot)
+		c->deadline = deadline_add(s->deadline, fd->connect_fd);
+	*socket_context = c;
 }
 
 /*
- * A daemon on @sa, or on @listen_fd when it is not -1 (a reload), TLS with @in's PEM text
- * when it has some; NO_LISTEN only tries the pair.
+ * A daemon on @sa, or on @listen_fd when it is not -1 (a reload), or on no socket when
+ * @sa is NULL too (a trial of the pair and of the resources a server takes), TLS with
+ * @in's PEM text when it has some.
  */
 static struct MHD_Daemon *daemon_start(struct serve *s, const struct sockaddr_storage *sa,
-				       int listen_fd, const struct instance *in, bool no_listen)
+				       int listen_fd, const struct instance *in)
 {
 	/*
 	 * ITC: a stop wakes the server's threads at once instead of at their next timeout. Poll
@@ -311,24 +369,22 @@ static struct MHD_Daemon *daemon_start(struct serve *s, const struct sockaddr_st
 		if (IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr))
 			flags |= MHD_USE_DUAL_STACK;
 	}
-	if (no_listen)
-		flags |= MHD_USE_NO_LISTEN_SOCKET;
-	else
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, THREAD_POOL_SIZE, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, THREAD_POOL_SIZE, NULL };
 	if (in->cert_pem) {
 		flags |= MHD_USE_TLS;
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, in->key_pem };
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, in->cert_pem };
 	}
-	if (!no_listen && listen_fd >= 0)
+	if (listen_fd >= 0)
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL };
-	else if (!no_listen)
+	else if (sa)
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)sa };
+	else
+		flags |= MHD_USE_NO_LISTEN_SOCKET;
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	/* No inactivity timeout of libmicrohttpd's: the deadline is shorter and always holds. */
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNECTION_LIMIT,
+				MHD_OPTION_CONNECTION_LIMIT, s->connection_limit,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
@@ -367,6 +423,20 @@ static int read_pair(const struct serve *s, struct instance *ret, struct cni_err
 	}
 	*ret = in;
 	return 0;
+}
+
+/* libmicrohttpd's connection limit: SERVER_CONNECTION_LIMIT, or a share of the fd limit. */
+static unsigned int server_connection_limit(void)
+{
+	struct rlimit rl;
+	rlim_t share;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SERVER_CONNECTION_LIMIT;
+	share = rl.rlim_cur > FD_RESERVE ? (rl.rlim_cur - FD_RESERVE) / SERVERS_PER_PROCESS : 0;
+	if (share < SERVER_CONNECTION_FLOOR)
+		return SERVER_CONNECTION_FLOOR;
+	return share > SERVER_CONNECTION_LIMIT ? SERVER_CONNECTION_LIMIT : (unsigned int)share;
 }
 
 static int start(const char *addr, const struct serve_route *routes, size_t n,
@@ -410,13 +480,20 @@ static int start(const char *addr, const struct serve_route *routes, size_t n,
 			return cni_err_set(err, CNI_ERR_IO, -ENOTSUP, "libmicrohttpd was built without TLS");
 		}
 	}
+	s->connection_limit = server_connection_limit();
 	r = deadline_new(cert_file ? DEADLINE_TLS_MS : DEADLINE_MS, &s->deadline);
+	/* The slots: half of libmicrohttpd's limit (CONNECTION_LIMIT), an address a quarter. */
+	if (r == 0)
+		r = slots_new(s->connection_limit / 2,
+			      s->connection_limit / 2 * PER_ADDRESS_CONNECTION_LIMIT / CONNECTION_LIMIT,
+			      &s->slots);
 	if (r < 0) {
 		serve_stop(s);
-		return cni_err_set(err, CNI_ERR_INTERNAL, r, "cannot start the server's deadline thread: %s",
+		return cni_err_set(err, CNI_ERR_INTERNAL, r, "cannot set the server's deadlines and slots up: %s",
 				   strerror(-r));
 	}
-	s->cur.daemon = daemon_start(s, &sa, -1, &s->cur, false);
+	s->sa = sa;
+	s->cur.daemon = daemon_start(s, &s->sa, -1, &s->cur);
 	if (!s->cur.daemon) {
 		serve_stop(s);
 		return cni_err_set(err, CNI_ERR_IO, -EADDRINUSE,
@@ -452,53 +529,76 @@ static bool same_file(const struct stat *a, const struct stat *b)
 int serve_reload_tls(struct serve *s, struct cni_err *err)
 {
 	struct instance next = { 0 }, old;
-	struct MHD_Daemon *probe;
+	struct MHD_Daemon *trial;
 	struct stat cst, kst;
+	bool told;
 	int fd;
 
 	if (!s || !s->tls)
 		return 0;
-	if (stat(s->cert_file, &cst) == 0 && stat(s->key_file, &kst) == 0 &&
-	    ((same_file(&cst, &s->cur.cert_st) && same_file(&kst, &s->cur.key_st)) ||
-	     (same_file(&cst, &s->refused_cert) && same_file(&kst, &s->refused_key))))
+	if (s->cur.daemon && stat(s->cert_file, &cst) == 0 && stat(s->key_file, &kst) == 0 &&
+	    same_file(&cst, &s->cur.cert_st) && same_file(&kst, &s->cur.key_st))
 		return 0;
 	if (read_pair(s, &next, err) < 0)
 		return -EIO;
-	/* Tried without a socket first: a pair TLS refuses leaves the old one serving. */
-	probe = daemon_start(s, NULL, -1, &next, true);
-	if (!probe) {
+	/*
+	 * First a server with the new pair on no socket, as many threads and descriptors as
+	 * the real one takes: one that cannot start (TLS refuses the pair; no descriptor or
+	 * thread left) leaves the old one serving, untouched. libmicrohttpd must never be
+	 * given the listening socket for a start that may fail: on its way out it shuts the
+	 * socket down and closes it, under the old server too (and, given it again, aborted
+	 * the process: "Close socket failed").
+	 */
+	trial = s->cur.daemon ? daemon_start(s, NULL, -1, &next) : NULL;
+	if (s->cur.daemon && !trial) {
+		/* Said once per pair: the check comes back every few seconds. */
+		told = same_file(&next.cert_st, &s->refused_cert) && same_file(&next.key_st, &s->refused_key);
 		s->refused_cert = next.cert_st;
 		s->refused_key = next.key_st;
 		instance_stop(&next);
-		return cni_err_set(err, CNI_ERR_IO, -EINVAL, "TLS refuses the certificate %s with the key %s",
-				   s->cert_file, s->key_file);
+		if (told)
+			return 0;
+		return cni_err_set(err, CNI_ERR_IO, -EIO,
+				   "cannot serve the certificate %s with the key %s (TLS refuses the pair, "
+				   "or no descriptor, thread or memory was left for its server): the old "
+				   "one serves, tried again at the next check", s->cert_file, s->key_file);
 	}
-	MHD_stop_daemon(probe);
-	fd = MHD_quiesce_daemon(s->cur.daemon);
-	if (fd < 0) {
-		instance_stop(&next);
-		return cni_err_set(err, CNI_ERR_IO, -EIO, "cannot take the listening socket over");
-	}
-	next.daemon = daemon_start(s, NULL, fd, &next, false);
-	if (!next.daemon) {
-		struct MHD_Daemon *again = daemon_start(s, NULL, fd, &s->cur, false);
-
-		instance_stop(&next);
-		/* The old pair on the socket again (it passed once); should that fail too, close it. */
-		if (again) {
-			MHD_stop_daemon(s->cur.daemon);
-			s->cur.daemon = again;
-		} else {
-			close(fd);
-		}
-		return cni_err_set(err, CNI_ERR_IO, -EIO, "cannot serve the new certificate%s",
-				   again ? "" : ", nor the old one: not listening");
-	}
+	if (trial)
+		MHD_stop_daemon(trial);
+	/* Then the socket passes over: the old server stops taking connections, the new one takes them. */
+	fd = s->cur.daemon ? MHD_quiesce_daemon(s->cur.daemon) : -1;
+	next.daemon = fd >= 0 ? daemon_start(s, NULL, fd, &next) : NULL;
 	old = s->cur;
+	if (!next.daemon) {
+		/*
+		 * What the trial had was taken meanwhile (or nothing listened): the socket is
+		 * gone with the failed start. Listened on again, with the new pair or else the
+		 * old one.
+		 */
+		if (old.daemon)
+			MHD_stop_daemon(old.daemon);
+		old.daemon = NULL;
+		next.daemon = daemon_start(s, &s->sa, -1, &next);
+		if (!next.daemon && old.cert_pem)
+			old.daemon = daemon_start(s, &s->sa, -1, &old);
+		s->cur = next.daemon ? next : old;
+		instance_stop(next.daemon ? &old : &next);
+		if (!s->cur.daemon)
+			return cni_err_set(err, CNI_ERR_IO, -EIO, "cannot listen again on the webhook's "
+					   "address: not serving, tried again at the next check");
+		return next.daemon ? 1 : cni_err_set(err, CNI_ERR_IO, -EIO, "cannot serve the new "
+						     "certificate: the old one serves again, tried "
+						     "again at the next check");
+	}
 	s->cur = next;
 	nanosleep(&(struct timespec){ .tv_nsec = RELOAD_GRACE_MS * 1000000L }, NULL);
 	instance_stop(&old);
 	return 1;
+}
+
+void serve_connections(struct serve *s, struct slots_stats *ret)
+{
+	slots_stats(s ? s->slots : NULL, ret);
 }
 
 int serve_port(const struct serve *s)
@@ -523,6 +623,7 @@ void serve_stop(struct serve *s)
 	/* The daemon's close notifications have removed its connections from the deadlines. */
 	instance_stop(&s->cur);
 	deadline_free(s->deadline);
+	slots_free(s->slots);
 	free(s->cert_file);
 	free(s->key_file);
 	free(s);

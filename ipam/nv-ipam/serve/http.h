@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "ipam/nv-ipam/serve/slots.h"
+
 struct cni_err;
 struct serve;
 
@@ -53,7 +55,9 @@ int serve_parse_address(const char *addr, struct sockaddr_storage *ret, socklen_
  * GET and HEAD of a route run its handler; any other path is 404, any other method 405.
  * Each request has a deadline (5 s from its connection's accept, or from the previous
  * request's end on a kept-alive one), one address holds at most a quarter of the
- * connections, and a pool of threads answers (docs/security.md).
+ * connections, a full server gives a slot to a client holding fewer than the heaviest
+ * (slots_admit()), the connections of a process's servers fit its descriptor limit with
+ * room to spare, and a pool of threads answers (docs/security.md).
  *
  * Return: 0 on success, negative errno on failure.
  */
@@ -86,13 +90,22 @@ int serve_start_tls(const char *addr, const struct serve_post_route *routes, siz
  * @s: a server of serve_start_tls() (any other: nothing to do)
  * @err: why the new pair is not served
  *
- * A new pair that TLS refuses leaves the old one served (its error is returned once).
- * Otherwise the listening socket passes to a server with the new pair, without a moment of
- * not listening; the old one finishes what it answers.
+ * A server with the new pair starts on (a copy of) the listening socket beside the old one,
+ * which then stops taking connections and finishes what it answers: no moment of not
+ * listening. One that cannot start leaves the old one serving: a pair TLS refuses (its
+ * error returned once), or no descriptor, thread or memory to spare (tried again at the
+ * next call).
  *
  * Return: 1 when the new pair is served, 0 when the files did not change, negative errno.
  */
 int serve_reload_tls(struct serve *s, struct cni_err *err);
+
+/**
+ * serve_connections() - what the server's connection slots did (for /metrics)
+ * @s: server (NULL: all zero, a server not started)
+ * @ret: the counts
+ */
+void serve_connections(struct serve *s, struct slots_stats *ret);
 
 /**
  * serve_port() - the port listened on (the kernel's choice for port 0)

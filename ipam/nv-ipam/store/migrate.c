@@ -609,13 +609,34 @@ int store_migrate_load(struct nvipam_store *s, struct store_legacy *l, bool allo
 static int parse_versioned(const char *data, size_t len, struct json_object **ret_root,
 			   int64_t *ret_version, struct cni_err *why)
 {
+	_cleanup_free_ char *scrubbed = NULL;
+	struct json_object *o = NULL;
+	struct cni_err strict = { 0 }, again = { 0 };
+	size_t n;
 	int r;
 
 	if (memchr(data, '\0', len))
 		return corrupt(why, -EINVAL, "NUL byte in file");
-	r = parse_json(data, len, ret_root, why);
-	if (r < 0)
+	r = parse_json(data, len, ret_root, &strict);
+	/*
+	 * The daemon (Go) reads a byte that is not UTF-8 as U+FFFD, so a file of its format
+	 * holding one is read so too (a hand's edit, a tool's write); ours never holds one.
+	 */
+	if (r < 0 && !text_utf8_valid(data, len)) {
+		scrubbed = text_utf8_scrub(data, len, &n);
+		if (!scrubbed)
+			return corrupt(why, -ENOMEM, "out of memory");
+		if (parse_json(scrubbed, n, &o, &again) == 0 && is_reference(o)) {
+			*ret_root = o;
+			r = 0;
+		} else {
+			json_object_put(o);
+		}
+	}
+	if (r < 0) {
+		*why = strict;
 		return r;
+	}
 	r = cjson_get_int(*ret_root, "version", INT64_MIN, INT64_MAX, ret_version, why);
 	return r < 0 ? cni_err_code(why, CNI_ERR_IO, r) : r;
 }
@@ -669,18 +690,21 @@ void store_migrate_free(struct store_legacy *l)
 
 /* ---- releasing in the reference daemon's file ---- */
 
-/* An entry of the attachment: keyed "<container>_<ifname>" or "<container>_<ifname>_<ip>". */
-static bool entry_of(const char *key, struct json_object *e, const char *container_id,
-		     const char *ifname)
+/*
+ * An entry of the attachment, found as the daemon's cleaner finds it: by its container_id
+ * and interface_name, whatever its key ("<container>_<ifname>" as the daemon writes it,
+ * "<container>_<ifname>_<ip>" as an older nv-ipam handed a second address over, or another
+ * a hand or a tool wrote). The key alone would also take an entry of the attachment whose
+ * names join to the same key ("a_b" and "c" as "a" and "b_c").
+ */
+static bool entry_of(struct json_object *e, const char *container_id, const char *ifname)
 {
 	struct json_object *c = cjson_get(e, "container_id"), *i = cjson_get(e, "interface_name");
-	size_t lc = strlen(container_id), li = strlen(ifname);
 
-	if (!c || !i || strcmp(json_object_get_string(c), container_id) != 0 ||
-	    strcmp(json_object_get_string(i), ifname) != 0)
-		return false;
-	return strncmp(key, container_id, lc) == 0 && key[lc] == '_' &&
-	       strncmp(key + lc + 1, ifname, li) == 0 && (key[lc + 1 + li] == '\0' || key[lc + 1 + li] == '_');
+	return c && i && (size_t)json_object_get_string_len(c) == strlen(container_id) &&
+	       strcmp(json_object_get_string(c), container_id) == 0 &&
+	       (size_t)json_object_get_string_len(i) == strlen(ifname) &&
+	       strcmp(json_object_get_string(i), ifname) == 0;
 }
 
 /* Drop the attachment's entries from every pool of @pools; the count is added to @n. */
@@ -703,7 +727,7 @@ static int drop_entries(struct json_object *pools, const char *container_id, con
 		for (size_t j = 0; j < k; j++) {
 			_cleanup_free_ char *name = NULL;
 
-			if (!entry_of(m[j].name, m[j].value, container_id, ifname))
+			if (!entry_of(m[j].value, container_id, ifname))
 				continue;
 			/* The member's own name goes with it. */
 			name = strdup(m[j].name);

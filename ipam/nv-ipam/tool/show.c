@@ -13,6 +13,7 @@
 #include "common/util/ipaddr.h"
 #include "common/util/json.h"
 #include "common/util/rfc3339.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/pool/allocator.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
@@ -77,13 +78,33 @@ struct widths {
 	int ip, pod, net, ifname, age;
 };
 
-static void row_text(const struct nvipam_alloc *a, time_t now, char ip[IP_PREFIX_STRLEN], char *pod,
-		     size_t pod_size, char age[32])
+/*
+ * What a store holds as a name (an older build's, a daemon's, a hand's) reaches a terminal
+ * escaped: control characters and bytes that are not UTF-8 as text_escape() writes them.
+ */
+static const char *esc(const char *s, char *buf, size_t size)
 {
-	ip_addr_format(&a->ip, ip, IP_PREFIX_STRLEN);
-	snprintf(pod, pod_size, "%s/%s", *a->pod_namespace ? a->pod_namespace : "-",
-		 *a->pod_name ? a->pod_name : "-");
-	format_age((long long)(now - a->created), age, 32);
+	text_escape(s, strlen(s), buf, size);
+	return buf;
+}
+
+/* A row's cells, escaped. */
+struct row {
+	char ip[IP_PREFIX_STRLEN], age[32], pod[1200], net[600], ifname[80], cid[600];
+};
+
+static void row_text(const struct nvipam_alloc *a, time_t now, struct row *r)
+{
+	char ns[600], name[600];
+
+	ip_addr_format(&a->ip, r->ip, sizeof(r->ip));
+	snprintf(r->pod, sizeof(r->pod), "%s/%s",
+		 *a->pod_namespace ? esc(a->pod_namespace, ns, sizeof(ns)) : "-",
+		 *a->pod_name ? esc(a->pod_name, name, sizeof(name)) : "-");
+	esc(*a->network ? a->network : "-", r->net, sizeof(r->net));
+	esc(a->ifname, r->ifname, sizeof(r->ifname));
+	esc(a->container_id, r->cid, sizeof(r->cid));
+	format_age((long long)(now - a->created), r->age, sizeof(r->age));
 }
 
 static void widen(int *w, const char *s)
@@ -96,14 +117,14 @@ static void widen(int *w, const char *s)
 
 static void row_widths(const struct nvipam_alloc *a, time_t now, struct widths *w)
 {
-	char ip[IP_PREFIX_STRLEN], age[32], pod[600];
+	struct row r;
 
-	row_text(a, now, ip, pod, sizeof(pod), age);
-	widen(&w->ip, ip);
-	widen(&w->pod, pod);
-	widen(&w->net, *a->network ? a->network : "-");
-	widen(&w->ifname, a->ifname);
-	widen(&w->age, age);
+	row_text(a, now, &r);
+	widen(&w->ip, r.ip);
+	widen(&w->pod, r.pod);
+	widen(&w->net, r.net);
+	widen(&w->ifname, r.ifname);
+	widen(&w->age, r.age);
 }
 
 static void block_text(const struct nvipam_pool *p, char *buf, size_t len)
@@ -121,9 +142,9 @@ static void print_text(const struct shown *v, size_t n, time_t now)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct shown *s = &v[i];
-		char blk[2 * IP_PREFIX_STRLEN + 16], gw[IP_PREFIX_STRLEN];
+		char blk[2 * IP_PREFIX_STRLEN + 16], gw[IP_PREFIX_STRLEN], key[1200];
 
-		printf("pool %s", s->key);
+		printf("pool %s", esc(s->key, key, sizeof(key)));
 		if (s->pool) {
 			block_text(s->pool, blk, sizeof(blk));
 			printf("  %s  gateway %s  used %zu  free %lu\n", blk,
@@ -141,14 +162,12 @@ static void print_text(const struct shown *v, size_t n, time_t now)
 			printf("  %-*s %-*s %-*s %-*s %-*s %s\n", w.ip, "IP", w.pod, "POD", w.net, "NETWORK",
 			       w.ifname, "IFNAME", w.age, "AGE", "CONTAINER");
 		for (size_t j = 0; j < s->n; j++) {
-			const struct nvipam_alloc *a = s->allocs[j];
-			char ip[IP_PREFIX_STRLEN], age[32], pod[600];
+			struct row r;
 
-			row_text(a, now, ip, pod, sizeof(pod), age);
+			row_text(s->allocs[j], now, &r);
 			/* A runtime's 64-digit ID shortened as crictl shows it; --json has it whole. */
-			printf("  %-*s %-*s %-*s %-*s %-*s %.*s\n", w.ip, ip, w.pod, pod, w.net,
-			       *a->network ? a->network : "-", w.ifname, a->ifname, w.age, age,
-			       strlen(a->container_id) > 16 ? 13 : 16, a->container_id);
+			printf("  %-*s %-*s %-*s %-*s %-*s %.*s\n", w.ip, r.ip, w.pod, r.pod, w.net, r.net,
+			       w.ifname, r.ifname, w.age, r.age, strlen(r.cid) > 16 ? 13 : 16, r.cid);
 		}
 	}
 }
@@ -160,6 +179,18 @@ static void print_handed_over(const char *store, const struct nvipam_store_hando
 	       "that daemon reads it (network names unknown); ipam-node's start or "
 	       "`nv-ipam-tool adopt` takes it back\n", store, *h->at ? " at " : "", h->at,
 	       h->changed ? " (the daemon has written it since)" : "");
+}
+
+/* A name from the store as a JSON string: valid UTF-8, a byte that is not as Go writes it (U+FFFD). */
+static int add_text(struct json_object *o, const char *key, const char *s)
+{
+	_cleanup_free_ char *scrubbed = NULL;
+	size_t len;
+
+	if (text_utf8_valid(s, strlen(s)))
+		return k8s_json_add_str(o, key, s);
+	scrubbed = text_utf8_scrub(s, strlen(s), &len);
+	return scrubbed ? k8s_json_add_str(o, key, scrubbed) : -ENOMEM;
 }
 
 static int print_json(const char *store, const struct nvipam_store_handover_info *h,
@@ -174,7 +205,7 @@ static int print_json(const char *store, const struct nvipam_store_handover_info
 		json_object_put(pools);
 		return -ENOMEM;
 	}
-	r = k8s_json_add_str(root, "store", store);
+	r = add_text(root, "store", store);
 	r = r ? r : k8s_json_add(root, "handedOver", json_object_new_boolean(h->handed_over));
 	if (h->handed_over && *h->at)
 		r = r ? r : k8s_json_add_str(root, "handedOverAt", h->at);
@@ -190,7 +221,7 @@ static int print_json(const char *store, const struct nvipam_store_handover_info
 			json_object_put(arr);
 			return -ENOMEM;
 		}
-		r = k8s_json_add_str(o, "pool", s->key);
+		r = add_text(o, "pool", s->key);
 		if (s->pool) {
 			char a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
 
@@ -216,13 +247,13 @@ static int print_json(const char *store, const struct nvipam_store_handover_info
 				return -ENOMEM;
 			}
 			r = k8s_json_add_str(e, "ip", ip_addr_format(&a->ip, buf, sizeof(buf)));
-			r = r ? r : k8s_json_add_str(e, "podNamespace", a->pod_namespace);
-			r = r ? r : k8s_json_add_str(e, "podName", a->pod_name);
-			r = r ? r : k8s_json_add_str(e, "podUID", a->pod_uid);
-			r = r ? r : k8s_json_add_str(e, "containerID", a->container_id);
-			r = r ? r : k8s_json_add_str(e, "ifname", a->ifname);
-			r = r ? r : k8s_json_add_str(e, "network", a->network);
-			r = r ? r : k8s_json_add_str(e, "deviceID", a->device_id);
+			r = r ? r : add_text(e, "podNamespace", a->pod_namespace);
+			r = r ? r : add_text(e, "podName", a->pod_name);
+			r = r ? r : add_text(e, "podUID", a->pod_uid);
+			r = r ? r : add_text(e, "containerID", a->container_id);
+			r = r ? r : add_text(e, "ifname", a->ifname);
+			r = r ? r : add_text(e, "network", a->network);
+			r = r ? r : add_text(e, "deviceID", a->device_id);
 			r = r ? r : k8s_json_add_str(e, "created", rfc3339_format(a->created, buf));
 			r = r ? r : k8s_json_add(e, "ageSeconds", json_object_new_int64(
 						 (int64_t)(now > a->created ? now - a->created : 0)));
