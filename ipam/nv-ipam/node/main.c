@@ -456,6 +456,23 @@ static int start_threads(struct node *n, struct worker *w, struct daemon_thread 
 	return 0;
 }
 
+/*
+ * The threads' life: started, then stopped at SIGTERM (@stop_at: when). Return: the exit
+ * status, 1 when a thread could not start (@stuck: one started did not end).
+ */
+static int run_threads(struct node *n, struct worker *w, struct daemon_thread *th,
+		       sigset_t *sigs, int64_t *stop_at, bool *stuck)
+{
+	if (start_threads(n, w, th, stuck) < 0)
+		return 1;
+	daemon_wait(sigs, 1, retry_sync, n);
+	*stop_at = clock_mono_ms();
+	*stuck = !daemon_threads_stop(th, N_THREADS, n->stop_fd, STOP_THREADS_MS);
+	if (!*stuck)
+		klog_info(0, "IPAM node daemon stopped", NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct node_flags f;
@@ -490,19 +507,10 @@ int main(int argc, char **argv)
 	rc = check_start_stoppable(&node, &sigs, &probes, &metrics_srv);
 	if (rc == 0)
 		rc = prepare(&node, &sigs);
-	if (rc) {
-		rc = rc < 0 ? 0 : rc;
-		goto out;
-	}
-	rc = 1;
-	if (start_threads(&node, w, th, &stuck) < 0)
-		goto out;
-	daemon_wait(&sigs, 1, retry_sync, &node);
-	stop_at = clock_mono_ms();
-	stuck = !daemon_threads_stop(th, N_THREADS, node.stop_fd, STOP_THREADS_MS);
-	rc = 0;
-	if (!stuck)
-		klog_info(0, "IPAM node daemon stopped", NULL);
+	if (rc == 0)
+		rc = run_threads(&node, w, th, &sigs, &stop_at, &stuck);
+	else if (rc < 0)
+		rc = 0;
 out:
 	/* However it ends, once the store was ours: not running, the store is the reference's.
 	 * No thread holds the node lock across a wait: a stuck one does not keep this out. A
