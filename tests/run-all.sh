@@ -174,8 +174,13 @@ for exe in "$dyn"/plugins/*/* "$dyn"/ipam/*/*; do
 		hostile_args+=("$name=$exe")
 done
 hostile_args+=(/usr/lib/cni)
+# Under valgrind, the plugins whose own scripts below hold no hostile input: the meta
+# plugins', bridge's and host-local's do, and dummy, ipvlan, vlan and vrf stop at a
+# driver this kernel lacks.
+export HOSTILE_PLUGINS="macvlan ipoib host-device nv-ipam static tap tuning sbr loopback"
 HOSTILE_SECTIONS="2" vg_start hostile-2 tests/netns/hostile.sh "${hostile_args[@]}"
 HOSTILE_SECTIONS="1 3 4 5 6" vg_start hostile-1-3-6 tests/netns/hostile.sh "${hostile_args[@]}"
+unset HOSTILE_PLUGINS
 # Their full rounds at the version the operator renders and the newest: the
 # other five differ in how the result is written, which the host run checks.
 for p in host-device macvlan; do

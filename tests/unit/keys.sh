@@ -57,7 +57,9 @@ status() {
 	printf '%s' "$2" >"$tmp/in"
 	OUT=$(CNI_COMMAND=STATUS CNI_PATH=/nonexistent "${wrap[@]}" "${BIN[$1]}" <"$tmp/in" 2>"$tmp/err")
 	RC=$?
-	ERR=$(<"$tmp/err")
+	# cat, not $(<): a subshell that reads the file itself leaks in bash, which the unit
+	# suite's valgrind run watches.
+	ERR=$(cat "$tmp/err")
 }
 # conf PLUGIN PATH[=JSON]...: a 1.1.0 config with every PATH set to JSON, "1" when none is
 # given (a string passes the common parse, ipam.type included, where STATUS reads no other
