@@ -1,7 +1,7 @@
 /*
  * Unit tests: ipam-node's pure parts: its flags as the DaemonSet passes them, Go durations,
- * klog text and JSON lines (API strings escaped), nv-ipam.conf, pool sizes and the
- * Prometheus text, bind addresses
+ * klog text and JSON lines (API strings escaped; the store's lines through klog_sink),
+ * nv-ipam.conf, pool sizes and the Prometheus text, bind addresses
  */
 #include <errno.h>
 #include <setjmp.h>
