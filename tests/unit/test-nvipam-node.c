@@ -1,7 +1,7 @@
 /*
  * Unit tests: ipam-node's pure parts: its flags as the DaemonSet passes them, Go durations,
- * klog text and JSON lines (API strings escaped), nv-ipam.conf, pool sizes and the
- * Prometheus text, bind addresses
+ * klog text and JSON lines (API strings escaped; the store's lines through klog_sink),
+ * nv-ipam.conf, pool sizes and the Prometheus text, bind addresses
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,7 +21,9 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/log.h"
 #include "ipam/nv-ipam/daemon/duration.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/daemon/limits.h"
@@ -207,6 +209,54 @@ static void test_klog_text(void **state)
 	assert_non_null(strstr(buf, "\nE"));
 	assert_non_null(strstr(buf, "] \"failed\" err=\"boom\\n\" key=\"v\"\n"));
 	assert_null(strstr(buf, "too verbose"));
+}
+
+static void emit_util_lines(void)
+{
+	log_warning("store %s: \"late\"\nwrite", "/var/lib/s");
+	log_info("released %d", 2);
+	log_debug("checked");
+	log_error("clash");
+}
+
+/* The util logger's lines (the store's) through the daemons' sink: klog's, levels mapped. */
+static void test_klog_sink(void **state)
+{
+	static const char *const msgs[] = { "store /var/lib/s: \"late\"\nwrite", "released 2", "checked",
+					    "clash" };
+	static const int vs[] = { 0, 0, KLOG_V_DEBUG, -1 };
+	char buf[2048], *line = buf;
+
+	(void)state;
+	log_set_sink(klog_sink, NULL);
+	klog_capture(KLOG_JSON, KLOG_V_DEBUG, emit_util_lines, buf, sizeof(buf));
+	for (size_t i = 0; i < ARRAY_SIZE(msgs); i++) {
+		char *end = strchr(line, '\n');
+		struct json_object *o, *v;
+
+		assert_non_null(end);
+		*end = '\0';
+		o = json_tokener_parse(line);
+		assert_non_null(o);
+		assert_string_equal(json_object_get_string(json_object_object_get(o, "msg")), msgs[i]);
+		assert_non_null(strstr(json_object_get_string(json_object_object_get(o, "caller")),
+				       "test-nvipam-node.c:"));
+		v = json_object_object_get(o, "v");
+		if (vs[i] < 0)
+			assert_non_null(json_object_object_get(o, "err"));
+		else
+			assert_int_equal(json_object_get_int(v), vs[i]);
+		json_object_put(o);
+		line = end + 1;
+	}
+	assert_string_equal(line, "");
+	/* Below the debug verbosity the debug line is dropped; text: W, I, E. */
+	klog_capture(KLOG_TEXT, KLOG_V_DEBUG - 1, emit_util_lines, buf, sizeof(buf));
+	log_set_sink(NULL, NULL);
+	assert_int_equal(buf[0], 'W');
+	assert_non_null(strstr(buf, "] \"store /var/lib/s: \\\"late\\\"\\nwrite\"\nI"));
+	assert_non_null(strstr(buf, "] \"released 2\"\nE"));
+	assert_null(strstr(buf, "checked"));
 }
 
 static void test_conf(void **state)
@@ -570,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_klog_json),
 		cmocka_unit_test(test_klog_text),
+		cmocka_unit_test(test_klog_sink),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_conf_cooldown),
 		cmocka_unit_test(test_pool_sizes),

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util/log.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 
@@ -134,4 +135,23 @@ void klog_emit(enum klog_severity sev, int v, const char *file, int line, const 
 	if (!b.oom)
 		(void)!write(fd, b.data, b.len);
 	text_buf_free(&b);
+}
+
+void klog_sink(void *ctx, enum log_level level, const char *file, int line, const char *msg)
+{
+	(void)ctx;
+	switch (level) {
+	case LOG_LEVEL_ERROR:
+		klog_emit(KLOG_ERROR, 0, file, line, NULL, msg, NULL);
+		break;
+	case LOG_LEVEL_WARNING:
+		klog_emit(KLOG_WARNING, 0, file, line, NULL, msg, NULL);
+		break;
+	case LOG_LEVEL_INFO:
+		klog_emit(KLOG_INFO, 0, file, line, NULL, msg, NULL);
+		break;
+	case LOG_LEVEL_DEBUG:
+		klog_emit(KLOG_INFO, KLOG_V_DEBUG, file, line, NULL, msg, NULL);
+		break;
+	}
 }

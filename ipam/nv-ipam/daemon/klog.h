@@ -3,12 +3,17 @@
 
 #include <stdbool.h>
 
+#include "common/util/log.h"
+
 enum klog_format {
 	KLOG_TEXT, /* I1125 19:08:13.123456   42 pools.c:88] "message" key="value" (stderr) */
 	KLOG_JSON, /* {"ts":<ms>,"caller":"pools.c:88","msg":"message","v":0,"key":"value"} (stdout) */
 };
 
 enum klog_severity { KLOG_INFO, KLOG_WARNING, KLOG_ERROR };
+
+/* The verbosity of the util logger's debug lines: the Kubernetes components' debug level. */
+#define KLOG_V_DEBUG 4
 
 /**
  * klog_setup() - the format, the verbosity and where lines go
@@ -41,6 +46,17 @@ bool klog_enabled(int v);
  */
 void klog_emit(enum klog_severity sev, int v, const char *file, int line, const char *err,
 	       const char *msg, ...) __attribute__((sentinel));
+
+/**
+ * klog_sink() - the util logger's lines (the store's) as klog lines: the log_sink_fn of
+ *               both daemons
+ * @ctx: unused
+ * @level: an error, a warning, info at level 0, debug at KLOG_V_DEBUG
+ * @file: the caller's source file
+ * @line: its line
+ * @msg: the message
+ */
+void klog_sink(void *ctx, enum log_level level, const char *file, int line, const char *msg);
 
 #define klog_info(v, ...) klog_emit(KLOG_INFO, v, __FILE__, __LINE__, NULL, __VA_ARGS__)
 #define klog_warning(...) klog_emit(KLOG_WARNING, 0, __FILE__, __LINE__, NULL, __VA_ARGS__)

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util/log.h"
 #include "ipam/nv-ipam/daemon/klog.h"
 #include "ipam/nv-ipam/daemon/limits.h"
 #include "ipam/nv-ipam/daemon/run.h"
@@ -14,6 +15,8 @@
 void daemon_setup(const char *logging_format, int v, sigset_t *ret_sigs)
 {
 	klog_setup(strcmp(logging_format, "json") == 0 ? KLOG_JSON : KLOG_TEXT, v, -1);
+	/* One log per program: the store's lines too, in the daemon's format, not a plugin's. */
+	log_set_sink(klog_sink, NULL);
 	(void)daemon_raise_nofile();
 	sigemptyset(ret_sigs);
 	sigaddset(ret_sigs, SIGTERM);

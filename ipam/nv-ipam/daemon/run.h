@@ -14,7 +14,8 @@ struct daemon_thread {
 };
 
 /**
- * daemon_setup() - logging, the fd limit, and SIGTERM and SIGINT blocked
+ * daemon_setup() - logging (klog's, the util logger's lines too), the fd limit, and SIGTERM
+ *                  and SIGINT blocked
  * @logging_format: "json" or "text" (--logging-format)
  * @v: --v
  * @ret_sigs: the stop signals, for daemon_wait()

@@ -4,11 +4,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/text.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/cli.h"
 
@@ -20,6 +22,25 @@ int cli_fail(const struct cni_err *err)
 		refused && geteuid() != 0 ? " (not root: run it as root, the store and the node's "
 					    "pool file are root's)" : "");
 	return CLI_EXIT_FAIL;
+}
+
+void cli_log_sink(void *ctx, enum log_level level, const char *file, int line, const char *msg)
+{
+	static const char *const names[] = {
+		[LOG_LEVEL_ERROR] = "error",
+		[LOG_LEVEL_WARNING] = "warning",
+		[LOG_LEVEL_INFO] = "info",
+	};
+	char esc[4096];
+
+	(void)ctx;
+	(void)file;
+	(void)line;
+	/* As the plugins' default threshold: debug is for a plugin's logFile. */
+	if (level == LOG_LEVEL_DEBUG)
+		return;
+	text_escape(msg, strlen(msg), esc, sizeof(esc));
+	fprintf(stderr, "nv-ipam-tool: %s: %s\n", names[level], esc);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

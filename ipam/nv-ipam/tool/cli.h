@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "common/util/log.h"
 #include "ipam/nv-ipam/plugin/config.h"
 
 struct cni_err;
@@ -24,6 +25,17 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
  * Return: CLI_EXIT_FAIL.
  */
 int cli_fail(const struct cni_err *err);
+
+/**
+ * cli_log_sink() - the util logger's lines (the store's) in the tool's own words on stderr,
+ *                  "nv-ipam-tool: warning: ...": the log_sink_fn of nv-ipam-tool
+ * @ctx: unused
+ * @level: error, warning and info are written; debug is dropped
+ * @file: unused
+ * @line: unused
+ * @msg: the message (escaped here)
+ */
+void cli_log_sink(void *ctx, enum log_level level, const char *file, int line, const char *msg);
 
 /**
  * cli_usage_error() - print a usage error and a pointer to --help on stderr

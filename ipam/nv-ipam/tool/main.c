@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "common/util/cleanup.h"
+#include "common/util/log.h"
 #include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/tool/carve_cmd.h"
 #include "ipam/nv-ipam/tool/check.h"
@@ -43,6 +44,8 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	/* The store's lines are the tool's: a plugin's "cni[PID]" lines would mislead. */
+	log_set_sink(cli_log_sink, NULL);
 	if (argc < 2) {
 		usage(stderr);
 		return CLI_EXIT_USAGE;
