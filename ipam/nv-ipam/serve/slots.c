@@ -78,21 +78,26 @@ static void keys_of(const struct sockaddr *sa, socklen_t len, unsigned char addr
 {
 	memset(addr, 0, KEY_LEN);
 	memset(net, 0, KEY_LEN);
+	/* Copied out, not cast: a struct sockaddr promises no sockaddr_in6's alignment. */
 	if (sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		struct sockaddr_in6 in6;
 
-		if (IN6_IS_ADDR_V4MAPPED(a)) {
+		memcpy(&in6, sa, sizeof(in6));
+		if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) {
 			addr[0] = 4;
-			memcpy(addr + 1, a->s6_addr + 12, 4);
+			memcpy(addr + 1, in6.sin6_addr.s6_addr + 12, 4);
 			memcpy(net, addr, 4);
 		} else {
 			addr[0] = 6;
-			memcpy(addr + 1, a->s6_addr, 16);
+			memcpy(addr + 1, in6.sin6_addr.s6_addr, 16);
 			memcpy(net, addr, 9);
 		}
 	} else if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+		struct sockaddr_in in4;
+
+		memcpy(&in4, sa, sizeof(in4));
 		addr[0] = 4;
-		memcpy(addr + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		memcpy(addr + 1, &in4.sin_addr, 4);
 		memcpy(net, addr, 4);
 	}
 }
