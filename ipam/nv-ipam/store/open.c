@@ -2,10 +2,10 @@
  * Opening the store: the whole store, some pools, a store handed over; and DEL, which opens
  * each pool of the node in turn to release an attachment
  *
- * Above store.c, whose model operations, commit and close it calls (the API's interface,
- * store.h, is both files'). Opening reads the store file (manifest.c, migrate.c), takes the
- * locks (disk.c) and loads the pools (load.c); gate.c says first whether the reference
- * daemon may hold the store.
+ * Above store.c, whose model operations, commit and close it calls; store.h is both files'
+ * interface. Opening reads the store file (manifest.c, migrate.c), takes the locks (disk.c)
+ * and loads the pools (load.c); gate.c says first whether the reference daemon may hold
+ * the store.
  */
 #include <errno.h>
 #include <fcntl.h>
