@@ -16,6 +16,7 @@
 #include "common/util/error.h"
 #include "common/util/json.h"
 #include "ipam/nv-ipam/controller/admission.h"
+#include "ipam/nv-ipam/controller/field_errors.h"
 #include "ipam/nv-ipam/controller/overlap_hook.h"
 #include "ipam/nv-ipam/controller/validate.h"
 #include "ipam/nv-ipam/k8s/k8s.h"

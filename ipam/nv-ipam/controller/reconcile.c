@@ -33,6 +33,7 @@
 #include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/controller/election.h"
 #include "ipam/nv-ipam/controller/events.h"
+#include "ipam/nv-ipam/controller/field_errors.h"
 #include "ipam/nv-ipam/controller/overlap_events.h"
 #include "ipam/nv-ipam/controller/reconcile.h"
 #include "ipam/nv-ipam/controller/request.h"

@@ -7,11 +7,10 @@
  * paths and the error kinds (Invalid value, Required value, Forbidden) the same, so that a
  * user reading the denial finds the field at once. The API server with the operator's CRDs
  * already refuses members of the wrong JSON type; with a looser schema they are errors here.
+ * How each error is worded, and which are kept, is field_errors.c's.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,270 +20,16 @@
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
 #include "common/util/json.h"
-#include "common/util/text.h"
+#include "ipam/nv-ipam/controller/field_errors.h"
 #include "ipam/nv-ipam/controller/validate.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
 
-#define PATH_MAX_LEN 160
-
 typedef ipmath_u128 u128;
-
-struct vctx {
-	struct validate_result *res;
-	int err; /* -ENOMEM, sticky */
-};
-
-static const char *const kind_text[] = {
-	[VALIDATE_INVALID] = "Invalid value",
-	[VALIDATE_REQUIRED] = "Required value",
-	[VALIDATE_FORBIDDEN] = "Forbidden",
-};
-
-/*
- * The bytes of a string shown in an error, and of a value's text (escapes included); a
- * longer one is cut and ends in "...".
- */
-#define VALUE_MAX 256
-#define VALUE_TEXT_MAX (2 * VALUE_MAX)
-
-/* The offending value of an Invalid value error, rendered only when the error is kept. */
-enum value_kind {
-	VAL_NONE, /* Required value, Forbidden */
-	VAL_JSON, /* a member of the object, as JSON */
-	VAL_STR,  /* a string, quoted */
-	VAL_RAW,  /* literal text ("0", "true") */
-};
-
-struct value {
-	enum value_kind kind;
-	struct json_object *o;
-	const char *s;
-};
-
-#define NO_VALUE ((struct value){ VAL_NONE, NULL, NULL })
-#define JV(obj) ((struct value){ VAL_JSON, (obj), NULL })
-#define SV(str) ((struct value){ VAL_STR, NULL, (str) })
-#define RV(text) ((struct value){ VAL_RAW, NULL, (text) })
-
-/* The length of @s cut to at most @max bytes, not inside a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
-}
-
-/* A string as a JSON string: its first VALUE_MAX bytes, then "..." when it is longer. */
-static void put_str(struct text_buf *b, const char *s, size_t len)
-{
-	char part[VALUE_MAX + 1];
-	size_t n = utf8_cut(s, len, VALUE_MAX), i = 0;
-
-	text_buf_putc(b, '"');
-	while (i < n) {
-		struct text_buf t = { 0 };
-		size_t k = strnlen(s + i, n - i);
-
-		memcpy(part, s + i, k);
-		part[k] = '\0';
-		text_buf_put_json_str(&t, part, TEXT_JSON_PLAIN);
-		if (t.oom || t.len < 2)
-			b->oom = true;
-		else
-			text_buf_add(b, t.data + 1, t.len - 2);
-		text_buf_free(&t);
-		i += k;
-		/* An embedded NUL is shown, not taken for the string's end. */
-		if (i < n) {
-			text_buf_puts(b, "\\u0000");
-			i++;
-		}
-	}
-	text_buf_putc(b, '"');
-	if (n < len)
-		text_buf_puts(b, "...");
-}
-
-/*
- * A value as JSON text, as json-c writes it plainly, but only as far as @limit bytes of
- * output: a member holding a whole array of a 3 MiB object costs what is shown of it.
- */
-static void put_json(struct text_buf *b, struct json_object *o, size_t limit)
-{
-	size_t i = 0;
-
-	if (b->len >= limit)
-		return;
-	switch (json_object_get_type(o)) {
-	case json_type_string:
-		put_str(b, json_object_get_string(o), (size_t)json_object_get_string_len(o));
-		return;
-	case json_type_array:
-		text_buf_putc(b, '[');
-		for (i = 0; i < json_object_array_length(o) && b->len < limit; i++) {
-			text_buf_puts(b, i ? "," : "");
-			put_json(b, json_object_array_get_idx(o, i), limit);
-		}
-		text_buf_putc(b, ']');
-		return;
-	case json_type_object: {
-		struct json_object_iterator it = json_object_iter_begin(o);
-		struct json_object_iterator end = json_object_iter_end(o);
-
-		text_buf_putc(b, '{');
-		for (; !json_object_iter_equal(&it, &end) && b->len < limit; json_object_iter_next(&it)) {
-			const char *key = json_object_iter_peek_name(&it);
-
-			text_buf_puts(b, i++ ? "," : "");
-			put_str(b, key, strlen(key));
-			text_buf_putc(b, ':');
-			put_json(b, json_object_iter_peek_value(&it), limit);
-		}
-		text_buf_putc(b, '}');
-		return;
-	}
-	case json_type_null:
-	case json_type_boolean:
-	case json_type_double:
-	case json_type_int:
-		text_buf_puts(b, o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "null");
-		return;
-	}
-}
-
-/* @v as the text of a message, at most VALUE_TEXT_MAX bytes and "...". */
-static void put_value(struct text_buf *b, const struct value *v)
-{
-	struct text_buf t = { 0 };
-	size_t n;
-
-	if (v->kind == VAL_STR)
-		put_str(&t, v->s, strlen(v->s));
-	else if (v->kind == VAL_JSON)
-		put_json(&t, v->o, VALUE_TEXT_MAX);
-	else
-		text_buf_puts(&t, v->s);
-	if (t.oom) {
-		b->oom = true;
-	} else {
-		n = utf8_cut(t.data ? t.data : "", t.len, VALUE_TEXT_MAX);
-		text_buf_add(b, t.data, n);
-		if (n < t.len)
-			text_buf_puts(b, "...");
-	}
-	text_buf_free(&t);
-}
-
-/* Whether another error would only be counted: what it names need not be written out. */
-static bool errors_full(const struct vctx *c)
-{
-	return c->res->n == VALIDATE_ERRORS_KEPT;
-}
-
-/*
- * One field error. Past VALIDATE_ERRORS_KEPT it is only counted, before anything is
- * formatted: a flood of errors costs a counter each. A repeat of a kept one is dropped, as
- * Kubernetes' aggregate drops it.
- */
-static void add(struct vctx *c, enum validate_kind kind, const char *path, struct value value,
-		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void add(struct vctx *c, enum validate_kind kind, const char *path, struct value value,
-		const char *fmt, ...)
-{
-	struct validate_result *res = c->res;
-	struct text_buf b = { 0 };
-	char detail[512];
-	va_list ap;
-
-	if (c->err)
-		return;
-	if (errors_full(c)) {
-		res->more++;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
-	va_end(ap);
-	text_buf_puts(&b, path);
-	text_buf_puts(&b, ": ");
-	text_buf_puts(&b, kind_text[kind]);
-	text_buf_puts(&b, ": ");
-	if (kind == VALIDATE_INVALID) {
-		put_value(&b, &value);
-		text_buf_puts(&b, ": ");
-	}
-	text_buf_puts(&b, detail);
-	text_buf_putc(&b, '\0');
-	if (b.oom) {
-		text_buf_free(&b);
-		c->err = -ENOMEM;
-		return;
-	}
-	for (size_t i = 0; i < res->n; i++)
-		if (strcmp(res->errors[i], b.data) == 0) {
-			text_buf_free(&b);
-			return;
-		}
-	if (!res->errors && !(res->errors = calloc(VALIDATE_ERRORS_KEPT, sizeof(*res->errors)))) {
-		text_buf_free(&b);
-		c->err = -ENOMEM;
-		return;
-	}
-	res->errors[res->n++] = b.data;
-}
-
-/* A name of the object in an error's detail: escaped, cut short in @buf (NAME_TEXT_SIZE). */
-#define NAME_TEXT_SIZE 200
-
-static const char *name_text(const char *s, char buf[NAME_TEXT_SIZE])
-{
-	text_escape(s, strlen(s), buf, NAME_TEXT_SIZE);
-	return buf;
-}
-
-/*
- * Paths are the code's keys and indexes: a cut one (never seen) still names the field's
- * start. Written by hand, not by snprintf(): a path is made for each of up to a hundred
- * thousand elements of an array, most never shown.
- */
-static size_t path_put(char *out, size_t at, const char *s, size_t n)
-{
-	if (at + n > PATH_MAX_LEN - 1)
-		n = PATH_MAX_LEN - 1 - at;
-	memcpy(out + at, s, n);
-	return at + n;
-}
-
-static void path_child(char *out, const char *base, const char *key)
-{
-	size_t at = path_put(out, 0, base, strlen(base));
-
-	at = path_put(out, at, ".", 1);
-	out[path_put(out, at, key, strlen(key))] = '\0';
-}
-
-static void path_index(char *out, const char *base, const char *key, size_t i)
-{
-	char num[24];
-	size_t n = sizeof(num), at;
-
-	num[--n] = ']';
-	do
-		num[--n] = (char)('0' + i % 10);
-	while ((i /= 10) > 0);
-	num[--n] = '[';
-	path_child(out, base, key);
-	at = strlen(out);
-	out[path_put(out, at, num + n, sizeof(num) - n)] = '\0';
-}
 
 /* ---- typed members: present with the right type (1), absent (0), or an error (-1) ---- */
 
-static int get_str(struct vctx *c, struct json_object *o, const char *base, const char *key,
-		   const char **ret)
+static int get_str(struct field_errors *c, struct json_object *o, const char *base, const char *key,
+			  const char **ret)
 {
 	struct json_object *v = cjson_member_any(o, key);
 	char path[PATH_MAX_LEN];
@@ -293,21 +38,21 @@ static int get_str(struct vctx *c, struct json_object *o, const char *base, cons
 	if (!v)
 		return 0;
 	if (!json_object_is_type(v, json_type_string)) {
-		path_child(path, base, key);
-		add(c, VALIDATE_INVALID, path, JV(v), "must be a string");
+		field_path_child(path, base, key);
+		field_errors_add(c, VALIDATE_INVALID, path, JV(v), "must be a string");
 		return -1;
 	}
 	if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v)) {
-		path_child(path, base, key);
-		add(c, VALIDATE_INVALID, path, JV(v), "must not contain a NUL character");
+		field_path_child(path, base, key);
+		field_errors_add(c, VALIDATE_INVALID, path, JV(v), "must not contain a NUL character");
 		return -1;
 	}
 	*ret = json_object_get_string(v);
 	return 1;
 }
 
-static int get_int(struct vctx *c, struct json_object *o, const char *base, const char *key,
-		   int64_t min, int64_t max, int64_t *ret)
+static int get_int(struct field_errors *c, struct json_object *o, const char *base, const char *key,
+			  int64_t min, int64_t max, int64_t *ret)
 {
 	struct json_object *v = cjson_member_any(o, key);
 	char path[PATH_MAX_LEN];
@@ -315,24 +60,24 @@ static int get_int(struct vctx *c, struct json_object *o, const char *base, cons
 	*ret = 0;
 	if (!v)
 		return 0;
-	path_child(path, base, key);
+	field_path_child(path, base, key);
 	if (!json_object_is_type(v, json_type_int)) {
-		add(c, VALIDATE_INVALID, path, JV(v), "must be an integer");
+		field_errors_add(c, VALIDATE_INVALID, path, JV(v), "must be an integer");
 		return -1;
 	}
 	errno = 0;
 	*ret = json_object_get_int64(v);
 	if (errno || *ret < min || *ret > max) {
-		add(c, VALIDATE_INVALID, path, JV(v), "must be a %s integer",
-		    max == INT32_MAX ? "32-bit" : "64-bit");
+		field_errors_add(c, VALIDATE_INVALID, path, JV(v), "must be a %s integer",
+				 max == INT32_MAX ? "32-bit" : "64-bit");
 		*ret = 0;
 		return -1;
 	}
 	return 1;
 }
 
-static int get_bool(struct vctx *c, struct json_object *o, const char *base, const char *key,
-		    bool *ret)
+static int get_bool(struct field_errors *c, struct json_object *o, const char *base, const char *key,
+			   bool *ret)
 {
 	struct json_object *v = cjson_member_any(o, key);
 	char path[PATH_MAX_LEN];
@@ -341,8 +86,8 @@ static int get_bool(struct vctx *c, struct json_object *o, const char *base, con
 	if (!v)
 		return 0;
 	if (!json_object_is_type(v, json_type_boolean)) {
-		path_child(path, base, key);
-		add(c, VALIDATE_INVALID, path, JV(v), "must be a boolean");
+		field_path_child(path, base, key);
+		field_errors_add(c, VALIDATE_INVALID, path, JV(v), "must be a boolean");
 		return -1;
 	}
 	*ret = json_object_get_boolean(v);
@@ -350,8 +95,8 @@ static int get_bool(struct vctx *c, struct json_object *o, const char *base, con
 }
 
 /* An array whose every element is an object (or, with @strings, a string). */
-static int get_array(struct vctx *c, struct json_object *o, const char *base, const char *key,
-		     bool strings, struct json_object **ret)
+static int get_array(struct field_errors *c, struct json_object *o, const char *base, const char *key,
+			    bool strings, struct json_object **ret)
 {
 	struct json_object *v = cjson_member_any(o, key);
 	enum json_type want = strings ? json_type_string : json_type_object;
@@ -362,8 +107,8 @@ static int get_array(struct vctx *c, struct json_object *o, const char *base, co
 	if (!v)
 		return 0;
 	if (!json_object_is_type(v, json_type_array)) {
-		path_child(path, base, key);
-		add(c, VALIDATE_INVALID, path, JV(v), "must be an array");
+		field_path_child(path, base, key);
+		field_errors_add(c, VALIDATE_INVALID, path, JV(v), "must be an array");
 		return -1;
 	}
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
@@ -372,11 +117,11 @@ static int get_array(struct vctx *c, struct json_object *o, const char *base, co
 		if (json_object_is_type(e, want) &&
 		    (!strings || strlen(json_object_get_string(e)) == (size_t)json_object_get_string_len(e)))
 			continue;
-		path_index(path, base, key, i);
+		field_path_index(path, base, key, i);
 		if (json_object_is_type(e, want))
-			add(c, VALIDATE_INVALID, path, JV(e), "must not contain a NUL character");
+			field_errors_add(c, VALIDATE_INVALID, path, JV(e), "must not contain a NUL character");
 		else
-			add(c, VALIDATE_INVALID, path, JV(e), "must be %s", strings ? "a string" : "an object");
+			field_errors_add(c, VALIDATE_INVALID, path, JV(e), "must be %s", strings ? "a string" : "an object");
 		rc = -1;
 	}
 	*ret = rc > 0 ? v : NULL;
@@ -411,15 +156,15 @@ static const char *dns_subdomain_problem(const char *s, size_t n)
 }
 
 /* A label key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters. */
-static void check_label_key(struct vctx *c, const char *path, const char *key)
+static void check_label_key(struct field_errors *c, const char *path, const char *key)
 {
 	const char *slash = strchr(key, '/');
 	const char *name = slash ? slash + 1 : key;
 	size_t n = strlen(name);
 
 	if (slash && strchr(name, '/')) {
-		add(c, VALIDATE_INVALID, path, SV(key), "must be a name with an optional DNS subdomain prefix "
-		    "and '/' (e.g. 'example.com/MyName')");
+		field_errors_add(c, VALIDATE_INVALID, path, SV(key), "must be a name with an optional DNS subdomain prefix "
+				 "and '/' (e.g. 'example.com/MyName')");
 		return;
 	}
 	if (slash) {
@@ -427,35 +172,35 @@ static void check_label_key(struct vctx *c, const char *path, const char *key)
 					       : dns_subdomain_problem(key, (size_t)(slash - key));
 
 		if (why)
-			add(c, VALIDATE_INVALID, path, SV(key), "prefix part %s", why);
+			field_errors_add(c, VALIDATE_INVALID, path, SV(key), "prefix part %s", why);
 	}
 	if (n == 0) {
-		add(c, VALIDATE_INVALID, path, SV(key), "name part must be non-empty");
+		field_errors_add(c, VALIDATE_INVALID, path, SV(key), "name part must be non-empty");
 		return;
 	}
 	if (n > 63)
-		add(c, VALIDATE_INVALID, path, SV(key), "name part must be no more than 63 characters");
+		field_errors_add(c, VALIDATE_INVALID, path, SV(key), "name part must be no more than 63 characters");
 	for (size_t i = 0; i < n; i++) {
 		bool edge = i == 0 || i + 1 == n;
 
 		if (is_alnum(name[i]) || (!edge && (name[i] == '-' || name[i] == '_' || name[i] == '.')))
 			continue;
-		add(c, VALIDATE_INVALID, path, SV(key), "name part must consist of alphanumeric characters, "
-		    "'-', '_' or '.', and start and end with an alphanumeric character");
+		field_errors_add(c, VALIDATE_INVALID, path, SV(key), "name part must consist of alphanumeric characters, "
+				 "'-', '_' or '.', and start and end with an alphanumeric character");
 		return;
 	}
 }
 
-static void check_name(struct vctx *c, struct json_object *pool, const char *kind)
+static void check_name(struct field_errors *c, struct json_object *pool, const char *kind)
 {
 	struct json_object *v = cjson_member_any(cjson_member_any(pool, "metadata"), "name");
 	const char *name = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 
 	if (v && strlen(name) != (size_t)json_object_get_string_len(v))
-		add(c, VALIDATE_INVALID, "metadata.name", JV(v), "must not contain a NUL character");
+		field_errors_add(c, VALIDATE_INVALID, "metadata.name", JV(v), "must not contain a NUL character");
 	else if (!cni_env_valid_id(name))
-		add(c, VALIDATE_INVALID, "metadata.name", SV(name),
-		    "invalid %s pool name, should be compatible with CNI network name", kind);
+		field_errors_add(c, VALIDATE_INVALID, "metadata.name", SV(name),
+				 "invalid %s pool name, should be compatible with CNI network name", kind);
 }
 
 /* ---- node selector ---- */
@@ -473,7 +218,7 @@ static enum op op_of(const char *s)
 }
 
 /* One requirement: matchExpressions on labels (@field false) or matchFields on the node. */
-static void check_requirement(struct vctx *c, struct json_object *req, const char *base, bool field)
+static void check_requirement(struct field_errors *c, struct json_object *req, const char *base, bool field)
 {
 	struct json_object *values;
 	const char *key, *op_s;
@@ -486,29 +231,29 @@ static void check_requirement(struct vctx *c, struct json_object *req, const cha
 		return;
 	n = values ? json_object_array_length(values) : 0;
 	op = op_of(op_s);
-	path_child(path, base, "values");
+	field_path_child(path, base, "values");
 	if (field) {
 		if (op == OP_IN || op == OP_NOT_IN) {
 			if (n != 1)
-				add(c, VALIDATE_REQUIRED, path, NO_VALUE,
-				    "must be exactly one value when `operator` is 'In' or 'NotIn' for a node field selector");
+				field_errors_add(c, VALIDATE_REQUIRED, path, NO_VALUE,
+						 "must be exactly one value when `operator` is 'In' or 'NotIn' for a node field selector");
 		} else {
-			path_child(path, base, "operator");
-			add(c, VALIDATE_INVALID, path, SV(op_s), "not a valid selector operator");
+			field_path_child(path, base, "operator");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(op_s), "not a valid selector operator");
 		}
 		if (strcmp(key, "metadata.name") != 0) {
-			path_child(path, base, "key");
-			add(c, VALIDATE_INVALID, path, SV(key),
-			    "not a valid field selector key (only metadata.name)");
+			field_path_child(path, base, "key");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(key),
+					 "not a valid field selector key (only metadata.name)");
 			return;
 		}
 		for (size_t i = 0; i < n; i++) {
 			const char *v = json_object_get_string(json_object_array_get_idx(values, i));
 			const char *why = dns_subdomain_problem(v, strlen(v));
 
-			path_index(path, base, "values", i);
+			field_path_index(path, base, "values", i);
 			if (why)
-				add(c, VALIDATE_INVALID, path, SV(v), "%s", why);
+				field_errors_add(c, VALIDATE_INVALID, path, SV(v), "%s", why);
 		}
 		return;
 	}
@@ -516,32 +261,32 @@ static void check_requirement(struct vctx *c, struct json_object *req, const cha
 	case OP_IN:
 	case OP_NOT_IN:
 		if (n == 0)
-			add(c, VALIDATE_REQUIRED, path, NO_VALUE,
-			    "must be specified when `operator` is 'In' or 'NotIn'");
+			field_errors_add(c, VALIDATE_REQUIRED, path, NO_VALUE,
+					 "must be specified when `operator` is 'In' or 'NotIn'");
 		break;
 	case OP_EXISTS:
 	case OP_DOES_NOT_EXIST:
 		if (n > 0)
-			add(c, VALIDATE_FORBIDDEN, path, NO_VALUE,
-			    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+			field_errors_add(c, VALIDATE_FORBIDDEN, path, NO_VALUE,
+					 "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
 		break;
 	case OP_GT:
 	case OP_LT:
 		if (n != 1)
-			add(c, VALIDATE_REQUIRED, path, NO_VALUE,
-			    "must be a single value when `operator` is 'Lt' or 'Gt'");
+			field_errors_add(c, VALIDATE_REQUIRED, path, NO_VALUE,
+					 "must be a single value when `operator` is 'Lt' or 'Gt'");
 		break;
 	case OP_OTHER:
-		path_child(path, base, "operator");
-		add(c, VALIDATE_INVALID, path, SV(op_s), "not a valid selector operator");
+		field_path_child(path, base, "operator");
+		field_errors_add(c, VALIDATE_INVALID, path, SV(op_s), "not a valid selector operator");
 		break;
 	}
-	path_child(path, base, "key");
+	field_path_child(path, base, "key");
 	check_label_key(c, path, key);
 }
 
 /* spec.nodeSelector; its terms are reported as spec.nodeSelectorTerms, as the reference does. */
-static void check_node_selector(struct vctx *c, struct json_object *spec)
+static void check_node_selector(struct field_errors *c, struct json_object *spec)
 {
 	struct json_object *sel = cjson_member_any(spec, "nodeSelector"), *terms;
 	char path[PATH_MAX_LEN];
@@ -549,14 +294,14 @@ static void check_node_selector(struct vctx *c, struct json_object *spec)
 	if (!sel)
 		return;
 	if (!json_object_is_type(sel, json_type_object)) {
-		add(c, VALIDATE_INVALID, "spec.nodeSelector", JV(sel), "must be an object");
+		field_errors_add(c, VALIDATE_INVALID, "spec.nodeSelector", JV(sel), "must be an object");
 		return;
 	}
 	if (get_array(c, sel, "spec", "nodeSelectorTerms", false, &terms) < 0)
 		return;
 	if (!terms || json_object_array_length(terms) == 0) {
-		add(c, VALIDATE_REQUIRED, "spec.nodeSelectorTerms", NO_VALUE,
-		    "must have at least one node selector term");
+		field_errors_add(c, VALIDATE_REQUIRED, "spec.nodeSelectorTerms", NO_VALUE,
+				 "must have at least one node selector term");
 		return;
 	}
 	for (size_t i = 0; i < json_object_array_length(terms); i++) {
@@ -564,14 +309,14 @@ static void check_node_selector(struct vctx *c, struct json_object *spec)
 		static const char *const lists[] = { "matchExpressions", "matchFields" };
 		char term[PATH_MAX_LEN];
 
-		path_index(term, "spec", "nodeSelectorTerms", i);
+		field_path_index(term, "spec", "nodeSelectorTerms", i);
 		for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
 			struct json_object *reqs;
 
 			if (get_array(c, t, term, lists[l], false, &reqs) <= 0)
 				continue;
 			for (size_t j = 0; j < json_object_array_length(reqs); j++) {
-				path_index(path, term, lists[l], j);
+				field_path_index(path, term, lists[l], j);
 				check_requirement(c, json_object_array_get_idx(reqs, j), path, l == 1);
 			}
 		}
@@ -581,12 +326,12 @@ static void check_node_selector(struct vctx *c, struct json_object *spec)
 /* ---- addresses ---- */
 
 /* An address; false (and an error) when it is not one. */
-static bool parse_ip(struct vctx *c, const char *path, const char *s, struct ip_addr *ret)
+static bool parse_ip(struct field_errors *c, const char *path, const char *s, struct ip_addr *ret)
 {
 
 	if (ip_addr_parse(s, ret) == 0)
 		return true;
-	add(c, VALIDATE_INVALID, path, SV(s), "is not a valid IP address");
+	field_errors_add(c, VALIDATE_INVALID, path, SV(s), "is not a valid IP address");
 	return false;
 }
 
@@ -599,7 +344,7 @@ static const char *net_text(const struct ip_prefix *p, char *buf, size_t size)
 }
 
 /* exclusions: addresses inside @net (NULL when the network itself is invalid), start <= end. */
-static void check_exclusions(struct vctx *c, struct json_object *spec, const struct ip_prefix *net)
+static void check_exclusions(struct field_errors *c, struct json_object *spec, const struct ip_prefix *net)
 {
 	struct json_object *arr;
 	char nt[IP_PREFIX_STRLEN];
@@ -614,28 +359,28 @@ static void check_exclusions(struct vctx *c, struct json_object *spec, const str
 		bool ok[2] = { false, false };
 		char base[PATH_MAX_LEN], path[PATH_MAX_LEN];
 
-		path_index(base, "spec", "exclusions", i);
+		field_path_index(base, "spec", "exclusions", i);
 		for (size_t k = 0; k < 2; k++) {
 			const char *s;
 
 			if (get_str(c, e, base, keys[k], &s) < 0)
 				continue;
-			path_child(path, base, keys[k]);
+			field_path_child(path, base, keys[k]);
 			if (!parse_ip(c, path, s, &a[k]))
 				continue;
 			ok[k] = true;
 			if (!ip_prefix_contains(net, &a[k]))
-				add(c, VALIDATE_INVALID, path, SV(s),
-				    "is not part of the %s subnet", nt);
+				field_errors_add(c, VALIDATE_INVALID, path, SV(s),
+						 "is not part of the %s subnet", nt);
 		}
 		if (ok[0] && ok[1] && a[0].family == a[1].family &&
 		    ipmath_from_addr(&a[1]) < ipmath_from_addr(&a[0]))
-			add(c, VALIDATE_INVALID, base, JV(e), "endIP should be equal or greater than startIP");
+			field_errors_add(c, VALIDATE_INVALID, base, JV(e), "endIP should be equal or greater than startIP");
 	}
 }
 
 /* perNodeExclusions: indexes 0..@max (@what: "block" or "subnet", for the message). */
-static void check_per_node(struct vctx *c, struct json_object *spec, int64_t max, const char *what)
+static void check_per_node(struct field_errors *c, struct json_object *spec, int64_t max, const char *what)
 {
 	struct json_object *arr;
 
@@ -648,29 +393,29 @@ static void check_per_node(struct vctx *c, struct json_object *spec, int64_t max
 		int got[2];
 		char base[PATH_MAX_LEN], path[PATH_MAX_LEN];
 
-		path_index(base, "spec", "perNodeExclusions", i);
+		field_path_index(base, "spec", "perNodeExclusions", i);
 		for (size_t k = 0; k < 2; k++)
 			got[k] = get_int(c, e, base, keys[k], INT32_MIN, INT32_MAX, &v[k]);
 		for (size_t k = 0; k < 2; k++) {
-			path_child(path, base, keys[k]);
+			field_path_child(path, base, keys[k]);
 			if (got[k] >= 0 && v[k] < 0)
-				add(c, VALIDATE_INVALID, path, JV(cjson_member_any(e, keys[k])), "must be non-negative");
+				field_errors_add(c, VALIDATE_INVALID, path, JV(cjson_member_any(e, keys[k])), "must be non-negative");
 		}
 		if (got[0] >= 0 && got[1] >= 0 && v[1] < v[0])
-			add(c, VALIDATE_INVALID, base, JV(e),
-			    "endIndex must be greater than or equal to startIndex");
+			field_errors_add(c, VALIDATE_INVALID, base, JV(e),
+					 "endIndex must be greater than or equal to startIndex");
 		for (size_t k = 0; k < 2; k++) {
-			path_child(path, base, keys[k]);
+			field_path_child(path, base, keys[k]);
 			if (got[k] >= 0 && v[k] > max)
-				add(c, VALIDATE_INVALID, path, JV(cjson_member_any(e, keys[k])),
-				    "index is outside of the per-node %s range (max: %lld)", what, (long long)max);
+				field_errors_add(c, VALIDATE_INVALID, path, JV(cjson_member_any(e, keys[k])),
+						 "index is outside of the per-node %s range (max: %lld)", what, (long long)max);
 		}
 	}
 }
 
 /* defaultGateway and routes without a gateway; routes' CIDRs (@net NULL when invalid). */
-static void check_routes(struct vctx *c, struct json_object *spec, const struct ip_prefix *net,
-			 bool has_gateway, const char *gw_field)
+static void check_routes(struct field_errors *c, struct json_object *spec, const struct ip_prefix *net,
+				bool has_gateway, const char *gw_field)
 {
 	struct json_object *arr;
 	bool def = false;
@@ -678,32 +423,32 @@ static void check_routes(struct vctx *c, struct json_object *spec, const struct 
 
 	r = get_bool(c, spec, "spec", "defaultGateway", &def);
 	if (r > 0 && def && !has_gateway)
-		add(c, VALIDATE_INVALID, "spec.defaultGateway", RV("true"), "cannot be true if spec.%s is not set",
-		    gw_field);
+		field_errors_add(c, VALIDATE_INVALID, "spec.defaultGateway", RV("true"), "cannot be true if spec.%s is not set",
+				 gw_field);
 	if (get_array(c, spec, "spec", "routes", false, &arr) <= 0)
 		return;
 	if (!has_gateway && json_object_array_length(arr) > 0)
-		add(c, VALIDATE_INVALID, "spec.routes", JV(arr), "cannot be set if spec.%s is not set",
-		    gw_field);
+		field_errors_add(c, VALIDATE_INVALID, "spec.routes", JV(arr), "cannot be set if spec.%s is not set",
+				 gw_field);
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
 		char base[PATH_MAX_LEN], path[PATH_MAX_LEN];
 		struct ip_prefix dst;
 		const char *s;
 
-		path_index(base, "spec", "routes", i);
+		field_path_index(base, "spec", "routes", i);
 		if (get_str(c, e, base, "dst", &s) < 0)
 			continue;
-		path_child(path, base, "dst");
+		field_path_child(path, base, "dst");
 			if (ip_prefix_parse(s, &dst) < 0) {
-			add(c, VALIDATE_INVALID, path, SV(s), "is not a valid CIDR");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(s), "is not a valid CIDR");
 			continue;
 		}
 		if (net && dst.addr.family != net->addr.family)
-			add(c, VALIDATE_INVALID, path, SV(s), "is not of the pool's address family (IPv4/IPv6)");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(s), "is not of the pool's address family (IPv4/IPv6)");
 		if (def && dst.len == 0)
-			add(c, VALIDATE_INVALID, path, SV(s),
-			    "a default route is not allowed when 'defaultGateway' is true");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(s),
+					 "a default route is not allowed when 'defaultGateway' is true");
 	}
 }
 
@@ -728,7 +473,7 @@ static u128 usable_count(const struct ip_prefix *net)
 int validate_ippool(struct json_object *pool, struct validate_result *ret)
 {
 	struct validate_result res = { 0 };
-	struct vctx c = { .res = &res };
+	struct field_errors c = { .res = &res };
 	struct json_object *spec = cjson_member_any(pool, "spec");
 	struct ip_prefix net;
 	struct ip_addr gw;
@@ -741,22 +486,22 @@ int validate_ippool(struct json_object *pool, struct validate_result *ret)
 	if (get_str(&c, spec, "spec", "subnet", &subnet) >= 0) {
 		net_ok = ip_prefix_parse(subnet, &net) == 0;
 		if (!net_ok)
-			add(&c, VALIDATE_INVALID, "spec.subnet", SV(subnet),
-			    "is not a valid CIDR");
+			field_errors_add(&c, VALIDATE_INVALID, "spec.subnet", SV(subnet),
+					 "is not a valid CIDR");
 	}
 	r = get_int(&c, spec, "spec", "perNodeBlockSize", INT64_MIN, INT64_MAX, &size);
 	if (r >= 0 && size < 1)
-		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", r ? JV(cjson_member_any(spec, "perNodeBlockSize")) : RV("0"),
-		    "must be at least 1");
+		field_errors_add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", r ? JV(cjson_member_any(spec, "perNodeBlockSize")) : RV("0"),
+				 "must be at least 1");
 	if (net_ok && size >= 1 && usable_count(&net) < (u128)size)
-		add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", JV(cjson_member_any(spec, "perNodeBlockSize")),
-		    "is larger than the number of usable addresses in the subnet");
+		field_errors_add(&c, VALIDATE_INVALID, "spec.perNodeBlockSize", JV(cjson_member_any(spec, "perNodeBlockSize")),
+				 "is larger than the number of usable addresses in the subnet");
 	check_exclusions(&c, spec, net_ok ? &net : NULL);
 	if (size >= 1)
 		check_per_node(&c, spec, size - 1 > INT32_MAX ? INT32_MAX : size - 1, "block");
 	if (get_str(&c, spec, "spec", "gateway", &gateway) > 0 && *gateway &&
 	    parse_ip(&c, "spec.gateway", gateway, &gw) && net_ok && !ip_prefix_contains(&net, &gw))
-		add(&c, VALIDATE_INVALID, "spec.gateway", SV(gateway), "is not part of the subnet");
+		field_errors_add(&c, VALIDATE_INVALID, "spec.gateway", SV(gateway), "is not part of the subnet");
 	check_node_selector(&c, spec);
 	check_routes(&c, spec, net_ok ? &net : NULL, *gateway != '\0', "gateway");
 	if (c.err) {
@@ -831,8 +576,8 @@ static size_t listed_repeats(struct listed *v, size_t n)
 	return m;
 }
 
-static void check_static_allocations(struct vctx *c, struct json_object *spec,
-				     const struct ip_prefix *cidr, unsigned int len)
+static void check_static_allocations(struct field_errors *c, struct json_object *spec,
+					    const struct ip_prefix *cidr, unsigned int len)
 {
 	struct json_object *arr;
 	_cleanup_free_ struct listed *nodes = NULL, *prefixes = NULL;
@@ -855,63 +600,63 @@ static void check_static_allocations(struct vctx *c, struct json_object *spec,
 		struct ip_prefix pfx, pnet;
 		struct ip_addr gw;
 
-		path_index(base, "spec", "staticAllocations", i);
+		field_path_index(base, "spec", "staticAllocations", i);
 		if (get_str(c, e, base, "nodeName", &node) > 0 && *node)
 			nodes[n_nodes++] = (struct listed){ .node = node, .pos = i };
 		if (get_str(c, e, base, "prefix", &pfx_s) < 0)
 			continue;
-		path_child(path, base, "prefix");
+		field_path_child(path, base, "prefix");
 		if (ip_prefix_parse(pfx_s, &pfx) < 0) {
-			add(c, VALIDATE_INVALID, path, SV(pfx_s), "is not a valid network prefix");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(pfx_s), "is not a valid network prefix");
 			continue;
 		}
 		pnet = ip_prefix_network(&pfx);
 		if (!ip_addr_equal(&pnet.addr, &pfx.addr)) {
-			add(c, VALIDATE_INVALID, path, SV(pfx_s), "network prefix has host bits set");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(pfx_s), "network prefix has host bits set");
 			continue;
 		}
 		prefixes[n_prefixes++] = (struct listed){ .pfx = pfx, .pos = i };
 		if (!ip_prefix_contains(cidr, &pfx.addr)) {
-			add(c, VALIDATE_INVALID, path, SV(pfx_s), "prefix is not part of the pool cidr");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(pfx_s), "prefix is not part of the pool cidr");
 			continue;
 		}
 		if (pfx.len != len) {
-			add(c, VALIDATE_INVALID, path, SV(pfx_s), "prefix size doesn't match spec.perNodeNetworkPrefix");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(pfx_s), "prefix size doesn't match spec.perNodeNetworkPrefix");
 			continue;
 		}
 		if (get_str(c, e, base, "gateway", &gw_s) <= 0 || !*gw_s)
 			continue;
-		path_child(path, base, "gateway");
+		field_path_child(path, base, "gateway");
 		if (ip_addr_parse(gw_s, &gw) < 0)
-			add(c, VALIDATE_INVALID, path, SV(gw_s), "is not a valid IP address");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(gw_s), "is not a valid IP address");
 		else if (!ip_prefix_contains(&pfx, &gw))
-			add(c, VALIDATE_INVALID, path, SV(gw_s), "is outside of the node prefix");
+			field_errors_add(c, VALIDATE_INVALID, path, SV(gw_s), "is outside of the node prefix");
 	}
 	/* Each node and each prefix once; a repeat is named once, in the order first seen. */
 	n_nodes = listed_repeats(nodes, n_nodes);
 	for (size_t i = 0; i < n_nodes; i++) {
-		if (errors_full(c)) {
+		if (field_errors_full(c)) {
 			c->res->more += n_nodes - i;
 			break;
 		}
-		add(c, VALIDATE_INVALID, "spec.staticAllocations", JV(arr),
-		    "contains multiple entries for node %s", name_text(nodes[i].node, t));
+		field_errors_add(c, VALIDATE_INVALID, "spec.staticAllocations", JV(arr),
+				 "contains multiple entries for node %s", field_name_text(nodes[i].node, t));
 	}
 	n_prefixes = listed_repeats(prefixes, n_prefixes);
 	for (size_t i = 0; i < n_prefixes; i++) {
-		if (errors_full(c)) {
+		if (field_errors_full(c)) {
 			c->res->more += n_prefixes - i;
 			break;
 		}
-		add(c, VALIDATE_INVALID, "spec.staticAllocations", JV(arr),
-		    "contains multiple entries for prefix %s",
-		    ip_prefix_format(&prefixes[i].pfx, t, sizeof(t)));
+		field_errors_add(c, VALIDATE_INVALID, "spec.staticAllocations", JV(arr),
+				 "contains multiple entries for prefix %s",
+				 ip_prefix_format(&prefixes[i].pfx, t, sizeof(t)));
 	}
 }
 
 /* cidr, gatewayIndex, perNodeNetworkPrefix and what depends on them; @ret_net when cidr is valid. */
-static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefix *ret_net,
-		       bool *ret_net_ok)
+static void check_cidr(struct field_errors *c, struct json_object *spec, struct ip_prefix *ret_net,
+			      bool *ret_net_ok)
 {
 	struct ip_prefix net, pnet;
 	const char *cidr;
@@ -922,14 +667,14 @@ static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefi
 	if (get_str(c, spec, "spec", "cidr", &cidr) < 0)
 		return;
 	if (ip_prefix_parse(cidr, &net) < 0) {
-		add(c, VALIDATE_INVALID, "spec.cidr", SV(cidr), "is not a valid CIDR");
+		field_errors_add(c, VALIDATE_INVALID, "spec.cidr", SV(cidr), "is not a valid CIDR");
 		return;
 	}
 	*ret_net = net;
 	*ret_net_ok = true;
 	pnet = ip_prefix_network(&net);
 	if (!ip_addr_equal(&pnet.addr, &net.addr)) {
-		add(c, VALIDATE_INVALID, "spec.cidr", SV(cidr), "network prefix has host bits set");
+		field_errors_add(c, VALIDATE_INVALID, "spec.cidr", SV(cidr), "network prefix has host bits set");
 		return;
 	}
 	/* As the reference: the first of these errors ends the checks of the addressing. */
@@ -937,27 +682,27 @@ static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefi
 	if (r_idx < 0)
 		return;
 	if (r_idx > 0 && idx < 0) {
-		add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(cjson_member_any(spec, "gatewayIndex")),
-		    "must not be negative");
+		field_errors_add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(cjson_member_any(spec, "gatewayIndex")),
+				 "must not be negative");
 		return;
 	}
 	r_len = get_int(c, spec, "spec", "perNodeNetworkPrefix", INT32_MIN, INT32_MAX, &len);
 	if (r_len < 0)
 		return;
 	if (len < 0) {
-		add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix", JV(cjson_member_any(spec, "perNodeNetworkPrefix")),
-		    "must not be negative");
+		field_errors_add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix", JV(cjson_member_any(spec, "perNodeNetworkPrefix")),
+				 "must not be negative");
 		return;
 	}
 	if (len == 0 || len > (int64_t)ipmath_bits(net.addr.family) || len < (int64_t)net.len) {
-		add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix",
-		    r_len ? JV(cjson_member_any(spec, "perNodeNetworkPrefix")) : RV("0"),
-		    "must be between the prefix length of \"cidr\" and %u", ipmath_bits(net.addr.family));
+		field_errors_add(c, VALIDATE_INVALID, "spec.perNodeNetworkPrefix",
+				 r_len ? JV(cjson_member_any(spec, "perNodeNetworkPrefix")) : RV("0"),
+				 "must be between the prefix length of \"cidr\" and %u", ipmath_bits(net.addr.family));
 		return;
 	}
 	if (r_idx > 0 && !gateway_index_ok(&net, (unsigned int)len, idx))
-		add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(cjson_member_any(spec, "gatewayIndex")),
-		    "gateway index is outside of the node prefix");
+		field_errors_add(c, VALIDATE_INVALID, "spec.gatewayIndex", JV(cjson_member_any(spec, "gatewayIndex")),
+				 "gateway index is outside of the node prefix");
 	check_exclusions(c, spec, &net);
 	{
 		unsigned int host = ipmath_bits(net.addr.family) - (unsigned int)len;
@@ -970,7 +715,7 @@ static void check_cidr(struct vctx *c, struct json_object *spec, struct ip_prefi
 int validate_cidrpool(struct json_object *pool, struct validate_result *ret)
 {
 	struct validate_result res = { 0 };
-	struct vctx c = { .res = &res };
+	struct field_errors c = { .res = &res };
 	struct json_object *spec = cjson_member_any(pool, "spec");
 	struct ip_prefix net;
 	bool net_ok;
@@ -985,38 +730,4 @@ int validate_cidrpool(struct json_object *pool, struct validate_result *ret)
 	}
 	*ret = res;
 	return 0;
-}
-
-char *validate_message(const struct validate_result *res)
-{
-	struct text_buf b = { 0 };
-	bool list = res->n > 1 || res->more;
-	char more[64];
-
-	text_buf_puts(&b, list ? "[" : "");
-	for (size_t i = 0; i < res->n; i++) {
-		text_buf_puts(&b, i ? ", " : "");
-		text_buf_puts(&b, res->errors[i]);
-	}
-	if (res->more) {
-		snprintf(more, sizeof(more), ", and %zu more error%s", res->more, res->more > 1 ? "s" : "");
-		text_buf_puts(&b, more);
-	}
-	text_buf_puts(&b, list ? "]" : "");
-	text_buf_putc(&b, '\0');
-	if (b.oom) {
-		text_buf_free(&b);
-		return NULL;
-	}
-	return b.data;
-}
-
-void validate_result_free(struct validate_result *res)
-{
-	for (size_t i = 0; res && i < res->n; i++)
-		free(res->errors[i]);
-	if (res) {
-		free(res->errors);
-		*res = (struct validate_result){ 0 };
-	}
 }

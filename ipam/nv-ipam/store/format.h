@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/alloc.h"
 
 struct cni_err;
 struct text_buf;

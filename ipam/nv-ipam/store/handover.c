@@ -20,7 +20,13 @@
 #include "ipam/nv-ipam/store/gate.h"
 #include "ipam/nv-ipam/store/handover.h"
 #include "ipam/nv-ipam/store/migrate.h"
+#include "ipam/nv-ipam/store/open.h"
 #include "ipam/nv-ipam/store/private.h"
+/*
+ * The interface, store.c's and open.c's: the one other file of store/ that includes it.
+ * nvipam_store_adopt() and _handover() are part of it, and they commit and close the store
+ * as its callers do: this file is above store.c and open.c.
+ */
 #include "ipam/nv-ipam/store/store.h"
 
 /* ---- the reference daemon's store file ---- */

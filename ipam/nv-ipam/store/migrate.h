@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "common/util/ipaddr.h"
-#include "ipam/nv-ipam/store/store.h"
+#include "ipam/nv-ipam/store/alloc.h"
 
 struct cni_err;
 struct nvipam_store;

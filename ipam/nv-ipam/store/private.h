@@ -4,12 +4,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/util/error.h"
 #include "common/util/ipaddr.h"
+#include "ipam/nv-ipam/store/alloc.h"
 #include "ipam/nv-ipam/store/format.h"
 #include "ipam/nv-ipam/store/snap.h"
-#include "ipam/nv-ipam/store/store.h"
 
 struct store_strings;
 
@@ -18,6 +19,13 @@ struct store_alloc {
 	struct nvipam_alloc a; /* a.pool points at its pool's key: pools are told apart by pointer */
 	uint64_t txn;          /* the two-pool ADD that made it, 0 when none */
 };
+
+/* Whether @a is the attachment's: one container's interface. */
+static inline bool store_is_attachment(const struct nvipam_alloc *a, const char *container_id,
+				       const char *ifname)
+{
+	return strcmp(a->container_id, container_id) == 0 && strcmp(a->ifname, ifname) == 0;
+}
 
 /*
  * A pool's snapshot that its model reads as it goes (a pool opened alone: ADD, DEL, CHECK,
@@ -112,18 +120,3 @@ struct nvipam_store {
 
 /* A store that was never opened. */
 #define STORE_INIT { .lock_fd = -1, .dir_fd = -1, .pool_dir_fd = -1, .file_lock_fd = -1 }
-
-/**
- * store_open_owner() - open the whole store for its owner (store.c): the marker is no
- *                      refusal, and a reference store file whose checksum is the marker's
- *                      (what the owner handed over) is taken as unchanged: the pool logs
- *                      are read, not the file
- * @path: store file
- * @timeout_ms: how long to wait for the node lock
- * @ret: the open store, written only on success
- * @err: as nvipam_store_open()
- *
- * Return: 0 on success, negative errno on failure.
- */
-int store_open_owner(const char *path, unsigned int timeout_ms, struct nvipam_store **ret,
-		     struct cni_err *err);

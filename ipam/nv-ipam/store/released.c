@@ -10,7 +10,6 @@
 #include "common/util/cleanup.h"
 #include "common/util/file.h"
 #include "common/util/text.h"
-#include "ipam/nv-ipam/store/store.h"
 #include "ipam/nv-ipam/store/disk.h"
 #include "ipam/nv-ipam/store/private.h"
 #include "ipam/nv-ipam/store/released.h"

@@ -9,6 +9,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
 #include "common/util/rfc3339.h"
+#include "ipam/nv-ipam/store/alloc.h"
 
 /* Where the store is unless nv-ipam.conf says otherwise. */
 #define NVIPAM_DEFAULT_STORE_FILE "/var/lib/cni/nv-ipam/store"
@@ -40,20 +41,6 @@ struct nvipam_store;
  * number of allocations. A log is rewritten whole (compacted) under its lock once its
  * dead lines outnumber its live ones by 512.
  */
-
-/* One address held by an attachment (a container's interface) in a pool. */
-struct nvipam_alloc {
-	const char *pool;          /* pool key */
-	struct ip_addr ip;
-	const char *container_id;
-	const char *ifname;
-	const char *network;       /* the CNI network name: GC never touches another network's */
-	const char *pod_namespace; /* "" when unknown */
-	const char *pod_name;
-	const char *pod_uid;
-	const char *device_id;
-	time_t created;
-};
 
 /* A pool the store holds a record of. */
 struct nvipam_store_pool_info {
@@ -316,15 +303,6 @@ size_t nvipam_store_pool_count(const struct nvipam_store *s);
  */
 bool nvipam_store_pool_at(const struct nvipam_store *s, size_t i,
 			  struct nvipam_store_pool_info *ret);
-
-/**
- * nvipam_alloc_ptr_cmp() - qsort() order of allocation pointers: by pool key, then by address
- * @a: a const struct nvipam_alloc *const *
- * @b: another
- *
- * Return: negative, 0 or positive.
- */
-int nvipam_alloc_ptr_cmp(const void *a, const void *b);
 
 /**
  * nvipam_store_usage() - the reserved IPs and last pick of a pool, as the allocator takes them
