@@ -17,7 +17,7 @@ cd "$top"
 tests/install-deps.sh test
 
 out=${TEST_BUILD_ROOT:-$top/build-tests}
-fuzz_seconds=${FUZZ_SECONDS:-20}
+fuzz_seconds=${FUZZ_SECONDS:-12}
 passed=0 failed=0 skipped=0
 status=0
 . tests/results.sh
@@ -244,7 +244,11 @@ fi
 # each suite on each kernel counted as one test.
 section "netns suites under user-mode Linux 5.10 and 6.1 (tests/kernel/run.sh), beside suite kube"
 km=0
-UML_OUT=$out/kernel-matrix UML_TIMEOUT=1200 bash tests/kernel/run.sh "$out/main" \
+# Each kernel runs every suite but one of the two longest link suites: vrf under 5.10,
+# bridge (its VLAN sections) under 6.1; the host run covers the rest of each.
+base_suites=common-net,ipoib,macvlan,host-device,tuning,sbr,static,dummy,tap,ipvlan,vlan
+UML_SUITES_bullseye=$base_suites,vrf,multirail UML_SUITES_bookworm=$base_suites,bridge,multirail \
+	UML_OUT=$out/kernel-matrix UML_TIMEOUT=1200 bash tests/kernel/run.sh "$out/main" \
 	>"$out/kernel-matrix.log" 2>&1 || km=$?
 tail -n 40 "$out/kernel-matrix.log"
 kcount() { local n; n=$(grep -c " $1\$" "$out/kernel-matrix/results" 2>/dev/null) || true; echo "${n:-0}"; }
