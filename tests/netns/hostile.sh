@@ -77,6 +77,7 @@ PLUGINS=(
 	'vlan|link|logFile|yes|"master":"@M@","vlanId":100,"ipam":@STATIC@'
 	'vrf|chain|logFile|yes|"vrfname":"@VRF@"'
 	'bridge|link|logFile|no|"bridge":"@BR@","ipam":@STATIC@'
+	'ptp|link|logFile|no|"mtu":1400,"ipam":@HOSTLOCAL@'
 	'portmap|meta|logFile|no|"backend":"iptables","capabilities":{"portMappings":true},"runtimeConfig":{"portMappings":[{"hostPort":8080,"containerPort":80,"protocol":"tcp"}]}'
 	'bandwidth|meta|logFile|no|"ingressRate":1000000,"ingressBurst":100000,"egressRate":1000000,"egressBurst":100000'
 	'firewall|meta|logFile|no|"backend":"iptables"'
