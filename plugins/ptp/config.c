@@ -14,7 +14,7 @@ const struct cni_conf_keys ptp_config_keys[] = {
 	{ 0 },
 };
 
-int ptp_config_load(const struct cni_ctx *ctx, bool need_ipam, struct ptp_conf *ret,
+int ptp_config_load(const struct cni_ctx *ctx, bool add, struct ptp_conf *ret,
 		    struct cni_err *err)
 {
 	struct ptp_conf c = { .masq_backend = MASQ_DEFAULT };
@@ -28,7 +28,7 @@ int ptp_config_load(const struct cni_ctx *ctx, bool need_ipam, struct ptp_conf *
 		return r;
 	/* Upstream reads the backend only when it masquerades, and so do we. */
 	if (masq_backend_parse(name, &c.masq_backend) < 0) {
-		if (c.ip_masq)
+		if (c.ip_masq && add)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "unknown ipmasq backend \"%.32s\"", name);
 		c.masq_backend = MASQ_DEFAULT;
@@ -36,16 +36,16 @@ int ptp_config_load(const struct cni_ctx *ctx, bool need_ipam, struct ptp_conf *
 	/* 0: the kernel's; outside 68 to 65535 no veth takes it. */
 	if ((r = cni_conf_get_int(&ctx->conf, "mtu", INT64_MIN, INT64_MAX, &mtu, err)) < 0)
 		return r;
-	if (mtu != 0 && (mtu < 68 || mtu > 65535))
+	if (add && mtu != 0 && (mtu < 68 || mtu > 65535))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "invalid MTU %lld: must be 0 (the kernel's) or 68 to 65535",
 				   (long long)mtu);
-	c.mtu = (unsigned int)mtu;
+	c.mtu = mtu < 0 || mtu > 65535 ? 0 : (unsigned int)mtu;
 	/*
 	 * The reference asks IPAM "" for addresses and fails: refused here, before
 	 * anything exists.
 	 */
-	if (need_ipam && !cni_conf_has_ipam(&ctx->conf))
+	if (add && !cni_conf_has_ipam(&ctx->conf))
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "failed to execute IPAM delegate: no plugin name provided (ptp "
 				   "needs an \"ipam\" section)");

@@ -18,14 +18,15 @@ struct ptp_conf {
 /**
  * ptp_config_load() - read and validate the plugin's keys of the network config
  * @ctx: context
- * @need_ipam: ADD: a config without an "ipam" section is refused (DEL, CHECK and GC
- *             read the keys only)
+ * @add: ADD: the values are checked and an "ipam" section is required; DEL, CHECK
+ *       and GC check the keys' types only, as upstream's decoder does, so that the
+ *       DEL of a config ADD refused succeeds
  * @ret: config, written only on success
  * @err: code 6 for a wrong type, 7 for a bad value or a missing "ipam"
  *
  * Return: 0 on success, negative errno on failure.
  */
-int ptp_config_load(const struct cni_ctx *ctx, bool need_ipam, struct ptp_conf *ret,
+int ptp_config_load(const struct cni_ctx *ctx, bool add, struct ptp_conf *ret,
 		    struct cni_err *err);
 
 /* The keys the plugin reads, for cni_conf_keys_warn(). */

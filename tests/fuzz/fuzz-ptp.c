@@ -1,4 +1,5 @@
 /* libFuzzer target: the ptp config loader (network config, prevResult included) */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,9 +21,9 @@ static void expect_err(int r, const struct cni_err *err, const char *what)
 }
 
 /* What a loaded ptp config promises the kernel side. */
-static void check(const struct ptp_conf *c)
+static void check(const struct ptp_conf *c, bool add)
 {
-	if (c->mtu != 0 && (c->mtu < 68 || c->mtu > 65535))
+	if (c->mtu > 65535 || (add && c->mtu != 0 && c->mtu < 68))
 		abort();
 	if (c->masq_backend != MASQ_DEFAULT && c->masq_backend != MASQ_IPTABLES &&
 	    c->masq_backend != MASQ_NFTABLES)
@@ -40,12 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	expect_err(r, &err, "cni_conf_parse");
 	if (r < 0)
 		return 0;
-	for (int need_ipam = 0; need_ipam < 2; need_ipam++) {
+	for (int add = 0; add < 2; add++) {
 		err = (struct cni_err){ 0 };
-		r = ptp_config_load(&ctx, need_ipam, &c, &err);
+		r = ptp_config_load(&ctx, add, &c, &err);
 		expect_err(r, &err, "ptp_config_load");
 		if (r >= 0)
-			check(&c);
+			check(&c, add);
 	}
 	cni_conf_free(&ctx.conf);
 	return 0;

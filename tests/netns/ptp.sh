@@ -374,6 +374,8 @@ if section 3; then
 	on "$N" "$OURS" ADD "$(conf 1.1.0 s3net ",\"mtu\":20$(hl "$D")")" CNI_NETNS="$P1_path" CNI_CONTAINERID=c8
 	t_err "ADD: mtu 20 refused before IPAM" 7 "MTU"
 	t_eq "... nothing reserved" "" "$(t_store_ips "$D/s3net")"
+	on "$N" "$OURS" DEL "$(conf 1.1.0 s3net ",\"mtu\":20,\"ipMasq\":true,\"ipMasqBackend\":\"p6\"$(hl "$D")")" CNI_NETNS="$P1_path" CNI_CONTAINERID=c8
+	t_ok "... the DEL of a config ADD refuses (mtu, backend) succeeds"
 
 	# GC: two pods of the network, one of them not in the list to keep.
 	masq_ids() {

@@ -22,13 +22,13 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int load(const char *json, bool need_ipam, struct ptp_conf *c, struct cni_err *err)
+static int load(const char *json, bool add, struct ptp_conf *c, struct cni_err *err)
 {
 	int r;
 
 	cni_conf_free(&loaded.conf);
 	r = cni_conf_parse(json, strlen(json), &loaded.conf, err);
-	return r < 0 ? r : ptp_config_load(&loaded, need_ipam, c, err);
+	return r < 0 ? r : ptp_config_load(&loaded, add, c, err);
 }
 
 static void expect_refused(const char *json, int code, const char *msg_part)
@@ -82,6 +82,17 @@ static void test_fields(void **state)
 	/* DEL, CHECK and GC read the keys without an ipam section. */
 	assert_int_equal(load(HEAD "\"mtu\":1400}", false, &c, &err), 0);
 	assert_int_equal(c.mtu, 1400);
+	/* ... and take the values ADD refuses: the DEL of a refused ADD succeeds. */
+	assert_int_equal(load(HEAD "\"mtu\":20,\"ipMasq\":true,\"ipMasqBackend\":\"p6\"," IPAM "}",
+			      false, &c, &err), 0);
+	assert_true(c.ip_masq);
+	assert_int_equal(c.masq_backend, MASQ_DEFAULT);
+	assert_int_equal(load(HEAD "\"mtu\":-5," IPAM "}", false, &c, &err), 0);
+	assert_int_equal(c.mtu, 0);
+	/* Not their types. */
+	err = (struct cni_err){ 0 };
+	assert_true(load(HEAD "\"mtu\":\"20\"," IPAM "}", false, &c, &err) < 0);
+	assert_int_equal(err.code, CNI_ERR_DECODE);
 }
 
 static void test_refusals(void **state)
