@@ -1,7 +1,7 @@
 /* ptp CNI plugin: a veth pair routed point to point between the pod and the node */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <linux/rtnetlink.h>
-#include <arpa/inet.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
@@ -292,9 +292,9 @@ static int ptp_add(const struct cni_ctx *ctx, struct cni_result *ret, struct cni
 		goto out;
 	if ((r = need_gateways(&x.a.ipam, err)) < 0)
 		goto fail;
-	if ((r = make_pair(&x, err)) < 0 || (r = configure_pod(&x, err)) < 0 || (r = configure_host(&x, err)) < 0 ||
-	    (c.ip_masq && (r = masquerade(&x, err)) < 0) || (r = forward(&x.a.ipam, err)) < 0 ||
-	    (r = result(&x, ret, err)) < 0)
+	if ((r = make_pair(&x, err)) < 0 || (r = configure_pod(&x, err)) < 0 ||
+	    (r = configure_host(&x, err)) < 0 || (c.ip_masq && (r = masquerade(&x, err)) < 0) ||
+	    (r = forward(&x.a.ipam, err)) < 0 || (r = result(&x, ret, err)) < 0)
 		goto fail;
 	log_info("ADD %s: %s in %s, %s on the node", ctx->env.container_id, ctx->env.ifname,
 		 ctx->env.netns, x.host_name);
