@@ -7,7 +7,7 @@
 #   cni-rdma-plugins  secondaryNetwork.cniPlugins   macvlan host-device tuning sbr
 #                                                   static dummy tap loopback host-local
 #                                                   portmap bandwidth firewall ipvlan vlan vrf
-#                                                   bridge, and carried
+#                                                   bridge ptp, and carried
 #   cni-rdma-ipoib    secondaryNetwork.ipoib        ipoib
 #
 # each with cni-install as its default command, which installs what the
@@ -51,7 +51,7 @@ push_to=${PUSH_TO:-oci:$out/oci/}
 podman=${PODMAN:-podman}
 
 images=(cni-rdma-plugins cni-rdma-ipoib)
-declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge"
+declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp"
 	[cni-rdma-ipoib]="ipoib")
 declare -A carries=([cni-rdma-plugins]=1)
 declare -A slot=([cni-rdma-plugins]=secondaryNetwork.cniPlugins [cni-rdma-ipoib]=secondaryNetwork.ipoib)
@@ -63,7 +63,7 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
 	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
 	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf
-	[bridge]=plugins/bridge/bridge
+	[bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp
 	[cni-install]=tools/cni-install/cni-install)
 # Per architecture: readelf's name of the machine, the binutils that strip it.
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)

@@ -28,7 +28,7 @@
 set -euo pipefail
 
 # The reference plugins we carry; one that becomes ours leaves this list.
-names=(ptp dhcp)
+names=(dhcp)
 pkg=containernetworking-plugins
 import=github.com/containernetworking/plugins
 go=/usr/bin/go

@@ -122,7 +122,7 @@ ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-dev
 	plugins/loopback/loopback ipam/host-local/host-local \
 	plugins/portmap/portmap plugins/bandwidth/bandwidth plugins/firewall/firewall \
 	plugins/ipvlan/ipvlan plugins/vlan/vlan plugins/vrf/vrf \
-	plugins/bridge/bridge \
+	plugins/bridge/bridge plugins/ptp/ptp \
 	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
 dyn=$out/dyn
 
@@ -215,10 +215,11 @@ done
 # bridge: its own checks but the kills (strace) and the concurrent ADDs (not run through
 # the wrapper).
 BRIDGE_SECTIONS="3 5" vg_start bridge tests/netns/bridge.sh "$dyn/plugins/bridge/bridge" /usr/lib/cni
+vg_start ptp tests/netns/ptp.sh "$dyn/plugins/ptp/ptp" /usr/lib/cni
 wait
 unset MACVLAN_BIN TUNING_BIN SBR_BIN NVIPAM_BIN HOSTDEV_BIN NVIPAM_TOOL
 for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy \
-	loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge; do
+	loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp; do
 	vg_count "$name"
 done
 

@@ -646,6 +646,22 @@ int masq_check(enum masq_backend backend, struct cni_err *err)
 			   "neither iptables nor the kernel's nftables can be used");
 }
 
+int masq_status(const struct cni_conf *conf, struct cni_err *err)
+{
+	struct cni_err ignored = { 0 };
+	enum masq_backend backend = MASQ_DEFAULT;
+	const char *name = NULL;
+	bool masq = false;
+
+	if (!cni_conf_has_ipam(conf) || cni_conf_get_bool(conf, "ipMasq", &masq, &ignored) <= 0 ||
+	    !masq)
+		return 0;
+	if (cni_conf_get_str(conf, "ipMasqBackend", &name, &ignored) <= 0 ||
+	    masq_backend_parse(name, &backend) < 0)
+		backend = MASQ_DEFAULT;
+	return masq_check(backend, err);
+}
+
 int masq_teardown(const struct masq_owner *o, const struct ip_prefix *addrs, size_t n,
 		  struct cni_err *err)
 {

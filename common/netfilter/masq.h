@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 struct cni_attachment;
+struct cni_conf;
 struct cni_err;
 struct ip_prefix;
 
@@ -68,6 +69,19 @@ int masq_setup(enum masq_backend backend, const struct masq_owner *o,
  * Return: 0 when it can, -ENOTSUP otherwise.
  */
 int masq_check(enum masq_backend backend, struct cni_err *err);
+
+/**
+ * masq_status() - STATUS of a plugin that masquerades: masq_check() when the config asks
+ * @conf: the network config
+ * @err: as masq_check()
+ *
+ * Read leniently, as a runtime probing the network and the common keys' warning test
+ * expect: checked when "ipMasq" is true and there is IPAM; a backend not named as a
+ * string, or unknown, is the default one.
+ *
+ * Return: 0 when it can or is not asked to, -ENOTSUP otherwise.
+ */
+int masq_status(const struct cni_conf *conf, struct cni_err *err);
 
 /**
  * masq_teardown() - remove an owner's masquerade from both backends, whichever wrote it

@@ -7,6 +7,7 @@
 
 #include "common/attach/attach.h"
 #include "common/attach/iface.h"
+#include "common/attach/veth.h"
 #include "common/cni/conf.h"
 #include "common/cni/ipam.h"
 #include "common/cni/plugin.h"
@@ -312,63 +313,6 @@ out:
 	return r;
 }
 
-/* Go's IsGlobalUnicast(): what upstream's DEL reads off the pod's interface for ipMasq. */
-static bool global_unicast(const struct ip_addr *a)
-{
-	const uint8_t *b = a->bytes;
-
-	if (a->family == AF_INET)
-		return !(b[0] == 0 || b[0] == 127 || b[0] >= 224 || (b[0] == 169 && b[1] == 254) ||
-			 (b[0] == 255));
-	return !(b[0] == 0xff || (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) ||
-		 (memcmp(b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 15) == 0 && b[15] <= 1));
-}
-
-/* The pod's interface deleted, its addresses kept for ipMasq; 0 when it is not ours or gone. */
-static int delete_pod_iface(struct attach *a, struct ip_prefix *addrs, size_t *n,
-			    struct cni_err *err)
-{
-	_cleanup_free_ struct net_addr *list = NULL;
-	const char *ifname = a->ctx->env.ifname;
-	struct net_link l;
-	size_t k = 0;
-	int r;
-
-	r = net_link_get_by_name(a->pod, ifname, &l);
-	if (r == -ENODEV)
-		return 0;
-	if (r < 0)
-		return net_err_op(err, r, "failed to lookup", ifname);
-	if (strcmp(l.kind, "veth") != 0) {
-		log_warning("%s is a %s link, not a veth; left in place", ifname,
-			    l.kind[0] ? l.kind : "non-virtual");
-		return 0;
-	}
-	if (net_addr_list(a->pod, l.ifindex, AF_UNSPEC, &list, &k) == 0)
-		for (size_t i = 0; i < k && *n < BRIDGE_HOST_ADDRS_MAX; i++)
-			if (global_unicast(&list[i].prefix.addr))
-				addrs[(*n)++] = list[i].prefix;
-	log_info("deleting veth %s", ifname);
-	r = net_link_delete(a->pod, l.ifindex);
-	if (r < 0 && r != -ENODEV)
-		return net_err_op(err, r, "failed to delete", ifname);
-	return 1;
-}
-
-/* The addresses prevResult gives this interface: what a DEL without the pod still knows. */
-static void prev_addrs(const struct cni_ctx *ctx, struct ip_prefix *addrs, size_t *n)
-{
-	const struct cni_result *prev = ctx->conf.prev_result;
-
-	for (size_t i = 0; prev && i < prev->n_ips && *n < BRIDGE_HOST_ADDRS_MAX; i++) {
-		int f = prev->ips[i].iface;
-
-		if (f < 0 || ((size_t)f < prev->n_ifaces &&
-			      strcmp(prev->ifaces[f].name, ctx->env.ifname) == 0))
-			addrs[(*n)++] = prev->ips[i].address;
-	}
-}
-
 static int bridge_del(const struct cni_ctx *ctx, struct cni_err *err)
 {
 	_cleanup_free_ struct bridge_conf *c = malloc(sizeof(*c));
@@ -388,12 +332,12 @@ static int bridge_del(const struct cni_ctx *ctx, struct cni_err *err)
 		return r;
 	r = attach_open_del(&a, ctx, err);
 	if (r > 0)
-		r = delete_pod_iface(&a, addrs, &n, err);
+		r = attach_veth_delete(&a, addrs, BRIDGE_HOST_ADDRS_MAX, &n, err);
 	attach_close(&a);
 	if (r < 0)
 		return r;
 	if (n == 0)
-		prev_addrs(ctx, addrs, &n);
+		attach_veth_prev_addrs(ctx, addrs, BRIDGE_HOST_ADDRS_MAX, &n);
 	if (c->macspoofchk &&
 	    (r = bridge_spoofchk_teardown(ctx->env.container_id, ctx->env.ifname, err)) < 0)
 		return r;
@@ -508,28 +452,12 @@ out:
 	return r;
 }
 
-/*
- * STATUS reads only what it needs, leniently as the common keys' warning test and
- * a runtime probing the network expect: masquerade is checked when ipMasq is true
- * and there is IPAM; a backend not named as a string is the default one.
- */
+/* IPAM's STATUS, then the masquerade's backend when the config masquerades. */
 static int bridge_status(const struct cni_ctx *ctx, struct cni_err *err)
 {
-	struct cni_err ignored = { 0 };
-	enum masq_backend backend = MASQ_DEFAULT;
-	const char *name = NULL;
-	bool masq = false;
-	int r;
+	int r = cni_ipam_run(ctx, CNI_CMD_STATUS, NULL, err);
 
-	r = cni_ipam_run(ctx, CNI_CMD_STATUS, NULL, err);
-	if (r < 0 || !cni_conf_has_ipam(&ctx->conf))
-		return r;
-	if (cni_conf_get_bool(&ctx->conf, "ipMasq", &masq, &ignored) <= 0 || !masq)
-		return 0;
-	if (cni_conf_get_str(&ctx->conf, "ipMasqBackend", &name, &ignored) <= 0 ||
-	    masq_backend_parse(name, &backend) < 0)
-		backend = MASQ_DEFAULT;
-	return masq_check(backend, err);
+	return r < 0 ? r : masq_status(&ctx->conf, err);
 }
 
 static int bridge_gc(const struct cni_ctx *ctx, struct cni_err *err)

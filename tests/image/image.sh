@@ -17,7 +17,7 @@
 # Every ELF of both images answers VERSION in an empty root (a directory
 # holding only that binary, chroot), as on a host without any library; a
 # dynamic binary does not (the nv-ipam image's ipam-node, the control); and a
-# build into which Debian's dynamic ptp is slipped fails, building nothing.
+# build into which Debian's dynamic dhcp is slipped fails, building nothing.
 # Then the nv-ipam image (ninja image-nv-ipam): /ipam-node with its shared
 # libraries and the static /nv-ipam and /nv-ipam-tool (each answers VERSION in
 # an empty root), no shell; ipam-node run with the DaemonSet's mounts stops
@@ -25,7 +25,7 @@
 # operator's DaemonSet on a cluster).
 # Usage: image.sh BUILD_DIR [REFERENCE_CNI_DIR]
 #   REFERENCE_CNI_DIR: Debian's containernetworking-plugins (default
-#   /usr/lib/cni): CNI_PATH beside the installed copies, and the dynamic ptp
+#   /usr/lib/cni): CNI_PATH beside the installed copies, and the dynamic dhcp
 #   slipped into a build.
 # Environment: PODMAN_RUNTIME (default: crun if it can start a container
 #   here, else runc); CARRIED_CACHE (image/carried.sh).
@@ -40,10 +40,10 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
 	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
 	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf
-	[bridge]=plugins/bridge/bridge)
+	[bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # The cniPlugins image's: ours, then the carried ones, in cni-install's order.
-ours=(macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge)
+ours=(macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp)
 read -ra carried < <(bash "$top/image/carried.sh" names)
 slot_set="${ours[*]} ${carried[*]}"
 sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
@@ -169,20 +169,20 @@ for img in "$plugins" "$ipoib"; do
 	check "$title: $elves ELF files run (want $want)" [ "$elves" = "$want" ]
 done
 
-echo "# Debian's dynamic ptp slipped into the carried set: the build fails and builds nothing"
+echo "# Debian's dynamic dhcp slipped into the carried set: the build fails and builds nothing"
 # The kept build copied into a cache of this run's own, as carried.sh keeps it
-# (CACHE/out/KEY/ARCH), with Debian's ptp in place of the static one.
+# (CACHE/out/KEY/ARCH), with Debian's dhcp in place of the static one.
 key_arch=${carried_dir#"${carried_dir%/*/*}/"}
 mkdir -p "$tmp/slip-cache/out/${key_arch%/*}"
 cp -a "$carried_dir" "$tmp/slip-cache/out/${key_arch%/*}/"
-cp "$ref/ptp" "$tmp/slip-cache/out/$key_arch/ptp"
+cp "$ref/dhcp" "$tmp/slip-cache/out/$key_arch/dhcp"
 if CARRIED_CACHE=$tmp/slip-cache TAG=slip-$tag ninja -C "$build" image >"$tmp/slip.log" 2>&1; then
-	not_ok "ninja image with a dynamic ptp fails"
+	not_ok "ninja image with a dynamic dhcp fails"
 else
-	ok "ninja image with a dynamic ptp fails"
+	ok "ninja image with a dynamic dhcp fails"
 fi
-check "  ... naming ptp and what it needs: $(grep -m1 'dynamically linked' "$tmp/slip.log")" \
-	grep -q "opt/bin/ptp is dynamically linked (program interpreter .*; needs .*libc\.so" "$tmp/slip.log"
+check "  ... naming dhcp and what it needs: $(grep -m1 'dynamically linked' "$tmp/slip.log")" \
+	grep -q "opt/bin/dhcp is dynamically linked (program interpreter .*; needs .*libc\.so" "$tmp/slip.log"
 check "  ... and no other file" [ "$(grep -c 'dynamically linked' "$tmp/slip.log")" = 1 ]
 check "  ... no image built" bash -c '! podman image exists "$1" && ! podman image exists "$2"' _ \
 	"localhost/cni-rdma-plugins:slip-$tag" "localhost/cni-rdma-ipoib:slip-$tag"

@@ -31,10 +31,10 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
 	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
 	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
-	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf [bridge]=plugins/bridge/bridge
+	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf [bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp
 	[nv-ipam]=ipam/nv-ipam/nv-ipam
 	[nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool [cni-install]=tools/cni-install/cni-install)
-declare -A slot=([cni-rdma-plugins]="bandwidth bridge dummy firewall host-device host-local ipvlan loopback macvlan portmap sbr static tap tuning vlan vrf" [cni-rdma-ipoib]="ipoib")
+declare -A slot=([cni-rdma-plugins]="bandwidth bridge dummy firewall host-device host-local ipvlan loopback macvlan portmap ptp sbr static tap tuning vlan vrf" [cni-rdma-ipoib]="ipoib")
 # What the cniPlugins image carries (image/carried.sh), sorted.
 declare -A carried=([cni-rdma-plugins]="$(bash "$top/image/carried.sh" names | tr ' ' '\n' | sort | paste -sd' ')")
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)

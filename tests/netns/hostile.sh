@@ -77,6 +77,7 @@ PLUGINS=(
 	'vlan|link|logFile|yes|"master":"@M@","vlanId":100,"ipam":@STATIC@'
 	'vrf|chain|logFile|yes|"vrfname":"@VRF@"'
 	'bridge|link|logFile|no|"bridge":"@BR@","ipam":@STATIC@'
+	'ptp|link|logFile|no|"mtu":1400,"ipam":@HOSTLOCAL@'
 	'portmap|meta|logFile|no|"backend":"iptables","capabilities":{"portMappings":true},"runtimeConfig":{"portMappings":[{"hostPort":8080,"containerPort":80,"protocol":"tcp"}]}'
 	'bandwidth|meta|logFile|no|"ingressRate":1000000,"ingressBurst":100000,"egressRate":1000000,"egressBurst":100000'
 	'firewall|meta|logFile|no|"backend":"iptables"'
@@ -129,6 +130,8 @@ BIN=$T_DIR/bin
 mkdir "$BIN"
 ln -s "$NVIPAM" "$BIN/nv-ipam"
 ln -s "${BINS[static]}" "$BIN/static"
+# host-local as a link plugin's delegate (ptp), where the host-local entry runs it on its own.
+ln -s "${BINS[host-local]}" "$BIN/host-local"
 T_ENV_PATH=$BIN
 # The plugins keep records by container ID on the node (/run/cni-rdma-plugins): this run's own.
 t_name CID hc
@@ -466,13 +469,14 @@ if section 2; then
 		case $plugin in
 		nv-ipam) ;;
 		# A name of 64 KiB is more than nv-ipam records in a pool's log and than one
-		# directory of host-local's store can be named (code 7); the others take it.
+		# directory of host-local's store can be named (code 7, also for the plugins
+		# delegating to them); the others take it.
 		static) STRING_KEYS+=("static|name|7|0" "static|ipam.logLevel|0|0") ;;
 		host-local) STRING_KEYS+=("host-local|name|7|7" "host-local|ipam.logLevel|0|0") ;;
 		# portmap and bandwidth keep records named "<container ID>:<network>": the name
 		# must fit one.
 		*) big=0
-			[[ ${MEMBERS[$plugin]} == *@NVIPAM@* ]] && big=7
+			[[ ${MEMBERS[$plugin]} == *@NVIPAM@* || ${MEMBERS[$plugin]} == *@HOSTLOCAL@* ]] && big=7
 			case $plugin in portmap | bandwidth) big=7 ;; esac
 			STRING_KEYS+=("$plugin|name|7|$big" "$plugin|logLevel|0|0") ;;
 		esac

@@ -20,7 +20,7 @@ for a in "$@"; do
 	B[${a%%=*}]=$(realpath "${a#*=}")
 done
 for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam loopback host-local portmap \
-	bandwidth firewall ipvlan vlan vrf bridge; do
+	bandwidth firewall ipvlan vlan vrf bridge ptp; do
 	[ -x "${B[$p]:-}" ] || { echo "FAIL: no executable $p given ($p=BINARY)"; exit 1; }
 done
 # The plugins each case ran: at the end, every one given must have been.
@@ -114,6 +114,18 @@ run bridge GC "$(conf bridge "$BRC" | jq -c '. + {"cni.dev/valid-attachments": [
 cycle bridge "${BRC/\"ipMasqBackend\":\"nftables\",/}"
 T_WRAP=()
 t_contains "bridge: its info lines in logFile" "deleting veth net1" "$(cat "$LOG" 2>&1)"
+echo "# ptp in a netns standing for the node: host-local, the node's end, masquerade"
+t_netns P6NODE
+P6C='"ipMasq":true,"ipMasqBackend":"nftables","mtu":1400,'
+P6C+='"ipam":{"type":"host-local","subnet":"192.168.75.0/24","dataDir":"'"$HLROOT/host-local"'"}'
+T_WRAP=(ip netns exec "$P6NODE")
+cycle ptp "$P6C"
+run ptp STATUS "$(conf ptp "$P6C")"
+run ptp GC "$(conf ptp "$P6C" | jq -c '. + {"cni.dev/valid-attachments": []}')"
+# The default backend (iptables here, as upstream picks it).
+cycle ptp "${P6C/\"ipMasqBackend\":\"nftables\",/}"
+T_WRAP=()
+t_contains "ptp: its info lines in logFile" "ADD quiet$T_TOK: net1 in" "$(cat "$LOG" 2>&1)"
 cycle loopback ""
 cycle host-device '"device":"'"$DP"'",'"$STATIC"
 cycle tap "$STATIC"
