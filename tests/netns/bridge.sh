@@ -77,8 +77,20 @@ else
 		shared_missing "$refdir" reference/cni-plugins "$what"
 	fi
 	REFBR=
-	[ -x "$REF/host-local" ] || { echo "FAIL: $REF/host-local not found (containernetworking-plugins)"; exit 1; }
-	t_ref_ipam "$BIN" "$REF" host-local
+	# Without upstream's: ours from the same build (it speaks STATUS and GC, which
+	# Debian's 1.1.1 does not), else Debian's (the kernel matrix's guests copy no IPAM).
+	hl=$(dirname "$OURS")/../../ipam/host-local/host-local
+	if [ -x "$hl" ]; then
+		ln -s "$(realpath "$hl")" "$BIN/host-local"
+		# Its stores below this run's directory: a state root of the node here, and
+		# nv-ipam's state (which a store may not lie in) elsewhere.
+		jq --arg t "$T_DIR" '.stateRoots = [$t] | .stateDirs = [$t + "/nv-ipam"]' \
+			"$T_DIR/node-settings.json" >"$T_DIR/settings.tmp" &&
+			mv "$T_DIR/settings.tmp" "$T_DIR/node-settings.json"
+	else
+		[ -x "$REF/host-local" ] || { echo "FAIL: $REF/host-local not found (containernetworking-plugins)"; exit 1; }
+		t_ref_ipam "$BIN" "$REF" host-local
+	fi
 fi
 cat >"$BIN/failipam" <<EOF
 #!/bin/sh
