@@ -134,16 +134,18 @@ vg_start() {
 	shift 2
 	mkdir -p "$vglogs"
 	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+	# The subshell inherits set -e: the script's status is kept, not let end it.
 	(
+		rc=0
 		PLUGIN_WRAPPER="valgrind --quiet --sim-hints=lax-ioctls --leak-check=full --errors-for-leak-kinds=definite,indirect --log-file=$vglogs/vg.%p" \
-			bash "$script" "$@" >"$out/valgrind-$name.log" 2>&1
-		echo $? >"$out/valgrind-$name.rc"
+			bash "$script" "$@" >"$out/valgrind-$name.log" 2>&1 || rc=$?
+		echo "$rc" >"$out/valgrind-$name.rc"
 	) &
 }
 # vg_count NAME: counts what vg_start NAME ran (once every run ended).
 vg_count() {
 	local name=$1 vglogs=$out/valgrind-$1 rc
-	rc=$(cat "$out/valgrind-$name.rc" 2>/dev/null)
+	rc=$(cat "$out/valgrind-$name.rc" 2>/dev/null) || rc="none (its status was not kept)"
 	if [ "$rc" = 0 ]; then
 		passed=$((passed + 1))
 		echo "$name: $(tail -1 "$out/valgrind-$name.log")"
