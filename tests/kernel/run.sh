@@ -108,13 +108,13 @@ cp "$here/guest-init.sh" "$out/src/tests/kernel/"
 cp "$src"/tests/netns/*.sh "$out/src/tests/netns/"
 cp "$src/tests/bench/run-link.sh" "$out/src/tests/bench/"
 cp "$src/tests/node-settings.sh" "$src/tests/shared.sh" "$out/src/tests/"
-# The reference plugins the ipvlan, vlan and vrf suites run beside ours, unpacked here:
-# the guests cannot write beside ../shared. Without them those suites say what they
+# The reference plugins the ipvlan, vlan, vrf and bridge suites run beside ours, unpacked
+# here: the guests cannot write beside ../shared. Without them those suites say what they
 # did not compare (tests/netns/refplugins.sh).
 refcni=$out/refcni
 . "$src/tests/shared.sh"
 # Not in a subshell: a reference that does not match its sum ends the run.
-shared_reference_plugins "$refcni" ipvlan vlan vrf >"$out/refcni.note" || refcni=
+shared_reference_plugins "$refcni" ipvlan vlan vrf bridge host-local portmap >"$out/refcni.note" || refcni=
 refcni_missing=$(cat "$out/refcni.note")
 cp -r "$src/conf-examples" "$out/src/"
 
