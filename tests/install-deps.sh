@@ -24,12 +24,13 @@ if [ "$what" = test ]; then
 	# explorer (tests/crash). iputils-ping: the bridge test's pods reach their gateway
 	# (and isolated ones not each other).
 	# busybox: the portmap test's web server in a pod, reached through the mappings.
+	# dnsmasq-base: the DHCP server the dhcp test leases from (run by the test, no service).
 	# dbus, python3-dbus, python3-gi, gir1.2-glib-2.0, libnftables1: what firewalld needs
 	# to run (unpacked, not installed: tests/firewalld-kit.sh, below).
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables python3
 	       iputils-ping libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
 	       xz-utils curl openssl dpkg-dev busybox dbus python3-dbus python3-gi gir1.2-glib-2.0
-	       libnftables1)
+	       libnftables1 dnsmasq-base)
 fi
 # Debian's cross compiler links against the arm64 packages of the
 # multiarch archive, which needs the architecture added to dpkg.

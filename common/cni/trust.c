@@ -19,7 +19,7 @@
 /* The settings file lists a few directories; anything larger is not one. */
 #define SETTINGS_MAX_BYTES (64u * 1024u)
 #define AREA_DIRS_MAX 16
-#define AREAS 6
+#define AREAS 7
 
 struct area {
 	const char *key;  /* in the settings file */
@@ -52,6 +52,9 @@ static struct {
 								      "/var/run", NULL } },
 		[TRUST_RESOLV] = { .key = "resolvConfDirs",
 				   .defs = (const char *const[]){ "/etc", "/run", "/var/run", NULL } },
+		/* Where upstream's dhcp daemon listens by default: /run/cni/dhcp.sock. */
+		[TRUST_SOCKET] = { .key = "socketDirs",
+				   .defs = (const char *const[]){ "/run/cni", NULL } },
 	},
 };
 
@@ -200,7 +203,8 @@ static int settings_parse(const char *path, const char *text, size_t len, struct
 		if (!known)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 					   "node settings %s: unknown key (known: logDirs, confDirs, "
-					   "stateDirs, deviceInfoDirs, stateRoots, resolvConfDirs)", path);
+					   "stateDirs, deviceInfoDirs, stateRoots, resolvConfDirs, "
+					   "socketDirs)", path);
 	}
 	for (size_t i = 0; i < AREAS; i++)
 		if ((r = area_parse(root, path, &settings.areas[i], err)) < 0)
@@ -482,6 +486,46 @@ inside:
 	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return open_err(-errno, key, path, root, err);
+	*ret_fd = fd;
+	return 0;
+}
+
+int trust_open_socket(enum trust_area area, const char *key, const char *path, int *ret_fd,
+		      struct cni_err *err)
+{
+	_cleanup_close_ int root_fd = -1, dir_fd = -1;
+	char rel[PATH_MAX], *slash;
+	const char *root, *name = rel;
+	struct stat st;
+	int fd, r;
+
+	r = file_root(area, key, path, &root_fd, &root, rel, sizeof(rel), err);
+	if (r < 0)
+		return r;
+	slash = strrchr(rel, '/');
+	if (slash) {
+		*slash = '\0';
+		name = slash + 1;
+		r = file_dir_open_beneath(root_fd, rel, 0, &dir_fd);
+		if (r < 0)
+			return open_err(r, key, path, root, err);
+	}
+	if (fstatat(slash ? dir_fd : root_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return open_err(-errno, key, path, root, err);
+	if (S_ISLNK(st.st_mode))
+		return open_err(-ELOOP, key, path, root, err);
+	if (!S_ISSOCK(st.st_mode))
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ENOTSOCK,
+				   "%s \"%.256s\" is not a unix socket", key, path);
+	/* O_PATH opens nothing; the check is made again on the object held. */
+	fd = openat(slash ? dir_fd : root_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return open_err(-errno, key, path, root, err);
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		close(fd);
+		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -ENOTSOCK,
+				   "%s \"%.256s\" is not a unix socket", key, path);
+	}
 	*ret_fd = fd;
 	return 0;
 }

@@ -27,6 +27,8 @@ enum trust_area {
 			   * "stateRoots", default /var/lib/cni, /run, /var/run */
 	TRUST_RESOLV,  /* a file read for its DNS settings (host-local's resolvConf):
 			* "resolvConfDirs", default /etc, /run, /var/run */
+	TRUST_SOCKET,  /* a daemon's unix socket a plugin connects to (dhcp's daemonSocketPath):
+			* "socketDirs", default /run/cni */
 };
 
 /**
@@ -129,6 +131,22 @@ int trust_open_dir_mode(enum trust_area area, const char *key, const char *path,
  */
 int trust_open_file_follow(enum trust_area area, const char *key, const char *path, int *ret_fd,
 			   struct cni_err *err);
+
+/**
+ * trust_open_socket() - look up a unix socket a config names, beneath its area's directory
+ * @area: the kind of file
+ * @key: the config key, for messages
+ * @path: the value (checked as trust_path_check() does)
+ * @ret_fd: an O_PATH descriptor of the socket, written only on success: connect(2) to
+ *          "/proc/self/fd/<fd>" reaches that very socket, whatever is renamed over @path
+ * @err: code 7 as trust_path_check(), and for a symbolic link on the way or at @path, or
+ *       for a file that is no socket; -ENOENT is returned with @err untouched; code 5 for
+ *       other failures
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+int trust_open_socket(enum trust_area area, const char *key, const char *path, int *ret_fd,
+		      struct cni_err *err);
 
 /**
  * trust_settings_path() - the node settings file in effect
