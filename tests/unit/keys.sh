@@ -50,6 +50,7 @@ declare -A KEYS=(
 	[ptp]="ipMasq ipMasqBackend mtu ipv6Autoconf"
 	[bridge]="bridge isGateway isDefaultGateway forceAddress ipMasq ipMasqBackend mtu hairpinMode promiscMode vlan vlanTrunk preserveDefaultVlan macspoofchk enabledad disableContainerInterface portIsolation ipv6Autoconf args.cni.mac"
 	[host-local]="ipam.type ipam.subnet ipam.rangeStart ipam.rangeEnd ipam.gateway ipam.ranges ipam.routes ipam.dataDir ipam.resolvConf ipam.logFile ipam.logLevel args.cni.ips"
+	[dhcp]="ipam.type ipam.daemonSocketPath ipam.provide ipam.request ipam.priority ipam.logFile ipam.logLevel"
 	[nv-ipam]="ipam.type ipam.poolName ipam.poolType ipam.forcePoolName ipam.confDir ipam.poolFile ipam.storeFile ipam.lockTimeoutMs ipam.releasedIPCooldownSeconds ipam.logFile ipam.logLevel ipam.daemonSocket ipam.daemonCallTimeoutSeconds args.cni.poolNames args.cni.poolType args.cni.ips args.cni.allocateDefaultGateway args.cni.allocateIPWithIndex"
 )
 

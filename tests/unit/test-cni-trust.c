@@ -214,7 +214,7 @@ static void test_settings_malformed(void **state)
 		{ "[\"/var/log\"]", "expected an object" },
 		{ "{\"logDir\": [\"/run/a\"]}",
 		  "unknown key (known: logDirs, confDirs, stateDirs, deviceInfoDirs, stateRoots, "
-		  "resolvConfDirs)" },
+		  "resolvConfDirs, socketDirs)" },
 		{ "{\"stateRoots\": [\"/var/lib/cni/../..\"]}", "\"stateRoots\"[0] must be an absolute" },
 		{ "{\"logDirs\": \"/run/a\"}", "node settings" },
 		{ "{\"logDirs\": [\"run/a\"]}", "\"logDirs\"[0] must be an absolute path" },
