@@ -7,18 +7,14 @@
 #   cni-rdma-plugins  secondaryNetwork.cniPlugins   macvlan host-device tuning sbr
 #                                                   static dummy tap loopback host-local
 #                                                   portmap bandwidth firewall ipvlan vlan vrf
-#                                                   bridge ptp, and carried
+#                                                   bridge ptp dhcp
 #   cni-rdma-ipoib    secondaryNetwork.ipoib        ipoib
 #
 # each with cni-install as its default command, which installs what the
 # image holds. nv-ipam and nv-ipam-tool are the nv-ipam image's, not in these.
-# "carried": the binaries of the reference plugins image this suite does not
-# make (image/carried.sh names them), built static for the image's
-# architecture from Debian's source of containernetworking-plugins
-# (image/carried.sh), so that a node whose cniPlugins slot takes this image
-# still finds every binary the reference image put there. Their version is
-# in the image's labels and in its /opt/cni-rdma-plugins/carried, which
-# `cni-install --version` prints.
+# Every binary of an image is this suite's, of the one version in its labels:
+# the cniPlugins image holds every binary the reference plugins image put on a
+# node.
 #
 # Every file of an image lands on a node's host: before podman sees them,
 # every ELF among them must be free of the host's libraries (no program
@@ -37,8 +33,7 @@
 # Usage: build.sh CONTAINERFILE OUT_DIR VERSION BUILD_DIR=ARCH...
 #   ARCH: amd64 or arm64; every binary must be fully static and for ARCH.
 # Environment: REPOSITORY (default localhost), TAG (default latest),
-#   PUSH_TO (default oci:OUT_DIR/oci/), PODMAN (default podman),
-#   CARRIED_CACHE (image/carried.sh).
+#   PUSH_TO (default oci:OUT_DIR/oci/), PODMAN (default podman).
 set -euo pipefail
 
 usage() { echo "usage: $0 CONTAINERFILE OUT_DIR VERSION BUILD_DIR=ARCH..." >&2; exit 2; }
@@ -51,9 +46,8 @@ push_to=${PUSH_TO:-oci:$out/oci/}
 podman=${PODMAN:-podman}
 
 images=(cni-rdma-plugins cni-rdma-ipoib)
-declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp"
+declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp dhcp"
 	[cni-rdma-ipoib]="ipoib")
-declare -A carries=([cni-rdma-plugins]=1)
 declare -A slot=([cni-rdma-plugins]=secondaryNetwork.cniPlugins [cni-rdma-ipoib]=secondaryNetwork.ipoib)
 # Where a build directory keeps each binary.
 declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
@@ -63,7 +57,7 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
 	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
 	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf
-	[bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp
+	[bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp [dhcp]=ipam/dhcp/dhcp
 	[cni-install]=tools/cni-install/cni-install)
 # Per architecture: readelf's name of the machine, the binutils that strip it.
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
@@ -137,11 +131,6 @@ for name in "${images[@]}"; do
 		for b in ${binaries[$name]}; do
 			install -s --strip-program="${strip[$arch]}" -m 0755 "$dir/${built[$b]}" "$c/opt/bin/$b"
 		done
-		carried=
-		if [ -n "${carries[$name]:-}" ]; then
-			carried=$(bash "$here/carried.sh" install "$arch" "$c/opt/bin")
-			echo "$carried" >"$c/opt/carried"
-		fi
 		# What the image puts on hosts, as podman will see it.
 		bash "$here/check-static.sh" "$c" || {
 			echo "error: $name ($arch) not built: a file of it would need the host's libraries" >&2
@@ -156,8 +145,7 @@ for name in "${images[@]}"; do
 		# No cache: podman 4.3 takes a cached FROM scratch layer for another platform.
 		"$podman" build --no-cache --network none --pull=never --platform "linux/$arch" \
 			--build-arg "VERSION=$version" --build-arg "TITLE=$name" \
-			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install${carried:+; carried: $carried}" \
-			--build-arg "CARRIED=$carried" \
+			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install" \
 			-f "$containerfile" -t "$ref" "$c" >/dev/null
 		refs+=("$ref")
 		echo "built $ref ($arch, ${slot[$name]}): $(cd "$c" && du -b cni-install opt/bin/* | awk '{printf "%s%s %d", s, $2, $1; s=", "}')"

@@ -31,7 +31,7 @@ targets=(plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-de
 	plugins/tuning/tuning plugins/sbr/sbr ipam/static/static plugins/dummy/dummy plugins/tap/tap
 	plugins/loopback/loopback ipam/host-local/host-local plugins/portmap/portmap
 	plugins/bandwidth/bandwidth plugins/firewall/firewall plugins/ipvlan/ipvlan plugins/vlan/vlan
-	plugins/vrf/vrf plugins/bridge/bridge plugins/ptp/ptp
+	plugins/vrf/vrf plugins/bridge/bridge plugins/ptp/ptp ipam/dhcp/dhcp
 	tools/cni-install/cni-install)
 if [ ! -f "$arm64/build.ninja" ]; then
 	meson setup "$arm64" "$src" --cross-file "$src/image/cross/arm64.ini" "$@" \

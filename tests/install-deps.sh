@@ -17,9 +17,8 @@ fi
 if [ "$what" = test ]; then
 	# kmod and the archive keyring: the user-mode Linux guests of tests/kernel/
 	# load their modules with modprobe; their packages are verified with the keyring.
-	# golang-go and dpkg-dev (dpkg-source): the images' carried plugins, built from
-	# Debian's source package (image/carried.sh). nftables and iptables: the netns
-	# test of common/netfilter compares with nft and reads back with iptables-save.
+	# nftables and iptables: the netns test of common/netfilter compares with nft and
+	# reads back with iptables-save.
 	# python3 and strace: the daemon suite's API server stand-in, the crash-state
 	# explorer (tests/crash). iputils-ping: the bridge test's pods reach their gateway
 	# (and isolated ones not each other).
@@ -29,7 +28,7 @@ if [ "$what" = test ]; then
 	# to run (unpacked, not installed: tests/firewalld-kit.sh, below).
 	pkgs+=(libcmocka-dev golang-go golang-github-appc-cni-dev valgrind clang strace nftables iptables python3
 	       iputils-ping libclang-rt-14-dev podman runc binutils kmod debian-archive-keyring etcd-client
-	       xz-utils curl openssl dpkg-dev busybox dbus python3-dbus python3-gi gir1.2-glib-2.0
+	       xz-utils curl openssl busybox dbus python3-dbus python3-gi gir1.2-glib-2.0
 	       libnftables1 dnsmasq-base)
 fi
 # Debian's cross compiler links against the arm64 packages of the

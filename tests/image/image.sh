@@ -11,13 +11,13 @@
 # stops it with exit status 0 (not the kubelet's SIGKILL), and that the installed macvlan and
 # host-device do ADD/CHECK/DEL in a throwaway netns (macvlan then tuning and
 # sbr, as a multi-rail profile chains them, with the installed static as IPAM).
-# The cniPlugins image also carries the reference plugins this suite does not
-# make, built static from Debian's source (image/carried.sh): installed as
-# built, their version and build in the label and in cni-install --version.
-# Every ELF of both images answers VERSION in an empty root (a directory
-# holding only that binary, chroot), as on a host without any library; a
-# dynamic binary does not (the nv-ipam image's ipam-node, the control); and a
-# build into which Debian's dynamic dhcp is slipped fails, building nothing.
+# Every binary of the images is this build's (dhcp included: nothing is carried
+# from elsewhere, no label but the one version). Every ELF of both images answers
+# VERSION in an empty root (a directory holding only that binary, chroot), as on
+# a host without any library; a dynamic binary does not (the nv-ipam image's
+# ipam-node, the control); and a build into which Debian's dynamic dhcp is
+# slipped (a copy of the build directory, image/build.sh run on it) fails,
+# building nothing.
 # Then the nv-ipam image (ninja image-nv-ipam): /ipam-node with its shared
 # libraries and the static /nv-ipam and /nv-ipam-tool (each answers VERSION in
 # an empty root), no shell; ipam-node run with the DaemonSet's mounts stops
@@ -28,7 +28,7 @@
 #   /usr/lib/cni): CNI_PATH beside the installed copies, and the dynamic dhcp
 #   slipped into a build.
 # Environment: PODMAN_RUNTIME (default: crun if it can start a container
-#   here, else runc); CARRIED_CACHE (image/carried.sh).
+#   here, else runc).
 set -uo pipefail
 
 build=${1:?usage: $0 BUILD_DIR [REFERENCE_CNI_DIR]}
@@ -40,12 +40,11 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
 	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
 	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf
-	[bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp)
+	[bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp [dhcp]=ipam/dhcp/dhcp)
 top=$(cd "$(dirname "$0")/../.." && pwd)
-# The cniPlugins image's: ours, then the carried ones, in cni-install's order.
-ours=(macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp)
-read -ra carried < <(bash "$top/image/carried.sh" names)
-slot_set="${ours[*]} ${carried[*]}"
+# The cniPlugins image's, in cni-install's order.
+ours=(macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp dhcp)
+slot_set="${ours[*]}"
 sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (podman, netns)"; exit 77; }
@@ -120,7 +119,7 @@ config() {
 for img in "$plugins" "$ipoib"; do
 	if [ "$img" = "$plugins" ]; then
 		slot=cniPlugins want=$({ printf 'opt/cni-rdma-plugins/bin/%s\n' $slot_set
-			echo opt/cni-rdma-plugins/carried; echo usr/bin/cni-install; } | sort)
+			echo usr/bin/cni-install; } | sort)
 	else
 		slot=ipoib want=$(printf '%s\n' opt/cni-rdma-plugins/bin/ipoib usr/bin/cni-install)
 	fi
@@ -132,16 +131,11 @@ for img in "$plugins" "$ipoib"; do
 done
 check "the default command is cni-install" \
 	bash -c '[[ $(podman run --rm "${@:2}" "$1" --version) == "cni-install "* ]]' _ "$plugins" "${run_args[@]}"
-# Built from the source of the Debian package installed here, by Debian's Go.
-src_version=$(dpkg-query -W -f='${source:Version}' containernetworking-plugins)
-carried_line="containernetworking-plugins $src_version (Debian source, built static, $(/usr/bin/go env GOVERSION)): ${carried[*]}"
-carried_dir=$(bash "$top/image/carried.sh" dir "$arch")
-check "cni-install --version names what the image carries: $carried_line" \
-	bash -c '[ "$(podman run --rm "${@:3}" "$1" --version | sed -n "s/^carried: //p")" = "$2" ]' \
-	_ "$plugins" "$carried_line" "${run_args[@]}"
-check "so does its label" [ "$(podman image inspect -f '{{index .Labels "io.github.cni-rdma-plugins.carried"}}' "$plugins")" = "$carried_line" ]
-check "the ipoib image carries nothing" \
-	bash -c '[ "$(podman run --rm "${@:2}" "$1" --version | grep -c "^carried")" = 0 ]' _ "$ipoib" "${run_args[@]}"
+check "cni-install --version names nothing carried" \
+	bash -c '[ "$(podman run --rm "${@:2}" "$1" --version | grep -c "^carried")" = 0 ]' _ "$plugins" "${run_args[@]}"
+check "no label but the one version: $(podman image inspect -f '{{json .Labels}}' "$plugins")" \
+	[ "$(podman image inspect -f '{{json .Labels}}' "$plugins" | jq -r 'keys | join(" ")')" = \
+	"org.opencontainers.image.description org.opencontainers.image.licenses org.opencontainers.image.title org.opencontainers.image.version" ]
 
 # exported IMAGE DIR: the image's files, unpacked into DIR.
 exported() {
@@ -157,7 +151,7 @@ for img in "$plugins" "$ipoib"; do
 	title=${title%:*}
 	# Its binaries and cni-install.
 	want=2
-	[ "$img" = "$ipoib" ] || want=$((${#ours[@]} + ${#carried[@]} + 1))
+	[ "$img" = "$ipoib" ] || want=$((${#ours[@]} + 1))
 	root=$tmp/root-$title
 	exported "$img" "$root"
 	elves=0
@@ -169,17 +163,20 @@ for img in "$plugins" "$ipoib"; do
 	check "$title: $elves ELF files run (want $want)" [ "$elves" = "$want" ]
 done
 
-echo "# Debian's dynamic dhcp slipped into the carried set: the build fails and builds nothing"
-# The kept build copied into a cache of this run's own, as carried.sh keeps it
-# (CACHE/out/KEY/ARCH), with Debian's dhcp in place of the static one.
-key_arch=${carried_dir#"${carried_dir%/*/*}/"}
-mkdir -p "$tmp/slip-cache/out/${key_arch%/*}"
-cp -a "$carried_dir" "$tmp/slip-cache/out/${key_arch%/*}/"
-cp "$ref/dhcp" "$tmp/slip-cache/out/$key_arch/dhcp"
-if CARRIED_CACHE=$tmp/slip-cache TAG=slip-$tag ninja -C "$build" image >"$tmp/slip.log" 2>&1; then
-	not_ok "ninja image with a dynamic dhcp fails"
+echo "# Debian's dynamic dhcp slipped into a build: the build fails and builds nothing"
+# A copy of the build's binaries where image/build.sh looks for them, Debian's dhcp in
+# place of ours.
+for b in "${!built[@]}" cni-install; do
+	f=${built[$b]:-tools/cni-install/cni-install}
+	mkdir -p "$tmp/slip-build/${f%/*}"
+	cp "$build/$f" "$tmp/slip-build/$f"
+done
+cp "$ref/dhcp" "$tmp/slip-build/${built[dhcp]}"
+if TAG=slip-$tag bash "$top/image/build.sh" "$top/image/Containerfile" "$tmp/slip-out" 0 \
+	"$tmp/slip-build=$arch" >"$tmp/slip.log" 2>&1; then
+	not_ok "image/build.sh with a dynamic dhcp fails"
 else
-	ok "ninja image with a dynamic dhcp fails"
+	ok "image/build.sh with a dynamic dhcp fails"
 fi
 check "  ... naming dhcp and what it needs: $(grep -m1 'dynamically linked' "$tmp/slip.log")" \
 	grep -q "opt/bin/dhcp is dynamically linked (program interpreter .*; needs .*libc\.so" "$tmp/slip.log"
@@ -218,13 +215,6 @@ installed() {
 	[ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c %a "$f")" = 755 ] && static "$f" &&
 		strip -o "$tmp/stripped" "$build/${built[$1]}" && cmp -s "$tmp/stripped" "$f"
 }
-# installed_carried NAME DIR: DIR/NAME is the static build of Debian's source, byte for
-# byte, a regular file of mode 0755.
-installed_carried() {
-	local f=$2/$1
-	[ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c %a "$f")" = 755 ] && static "$f" &&
-		cmp -s "$carried_dir/$1" "$f"
-}
 # theirs DIR NAME...: files another image put there (a marker each), and their state.
 theirs() {
 	local dir=$1
@@ -245,10 +235,6 @@ start "cni-image-a-$tag" "$plugins" "$hostdir"
 check "installed, then waits for SIGTERM" waiting "cni-image-a-$tag"
 for name in "${ours[@]}"; do
 	check "$name: the build's binary, stripped, static, a regular file of mode 0755" installed "$name" "$hostdir"
-done
-for name in "${carried[@]}"; do
-	check "$name: the static build of Debian's source $src_version, static, mode 0755" \
-		installed_carried "$name" "$hostdir"
 done
 check "the log names the image's set" \
 	bash -c 'podman logs "$1" 2>&1 | grep -q "installing $2 (what /opt/cni-rdma-plugins/bin holds) into /host/opt/cni/bin"' _ "cni-image-a-$tag" "$slot_set"

@@ -6,8 +6,7 @@
 # from its blobs: each list names exactly linux/amd64 and linux/arm64, each
 # platform's image has that architecture in its config, cni-install as its
 # entrypoint, its slot's binaries and nothing else, each the build's binary
-# stripped, static and for that machine, the carried ones the static build of
-# Debian's source for that architecture (image/carried.sh); every ELF of each
+# stripped, static and for that machine (dhcp too: nothing carried); every ELF of each
 # platform's image answers VERSION in an empty root (a directory holding only
 # that binary, chroot; the arm64 ones beside a static qemu-aarch64,
 # qemu-static.sh); and the arm64 image's cni-install,
@@ -18,7 +17,7 @@
 # starting from the image's own loader and libraries (the arm64 ones under qemu-user).
 # Usage: multiarch.sh NATIVE_BUILD_DIR ARM64_BUILD_DIR
 # Needs root (podman, chroot), jq, readelf, qemu-aarch64 (package qemu-user).
-# Environment: CARRIED_CACHE (image/carried.sh), QEMU_STATIC_CACHE (qemu-static.sh).
+# Environment: QEMU_STATIC_CACHE (qemu-static.sh).
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: $0 NATIVE_BUILD_DIR ARM64_BUILD_DIR" >&2; exit 2; }
@@ -32,11 +31,9 @@ declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
 	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
 	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
 	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf [bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp
-	[nv-ipam]=ipam/nv-ipam/nv-ipam
+	[dhcp]=ipam/dhcp/dhcp [nv-ipam]=ipam/nv-ipam/nv-ipam
 	[nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool [cni-install]=tools/cni-install/cni-install)
-declare -A slot=([cni-rdma-plugins]="bandwidth bridge dummy firewall host-device host-local ipvlan loopback macvlan portmap ptp sbr static tap tuning vlan vrf" [cni-rdma-ipoib]="ipoib")
-# What the cniPlugins image carries (image/carried.sh), sorted.
-declare -A carried=([cni-rdma-plugins]="$(bash "$top/image/carried.sh" names | tr ' ' '\n' | sort | paste -sd' ')")
+declare -A slot=([cni-rdma-plugins]="bandwidth bridge dhcp dummy firewall host-device host-local ipvlan loopback macvlan portmap ptp sbr static tap tuning vlan vrf" [cni-rdma-ipoib]="ipoib")
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
 declare -A strip=([amd64]=x86_64-linux-gnu-strip [arm64]=aarch64-linux-gnu-strip)
 declare -A dir=([amd64]=$native [arm64]=$arm64)
@@ -114,8 +111,7 @@ for name in cni-rdma-plugins cni-rdma-ipoib; do
 			tar -xf "$(blob "$layout" "$layer")" -C "$root"
 		done
 		files=$(cd "$root" && find . -type f | sort | tr '\n' ' ')
-		want=$({ for b in ${slot[$name]} ${carried[$name]:-}; do echo "./opt/cni-rdma-plugins/bin/$b"; done
-			[ -z "${carried[$name]:-}" ] || echo ./opt/cni-rdma-plugins/carried
+		want=$({ for b in ${slot[$name]}; do echo "./opt/cni-rdma-plugins/bin/$b"; done
 			echo ./usr/bin/cni-install; } | sort | tr '\n' ' ')
 		check "$name $arch: $files(nothing else)" [ "$files" = "$want" ]
 		for b in ${slot[$name]} cni-install; do
@@ -126,21 +122,14 @@ for name in cni-rdma-plugins cni-rdma-ipoib; do
 				bash -c '[ "$(cat)" = "static $2" ] && cmp -s "$1" "$3"' _ "$f" "${machine[$arch]}" \
 				"$tmp/stripped" < <(elf "$f")
 		done
-		[ -z "${carried[$name]:-}" ] || kept=$(bash "$top/image/carried.sh" dir "$arch")
-		for b in ${carried[$name]:-}; do
-			f=$root/opt/cni-rdma-plugins/bin/$b
-			check "$name $arch: $b is the static build of Debian's source, $(elf "$f")" \
-				bash -c '[ "$(cat)" = "static $2" ] && cmp -s "$1" "$3"' _ "$f" "${machine[$arch]}" \
-				"$kept/$b" < <(elf "$f")
-		done
 		elves=0
 		while IFS= read -r -d '' f; do
 			is_elf "$f" || continue
 			elves=$((elves + 1))
 			alone "$arch" "$f" "$name $arch ${f#"$root"}"
 		done < <(find "$root" -type f -print0 | sort -z)
-		check "$name $arch: $elves ELF files run (want $(($(wc -w <<<"${slot[$name]} ${carried[$name]:-}") + 1)))" \
-			[ "$elves" = $(($(wc -w <<<"${slot[$name]} ${carried[$name]:-}") + 1)) ]
+		check "$name $arch: $elves ELF files run (want $(($(wc -w <<<"${slot[$name]}") + 1)))" \
+			[ "$elves" = $(($(wc -w <<<"${slot[$name]}") + 1)) ]
 		[ "$arch" = arm64 ] || continue
 		host=$tmp/host-$name
 		mkdir "$host"
@@ -148,9 +137,9 @@ for name in cni-rdma-plugins cni-rdma-ipoib; do
 		log=$(qemu-aarch64 "$root/usr/bin/cni-install" --src-dir "$root/opt/cni-rdma-plugins/bin" \
 			--cni-bin-dir "$host" --no-sleep 2>&1)
 		check "$name arm64: its cni-install under qemu-user exits 0" [ $? -eq 0 ]
-		check "  ... installs ${slot[$name]} ${carried[$name]:-} and nothing else: $(ls "$host" | tr '\n' ' ')" \
-			[ "$(ls "$host" | tr '\n' ' ')" = "$(echo ${slot[$name]} ${carried[$name]:-} nv-ipam | tr ' ' '\n' | sort | tr '\n' ' ')" ]
-		for b in ${slot[$name]} ${carried[$name]:-}; do
+		check "  ... installs ${slot[$name]} and nothing else: $(ls "$host" | tr '\n' ' ')" \
+			[ "$(ls "$host" | tr '\n' ' ')" = "$(echo ${slot[$name]} nv-ipam | tr ' ' '\n' | sort | tr '\n' ' ')" ]
+		for b in ${slot[$name]}; do
 			check "  ... $b is the image's" cmp -s "$root/opt/cni-rdma-plugins/bin/$b" "$host/$b"
 		done
 	done

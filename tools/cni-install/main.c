@@ -15,19 +15,13 @@
 
 /* Where the image keeps the binaries (Containerfile). */
 #define DEFAULT_SRC_DIR "/opt/cni-rdma-plugins/bin"
-/*
- * Beside SRC-DIR, in the cniPlugins image: which binaries it carries from another
- * project's source, and which version and build (image/build.sh writes it).
- */
-#define CARRIED_FILE "../carried"
 /* Where the Network Operator's DaemonSets mount the host's CNI bin directory. */
 #define DEFAULT_CNI_BIN_DIR "/host/opt/cni/bin"
 
 /*
- * The binaries an image may bring; each image brings its slot's. The suite's
- * own first, then those the cniPlugins image carries, built static from Debian's
- * source of containernetworking-plugins: a node that takes that image for the slot
- * must still find every binary the reference image installs there.
+ * The binaries an image may bring; each image brings its slot's, all of them this
+ * suite's: a node that takes the cniPlugins image for the slot finds every binary the
+ * reference image installs there.
  */
 static const char *const suite[] = {
 	"macvlan", "ipoib", "host-device", "tuning", "sbr", "static", "dummy", "tap", "loopback",
@@ -63,16 +57,14 @@ static void usage(FILE *f)
 		"nv-ipam-tool come from the nv-ipam image.\n"
 		"\n"
 		"BINARY: one of macvlan ipoib host-device tuning sbr static dummy tap loopback\n"
-		"host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp (this suite's)\n"
-		"or dhcp (carried: built static from Debian's source of\n"
-		"containernetworking-plugins; --version says which release).\n"
+		"host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp dhcp.\n"
 		"\n"
 		"  --cni-bin-dir=DIR      target directory, must exist [%s]\n"
 		"  --src-dir=DIR          where the image keeps its binaries [%s]\n"
 		"  --ipoib-bin-file=FILE  the ipoib binary to install [SRC-DIR/ipoib]\n"
 		"  --no-sleep             exit after installing (init containers)\n"
 		"  -h, --help             this text\n"
-		"      --version          print the version, and that of the binaries carried\n"
+		"      --version          print the version (that of every binary it installs)\n"
 		"\n"
 		"Options also take the value as the next argument and a single dash, as the\n"
 		"reference images' entrypoints do. Exit status: 0 after installing and a\n"
@@ -80,25 +72,9 @@ static void usage(FILE *f)
 		DEFAULT_CNI_BIN_DIR, DEFAULT_SRC_DIR);
 }
 
-/*
- * The image's own record of what it carries, as it is: a line such as
- * "containernetworking-plugins 1.1.1+ds1-3 (Debian source, built static, go1.19.8):
- * bridge host-local ...".
- * An image that carries nothing has none.
- */
-static void print_version(const char *src_dir)
+static void print_version(void)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[4096];
-	size_t len;
-
 	printf("cni-install (cni-rdma-plugins) %s\n", PROJECT_VERSION);
-	if (snprintf(path, sizeof(path), "%s/%s", src_dir, CARRIED_FILE) >= (int)sizeof(path) ||
-	    file_read(path, 4096, &text, &len) < 0)
-		return;
-	printf("carried: %.*s", (int)len, text);
-	if (len > 0 && text[len - 1] != '\n')
-		putchar('\n');
 }
 
 static int name_index(const char *const *names, size_t n, const char *name)
@@ -171,7 +147,7 @@ static int parse(int argc, char **argv, struct options *o)
 		o->named[k] = true;
 	}
 	if (o->version) {
-		print_version(o->src_dir);
+		print_version();
 		return 0;
 	}
 	if (o->cni_bin_dir[0] != '/') {
