@@ -45,6 +45,25 @@ static int set_up(const char *ifname, bool up)
 	return if_ioctl(SIOCSIFFLAGS, &ifr);
 }
 
+/*
+ * Until the kernel has the link running (linkwatch activates its queue, up to a second
+ * after it is set up), what is sent is dropped: the first DISCOVER would be lost. A link
+ * without carrier is waited for no longer than RUNNING_WAIT_MS, then tried anyway.
+ */
+#define RUNNING_WAIT_MS 3000
+
+static void wait_running(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	for (int waited = 0; waited < RUNNING_WAIT_MS; waited += 10) {
+		if (if_ioctl(SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags & IFF_RUNNING))
+			return;
+		usleep(10000);
+	}
+}
+
 int dhcp_sock_open(const char *ifname, struct dhcp_sock *ret)
 {
 	_cleanup_close_ int fd = -1;
@@ -62,6 +81,7 @@ int dhcp_sock_open(const char *ifname, struct dhcp_sock *ret)
 		return r;
 	if ((r = set_up(ifname, true)) < 0)
 		return r;
+	wait_running(ifname);
 	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
 		return -errno;

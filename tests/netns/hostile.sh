@@ -54,13 +54,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 # first: a veth end with 10.123.2.5/24, given as prevResult), meta (a chained plugin of the
 # node's side: run in a netns standing for the node, net1's peer there named in
 # prevResult; the node's links, rules and qdiscs compared after DEL), lo (the pod's
-# loopback), ipam (allocates: never opens the pod, run as a runtime runs an IPAM plugin).
+# loopback), ipam (allocates: never opens the pod, run as a runtime runs an IPAM plugin),
+# lease (an IPAM plugin leasing on the pod's interface through its daemon, dhcp: net1 made
+# first, a veth whose peer is on the bridge of a DHCP server's netns; the daemon and
+# Debian's dnsmasq started for the run).
 # LOG KEY: where its config names a log file. KILL: yes when its ADD sends netlink
 # (section 7; bridge and the meta plugins have theirs in their own suites, which kill
 # every process start and write too). MEMBERS: its own keys in a config that works, as
 # JSON members (@M@ the master veth, @D@ the host device, @BR@ the node's bridge, @VRF@ a
 # VRF name, @NVIPAM@, @STATIC@ and @HOSTLOCAL@ the IPAM objects of nv-ipam, static and
-# host-local).
+# host-local, @DHCP@ dhcp's).
 PLUGINS=(
 	'macvlan|link|logFile|yes|"master":"@M@","ipam":@NVIPAM@'
 	'ipoib|link|logFile|yes|"master":"@M@","ipam":@NVIPAM@'
@@ -78,6 +81,7 @@ PLUGINS=(
 	'vrf|chain|logFile|yes|"vrfname":"@VRF@"'
 	'bridge|link|logFile|no|"bridge":"@BR@","ipam":@STATIC@'
 	'ptp|link|logFile|no|"mtu":1400,"ipam":@HOSTLOCAL@'
+	'dhcp|lease|ipam.logFile|no|"ipam":@DHCP@'
 	'portmap|meta|logFile|no|"backend":"iptables","capabilities":{"portMappings":true},"runtimeConfig":{"portMappings":[{"hostPort":8080,"containerPort":80,"protocol":"tcp"}]}'
 	'bandwidth|meta|logFile|no|"ingressRate":1000000,"ingressBurst":100000,"egressRate":1000000,"egressBurst":100000'
 	'firewall|meta|logFile|no|"backend":"iptables"'
@@ -124,7 +128,7 @@ node_settings "$T_DIR/node-settings.json" "$A"
 # host-local's stores lie below a state root of the node, never in nv-ipam's directories.
 HLROOT=$T_DIR/hl-root
 mkdir -m 0700 "$HLROOT"
-jq --arg r "$HLROOT" '.stateRoots = [$r]' "$T_DIR/node-settings.json" >"$T_DIR/settings.tmp" &&
+jq --arg r "$HLROOT" --arg s "$A/sock" '.stateRoots = [$r] | .socketDirs = [$s]' "$T_DIR/node-settings.json" >"$T_DIR/settings.tmp" &&
 	mv "$T_DIR/settings.tmp" "$T_DIR/node-settings.json"
 BIN=$T_DIR/bin
 mkdir "$BIN"
@@ -187,6 +191,28 @@ NVIPAM_OBJ='{"type":"nv-ipam","poolName":"p","confDir":"'$A'"}'
 
 STATIC_OBJ='{"type":"static","addresses":[{"address":"10.123.1.5/24","gateway":"10.123.1.1"}]}'
 HOSTLOCAL_OBJ='{"type":"host-local","subnet":"10.123.4.0/24","dataDir":"'$HLROOT/store'"}'
+DHCP_OBJ='{"type":"dhcp","daemonSocketPath":"'$A/sock/dhcp.sock'"}'
+# dhcp's server: Debian's dnsmasq on a bridge of a netns of its own (the pod's net1 is a
+# veth to it, made by prepare()), and our daemon on a socket below $A, which the node's
+# settings list in socketDirs. Short tries: a failing ADD gives up after 10 s.
+if [[ " $ALL " == *" dhcp "* ]]; then
+	command -v dnsmasq >/dev/null || { echo "FAIL: dnsmasq not found (tests/install-deps.sh test)"; exit 1; }
+	t_netns SRV
+	t_name HS hs
+	ip -n "$SRV" link add hsbr type bridge && ip -n "$SRV" addr add 10.123.6.1/24 dev hsbr &&
+		ip -n "$SRV" link set hsbr up || { echo "FAIL: the DHCP server's bridge"; exit 1; }
+	ip netns exec "$SRV" dnsmasq --conf-file=/dev/null --port=0 --user=root --interface=hsbr \
+		--bind-interfaces --dhcp-range=10.123.6.50,10.123.6.250,255.255.255.0,2m \
+		--dhcp-option=option:router,10.123.6.1 --dhcp-authoritative --no-ping \
+		--dhcp-leasefile="$A/dhcp.leases" --pid-file="$T_DIR/dnsmasq.pid" ||
+		{ echo "FAIL: dnsmasq did not start"; exit 1; }
+	t_defer 'kill "$(cat "$T_DIR/dnsmasq.pid")"'
+	"${BINS[dhcp]}" daemon -socketpath "$A/sock/dhcp.sock" -timeout 2s -resendtimeout 10s \
+		>"$T_DIR/dhcp-daemon.log" 2>&1 &
+	t_defer "kill $!"
+	# Hang guard: the socket appears at once.
+	for _ in $(seq 100); do [ -S "$A/sock/dhcp.sock" ] && break; sleep 0.1; done
+fi
 # A meta plugin's prevResult: net1's peer on the node, and net1 in the pod.
 PREV_META='{"cniVersion":"1.0.0","interfaces":[{"name":"'$HV'"},{"name":"net1","sandbox":"'$POD_path'"}],"ips":[{"address":"10.123.2.5/24","gateway":"10.123.2.1","interface":1}]}'
 # The interface a chained plugin changes, made by prepare(): prevResult names it.
@@ -199,10 +225,11 @@ base_conf() { # PLUGIN: a config that works (ipoib's master is a veth: refused b
 	m=${m//@NVIPAM@/$NVIPAM_OBJ}
 	m=${m//@STATIC@/$STATIC_OBJ}
 	m=${m//@HOSTLOCAL@/$HOSTLOCAL_OBJ}
+	m=${m//@DHCP@/$DHCP_OBJ}
 	m=${m//@BR@/$BR}
 	m=${m//@VRF@/$VRF}
 	case ${KIND[$1]} in
-	ipam) jq -c --arg l "$log" '.ipam += {"logFile": $l, "logLevel": "debug"}' <<<"{\"cniVersion\":\"1.0.0\",\"name\":\"h\",$m}" ;;
+	ipam | lease) jq -c --arg l "$log" '.ipam += {"logFile": $l, "logLevel": "debug"}' <<<"{\"cniVersion\":\"1.0.0\",\"name\":\"h\",$m}" ;;
 	chain) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"h\",\"type\":\"$1\",\"logFile\":\"$log\",\"logLevel\":\"debug\"${m:+,$m},\"prevResult\":$PREV}" ;;
 	meta) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"h\",\"type\":\"$1\",\"logFile\":\"$log\",\"logLevel\":\"debug\"${m:+,$m},\"prevResult\":$PREV_META}" ;;
 	*) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"h\",\"type\":\"$1\",\"logFile\":\"$log\",\"logLevel\":\"debug\"${m:+,$m}}" ;;
@@ -230,6 +257,9 @@ node_state() {
 # plugin's with its peer on the node).
 prepare() {
 	case ${KIND[$1]} in
+	lease) ip -n "$POD" link add net1 type veth peer name "$HS" netns "$SRV"
+		ip -n "$SRV" link set "$HS" master hsbr up
+		return 0 ;;
 	chain) ip -n "$POD" link add net1 type veth peer name net1p ;;
 	meta) ip -n "$POD" link add net1 type veth peer name "$HV" netns "$NODE"
 		ip -n "$NODE" link set "$HV" up ;;
@@ -242,6 +272,11 @@ prepare() {
 # finish DESC PLUGIN: for a chained plugin, net1 as it was (and the node), then gone.
 finish() {
 	case ${KIND[$2]} in
+	lease) ip -n "$POD" link del net1 2>/dev/null
+		# The server drops a released lease from its file a moment after DEL (hang guard 10 s).
+		for _ in $(seq 100); do [ -s "$A/dhcp.leases" ] || break; sleep 0.1; done
+		t_eq "$1: the DHCP server holds no lease" "" "$(cat "$A/dhcp.leases" 2>/dev/null)"
+		return 0 ;;
 	chain | meta) ;;
 	*) return 0 ;;
 	esac
@@ -463,6 +498,9 @@ if section 2; then
 		"nv-ipam|ipam.daemonSocket|0|0"
 		"nv-ipam|args.cni.poolType|7|7"
 		"nv-ipam|deviceID|7|7"
+		"dhcp|ipam.daemonSocketPath|7|7"
+		"dhcp|ipam.request.0.option|7|7"
+		"dhcp|ipam.provide.0.option|7|7"
 	)
 	# name and logLevel of every plugin but nv-ipam's (above): what each plugin reads of them.
 	for plugin in $ALL; do
@@ -523,10 +561,13 @@ if section 3; then
 			# An IPAM plugin never opens the pod's netns beyond the own-netns guard: it allocates.
 			code=4
 			[ "${KIND[$plugin]}" = ipam ] && code=0
+			# dhcp's daemon opens the pod's netns for ADD (code 8), DEL finds no lease there.
+			[ "${KIND[$plugin]}" = lease ] && code=8
 			# DEL: a plain file is what a netns leaves behind (gone); the others are code 4.
 			del_code=4
 			[ "$name" = "plain file" ] && del_code=0
 			[ "${KIND[$plugin]}" = ipam ] && del_code=0
+			[ "${KIND[$plugin]}" = lease ] && del_code=0
 			# tuning's DEL opens the pod only to restore what its record holds: none here.
 			[ "$plugin" = tuning ] && del_code=0
 			# The meta plugins work on the node: portmap and firewall never open the pod,
