@@ -225,6 +225,7 @@ if shared_reference_plugins "$T_DIR/ref" dhcp; then
 	RREF=$T_OUT
 	t_ok "the reference's ADD"
 	t_cni DEL "$(conf | sed "s|$SOCK|$SOCKDIR/ref.sock|")" CNI_CONTAINERID=hd-r1 CNI_IFNAME=net2
+	t_ok "the reference's DEL"
 	T_PLUGIN=$OURS
 	t_cni ADD "$(conf)" CNI_CONTAINERID=hd-r1 CNI_IFNAME=net2
 	ROURS=$T_OUT
@@ -234,6 +235,7 @@ if shared_reference_plugins "$T_DIR/ref" dhcp; then
 	t_eq "the same address for the same client ID" "$(jq -r '.ips[0].address' <<<"$RREF")" \
 		"$(jq -r '.ips[0].address' <<<"$ROURS")"
 	t_cni DEL "$(conf)" CNI_CONTAINERID=hd-r1 CNI_IFNAME=net2
+	t_ok "our DEL of it"
 fi
 t_eq "no plugin run hung" 0 "$T_HUNG"
 t_summary
