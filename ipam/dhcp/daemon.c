@@ -224,14 +224,24 @@ static int open_netns(const struct dhcp_req *req, int *ret_fd, struct cni_err *e
 	return 0;
 }
 
+/* A lease out of the table: its thread ended (a bound lease released), the reference dropped. */
+static void lease_end(struct dhcp_lease *l)
+{
+	if (!l)
+		return;
+	dhcp_lease_stop(l);
+	dhcp_lease_unref(l);
+}
+
 /* ADD and CHECK: the lease the table holds for the client ID, else a new one acquired. */
 static int do_allocate(const struct dhcp_req *req, struct cni_result *res, struct cni_err *err)
 {
-	struct dhcp_lease *l, *stale = NULL;
-	int fd = -1, r;
+	struct dhcp_lease *l, *stale = NULL, *undo = NULL;
+	int fd = -1, r = 0;
 
 	pthread_mutex_lock(&daemon_state.mu);
 	l = table_find(req->client_id);
+	/* One whose acquiring failed or whose thread ended stands for nothing: a new one. */
 	if (l && !dhcp_lease_usable(l)) {
 		stale = table_take(l);
 		l = NULL;
@@ -239,36 +249,24 @@ static int do_allocate(const struct dhcp_req *req, struct cni_result *res, struc
 	if (l) {
 		dhcp_lease_ref(l);
 		dhcp_lease_poke(l);
-	} else if ((r = open_netns(req, &fd, err)) < 0 ||
-		   (r = dhcp_lease_start(req, fd, &daemon_state.f.timing, &l)) < 0 ||
+	} else if ((r = open_netns(req, &fd, err)) >= 0 &&
+		   (r = dhcp_lease_start(req, fd, &daemon_state.f.timing, &l)) >= 0 &&
 		   (r = table_add(l)) < 0) {
-		if (r != -ENOMEM || !l)
-			pthread_mutex_unlock(&daemon_state.mu);
-		if (l) {
-			dhcp_lease_stop(l);
-			dhcp_lease_unref(l);
-			pthread_mutex_unlock(&daemon_state.mu);
-		}
-		if (stale) {
-			dhcp_lease_stop(stale);
-			dhcp_lease_unref(stale);
-		}
-		return err->code ? r : cni_err_set(err, CNI_ERR_INTERNAL, r, "%s", strerror(-r));
+		undo = l;
+		l = NULL;
 	}
 	pthread_mutex_unlock(&daemon_state.mu);
-	if (stale) {
-		dhcp_lease_stop(stale);
-		dhcp_lease_unref(stale);
-	}
+	lease_end(undo);
+	lease_end(stale);
+	if (r < 0)
+		return err->code ? r : cni_err_set(err, CNI_ERR_INTERNAL, r, "%s", strerror(-r));
+
 	r = dhcp_lease_wait(l, err);
 	if (r < 0) {
 		pthread_mutex_lock(&daemon_state.mu);
 		stale = table_take(l);
 		pthread_mutex_unlock(&daemon_state.mu);
-		if (stale) {
-			dhcp_lease_stop(stale);
-			dhcp_lease_unref(stale);
-		}
+		lease_end(stale);
 	} else {
 		r = dhcp_lease_result(l, req->priority, res, err);
 	}
@@ -286,10 +284,7 @@ static void do_release(const struct dhcp_req *req)
 	if (l)
 		table_take(l);
 	pthread_mutex_unlock(&daemon_state.mu);
-	if (!l)
-		return;
-	dhcp_lease_stop(l);
-	dhcp_lease_unref(l);
+	lease_end(l);
 }
 
 static void *serve_conn(void *arg)

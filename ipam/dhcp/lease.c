@@ -14,7 +14,6 @@
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/log.h"
-#include "common/util/text.h"
 #include "ipam/dhcp/lease.h"
 #include "ipam/dhcp/rawsock.h"
 
@@ -38,7 +37,6 @@ struct dhcp_lease {
 	int wake[2];
 
 	struct dhcp_req req;
-	char tag[3 * DHCP_CLIENT_ID_MAX + 1]; /* the client ID escaped, for the log */
 	uint8_t cid[DHCP_CLIENT_ID_MAX + 1];  /* option 61: type 0, then the ID */
 	size_t cid_len;
 	int netns_fd;
@@ -227,10 +225,10 @@ static void commit(struct dhcp_lease *l, const struct dhcp_reply *ack)
 	l->bound_ms = now_ms();
 	pthread_mutex_unlock(&l->mu);
 	if (ack->bad_classless)
-		log_warning("%s: option 121 (classless routes) malformed or too long: ignored", l->tag);
+		log_warning("%s: option 121 (classless routes) malformed or too long: ignored", l->req.client_id);
 	if (ack->has_lease && ack->lease_s != l->times.lease_s)
-		log_warning("%s: lease time %u s taken as %u s", l->tag, ack->lease_s, l->times.lease_s);
-	log_info("%s: lease of %s from %s for %u s (renewal in %u s)", l->tag,
+		log_warning("%s: lease time %u s taken as %u s", l->req.client_id, ack->lease_s, l->times.lease_s);
+	log_info("%s: lease of %s from %s for %u s (renewal in %u s)", l->req.client_id,
 		 inet_ntop(AF_INET, &l->addr, a, sizeof(a)), inet_ntop(AF_INET, &l->server, s, sizeof(s)),
 		 l->times.lease_s, l->times.t1_s);
 }
@@ -249,7 +247,7 @@ static int acquire(struct dhcp_lease *l, struct dhcp_reply *ack)
 		if (r == 0 || r == -ECANCELED)
 			return r;
 		if (r != -ETIMEDOUT && r != -EAGAIN) {
-			cni_err_set(&l->err, CNI_ERR_IO, r, "error calling DHCP.Allocate: %s: %s", l->tag,
+			cni_err_set(&l->err, CNI_ERR_IO, r, "error calling DHCP.Allocate: %s: %s", l->req.client_id,
 				    strerror(-r));
 			return r;
 		}
@@ -261,7 +259,7 @@ static int acquire(struct dhcp_lease *l, struct dhcp_reply *ack)
 			if (slow < l->t->resend_max_ms)
 				slow *= 2;
 		}
-		log_info("%s: %s; retrying in %lld ms", l->tag, why, (long long)delay);
+		log_info("%s: %s; retrying in %lld ms", l->req.client_id, why, (long long)delay);
 		if (now_ms() + delay > end) {
 			cni_err_set(&l->err, CNI_ERR_TRY_AGAIN, -ETIMEDOUT,
 				    "error calling DHCP.Allocate: no more tries: %d tries in %lld s on %s, "
@@ -279,9 +277,9 @@ static void release(struct dhcp_lease *l)
 	int r = send_msg(l, DHCP_RELEASE, random32(), l->addr, 0, l->server, l->server);
 
 	if (r < 0)
-		log_warning("%s: failed to send DHCPRELEASE: %s", l->tag, strerror(-r));
+		log_warning("%s: failed to send DHCPRELEASE: %s", l->req.client_id, strerror(-r));
 	else
-		log_info("%s: lease released", l->tag);
+		log_info("%s: lease released", l->req.client_id);
 }
 
 static void set_state(struct dhcp_lease *l, enum lease_state s)
@@ -308,7 +306,7 @@ static void maintain(struct dhcp_lease *l)
 		int r;
 
 		if (dhcp_sock_link_exists(&l->sock) == 0) {
-			log_info("%s: interface %s no longer exists: the lease is no longer kept", l->tag,
+			log_info("%s: interface %s no longer exists: the lease is no longer kept", l->req.client_id,
 				 l->req.ifname);
 			break;
 		}
@@ -321,7 +319,7 @@ static void maintain(struct dhcp_lease *l)
 			continue;
 		}
 		if (now >= expiry) {
-			log_warning("%s: lease expired, bringing interface %s down", l->tag, l->req.ifname);
+			log_warning("%s: lease expired, bringing interface %s down", l->req.client_id, l->req.ifname);
 			dhcp_sock_link_down(&l->sock);
 			break;
 		}
@@ -336,7 +334,7 @@ static void maintain(struct dhcp_lease *l)
 			slow = SLOW_DELAY0_MS;
 			continue;
 		}
-		log_info("%s: %s failed; retrying", l->tag, now < t2 ? "renewal" : "rebinding");
+		log_info("%s: %s failed; retrying", l->req.client_id, now < t2 ? "renewal" : "rebinding");
 		retry_at = now_ms() + jitter(slow);
 		if (slow < l->t->resend_max_ms)
 			slow *= 2;
@@ -410,7 +408,6 @@ int dhcp_lease_start(const struct dhcp_req *req, int netns_fd, const struct dhcp
 	l->cid[0] = 0; /* upstream's type: not a hardware address */
 	memcpy(l->cid + 1, req->client_id, n);
 	l->cid_len = n + 1;
-	text_escape(req->client_id, n, l->tag, sizeof(l->tag));
 	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = -errno;
 		goto fail;
@@ -488,7 +485,7 @@ int dhcp_lease_result(struct dhcp_lease *l, int priority, struct cni_result *ret
 		memcpy(ip.gateway.bytes, &a->router, 4);
 		if (!ip_prefix_contains(&ip.address, &ip.gateway))
 			log_warning("%s: the router is outside the leased subnet (passed on as upstream does)",
-				    l->tag);
+				    l->req.client_id);
 	}
 	r = cni_result_add_ip(ret, &ip);
 	/* RFC 3442: with classless routes, option 33 and the router option give no routes. */
