@@ -76,11 +76,18 @@ dnsmasq_start
 
 DAEMON_PID=
 daemon_start() {
-	"$OURS" daemon -socketpath "$SOCK" -timeout 2s -resendtimeout 30s -pidfile "$T_DIR/daemon.pid" \
-		>>"$T_DIR/daemon.log" 2>&1 &
+	local started
+	started=$(grep -c "listening on" "$T_DIR/daemon.log" 2>/dev/null)
+	# Under PLUGIN_WRAPPER (valgrind) the daemon too.
+	"${T_BASE_WRAP[@]}" "$OURS" daemon -socketpath "$SOCK" -timeout 2s -resendtimeout 30s \
+		-pidfile "$T_DIR/daemon.pid" >>"$T_DIR/daemon.log" 2>&1 &
 	DAEMON_PID=$!
-	# Hang guard: the socket appears at once.
-	for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.1; done
+	# Hang guard (30 s: under valgrind too): it says it listens at once. A dead daemon's
+	# socket is there before: the log tells this one's.
+	for _ in $(seq 300); do
+		[ "$(grep -c "listening on" "$T_DIR/daemon.log")" -gt "${started:-0}" ] && return 0
+		sleep 0.1
+	done
 	echo "FAIL: the daemon made no socket"; cat "$T_DIR/daemon.log"; exit 1
 }
 daemon_stop() { [ -z "$DAEMON_PID" ] || { kill "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; }; DAEMON_PID=; }
@@ -220,13 +227,17 @@ if shared_reference_plugins "$T_DIR/ref" dhcp; then
 	refpid=$!
 	t_defer "kill $refpid"
 	for _ in $(seq 100); do [ -S "$SOCKDIR/ref.sock" ] && break; sleep 0.1; done
+	# The reference runs as it is, never under PLUGIN_WRAPPER's checker.
 	T_PLUGIN=$T_DIR/ref/dhcp
+	wrap=("${T_BASE_WRAP[@]}")
+	T_BASE_WRAP=()
 	t_cni ADD "$(conf | sed "s|$SOCK|$SOCKDIR/ref.sock|")" CNI_CONTAINERID=hd-r1 CNI_IFNAME=net2
 	RREF=$T_OUT
 	t_ok "the reference's ADD"
 	t_cni DEL "$(conf | sed "s|$SOCK|$SOCKDIR/ref.sock|")" CNI_CONTAINERID=hd-r1 CNI_IFNAME=net2
 	t_ok "the reference's DEL"
 	T_PLUGIN=$OURS
+	T_BASE_WRAP=("${wrap[@]}")
 	t_cni ADD "$(conf)" CNI_CONTAINERID=hd-r1 CNI_IFNAME=net2
 	ROURS=$T_OUT
 	t_ok "our ADD with the reference's client ID"
