@@ -20,7 +20,7 @@ for a in "$@"; do
 	B[${a%%=*}]=$(realpath "${a#*=}")
 done
 for p in macvlan ipoib host-device tuning sbr dummy tap static nv-ipam loopback host-local portmap \
-	bandwidth firewall ipvlan vlan vrf bridge ptp; do
+	bandwidth firewall ipvlan vlan vrf bridge ptp dhcp; do
 	[ -x "${B[$p]:-}" ] || { echo "FAIL: no executable $p given ($p=BINARY)"; exit 1; }
 done
 # The plugins each case ran: at the end, every one given must have been.
@@ -144,6 +144,38 @@ if [ "$T_RC" = 0 ]; then
 	run dummy CHECK "$(conf dummy "$STATIC" "$T_OUT")"
 fi
 run dummy DEL "$(conf dummy "$STATIC")"
+
+echo "# dhcp behind host-device: the device's peer on the bridge of a DHCP server's netns"
+# Debian's dnsmasq there and our daemon on a socket the node settings list in socketDirs.
+t_netns DSRV
+t_name DD qt
+t_name DH qs
+ip link add "$DD" type veth peer name "$DH" netns "$DSRV"
+t_defer_link "$DD"
+ip link set "$DD" up
+ip -n "$DSRV" link add qsbr type bridge
+ip -n "$DSRV" addr add 192.168.74.1/24 dev qsbr
+ip -n "$DSRV" link set qsbr up
+ip -n "$DSRV" link set "$DH" master qsbr up
+ip netns exec "$DSRV" dnsmasq --conf-file=/dev/null --port=0 --user=root --interface=qsbr \
+	--bind-interfaces --dhcp-range=192.168.74.10,192.168.74.20,255.255.255.0,2m --no-ping \
+	--dhcp-option=option:router,192.168.74.1 --dhcp-leasefile="$T_DIR/dhcp.leases" \
+	--pid-file="$T_DIR/dnsmasq.pid" || t_fail "dnsmasq starts (tests/install-deps.sh test)" ""
+t_defer 'kill "$(cat "$T_DIR/dnsmasq.pid")"'
+jq --arg s "$T_DIR/sock" '.socketDirs = [$s]' "$CNI_RDMA_PLUGINS_CONF" >"$T_DIR/settings.tmp" &&
+	cat "$T_DIR/settings.tmp" >"$CNI_RDMA_PLUGINS_CONF"
+"${B[dhcp]}" daemon -socketpath "$T_DIR/sock/dhcp.sock" >"$T_DIR/dhcp-daemon.log" 2>&1 &
+t_defer "kill $!"
+# Hang guard: the socket appears at once.
+for _ in $(seq 100); do [ -S "$T_DIR/sock/dhcp.sock" ] && break; sleep 0.1; done
+ln -s "${B[dhcp]}" "$BIN/dhcp"
+DHCP='"ipam":{"type":"dhcp","daemonSocketPath":"'"$T_DIR/sock/dhcp.sock"'","logFile":"'"$T_DIR/dhcp.log"'"}'
+cycle host-device '"device":"'"$DD"'",'"$DHCP"
+RAN[dhcp]=1
+t_contains "dhcp: its info lines in ipam.logFile" "ADD quiet$T_TOK/net1: 1 address(es), 1 route(s)" \
+	"$(cat "$T_DIR/dhcp.log" 2>&1)"
+run dhcp STATUS "$(conf dhcp "$DHCP")"
+run dhcp GC "$(conf dhcp "$DHCP" | jq -c '. + {"cni.dev/valid-attachments": []}')"
 
 echo "# nv-ipam behind macvlan, every command"
 MV='"master":"'"$M"'",'"$NVIPAM"
