@@ -170,7 +170,7 @@ static bool usable_addr(uint32_t a_net)
 static int exchange(struct dhcp_lease *l, struct dhcp_reply *ret, const char **why)
 {
 	static const uint32_t bcast = 0xffffffffu;
-	uint32_t xid = random32(), offered;
+	uint32_t xid = random32(), offered, server;
 	int r;
 
 	*why = "no offer";
@@ -183,10 +183,14 @@ static int exchange(struct dhcp_lease *l, struct dhcp_reply *ret, const char **w
 			break;
 	}
 	offered = ret->yiaddr;
+	server = ret->server_id;
 	*why = "no answer to the request";
-	if ((r = send_msg(l, DHCP_REQUEST, xid, 0, offered, ret->server_id, bcast)) < 0 ||
+	if ((r = send_msg(l, DHCP_REQUEST, xid, 0, offered, server, bcast)) < 0 ||
 	    (r = await(l, xid, DHCP_ACK, DHCP_NAK, ret)) < 0)
 		return r;
+	/* An ACK without option 54 is the server's that offered. */
+	if (!ret->server_id)
+		ret->server_id = server;
 	if (ret->type == DHCP_NAK) {
 		*why = "DHCPNAK";
 		return -EAGAIN;
@@ -198,13 +202,19 @@ static int exchange(struct dhcp_lease *l, struct dhcp_reply *ret, const char **w
 	return 0;
 }
 
+/* Where renewals and the release go: the server, or everyone when it never named itself. */
+static uint32_t server_or_all(const struct dhcp_lease *l)
+{
+	return l->server ? l->server : 0xffffffffu;
+}
+
 /* REQUEST from the bound address (RENEWING): one try. */
 static int renew(struct dhcp_lease *l, struct dhcp_reply *ret)
 {
 	uint32_t xid = random32();
 	int r;
 
-	if ((r = send_msg(l, DHCP_REQUEST, xid, l->addr, 0, 0, l->server)) < 0 ||
+	if ((r = send_msg(l, DHCP_REQUEST, xid, l->addr, 0, 0, server_or_all(l))) < 0 ||
 	    (r = await(l, xid, DHCP_ACK, DHCP_NAK, ret)) < 0)
 		return r;
 	if (ret->type == DHCP_NAK || ret->yiaddr != l->addr)
@@ -274,7 +284,7 @@ static int acquire(struct dhcp_lease *l, struct dhcp_reply *ack)
 
 static void release(struct dhcp_lease *l)
 {
-	int r = send_msg(l, DHCP_RELEASE, random32(), l->addr, 0, l->server, l->server);
+	int r = send_msg(l, DHCP_RELEASE, random32(), l->addr, 0, l->server, server_or_all(l));
 
 	if (r < 0)
 		log_warning("%s: failed to send DHCPRELEASE: %s", l->req.client_id, strerror(-r));
