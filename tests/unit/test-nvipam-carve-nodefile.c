@@ -325,11 +325,16 @@ static void test_trim_keeps_the_node_entries(void **state)
 	assert_non_null(strstr(notes, "its prefix is also given to node host-d"));
 	free(text);
 	free(notes);
-	/* The check reads "NodeName" as the node's name too: a second entry of host-a. */
+	/*
+	 * An API object's keys are exact: "NodeName" names no node, so host-a has one entry,
+	 * and its pool is written.
+	 */
 	render(CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"host-a\",\"prefix\":\"10.8.1.0/24\",\"gateway\":\"10.8.1.1\"},"
 					"{\"NodeName\":\"host-a\",\"prefix\":\"10.8.5.0/24\",\"gateway\":\"10.8.5.1\"}"),
 	       &text, &notes);
-	assert_non_null(strstr(notes, "the node has two allocations"));
+	assert_null(strstr(notes, "the node has two allocations"));
+	assert_non_null(strstr(text, "10.8.1.0/24"));
+	assert_null(strstr(text, "10.8.5.0/24"));
 	free(text);
 	free(notes);
 }
@@ -374,6 +379,7 @@ static void test_skim_cuts_to_the_node(void **state)
 		"{\"nodeName\":\"host-d\",\"prefix\":\"fd00:8:0:1:0::/64\",\"gateway\":\"fd00:8:0:4::1\"},"
 		"{\"nodeName\":\"host-a\",\"prefix\":\"fd00:8:0:1::/64\",\"gateway\":\"fd00:8:0:1::1\"},"
 		"{\"nodeName\":\"host-e\",\"PREFIX\":\"fd00:8:0:5::/64\",\"Gateway\":\"fd00:8:0:1:0:0:0:1\"},"
+		"{\"nodeName\":\"host-g\",\"prefix\":\"fd00:8:0:7::/64\",\"gateway\":\"fd00:8:0:1:0:0:0:1\"},"
 		"{\"nodeName\":\"host-f\",\"prefix\":\"fd00:8:0:6::/64\",\"gateway\":\"fd00:8:0:6::1\"}]}}}";
 	const char *none = "{\"status\":{\"allocations\":[{\"nodeName\":\"host-a\"}]}}";
 	const char *broken = "{\"status\":{\"allocations\":[{\"nodeName\":\"host-b\"},{\"nodeName\":]}}";
@@ -392,7 +398,8 @@ static void test_skim_cuts_to_the_node(void **state)
 	free(cut);
 	assert_int_equal(carve_status_skim(event, strlen(event), "host-a", true, &cut, &len), 1);
 	cut_names(cut, len, buf, sizeof(buf));
-	assert_string_equal(buf, "host-d,host-a,host-e,");
+	/* host-e's clash is under keys of another case, which an API object's reader does not read. */
+	assert_string_equal(buf, "host-d,host-a,host-g,");
 	free(cut);
 	/* Another node: host-b's, and nothing clashes with it. */
 	assert_int_equal(carve_status_skim(event, strlen(event), "host-b", true, &cut, &len), 1);
