@@ -402,8 +402,10 @@ static int trim_allocations(struct json_object *pool, bool cidrpool, const char 
 	}
 	for (i = 0; i < n && r == 0; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
+		const char *vn = entry_str(e, "nodeName");
 		struct entry y = { 0 };
-		bool keep = entry_is_node(e, node);
+		/* The check's own reading of the name too: one absent (or holding a NUL) is "". */
+		bool keep = entry_is_node(e, node) || strcmp(vn ? vn : "", node) == 0;
 
 		if (!keep && check && cidr_entry_parse(&p, e, &y))
 			keep = y.index == mine.index || (mine.has_gateway && y.has_gateway &&
