@@ -339,6 +339,36 @@ static void test_trim_keeps_the_node_entries(void **state)
 	free(notes);
 }
 
+/*
+ * An entry without "nodeName" (here one keyed "NodeName", another member in an API object)
+ * is node ""'s to the check: trimming for node "", whose entry makes the check read the
+ * others, keeps it beside that entry, and drops host-b's.
+ */
+static void test_trim_unnamed_entry(void **state)
+{
+	const char *json = CIDR_POOL(CIDR_SPEC(""), "{\"nodeName\":\"\",\"prefix\":\"10.8.1.0/24\"},"
+						"{\"NodeName\":\"host-a\",\"prefix\":\"10.8.5.0/24\"},"
+						"{\"nodeName\":\"host-b\",\"prefix\":\"10.8.2.0/24\"}");
+	struct k8s_objects objs = { 0 };
+	struct cni_err err = { 0 };
+	struct json_object *kept = NULL, *arr;
+	char buf[128];
+	size_t off = 0;
+
+	(void)state;
+	assert_int_equal(k8s_objects_parse(json, strlen(json), "pools", &objs, &err), 0);
+	assert_int_equal(carve_pool_trim(objs.items[0], true, "", &kept), 0);
+	arr = k8s_object_member(kept, "status", "allocations");
+	buf[0] = '\0';
+	for (size_t k = 0; k < json_object_array_length(arr); k++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s,",
+					json_object_get_string(k8s_object_member(
+						json_object_array_get_idx(arr, k), "prefix", NULL)));
+	assert_string_equal(buf, "10.8.1.0/24,10.8.5.0/24,");
+	json_object_put(kept);
+	k8s_objects_free(&objs);
+}
+
 /* The node names of the allocations of @text's pool (or of its "object"), as "a,b,". */
 static void cut_names(const char *text, size_t len, char *buf, size_t size)
 {
@@ -485,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_ippool_gateway_outside_subnet),
 		cmocka_unit_test(test_refusal_keeps_the_rest),
 		cmocka_unit_test(test_trim_keeps_the_node_entries),
+		cmocka_unit_test(test_trim_unnamed_entry),
 		cmocka_unit_test(test_skim_cuts_to_the_node),
 		cmocka_unit_test(test_skim_drops_deep_entries),
 	};
