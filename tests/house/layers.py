@@ -34,7 +34,7 @@ CODE_MAP = "docs/layout.md"
 BLOCK = 6
 GO_RULE_HEADER = "common/util/json-go.h"
 API_SIDE = tuple(f"ipam/nv-ipam/{f}" for f in
-                 ("api", "carve", "controller", "daemon", "gc", "k8s", "node", "serve"))
+                 ("api", "carve", "controller", "daemon", "gc", "k8s", "node", "serve", "tool"))
 
 
 def product_objects(src, build):
