@@ -27,22 +27,58 @@ section() { printf '\n===== %s ===== (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((
 
 suites=(-Dunit_tests=enabled -Dnetns_tests=enabled -De2e_tests=enabled)
 
-# side_start BUILD NAME ARGS...: a meson test run of its own (log testlog-NAME.json,
-# output in $out/NAME.out) in the background, beside the one in the foreground: the
-# suites' tests run one at a time (they time kills and lock waits), which leaves a
-# CPU idle. The nvipam suite shares nothing with the others but the CPUs.
-side_start() {
-	local build=$1 name=$2
+# bg_meson BUILD NAME ARGS...: a meson test run of its own (log testlog-NAME.json, output
+# in $out/NAME.out, exit status in $out/NAME.rc), for a background lane: the suites' tests
+# run one at a time (they time kills and lock waits), which leaves a CPU idle.
+bg_meson() {
+	local build=$1 name=$2 rc=0
 	shift 2
 	meson test -C "$build" --no-rebuild --print-errorlogs --logbase "testlog-$name" "$@" \
-		>"$out/$name.out" 2>&1 &
-	side_pid=$!
+		>"$out/$name.out" 2>&1 || rc=$?
+	echo "$rc" >"$out/$name.rc"
 }
-# side_wait BUILD NAME: its output, and its results counted.
-side_wait() {
-	wait "$side_pid" || status=1
+# bg_count BUILD NAME: what bg_meson BUILD NAME printed, its status and its results
+# (once its lane ended).
+bg_count() {
 	cat "$out/$2.out"
+	[ "$(cat "$out/$2.rc" 2>/dev/null)" = 0 ] || status=1
 	count "$1" "testlog-$2.json"
+}
+# after PID: returns once PID (a lane started by this shell, not a child of the caller's
+# subshell, which therefore cannot wait for it) has ended.
+after() {
+	while kill -0 "$1" 2>/dev/null; do sleep 2; done
+}
+
+# The kernels GPU nodes run are older than this one: every netns suite but
+# the hostile one again under user-mode Linux 5.10 and 6.1 (docs/testing.md).
+# Each kernel runs every suite but one of the two longest link suites: vrf under 5.10,
+# bridge (its VLAN sections) under 6.1; the host run covers the rest of each.
+# Its status in $out/kernel-matrix.rc, counted by km_count.
+km_run() {
+	local base=common-net,ipoib,macvlan,host-device,tuning,sbr,static,dummy,tap,ipvlan,vlan rc=0
+	UML_SUITES_bullseye=$base,vrf,multirail UML_SUITES_bookworm=$base,bridge,multirail \
+		UML_OUT=$out/kernel-matrix UML_TIMEOUT=1500 bash tests/kernel/run.sh "$out/main" \
+		>"$out/kernel-matrix.log" 2>&1 || rc=$?
+	echo "$rc" >"$out/kernel-matrix.rc"
+}
+# km_count: each suite on each kernel counted as one test.
+km_count() {
+	local km kfail
+	km=$(cat "$out/kernel-matrix.rc" 2>/dev/null) || km=1
+	tail -n 40 "$out/kernel-matrix.log"
+	kcount() { local n; n=$(grep -c " $1\$" "$out/kernel-matrix/results" 2>/dev/null) || true; echo "${n:-0}"; }
+	if [ "$km" -eq 77 ]; then
+		# No guest boots on this host (its reason in the line), or no netns can be made.
+		count_not_run "kernel matrix (tests/kernel/run.sh)" "$out/kernel-matrix.log" || skipped=$((skipped + 1))
+	else
+		kfail=$(kcount FAIL)
+		# A run that failed before any suite (a kernel not fetched) still counts as one failure.
+		[ "$km" -eq 0 ] || [ "$kfail" -gt 0 ] || kfail=1
+		passed=$((passed + $(kcount PASS)))
+		failed=$((failed + kfail))
+		[ "$km" -eq 0 ] || status=1
+	fi
 }
 
 section "build and run unit, netns, e2e beside nvipam"
@@ -50,11 +86,14 @@ rm -rf "$out"
 mkdir -p "$out"
 meson setup "$out/main" "${suites[@]}" >/dev/null
 ninja -C "$out/main"
-side_start "$out/main" nvipam --suite nvipam
+# The second lane: the nvipam suite, which shares nothing with the others but the CPUs,
+# then the kernel matrix (a guest keeps most of one CPU busy), through the image, arm64
+# and ASan sections if it must.
+{ bg_meson "$out/main" nvipam --suite nvipam; km_run; } &
+lane_nvipam_km=$!
 meson test -C "$out/main" --no-rebuild --print-errorlogs --no-suite fuzz --no-suite nvipam \
 	--no-suite kube || status=1
 count "$out/main"
-side_wait "$out/main" nvipam
 
 section "the image under podman (tests/image/image.sh)"
 if bash tests/image/image.sh "$out/main" /usr/lib/cni >"$out/image.log" 2>&1; then
@@ -93,21 +132,33 @@ meson setup "$out/asan" "${suites[@]}" -Db_sanitize=address,undefined -Db_lundef
 ninja -C "$out/asan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Sanitizers and valgrind slow every test down several times: the timeouts stretch with them.
-# The crash tests' kills are for the sanitizers here, not for the count of
-# interrupted states the main run already reached: fewer bursts, and the gc
-# crash test does not require a kill inside its narrowest window.
-BURSTS=30 MIN_KILLS=40 GC_CRASH_NEED_DUE=0 side_start "$out/asan" nvipam --suite nvipam --timeout-multiplier 3
+# The second lane, once the kernel matrix ended: this build's nvipam suite, then the kube
+# suite (ipam-node, ipam-controller, the images' manifests against ../shared/k8s: its
+# cluster mostly waits on timers) in the main build, beside the valgrind runs.
+{
+	after "$lane_nvipam_km"
+	# The crash tests' kills are for the sanitizers here, not for the count of
+	# interrupted states the main run already reached: fewer bursts, and the gc
+	# crash test does not require a kill inside its narrowest window.
+	BURSTS=30 MIN_KILLS=40 GC_CRASH_NEED_DUE=0 bg_meson "$out/asan" asan-nvipam --suite nvipam \
+		--timeout-multiplier 3
+	bg_meson "$out/main" kube --suite kube
+} &
+lane_asan_kube=$!
 # The hostile suite's sections 1 to 6 run under valgrind below; here 7 and 8 (the
 # kills and faults, which valgrind's wrapper would change).
-# The daemon test whose phases are paced by the clock (daemon-paced) runs only above.
+# The daemon test whose phases are paced by the clock (daemon-paced) runs only above;
+# so do the comparisons with the reference binaries (suite compare: the plugins' own
+# scripts run the same code here) and run-all's own counting (suite runner).
 HOSTILE_SECTIONS="7 8" meson test -C "$out/asan" --no-rebuild --print-errorlogs --suite unit --suite netns --suite daemon \
-	--no-suite daemon-paced --timeout-multiplier 3 || status=1
+	--no-suite daemon-paced --no-suite compare --no-suite runner --timeout-multiplier 3 || status=1
 count "$out/asan"
-side_wait "$out/asan" nvipam
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
+# The tests whose program is a shell script (suite shell) are left out: valgrind would
+# watch bash, not the plugins they run (which the netns scripts below run under it).
 section "unit under valgrind"
-meson test -C "$out/main" --print-errorlogs --suite unit --no-rebuild --timeout-multiplier 5 \
+meson test -C "$out/main" --print-errorlogs --suite unit --no-suite shell --no-rebuild --timeout-multiplier 5 \
 	--wrap='valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --trace-children=no' \
 	|| status=1
 count "$out/main" testlog-valgrind.json
@@ -133,7 +184,7 @@ vg_start() {
 	local name=$1 script=$2 vglogs=$out/valgrind-$1
 	shift 2
 	mkdir -p "$vglogs"
-	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+	while [ "$(vg_running)" -ge 2 ]; do wait -n || true; done
 	# The subshell inherits set -e: the script's status is kept, not let end it.
 	(
 		rc=0
@@ -141,6 +192,17 @@ vg_start() {
 			bash "$script" "$@" >"$out/valgrind-$name.log" 2>&1 || rc=$?
 		echo "$rc" >"$out/valgrind-$name.rc"
 	) &
+	vg_pids+=($!)
+}
+# vg_running: how many of vg_start's runs have not ended (the second lane is no concern
+# of theirs).
+vg_pids=()
+vg_running() {
+	local p n=0
+	for p in "${vg_pids[@]}"; do
+		! kill -0 "$p" 2>/dev/null || n=$((n + 1))
+	done
+	echo "$n"
 }
 # vg_count NAME: counts what vg_start NAME ran (once every run ended).
 vg_count() {
@@ -218,20 +280,16 @@ done
 # the wrapper).
 BRIDGE_SECTIONS="3 5" vg_start bridge tests/netns/bridge.sh "$dyn/plugins/bridge/bridge" /usr/lib/cni
 vg_start ptp tests/netns/ptp.sh "$dyn/plugins/ptp/ptp" /usr/lib/cni
-wait
+for p in "${vg_pids[@]}"; do wait "$p" || true; done
 unset MACVLAN_BIN TUNING_BIN SBR_BIN NVIPAM_BIN HOSTDEV_BIN NVIPAM_TOOL
 for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy \
 	loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp; do
 	vg_count "$name"
 done
 
-# The kube suite (ipam-node, ipam-controller, the images' manifests against
-# ../shared/k8s) starts beside the fuzzers, which are CPU-bound and make no
-# processes, and ends beside the kernels: its cluster mostly waits on timers.
-section "fuzzers, ${fuzz_seconds}s each, beside suite kube"
-side_start "$out/main" kube --suite kube
+section "fuzzers, ${fuzz_seconds}s each"
 # A build that fails counts as a failure and the run goes on: an exit here
-# (set -e) would leave the kube suite running behind it.
+# (set -e) would leave the second lane running behind it.
 if CC=clang meson setup "$out/fuzz" -Dfuzz=enabled -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dc_args=-fsanitize=fuzzer-no-link >/dev/null && ninja -C "$out/fuzz"; then
@@ -242,31 +300,14 @@ else
 	failed=$((failed + 1)); status=1
 fi
 
-# The kernels GPU nodes run are older than this one: every netns suite but
-# the hostile one again under user-mode Linux 5.10 and 6.1 (docs/testing.md),
-# each suite on each kernel counted as one test.
-section "netns suites under user-mode Linux 5.10 and 6.1 (tests/kernel/run.sh), beside suite kube"
-km=0
-# Each kernel runs every suite but one of the two longest link suites: vrf under 5.10,
-# bridge (its VLAN sections) under 6.1; the host run covers the rest of each.
-base_suites=common-net,ipoib,macvlan,host-device,tuning,sbr,static,dummy,tap,ipvlan,vlan
-UML_SUITES_bullseye=$base_suites,vrf,multirail UML_SUITES_bookworm=$base_suites,bridge,multirail \
-	UML_OUT=$out/kernel-matrix UML_TIMEOUT=1200 bash tests/kernel/run.sh "$out/main" \
-	>"$out/kernel-matrix.log" 2>&1 || km=$?
-tail -n 40 "$out/kernel-matrix.log"
-kcount() { local n; n=$(grep -c " $1\$" "$out/kernel-matrix/results" 2>/dev/null) || true; echo "${n:-0}"; }
-if [ "$km" -eq 77 ]; then
-	# No guest boots on this host (its reason in the line), or no netns can be made.
-	count_not_run "kernel matrix (tests/kernel/run.sh)" "$out/kernel-matrix.log" || skipped=$((skipped + 1))
-else
-	kfail=$(kcount FAIL)
-	# A run that failed before any suite (a kernel not fetched) still counts as one failure.
-	[ "$km" -eq 0 ] || [ "$kfail" -gt 0 ] || kfail=1
-	passed=$((passed + $(kcount PASS)))
-	failed=$((failed + kfail))
-	[ "$km" -eq 0 ] || status=1
-fi
-side_wait "$out/main" kube
+section "the second lane: nvipam, then the kernel matrix, beside the main run"
+wait "$lane_nvipam_km" || true
+bg_count "$out/main" nvipam
+km_count
+section "the second lane: nvipam under ASan+UBSan, then kube"
+wait "$lane_asan_kube" || true
+bg_count "$out/asan" asan-nvipam
+bg_count "$out/main" kube
 
 section "summary"
 echo "$passed passed, $failed failed, $skipped skipped in $((SECONDS / 60))m$((SECONDS % 60))s"

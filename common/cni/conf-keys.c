@@ -5,7 +5,7 @@
 #include <json-c/json.h>
 
 #include "common/cni/conf-keys.h"
-#include "common/util/json.h"
+#include "common/util/json-go.h"
 #include "common/util/log.h"
 #include "common/util/text.h"
 

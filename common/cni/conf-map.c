@@ -6,6 +6,7 @@
 #include "common/cni/conf-map.h"
 #include "common/cni/conf.h"
 #include "common/util/error.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 
 void cni_conf_pairs_free(struct cni_conf_pair *p, size_t n)

@@ -8,6 +8,7 @@
 #include "common/cni/env.h"
 #include "common/cni/version.h"
 #include "common/util/error.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 
 void cni_conf_free(struct cni_conf *conf)

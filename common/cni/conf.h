@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "common/cni/result.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 
 struct cni_err;

@@ -19,6 +19,7 @@
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 #include "common/util/log.h"
 

@@ -8,6 +8,7 @@
 #include "common/cni/result.h"
 #include "common/cni/version.h"
 #include "common/util/error.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 
 enum result_shape {

@@ -1,7 +1,7 @@
-/* Strict JSON reading with typed, key-naming getters (json-c stays behind this) */
-#include <ctype.h>
+/* Strict JSON parsing, and typed member reads under a key rule given (json-c stays behind this) */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -136,82 +136,6 @@ int cjson_parse(const char *buf, size_t len, const char *what, struct json_objec
 	return 0;
 }
 
-/*
- * Whether a member name matches a field name as Go's encoding/json matches
- * them: ignoring case, where the Kelvin sign (U+212A) is a 'k' and the long s
- * (U+017F) an 's'. @name is ASCII.
- */
-static bool go_fold_equal(const char *key, const char *name)
-{
-	const unsigned char *k = (const unsigned char *)key;
-
-	for (const char *n = name; *n; n++) {
-		char c = (char)tolower((unsigned char)*n);
-
-		if (*k < 0x80 && tolower(*k) == c) {
-			k++;
-		} else if (c == 'k' && k[0] == 0xe2 && k[1] == 0x84 && k[2] == 0xaa) {
-			k += 3;
-		} else if (c == 's' && k[0] == 0xc5 && k[1] == 0xbf) {
-			k += 2;
-		} else {
-			return false;
-		}
-	}
-	return *k == '\0';
-}
-
-struct json_object *cjson_get(struct json_object *obj, const char *key)
-{
-	struct json_object_iterator it, end;
-	struct json_object *v = NULL;
-
-	if (!obj || !json_object_is_type(obj, json_type_object))
-		return NULL;
-	/*
-	 * Go assigns every member that matches the field in the order they come, so
-	 * the last one that matches is what it reads: {"master":"a","Master":"b"} is b.
-	 */
-	it = json_object_iter_begin(obj);
-	end = json_object_iter_end(obj);
-	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
-		if (go_fold_equal(json_object_iter_peek_name(&it), key))
-			v = json_object_iter_peek_value(&it);
-	if (v && json_object_is_type(v, json_type_null))
-		return NULL;
-	return v;
-}
-
-struct json_object *cjson_member_any(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
-	    json_object_is_type(v, json_type_null))
-		return NULL;
-	return v;
-}
-
-struct json_object *cjson_member(struct json_object *o, const char *key, enum json_type type)
-{
-	struct json_object *v = cjson_member_any(o, key);
-
-	return json_object_is_type(v, type) ? v : NULL;
-}
-
-int cjson_member_get(struct json_object *o, const char *key, enum json_type type,
-		     struct json_object **ret)
-{
-	*ret = cjson_member_any(o, key);
-	if (!*ret)
-		return 0;
-	if (!json_object_is_type(*ret, type)) {
-		*ret = NULL;
-		return -EINVAL;
-	}
-	return 1;
-}
-
 /* The names Go's encoding/json gives JSON types in its errors. */
 static const char *const type_names[] = {
 	[json_type_null] = "null",     [json_type_boolean] = "boolean", [json_type_double] = "number",
@@ -251,10 +175,10 @@ static bool int_value(struct json_object *v, int64_t *ret)
  * The getters read @key of @obj and name @label in their messages: the key
  * itself, or the dotted path it was reached by.
  */
-static int get_typed(struct json_object *obj, const char *key, const char *label,
-		     enum json_type type, struct json_object **ret, struct cni_err *err)
+static int get_typed(cjson_find_fn *find, struct json_object *obj, const char *key,
+		     const char *label, enum json_type type, struct json_object **ret, struct cni_err *err)
 {
-	struct json_object *v = cjson_get(obj, key);
+	struct json_object *v = find(obj, key);
 
 	if (!v)
 		return 0;
@@ -264,10 +188,10 @@ static int get_typed(struct json_object *obj, const char *key, const char *label
 	return 1;
 }
 
-static int get_str(struct json_object *obj, const char *key, const char *label, const char **ret,
-		   struct cni_err *err)
+static int get_str(cjson_find_fn *find, struct json_object *obj, const char *key,
+		   const char *label, const char **ret, struct cni_err *err)
 {
-	struct json_object *v = cjson_get(obj, key);
+	struct json_object *v = find(obj, key);
 
 	if (!v)
 		return 0;
@@ -281,10 +205,10 @@ static int get_str(struct json_object *obj, const char *key, const char *label, 
 	return 1;
 }
 
-static int get_bool(struct json_object *obj, const char *key, const char *label, bool *ret,
-		    struct cni_err *err)
+static int get_bool(cjson_find_fn *find, struct json_object *obj, const char *key,
+		    const char *label, bool *ret, struct cni_err *err)
 {
-	struct json_object *v = cjson_get(obj, key);
+	struct json_object *v = find(obj, key);
 
 	if (!v)
 		return 0;
@@ -294,10 +218,10 @@ static int get_bool(struct json_object *obj, const char *key, const char *label,
 	return 1;
 }
 
-static int get_int(struct json_object *obj, const char *key, const char *label, int64_t min,
-		   int64_t max, int64_t *ret, struct cni_err *err)
+static int get_int(cjson_find_fn *find, struct json_object *obj, const char *key,
+		   const char *label, int64_t min, int64_t max, int64_t *ret, struct cni_err *err)
 {
-	struct json_object *v = cjson_get(obj, key);
+	struct json_object *v = find(obj, key);
 	int64_t x;
 
 	if (!v)
@@ -312,10 +236,10 @@ static int get_int(struct json_object *obj, const char *key, const char *label, 
 	return 1;
 }
 
-static int get_uint_text(struct json_object *obj, const char *key, const char *label, uint64_t max,
-			 uint64_t *ret, struct cni_err *err)
+static int get_uint_text(cjson_find_fn *find, struct json_object *obj, const char *key,
+			 const char *label, uint64_t max, uint64_t *ret, struct cni_err *err)
 {
-	struct json_object *v = cjson_get(obj, key);
+	struct json_object *v = find(obj, key);
 	const char *text, *digits;
 	uint64_t x = 0;
 	int64_t n;
@@ -373,15 +297,15 @@ void cjson_strv_free(char **v, size_t n)
 	free(v);
 }
 
-static int get_str_array(struct json_object *obj, const char *key, const char *label, char ***ret,
-			 size_t *ret_n, struct cni_err *err)
+static int get_str_array(cjson_find_fn *find, struct json_object *obj, const char *key,
+			 const char *label, char ***ret, size_t *ret_n, struct cni_err *err)
 {
 	struct json_object *arr = NULL;
 	char **v;
 	size_t n;
 	int r;
 
-	r = get_typed(obj, key, label, json_type_array, &arr, err);
+	r = get_typed(find, obj, key, label, json_type_array, &arr, err);
 	if (r <= 0)
 		return r;
 	n = json_object_array_length(arr);
@@ -409,33 +333,34 @@ static int get_str_array(struct json_object *obj, const char *key, const char *l
 	return 1;
 }
 
-int cjson_get_typed(struct json_object *obj, const char *key, enum json_type type,
-		    struct json_object **ret, struct cni_err *err)
+int cjson_find_typed(cjson_find_fn *find, struct json_object *obj, const char *key,
+		     enum json_type type, struct json_object **ret, struct cni_err *err)
 {
-	return get_typed(obj, key, key, type, ret, err);
+	return get_typed(find, obj, key, key, type, ret, err);
 }
 
-int cjson_get_str(struct json_object *obj, const char *key, const char **ret,
-		  struct cni_err *err)
+int cjson_find_str(cjson_find_fn *find, struct json_object *obj, const char *key,
+		   const char **ret, struct cni_err *err)
 {
-	return get_str(obj, key, key, ret, err);
+	return get_str(find, obj, key, key, ret, err);
 }
 
-int cjson_get_bool(struct json_object *obj, const char *key, bool *ret, struct cni_err *err)
+int cjson_find_bool(cjson_find_fn *find, struct json_object *obj, const char *key, bool *ret,
+		    struct cni_err *err)
 {
-	return get_bool(obj, key, key, ret, err);
+	return get_bool(find, obj, key, key, ret, err);
 }
 
-int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t max,
-		  int64_t *ret, struct cni_err *err)
+int cjson_find_int(cjson_find_fn *find, struct json_object *obj, const char *key, int64_t min,
+		   int64_t max, int64_t *ret, struct cni_err *err)
 {
-	return get_int(obj, key, key, min, max, ret, err);
+	return get_int(find, obj, key, key, min, max, ret, err);
 }
 
-int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, size_t *ret_n,
-			struct cni_err *err)
+int cjson_find_str_array(cjson_find_fn *find, struct json_object *obj, const char *key,
+			 char ***ret, size_t *ret_n, struct cni_err *err)
 {
-	return get_str_array(obj, key, key, ret, ret_n, err);
+	return get_str_array(find, obj, key, key, ret, ret_n, err);
 }
 
 /*
@@ -443,8 +368,8 @@ int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, s
  * the parent object and the last component, 0 when a component is absent, a
  * negative errno when one is not an object.
  */
-static int walk(struct json_object *root, const char *path, struct json_object **ret_parent,
-		const char **ret_key, struct cni_err *err)
+static int walk(cjson_find_fn *find, struct json_object *root, const char *path,
+		struct json_object **ret_parent, const char **ret_key, struct cni_err *err)
 {
 	struct json_object *o = root;
 	const char *p = path;
@@ -455,7 +380,7 @@ static int walk(struct json_object *root, const char *path, struct json_object *
 		struct json_object *next;
 
 		snprintf(key, sizeof(key), "%.*s", (int)(dot - p), p);
-		next = cjson_get(o, key);
+		next = find(o, key);
 		if (!next)
 			return 0;
 		if (!json_object_is_type(next, json_type_object))
@@ -470,52 +395,52 @@ static int walk(struct json_object *root, const char *path, struct json_object *
 	return 1;
 }
 
-int cjson_path_get_str(struct json_object *root, const char *path, const char **ret,
-		       struct cni_err *err)
+int cjson_find_path_str(cjson_find_fn *find, struct json_object *root, const char *path,
+			const char **ret, struct cni_err *err)
 {
 	struct json_object *parent = NULL;
 	const char *key = NULL;
-	int r = walk(root, path, &parent, &key, err);
+	int r = walk(find, root, path, &parent, &key, err);
 
-	return r <= 0 ? r : get_str(parent, key, path, ret, err);
+	return r <= 0 ? r : get_str(find, parent, key, path, ret, err);
 }
 
-int cjson_path_get_bool(struct json_object *root, const char *path, bool *ret,
-			struct cni_err *err)
+int cjson_find_path_bool(cjson_find_fn *find, struct json_object *root, const char *path,
+			 bool *ret, struct cni_err *err)
 {
 	struct json_object *parent = NULL;
 	const char *key = NULL;
-	int r = walk(root, path, &parent, &key, err);
+	int r = walk(find, root, path, &parent, &key, err);
 
-	return r <= 0 ? r : get_bool(parent, key, path, ret, err);
+	return r <= 0 ? r : get_bool(find, parent, key, path, ret, err);
 }
 
-int cjson_path_get_int(struct json_object *root, const char *path, int64_t min, int64_t max,
-		       int64_t *ret, struct cni_err *err)
+int cjson_find_path_int(cjson_find_fn *find, struct json_object *root, const char *path,
+			int64_t min, int64_t max, int64_t *ret, struct cni_err *err)
 {
 	struct json_object *parent = NULL;
 	const char *key = NULL;
-	int r = walk(root, path, &parent, &key, err);
+	int r = walk(find, root, path, &parent, &key, err);
 
-	return r <= 0 ? r : get_int(parent, key, path, min, max, ret, err);
+	return r <= 0 ? r : get_int(find, parent, key, path, min, max, ret, err);
 }
 
-int cjson_path_get_uint_text(struct json_object *root, const char *path, uint64_t max,
-			     uint64_t *ret, struct cni_err *err)
+int cjson_find_path_uint_text(cjson_find_fn *find, struct json_object *root, const char *path,
+			      uint64_t max, uint64_t *ret, struct cni_err *err)
 {
 	struct json_object *parent = NULL;
 	const char *key = NULL;
-	int r = walk(root, path, &parent, &key, err);
+	int r = walk(find, root, path, &parent, &key, err);
 
-	return r <= 0 ? r : get_uint_text(parent, key, path, max, ret, err);
+	return r <= 0 ? r : get_uint_text(find, parent, key, path, max, ret, err);
 }
 
-int cjson_path_get_str_array(struct json_object *root, const char *path, char ***ret,
-			     size_t *ret_n, struct cni_err *err)
+int cjson_find_path_str_array(cjson_find_fn *find, struct json_object *root, const char *path,
+			      char ***ret, size_t *ret_n, struct cni_err *err)
 {
 	struct json_object *parent = NULL;
 	const char *key = NULL;
-	int r = walk(root, path, &parent, &key, err);
+	int r = walk(find, root, path, &parent, &key, err);
 
-	return r <= 0 ? r : get_str_array(parent, key, path, ret, ret_n, err);
+	return r <= 0 ? r : get_str_array(find, parent, key, path, ret, ret_n, err);
 }

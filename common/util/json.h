@@ -1,4 +1,4 @@
-/* Strict JSON reading with typed, key-naming getters (json-c stays behind this) */
+/* Strict JSON parsing, and typed member reads under a key rule given (json-c stays behind this) */
 #pragma once
 
 #include <stdbool.h>
@@ -30,61 +30,30 @@ DEFINE_CLEANUP_FUNC(json_object_putp, struct json_object *, json_object_put);
 int cjson_parse(const char *buf, size_t len, const char *what, struct json_object **ret,
 		struct cni_err *err);
 
-/**
- * cjson_get() - member of an object, matching the key exactly first and then
- *               case-insensitively, as Go's encoding/json does; JSON null counts as absent
- * @obj: object (NULL or a non-object gives NULL)
- * @key: member name
- *
- * Return: the member, NULL when absent.
+/*
+ * Which member a key names is a rule of the source the JSON came from (docs/layout.md,
+ * "JSON keys"): common/util/json-go.h matches as Go's encoding/json does (a user's
+ * config), common/util/json-exact.h exactly (what the Kubernetes API server sends). A
+ * finder is one of the two; the reads below take it from the caller.
  */
-struct json_object *cjson_get(struct json_object *obj, const char *key);
+typedef struct json_object *cjson_find_fn(struct json_object *obj, const char *key);
 
 /**
- * cjson_member() - member of an object by its exact name, when of one type
- * @o: object (NULL or a non-object gives NULL)
- * @key: member name, matched exactly (Kubernetes objects, not Go-decoded configs)
- * @type: the type wanted
- *
- * Return: the member; NULL when absent, null or of another type.
- */
-struct json_object *cjson_member(struct json_object *o, const char *key, enum json_type type);
-
-/**
- * cjson_member_any() - member of an object by its exact name, of any type but null
- * @o: object (NULL or a non-object gives NULL)
- * @key: member name
- *
- * Return: the member; NULL when absent or null.
- */
-struct json_object *cjson_member_any(struct json_object *o, const char *key);
-
-/**
- * cjson_member_get() - cjson_member() that tells a wrong type from an absent member
- * @o: object (NULL or a non-object: absent)
- * @key: member name
- * @type: the type wanted
- * @ret: the member, NULL when absent or null; written always
- *
- * Return: 1 when present, 0 when absent or null, -EINVAL when of another type.
- */
-int cjson_member_get(struct json_object *o, const char *key, enum json_type type,
-		     struct json_object **ret);
-
-/**
- * cjson_get_str() - string member
+ * cjson_find_str() - string member
+ * @find: the key rule (cjson_get or cjson_member_any)
  * @obj: object
  * @key: member name
  * @ret: string owned by @obj, written only when present
- * @err: code 6 naming the key when the member is not a string
+ * @err: code 6 naming the key when the member is not a string or holds a NUL
  *
- * Return: 1 when present, 0 when absent, negative errno on a wrong type.
+ * Return: 1 when present, 0 when absent (or null), negative errno on a wrong type.
  */
-int cjson_get_str(struct json_object *obj, const char *key, const char **ret,
-		  struct cni_err *err);
+int cjson_find_str(cjson_find_fn *find, struct json_object *obj, const char *key,
+		   const char **ret, struct cni_err *err);
 
 /**
- * cjson_get_bool() - boolean member
+ * cjson_find_bool() - boolean member
+ * @find: the key rule
  * @obj: object
  * @key: member name
  * @ret: value, written only when present
@@ -92,10 +61,12 @@ int cjson_get_str(struct json_object *obj, const char *key, const char **ret,
  *
  * Return: 1 when present, 0 when absent, negative errno on a wrong type.
  */
-int cjson_get_bool(struct json_object *obj, const char *key, bool *ret, struct cni_err *err);
+int cjson_find_bool(cjson_find_fn *find, struct json_object *obj, const char *key, bool *ret,
+		    struct cni_err *err);
 
 /**
- * cjson_get_int() - integer member within bounds
+ * cjson_find_int() - integer member within bounds
+ * @find: the key rule
  * @obj: object
  * @key: member name
  * @min: lowest accepted value
@@ -105,11 +76,12 @@ int cjson_get_bool(struct json_object *obj, const char *key, bool *ret, struct c
  *
  * Return: 1 when present, 0 when absent, negative errno on failure.
  */
-int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t max,
-		  int64_t *ret, struct cni_err *err);
+int cjson_find_int(cjson_find_fn *find, struct json_object *obj, const char *key, int64_t min,
+		   int64_t max, int64_t *ret, struct cni_err *err);
 
 /**
- * cjson_get_typed() - member of a given JSON type
+ * cjson_find_typed() - member of a given JSON type
+ * @find: the key rule
  * @obj: object
  * @key: member name
  * @type: expected json-c type
@@ -118,11 +90,12 @@ int cjson_get_int(struct json_object *obj, const char *key, int64_t min, int64_t
  *
  * Return: 1 when present, 0 when absent, negative errno on a wrong type.
  */
-int cjson_get_typed(struct json_object *obj, const char *key, enum json_type type,
-		    struct json_object **ret, struct cni_err *err);
+int cjson_find_typed(cjson_find_fn *find, struct json_object *obj, const char *key,
+		     enum json_type type, struct json_object **ret, struct cni_err *err);
 
 /**
- * cjson_get_str_array() - array of strings, copied
+ * cjson_find_str_array() - array of strings, copied
+ * @find: the key rule
  * @obj: object
  * @key: member name
  * @ret: malloc'ed array of malloc'ed strings, written only when present
@@ -131,28 +104,29 @@ int cjson_get_typed(struct json_object *obj, const char *key, enum json_type typ
  *
  * Return: 1 when present, 0 when absent, negative errno on failure.
  */
-int cjson_get_str_array(struct json_object *obj, const char *key, char ***ret, size_t *ret_n,
-			struct cni_err *err);
+int cjson_find_str_array(cjson_find_fn *find, struct json_object *obj, const char *key,
+			 char ***ret, size_t *ret_n, struct cni_err *err);
 
 /*
- * The getters above, for a member reached by a dotted path from @root
- * ("runtimeConfig.mac", each key matched as cjson_get() does); messages name
- * the whole path. A component that is absent makes the member absent (0); one
- * that is not an object is code 6 naming the path up to it.
+ * The reads above, for a member reached by a dotted path from @root
+ * ("runtimeConfig.mac", each key matched by @find); messages name the whole
+ * path. A component that is absent makes the member absent (0); one that is not
+ * an object is code 6 naming the path up to it. The _uint_text read takes an
+ * integer or a decimal or 0x-prefixed string, up to @max.
  */
-int cjson_path_get_str(struct json_object *root, const char *path, const char **ret,
-		       struct cni_err *err);
-int cjson_path_get_bool(struct json_object *root, const char *path, bool *ret,
-			struct cni_err *err);
-int cjson_path_get_int(struct json_object *root, const char *path, int64_t min, int64_t max,
-		       int64_t *ret, struct cni_err *err);
-int cjson_path_get_uint_text(struct json_object *root, const char *path, uint64_t max,
-			     uint64_t *ret, struct cni_err *err);
-int cjson_path_get_str_array(struct json_object *root, const char *path, char ***ret,
-			     size_t *ret_n, struct cni_err *err);
+int cjson_find_path_str(cjson_find_fn *find, struct json_object *root, const char *path,
+			const char **ret, struct cni_err *err);
+int cjson_find_path_bool(cjson_find_fn *find, struct json_object *root, const char *path,
+			 bool *ret, struct cni_err *err);
+int cjson_find_path_int(cjson_find_fn *find, struct json_object *root, const char *path,
+			int64_t min, int64_t max, int64_t *ret, struct cni_err *err);
+int cjson_find_path_uint_text(cjson_find_fn *find, struct json_object *root, const char *path,
+			      uint64_t max, uint64_t *ret, struct cni_err *err);
+int cjson_find_path_str_array(cjson_find_fn *find, struct json_object *root, const char *path,
+			      char ***ret, size_t *ret_n, struct cni_err *err);
 
 /**
- * cjson_strv_free() - free an array from cjson_get_str_array()
+ * cjson_strv_free() - free an array from cjson_find_str_array() and its wrappers
  * @v: array
  * @n: number of entries
  */

@@ -11,7 +11,7 @@
 #include "common/cni/conf.h"
 #include "common/cni/ctx.h"
 #include "common/util/error.h"
-#include "common/util/json.h"
+#include "common/util/json-go.h"
 #include "ipam/dhcp/config.h"
 
 static const char *const ipam_keys[] = {

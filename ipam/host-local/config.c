@@ -10,6 +10,7 @@
 #include "common/cni/version.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 #include "ipam/host-local/config.h"
 #include "ipam/host-local/ip.h"

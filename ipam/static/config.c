@@ -12,6 +12,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 #include "ipam/static/config.h"
 

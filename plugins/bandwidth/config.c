@@ -8,7 +8,7 @@
 
 #include "common/cni/plugin.h"
 #include "common/util/error.h"
-#include "common/util/json.h"
+#include "common/util/json-go.h"
 #include "common/util/log.h"
 #include "plugins/bandwidth/config.h"
 

@@ -11,6 +11,7 @@
 #include "common/cni/plugin.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 #include "plugins/bridge/config.h"
 

@@ -98,6 +98,10 @@ static int run_once(struct chain *c, const char *netns, const char *ifname, int6
 	env[3] = env_entry("CNI_IFNAME", ifname);
 	env[4] = env_entry("CNI_PATH", c->cni_path);
 	env[5] = env_entry("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+	/* The node settings file a runtime's environment names: it lets the chain's
+	 * host-local keep its store in the benchmark's own directory. */
+	if (getenv("CNI_RDMA_PLUGINS_CONF"))
+		env[6] = env_entry("CNI_RDMA_PLUGINS_CONF", getenv("CNI_RDMA_PLUGINS_CONF"));
 	t0 = plugin_now_ns();
 	free(env[0]);
 	env[0] = env_entry("CNI_COMMAND", "ADD");

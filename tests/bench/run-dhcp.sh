@@ -16,6 +16,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../shared.sh"
+. "$here/ratios.sh"
 [ $# -eq 3 ] || { echo "usage: $0 DHCP BENCH NOOP" >&2; exit 2; }
 ours=$(realpath "$1") bench=$(realpath "$2") noop=$(realpath "$3")
 iterations=${ITERATIONS:-200} warmup=${WARMUP:-10}
@@ -79,17 +80,8 @@ status=0
 [ -s "$tmp/figures.json" ] || exit "$status"
 
 echo
-echo "== ratios to go (below 1: faster or smaller than go); the daemons' resident memory after the run"
-jq -r '
-	def fig(l; cmd; f): first(.results[] | select(.label == l and .command == cmd) | f);
-	def ratio(a; b): if a == null or b == null or b == 0 then "-" else a / b end;
-	[ratio(fig("ours"; "ADD"; .median_us); fig("go"; "ADD"; .median_us)),
-	 ratio(fig("ours"; "DEL"; .median_us); fig("go"; "DEL"; .median_us)),
-	 ratio([fig("ours"; "ADD"; .peak_rss_kib), fig("ours"; "DEL"; .peak_rss_kib)] | max;
-	       [fig("go"; "ADD"; .peak_rss_kib), fig("go"; "DEL"; .peak_rss_kib)] | max)] | @tsv
-' "$tmp/figures.json" | awk -F'\t' '
-	function r(x) { return x == "-" ? "   -" : sprintf("%4.2f", x) }
-	{ printf "plugin    median ADD %s   median DEL %s   peak RSS %s\n", r($1), r($2), r($3) }'
+bench_ratios "$tmp/figures.json" DHCP
+echo "== the daemons' resident memory after the run"
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
-echo "daemons   RSS ours $(rss "$ours_pid") KiB, go $(rss "$go_pid") KiB"
+echo "daemons   ours $(rss "$ours_pid") KiB, go $(rss "$go_pid") KiB"
 exit "$status"

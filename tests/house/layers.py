@@ -15,6 +15,9 @@
    map's last row (the plugins): blank lines, comments, includes, lone braces and
    the glue of error paths ("if (r < 0)", "goto x;", "return r;") are not counted,
    and neither is a plugin's cni_plugin table.
+5. No source of a folder that reads what the Kubernetes API server sends (API_SIDE)
+   includes common/util/json-go.h, the reader of members by Go's case-insensitive rule:
+   API objects are read by their exact keys (common/util/json-exact.h).
 
 Usage: layers.py SOURCE_ROOT BUILD_DIR
 Exit status 0 when all hold, 1 with each circle, upward include, folder and block printed.
@@ -29,6 +32,9 @@ import sys
 PRODUCT_TOPS = ("common/", "plugins/", "ipam/", "tools/")
 CODE_MAP = "docs/layout.md"
 BLOCK = 6
+GO_RULE_HEADER = "common/util/json-go.h"
+API_SIDE = tuple(f"ipam/nv-ipam/{f}" for f in
+                 ("api", "carve", "controller", "daemon", "gc", "k8s", "node", "serve", "tool"))
 
 
 def product_objects(src, build):
@@ -241,6 +247,22 @@ def upward_includes(src, ranks):
     return found
 
 
+def go_rule_includes(src):
+    """Includes of the Go-rule JSON header in the folders that read API objects."""
+    found = []
+    for folder in API_SIDE:
+        for dirpath, _, files in os.walk(os.path.join(src, folder)):
+            for name in sorted(files):
+                if not name.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(dirpath, name)
+                for n, line in enumerate(open(path, errors="replace"), 1):
+                    if re.match(r'\s*#\s*include\s+"%s"' % re.escape(GO_RULE_HEADER), line):
+                        found.append(f"{os.path.relpath(path, src)}:{n}: includes {GO_RULE_HEADER}, "
+                                     "but an API object's keys are exact: common/util/json-exact.h")
+    return found
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -256,7 +278,8 @@ def main():
                 if b in edges.get(a, {}):
                     print(f"  {a} -> {b}: {', '.join(sorted(edges[a][b])[:6])}")
     ranks = code_map(src)
-    for line in upward_includes(src, ranks) + map_coverage(src, ranks) + repeated_blocks(src, ranks):
+    for line in (upward_includes(src, ranks) + map_coverage(src, ranks) + repeated_blocks(src, ranks)
+                 + go_rule_includes(src)):
         failed += 1
         print(line)
     files = len(set(objects.values()))
@@ -264,7 +287,7 @@ def main():
     print(f"{files} source files, {arrows} file dependencies: "
           + (f"{failed} problems" if failed else
              f"no circle, no upward include, {len(ranks)} folders all in the code map, "
-             "no block repeated between plugins"))
+             "no block repeated between plugins, no Go-rule JSON read of API objects"))
     return 1 if failed else 0
 
 

@@ -67,8 +67,16 @@ check "the reference daemon's store migrated at its start, its pod's address kep
 	eval 'ds_log_has "\"msg\":\"store migrated from the reference nv-ipam node daemon" && "$nodefs/opt/cni/bin/nv-ipam-tool" show --store "$nstore" --pool oldpool --json | jq -e ".pools[0].allocations[0].ip == \"10.99.0.5\"" >/dev/null'
 check "it reached the API the way pods do (10.96.0.1:443, the pod's token)" \
 	ds_log_has '"server":"https://10.96.0.1:443","from":"in-cluster (/var/run/secrets/kubernetes.io/serviceaccount)"'
-check "nv-ipam and nv-ipam-tool installed into the node's /opt/cni/bin, static" \
-	eval 'for b in nv-ipam nv-ipam-tool; do strip -o "$work/stripped" "$build/ipam/nv-ipam/${b/nv-ipam-tool/tool/nv-ipam-tool}" && cmp -s "$work/stripped" "$nodefs/opt/cni/bin/$b" || exit 1; done'
+# ds_installed_as_built: each of the two on the node is the build's, stripped as the image
+# strips it (a function: the case is sourced, and an exit would end the suite unreported).
+ds_installed_as_built() {
+	local b
+	for b in nv-ipam nv-ipam-tool; do
+		strip -o "$work/stripped" "$build/ipam/nv-ipam/${b/nv-ipam-tool/tool/nv-ipam-tool}" &&
+			cmp -s "$work/stripped" "$nodefs/opt/cni/bin/$b" || return 1
+	done
+}
+check "nv-ipam and nv-ipam-tool installed into the node's /opt/cni/bin, static" ds_installed_as_built
 check "nv-ipam.conf in the node's /etc/cni/net.d/nv-ipam.d, the DaemonSet's settings" \
 	eval 'jq -e ".logFile == \"/var/log/nv-ipam-cni.log\" and .storeFile == \"/var/lib/cni/nv-ipam/store\" and .poolFile == \"/etc/cni/net.d/nv-ipam.d/node-pools.json\" and .daemonCallTimeoutSeconds == 5" "$nodefs/etc/cni/net.d/nv-ipam.d/nv-ipam.conf" >/dev/null'
 check "the node pool file has the node's block" \

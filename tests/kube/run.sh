@@ -5,6 +5,7 @@
 #
 # Usage: run.sh BUILD_DIR [CASE...]     (cases: the tests/kube/case-*.sh names; default all,
 #                                         daemonset-end only after daemonset-start,
+#                                         podnet not between daemonset-start and -end,
 #                                         sandbox-lost, multirail and uninstall after
 #                                         controller-deploy)
 # Environment:
@@ -39,12 +40,13 @@ done
 
 # daemonset-start leaves a pod's DEL lost and daemonset-end waits for the cleaner to free
 # its address (4 minutes with the operator's settings): the other cases run meanwhile.
-# controller-deploy needs the kubelet daemonset-end starts again; sandbox-lost,
+# controller-deploy and podnet need the kubelet daemonset-end starts again (podnet puts the
+# node's bin dir and cluster network back as they were at its end); sandbox-lost,
 # multirail and uninstall, the DaemonSet controller-deploy leaves running (uninstall
 # removes it: last).
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(daemonset-start api-client node controller-election controller-churn
-	controller-webhook daemonset-end controller-deploy sandbox-lost multirail uninstall)
+	controller-webhook daemonset-end podnet controller-deploy sandbox-lost multirail uninstall)
 
 work=$(mktemp -d /tmp/kube-suite.XXXXXX)
 # The DaemonSet's nv-ipam.conf sends nv-ipam's log to /var/log/nv-ipam-cni.log, the

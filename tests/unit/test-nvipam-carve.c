@@ -226,6 +226,35 @@ static void test_golden_cidrpool(void **state)
 }
 
 /*
+ * A pool is an API object, its keys read exactly (docs/layout.md, "JSON keys"): a key in
+ * another case is another member, unread, and never shadows the real one, which Go's rule
+ * (the last member matching without case wins) would let it do.
+ */
+static void test_api_keys_exact(void **state)
+{
+	(void)state;
+	/* "GatewayIndex" is not gatewayIndex: prefixes without a gateway. */
+	expect(CIDRPOOL("\"cidr\":\"192.168.0.0/16\",\"GatewayIndex\":1,\"perNodeNetworkPrefix\":24"),
+	       NODES12, "[" PFX("node-1", "192.168.0.0/24") "," PFX("node-2", "192.168.1.0/24") "]", "");
+	/* After the real key: Go's rule would read /25. */
+	expect(CIDRPOOL("\"cidr\":\"192.168.0.0/16\",\"perNodeNetworkPrefix\":24,"
+			"\"PerNodeNetworkPrefix\":25"),
+	       NODES12, "[" PFX("node-1", "192.168.0.0/24") "," PFX("node-2", "192.168.1.0/24") "]", "");
+	/* Only in another case: the spec has none. */
+	expect_invalid(CIDRPOOL("\"cidr\":\"192.168.0.0/16\",\"PerNodeNetworkPrefix\":24"),
+		       "perNodeNetworkPrefix");
+	expect_invalid(IPPOOL("\"subnet\":\"10.0.0.0/24\",\"PerNodeBlockSize\":4"), "perNodeBlockSize");
+	/* A status entry's "NodeName" names no node: node-2 does not keep 192.168.0.0/24. */
+	expect(CIDRPOOL_ST("\"cidr\":\"192.168.0.0/16\",\"perNodeNetworkPrefix\":24",
+			   "[{\"NodeName\":\"node-2\",\"prefix\":\"192.168.0.0/24\"}]"),
+	       NODES12, "[" PFX("node-1", "192.168.0.0/24") "," PFX("node-2", "192.168.1.0/24") "]", "");
+	/* The same entry keyed exactly is kept: what the case above tells apart. */
+	expect(CIDRPOOL_ST("\"cidr\":\"192.168.0.0/16\",\"perNodeNetworkPrefix\":24",
+			   "[{\"nodeName\":\"node-2\",\"prefix\":\"192.168.0.0/24\"}]"),
+	       NODES12, "[" PFX("node-1", "192.168.1.0/24") "," PFX("node-2", "192.168.0.0/24") "]", "");
+}
+
+/*
  * A CIDRPool prefix is fully excluded only when its network address is excluded too, as the
  * reference controller tests it (from the network address to the last usable one), though
  * no node hands that address out: every usable address excluded is not enough.
@@ -790,6 +819,7 @@ int main(void)
 		cmocka_unit_test(test_ipv6_smallest_subnets),
 		cmocka_unit_test(test_per_node_exclusions_cover_block),
 		cmocka_unit_test(test_golden_cidrpool),
+		cmocka_unit_test(test_api_keys_exact),
 		cmocka_unit_test(test_cidrpool_excluded_needs_network_address),
 		cmocka_unit_test(test_static_allocations),
 		cmocka_unit_test(test_keep_and_reuse),

@@ -17,6 +17,7 @@
 
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/api/client.h"
@@ -384,11 +385,11 @@ void api_status_from(long http, const char *body, size_t len, struct api_status 
 	if (!body || len == 0 || cjson_parse(body, len, "Status", &o, &e) < 0 ||
 	    !json_object_is_type(o, json_type_object))
 		return;
-	v = cjson_get(o, "reason");
+	v = cjson_member_any(o, "reason");
 	if (json_object_is_type(v, json_type_string) && *json_object_get_string(v))
 		text_escape(json_object_get_string(v), strlen(json_object_get_string(v)), ret->reason,
 			    sizeof(ret->reason));
-	v = cjson_get(o, "message");
+	v = cjson_member_any(o, "message");
 	if (json_object_is_type(v, json_type_string))
 		text_escape(json_object_get_string(v), strlen(json_object_get_string(v)), ret->message,
 			    sizeof(ret->message));

@@ -11,6 +11,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/file.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "ipam/nv-ipam/api/conn.h"
 #include "ipam/nv-ipam/api/token.h"

@@ -12,7 +12,7 @@
 #include <json-c/json.h>
 
 #include "common/util/error.h"
-#include "common/util/json.h"
+#include "common/util/json-exact.h"
 #include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/carve/carve_private.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
@@ -68,7 +68,7 @@ bool carve_block_excluded(const struct space *sp, u128 k, u128 *ret_next)
 static int get_int(struct carve_spec *p, struct json_object *o, const char *where, const char *key,
 		   int64_t min, int64_t max, bool required, int64_t *ret)
 {
-	int r = cjson_get_int(o, key, min, max, ret, p->err);
+	int r = cjson_member_int(o, key, min, max, ret, p->err);
 
 	if (r < 0 && *where)
 		return cni_err_prefix(p->err, r, "%.*s", (int)strlen(where) - 2, where);
@@ -84,7 +84,8 @@ static const char *net_what(const struct carve_spec *p)
 
 static int parse_exclusions(struct carve_spec *p, struct json_object *spec)
 {
-	int r = spec_read_exclusions(spec, &p->net, net_what(p), NULL, &p->sp.excl, p->err);
+	int r = spec_read_exclusions(cjson_member_any, spec, &p->net, net_what(p), NULL,
+				     &p->sp.excl, p->err);
 
 	if (r < 0)
 		return r;
@@ -96,8 +97,8 @@ static int parse_exclusions(struct carve_spec *p, struct json_object *spec)
 static int parse_per_node(struct carve_spec *p, struct json_object *spec, u128 last_index)
 {
 	const struct spec_span *s;
-	int r = spec_read_per_node(spec, 0, last_index, p->cidrpool ? "prefix" : "block",
-				   &p->sp.per_node, p->err);
+	int r = spec_read_per_node(cjson_member_any, spec, 0, last_index,
+				   p->cidrpool ? "prefix" : "block", &p->sp.per_node, p->err);
 
 	if (r < 0)
 		return r;
@@ -122,11 +123,11 @@ static int parse_common(struct carve_spec *p, struct json_object *spec, bool has
 	p->selector = k8s_object_member(spec, "nodeSelector", NULL);
 	if (p->selector && selector_validate(p->selector, p->err) < 0)
 		return -EINVAL;
-	if (cjson_get_bool(spec, "defaultGateway", &def, p->err) < 0)
+	if (cjson_member_bool(spec, "defaultGateway", &def, p->err) < 0)
 		return -EINVAL;
 	if (def && !has_gw)
 		return bad(p, "\"defaultGateway\" cannot be true if %s is not set", gw_what);
-	r = spec_read_objects(spec, "routes", &arr, p->err);
+	r = spec_read_objects(cjson_member_any, spec, "routes", &arr, p->err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; r > 0 && i < json_object_array_length(arr); i++) {
@@ -137,7 +138,8 @@ static int parse_common(struct carve_spec *p, struct json_object *spec, bool has
 		if (!has_gw)
 			return bad(p, "\"routes\" cannot be set if %s is not set", gw_what);
 		snprintf(where, sizeof(where), "routes[%zu]: ", i);
-		if (spec_read_str(json_object_array_get_idx(arr, i), where, "dst", true, &s, p->err) < 0)
+		if (spec_read_str(cjson_member_any, json_object_array_get_idx(arr, i), where, "dst",
+				  true, &s, p->err) < 0)
 			return -EINVAL;
 		if (ip_prefix_parse(s, &dst) < 0)
 			return bad(p, "%s\"dst\": invalid CIDR \"%s\"", where, s);
@@ -155,7 +157,7 @@ static int parse_network(struct carve_spec *p, struct json_object *spec, const c
 	const char *s = NULL;
 	struct ip_prefix net;
 
-	if (spec_read_str(spec, "", key, true, &s, p->err) < 0)
+	if (spec_read_str(cjson_member_any, spec, "", key, true, &s, p->err) < 0)
 		return -EINVAL;
 	if (ip_prefix_parse(s, &p->net) < 0)
 		return bad(p, "\"%s\": invalid CIDR \"%s\"", key, s);
@@ -204,7 +206,8 @@ static int parse_ippool(struct carve_spec *p, struct json_object *spec)
 	p->sp.size = (u128)size;
 	p->sp.count = usable / p->sp.size;
 	p->sp.use_hi = p->sp.size - 1;
-	r = spec_read_addr(spec, "", "gateway", false, &p->net, "subnet", &p->gateway, p->err);
+	r = spec_read_addr(cjson_member_any, spec, "", "gateway", false, &p->net, "subnet",
+			   &p->gateway, p->err);
 	if (r < 0)
 		return r;
 	p->has_gateway = r > 0;
@@ -236,8 +239,8 @@ static int parse_static(const struct carve_spec *p, struct json_object *e, size_
 
 	snprintf(where, sizeof(where), "staticAllocations[%zu]: ", i);
 	st->node = "";
-	if (spec_read_str(e, where, "nodeName", false, &st->node, err) < 0 ||
-	    spec_read_str(e, where, "prefix", true, &s, err) < 0)
+	if (spec_read_str(cjson_member_any, e, where, "nodeName", false, &st->node, err) < 0 ||
+	    spec_read_str(cjson_member_any, e, where, "prefix", true, &s, err) < 0)
 		return -EINVAL;
 	if (ip_prefix_parse(s, &pfx) < 0)
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
@@ -253,7 +256,8 @@ static int parse_static(const struct carve_spec *p, struct json_object *e, size_
 		return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,
 				   "%s\"prefix\" %s: size doesn't match spec.perNodeNetworkPrefix", where, s);
 	st->index = (ipmath_from_addr(&pfx.addr) - p->sp.first) / p->sp.size;
-	r = spec_read_addr(e, where, "gateway", false, &pfx, "prefix", &st->gateway, err);
+	r = spec_read_addr(cjson_member_any, e, where, "gateway", false, &pfx, "prefix",
+			   &st->gateway, err);
 	if (r < 0)
 		return r;
 	st->has_gateway = r > 0;
@@ -313,7 +317,7 @@ static int parse_statics(struct carve_spec *p, struct json_object *spec)
 	const struct static_alloc *by_node_dup, *by_index_dup, *earlier_node = NULL, *earlier_index = NULL;
 	struct cni_err broken = { 0 };
 	struct json_object *arr;
-	int r = spec_read_objects(spec, "staticAllocations", &arr, p->err);
+	int r = spec_read_objects(cjson_member_any, spec, "staticAllocations", &arr, p->err);
 	size_t n = r > 0 ? json_object_array_length(arr) : 0, bad_at;
 
 	if (r < 0)
@@ -345,8 +349,9 @@ static int parse_statics(struct carve_spec *p, struct json_object *spec)
 	if (by_index_dup) {
 		const char *s = NULL;
 
-		spec_read_str(json_object_array_get_idx(arr, (size_t)(by_index_dup - p->statics)), "",
-			      "prefix", true, &s, &broken);
+		spec_read_str(cjson_member_any,
+			      json_object_array_get_idx(arr, (size_t)(by_index_dup - p->statics)),
+			      "", "prefix", true, &s, &broken);
 		return bad(p, "staticAllocations contains multiple entries for prefix %s", s ? s : "");
 	}
 	if (bad_at < n)

@@ -11,6 +11,7 @@
 
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "ipam/nv-ipam/carve/carve.h"
 #include "ipam/nv-ipam/carve/carve_private.h"
@@ -49,7 +50,7 @@ bool carve_u128_in(const u128 *v, size_t n, u128 x)
  */
 static const char *entry_str(struct json_object *e, const char *key)
 {
-	struct json_object *v = cjson_get(e, key);
+	struct json_object *v = cjson_member_any(e, key);
 
 	if (!json_object_is_type(v, json_type_string) ||
 	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
@@ -83,7 +84,7 @@ static bool ippool_entry_parse(const struct carve_spec *p, struct json_object *e
 static bool cidr_entry_parse(const struct carve_spec *p, struct json_object *e, struct entry *ret)
 {
 	const char *vp = entry_str(e, "prefix");
-	struct json_object *vg = cjson_get(e, "gateway");
+	struct json_object *vg = cjson_member_any(e, "gateway");
 	struct ip_prefix pfx, net;
 
 	if (!vp || ip_prefix_parse(vp, &pfx) < 0)
@@ -403,7 +404,7 @@ static int trim_allocations(struct json_object *pool, bool cidrpool, const char 
 		struct json_object *e = json_object_array_get_idx(arr, i);
 		const char *vn = entry_str(e, "nodeName");
 		struct entry y = { 0 };
-		/* The check's own reading of the name too: it matches keys case-insensitively. */
+		/* The check's own reading of the name too: one absent (or holding a NUL) is "". */
 		bool keep = entry_is_node(e, node) || strcmp(vn ? vn : "", node) == 0;
 
 		if (!keep && check && cidr_entry_parse(&p, e, &y))

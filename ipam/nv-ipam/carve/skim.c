@@ -3,13 +3,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <json-c/json.h>
 
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/carve/skim.h"
@@ -241,10 +241,10 @@ static bool read_candidate(struct skim *k, const char *a, size_t n, struct mine 
 	if (m->found || !string_equals(cjson_member_any(e, "nodeName"), k->node))
 		return true;
 	m->found = true;
-	v = cjson_get(e, "prefix");
+	v = cjson_member_any(e, "prefix");
 	m->has_prefix = json_object_is_type(v, json_type_string) &&
 			ip_prefix_parse(json_object_get_string(v), &m->prefix) == 0;
-	v = cjson_get(e, "gateway");
+	v = cjson_member_any(e, "gateway");
 	m->has_gateway = json_object_is_type(v, json_type_string) &&
 			 ip_addr_parse(json_object_get_string(v), &m->gateway) == 0;
 	return true;
@@ -260,11 +260,17 @@ static bool ip_text(const char *a, size_t n, char *buf)
 	return true;
 }
 
+/* A key as json-c's lookup of a member matches it: byte for byte (an escaped one is not). */
+static bool key_is(const char *key, size_t n, const char *name)
+{
+	return n == strlen(name) && memcmp(key, name, n) == 0;
+}
+
 /*
  * Whether carve_pool_trim() might keep an entry that cannot name the node, for the
  * CIDRPool check: its prefix the address of the node's, or its gateway the node's. Its
- * text is plain ASCII without escapes, so a key is its bytes (matched without case, as
- * cjson_get() matches ASCII) and a string value is its bytes.
+ * text is plain ASCII without escapes, so a key is its bytes (matched exactly, as
+ * cjson_member_any() matches an API object's keys) and a string value is its bytes.
  */
 static bool conflicts(const struct mine *m, const char *a, size_t n)
 {
@@ -295,9 +301,9 @@ static bool conflicts(const struct mine *m, const char *a, size_t n)
 		v = s.p;
 		if (is_str ? !scan_string(&s, &v, &vn) : !scan_value(&s, 1))
 			return true;
-		if (kn == 6 && strncasecmp(key, "prefix", 6) == 0) {
+		if (key_is(key, kn, "prefix")) {
 			pv = v, pn = vn, p_str = is_str, p_keys++;
-		} else if (kn == 7 && strncasecmp(key, "gateway", 7) == 0) {
+		} else if (key_is(key, kn, "gateway")) {
 			gv = v, gn = vn, g_str = is_str, g_keys++;
 		}
 		skip_ws(&s);
@@ -392,12 +398,6 @@ static bool skim_array(struct skim *k, struct scan *s)
 	k->dropped |= kept < all;
 	s->p = t.p;
 	return true;
-}
-
-/* A key as json-c's lookup of a member matches it: byte for byte (an escaped one is not). */
-static bool key_is(const char *key, size_t n, const char *name)
-{
-	return n == strlen(name) && memcmp(key, name, n) == 0;
 }
 
 /*

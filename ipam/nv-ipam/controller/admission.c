@@ -14,6 +14,7 @@
 
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "ipam/nv-ipam/controller/admission.h"
 #include "ipam/nv-ipam/controller/field_errors.h"

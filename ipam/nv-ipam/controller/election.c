@@ -28,6 +28,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
 #include "common/util/error.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "common/util/rfc3339.h"
 #include "common/util/text.h"
@@ -80,26 +81,26 @@ int election_lease_parse(struct json_object *lease, struct lease_record *ret)
 
 	if (spec && !json_object_is_type(spec, json_type_object))
 		return -EINVAL;
-	if (cjson_get_str(spec, "holderIdentity", &s, &err) < 0)
+	if (cjson_member_str(spec, "holderIdentity", &s, &err) < 0)
 		return -EINVAL;
 	copy(r.holder, sizeof(r.holder), s);
 	s = NULL;
-	if (cjson_get_str(spec, "acquireTime", &s, &err) < 0)
+	if (cjson_member_str(spec, "acquireTime", &s, &err) < 0)
 		return -EINVAL;
 	copy(r.acquire_time, sizeof(r.acquire_time), s);
 	s = NULL;
-	if (cjson_get_str(spec, "renewTime", &s, &err) < 0)
+	if (cjson_member_str(spec, "renewTime", &s, &err) < 0)
 		return -EINVAL;
 	copy(r.renew_time, sizeof(r.renew_time), s);
-	if (cjson_get_int(spec, "leaseDurationSeconds", 0, INT32_MAX, &v, &err) < 0)
+	if (cjson_member_int(spec, "leaseDurationSeconds", 0, INT32_MAX, &v, &err) < 0)
 		return -EINVAL;
 	r.duration_s = (long)v;
 	v = 0;
-	if (cjson_get_int(spec, "leaseTransitions", 0, INT32_MAX, &v, &err) < 0)
+	if (cjson_member_int(spec, "leaseTransitions", 0, INT32_MAX, &v, &err) < 0)
 		return -EINVAL;
 	r.transitions = (long)v;
 	s = NULL;
-	if (cjson_path_get_str(lease, "metadata.resourceVersion", &s, &err) < 0)
+	if (cjson_member_path_str(lease, "metadata.resourceVersion", &s, &err) < 0)
 		return -EINVAL;
 	copy(r.resource_version, sizeof(r.resource_version), s);
 	*ret = r;

@@ -19,6 +19,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/clock.h"
 #include "common/util/error.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "common/util/rfc3339.h"
 #include "ipam/nv-ipam/api/client.h"
@@ -190,7 +191,7 @@ static int event_json(const struct events *ev, struct json_object *obj, const ch
 		json_object_put(src);
 		return -ENOMEM;
 	}
-	(void)cjson_get_str(obj, "apiVersion", &api_version, &e);
+	(void)cjson_member_str(obj, "apiVersion", &api_version, &e);
 	r = k8s_json_add(o, "metadata", meta);
 	if (r) {
 		json_object_put(inv);

@@ -19,7 +19,7 @@
 #include "common/cni/env.h"
 #include "common/util/cleanup.h"
 #include "common/util/ipaddr.h"
-#include "common/util/json.h"
+#include "common/util/json-exact.h"
 #include "ipam/nv-ipam/controller/field_errors.h"
 #include "ipam/nv-ipam/controller/validate.h"
 #include "ipam/nv-ipam/pool/ipmath.h"

@@ -20,6 +20,7 @@
 #include "common/util/error.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "ipam/nv-ipam/gc/misses.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
@@ -113,11 +114,11 @@ static int parse_entry(struct json_object *o, size_t i, const char *origin,
 
 	if (!json_object_is_type(o, json_type_object))
 		return bad(err, origin, i, "not an object");
-	if (cjson_get_str(o, "pool", &pool, &e) <= 0 || cjson_get_str(o, "ip", &ip, &e) <= 0 ||
-	    cjson_get_str(o, "containerID", &cid, &e) <= 0 ||
-	    cjson_get_str(o, "ifname", &ifname, &e) <= 0 ||
-	    cjson_get_int(o, "created", 0, INT64_MAX, &created, &e) <= 0 ||
-	    cjson_get_int(o, "count", 1, MISSES_COUNT_MAX, &count, &e) <= 0)
+	if (cjson_member_str(o, "pool", &pool, &e) <= 0 || cjson_member_str(o, "ip", &ip, &e) <= 0 ||
+	    cjson_member_str(o, "containerID", &cid, &e) <= 0 ||
+	    cjson_member_str(o, "ifname", &ifname, &e) <= 0 ||
+	    cjson_member_int(o, "created", 0, INT64_MAX, &created, &e) <= 0 ||
+	    cjson_member_int(o, "count", 1, MISSES_COUNT_MAX, &count, &e) <= 0)
 		return bad(err, origin, i, e.msg[0] ? e.msg : "a member is missing");
 	if (ip_addr_parse(ip, &ret->ip) < 0)
 		return bad(err, origin, i, "invalid \"ip\"");
@@ -148,8 +149,8 @@ int misses_parse(const char *text, size_t len, const char *origin, struct misses
 	if (r < 0)
 		return r;
 	if (!json_object_is_type(root, json_type_object) ||
-	    cjson_get_int(root, "version", INT64_MIN, INT64_MAX, &version, &e) <= 0 ||
-	    cjson_get_typed(root, "misses", json_type_array, &list, &e) <= 0)
+	    cjson_member_int(root, "version", INT64_MIN, INT64_MAX, &version, &e) <= 0 ||
+	    cjson_member_typed(root, "misses", json_type_array, &list, &e) <= 0)
 		return cni_err_set(err, CNI_ERR_DECODE, -EINVAL,
 				   "%s: expected {\"version\":%d,\"misses\":[...]}%s%s", origin,
 				   MISSES_VERSION, e.msg[0] ? ": " : "", e.msg);

@@ -23,6 +23,7 @@
 #include "common/util/error.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "ipam/nv-ipam/gc/misses.h"
 #include "ipam/nv-ipam/gc/run.h"
@@ -299,7 +300,7 @@ static char *pool_file_node(const char *path)
 
 	if (file_read(path, POOL_FILE_MAX_BYTES, &buf, &len) < 0 ||
 	    cjson_parse(buf, len, path, &root, &e) < 0 ||
-	    cjson_get_str(root, "nodeName", &node, &e) <= 0 || !*node)
+	    cjson_member_str(root, "nodeName", &node, &e) <= 0 || !*node)
 		return NULL;
 	return strdup(node);
 }

@@ -11,6 +11,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/file.h"
+#include "common/util/json-exact.h"
 #include "common/util/json.h"
 #include "common/util/text.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
@@ -39,7 +40,7 @@ static int add_document(struct k8s_objects *o, struct json_object *doc, const ch
 	size_t n;
 
 	if (json_object_is_type(doc, json_type_object)) {
-		items = cjson_get(doc, "items");
+		items = cjson_member_any(doc, "items");
 		if (!items) {
 			if (push((void ***)&o->items, &o->n_items, doc) < 0)
 				return cni_err_set(err, CNI_ERR_INTERNAL, -ENOMEM, "out of memory");

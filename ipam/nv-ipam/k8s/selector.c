@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 
 #include "common/util/error.h"
-#include "common/util/json.h"
+#include "common/util/json-exact.h"
 #include "ipam/nv-ipam/k8s/selector.h"
 
 /* A selector Kubernetes would refuse: the pool's spec is invalid (code 7). */

@@ -16,6 +16,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/file.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 #include "common/util/log.h"
 #include "common/util/text.h"

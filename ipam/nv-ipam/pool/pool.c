@@ -68,6 +68,7 @@
 #include "common/util/error.h"
 #include "common/util/file.h"
 #include "common/util/ipaddr.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
 #include "ipam/nv-ipam/pool/pool.h"
@@ -86,7 +87,7 @@ static int parse_routing(struct json_object *o, struct nvipam_pool *p, struct cn
 
 	r = cjson_get_bool(o, "defaultGateway", &p->default_gateway, err);
 	if (r >= 0)
-		r = spec_read_objects(o, "routes", &arr, err);
+		r = spec_read_objects(cjson_get, o, "routes", &arr, err);
 	if (r < 0)
 		return r;
 	n = arr ? json_object_array_length(arr) : 0;
@@ -101,7 +102,7 @@ static int parse_routing(struct json_object *o, struct nvipam_pool *p, struct cn
 		struct ip_prefix dst;
 
 		snprintf(where, sizeof(where), "routes[%zu]: ", i);
-		r = spec_read_prefix(rt, where, "dst", &dst, err);
+		r = spec_read_prefix(cjson_get, rt, where, "dst", &dst, err);
 		if (r < 0)
 			return r;
 		if (dst.addr.family != p->subnet.addr.family)
@@ -133,12 +134,13 @@ static int parse_ippool(struct json_object *o, struct nvipam_pool *p, struct spe
 		return invalid(err, "a CIDRPool entry (\"cidr\", \"prefix\") needs the key "
 			       "\"" CIDRPOOL_KEY_PREFIX "%s\"; an IPPool entry needs \"subnet\", "
 			       "\"startIP\" and \"endIP\"", p->name);
-	r = spec_read_prefix(o, "", "subnet", &subnet, err);
+	r = spec_read_prefix(cjson_get, o, "", "subnet", &subnet, err);
 	if (r < 0)
 		return r;
 	subnet = ip_prefix_network(&subnet);
-	if ((r = spec_read_addr(o, "", "startIP", true, &subnet, "subnet", &start, err)) < 0 ||
-	    (r = spec_read_addr(o, "", "endIP", true, &subnet, "subnet", &end, err)) < 0)
+	if ((r = spec_read_addr(cjson_get, o, "", "startIP", true, &subnet, "subnet", &start,
+				err)) < 0 ||
+	    (r = spec_read_addr(cjson_get, o, "", "endIP", true, &subnet, "subnet", &end, err)) < 0)
 		return r;
 	lo = ipmath_from_addr(&start);
 	hi = ipmath_from_addr(&end);
@@ -149,13 +151,13 @@ static int parse_ippool(struct json_object *o, struct nvipam_pool *p, struct spe
 	p->type = NVIPAM_POOL_IPPOOL;
 	p->subnet = subnet;
 	p->range = (struct nvipam_ip_range){ .start = start, .end = end };
-	r = spec_read_addr(o, "", "gateway", false, &subnet, "subnet", &p->gateway, err);
+	r = spec_read_addr(cjson_get, o, "", "gateway", false, &subnet, "subnet", &p->gateway, err);
 	if (r < 0)
 		return r;
 	p->has_gateway = r > 0;
 	snprintf(what, sizeof(what), "block %s-%s", a, b);
-	if ((r = spec_read_exclusions(o, &subnet, "subnet", NULL, excl, err)) < 0 ||
-	    (r = spec_read_per_node(o, lo, hi - lo, what, excl, err)) < 0)
+	if ((r = spec_read_exclusions(cjson_get, o, &subnet, "subnet", NULL, excl, err)) < 0 ||
+	    (r = spec_read_per_node(cjson_get, o, lo, hi - lo, what, excl, err)) < 0)
 		return r;
 	return parse_routing(o, p, err);
 }
@@ -174,13 +176,13 @@ static int parse_cidrpool(struct json_object *o, struct nvipam_pool *p, struct s
 	    (cjson_get(o, "subnet") || cjson_get(o, "startIP") || cjson_get(o, "endIP")))
 		return invalid(err, "an IPPool entry (\"subnet\", \"startIP\", \"endIP\") needs the plain "
 			       "key \"%s\"; a CIDRPool entry needs \"cidr\" and \"prefix\"", p->name);
-	r = spec_read_prefix(o, "", "cidr", &cidr, err);
+	r = spec_read_prefix(cjson_get, o, "", "cidr", &cidr, err);
 	if (r < 0)
 		return r;
 	net = ip_prefix_network(&cidr);
 	if (!ip_addr_equal(&net.addr, &cidr.addr))
 		return invalid(err, "\"cidr\" %s has host bits set", ip_prefix_format(&cidr, a, sizeof(a)));
-	r = spec_read_prefix(o, "", "prefix", &prefix, err);
+	r = spec_read_prefix(cjson_get, o, "", "prefix", &prefix, err);
 	if (r < 0)
 		return r;
 	ip_prefix_format(&cidr, a, sizeof(a));
@@ -206,14 +208,14 @@ static int parse_cidrpool(struct json_object *o, struct nvipam_pool *p, struct s
 		p->range.start = ipmath_to_addr(family, base + 1);
 		p->range.end = ipmath_to_addr(family, family == AF_INET ? (base | host) - 1 : base | host);
 	}
-	r = spec_read_addr(o, "", "gateway", false, &prefix, "prefix", &p->gateway, err);
+	r = spec_read_addr(cjson_get, o, "", "gateway", false, &prefix, "prefix", &p->gateway, err);
 	if (r < 0)
 		return r;
 	p->has_gateway = r > 0;
 	clip = (struct spec_span){ .lo = base, .hi = base | host };
 	snprintf(what, sizeof(what), "prefix %s", b);
-	if ((r = spec_read_exclusions(o, &cidr, "cidr", &clip, excl, err)) < 0 ||
-	    (r = spec_read_per_node(o, base, host, what, excl, err)) < 0)
+	if ((r = spec_read_exclusions(cjson_get, o, &cidr, "cidr", &clip, excl, err)) < 0 ||
+	    (r = spec_read_per_node(cjson_get, o, base, host, what, excl, err)) < 0)
 		return r;
 	return parse_routing(o, p, err);
 }

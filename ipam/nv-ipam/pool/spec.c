@@ -80,10 +80,10 @@ void spec_spans_free(struct spec_spans *s)
 	*s = (struct spec_spans){ 0 };
 }
 
-int spec_read_str(struct json_object *o, const char *where, const char *key, bool required,
-		  const char **ret, struct cni_err *err)
+int spec_read_str(cjson_find_fn *find, struct json_object *o, const char *where, const char *key,
+		  bool required, const char **ret, struct cni_err *err)
 {
-	int r = cjson_get_str(o, key, ret, err);
+	int r = cjson_find_str(find, o, key, ret, err);
 
 	if (r < 0)
 		return at_item(where, r, err);
@@ -92,11 +92,11 @@ int spec_read_str(struct json_object *o, const char *where, const char *key, boo
 	return r;
 }
 
-int spec_read_index(struct json_object *o, const char *where, const char *key, int64_t *ret,
-		    struct cni_err *err)
+int spec_read_index(cjson_find_fn *find, struct json_object *o, const char *where, const char *key,
+		    int64_t *ret, struct cni_err *err)
 {
 	/* Go's int: the node's block bounds it far below. */
-	int r = cjson_get_int(o, key, 0, INT64_MAX, ret, err);
+	int r = cjson_find_int(find, o, key, 0, INT64_MAX, ret, err);
 
 	if (r < 0)
 		return at_item(where, r, err);
@@ -105,16 +105,16 @@ int spec_read_index(struct json_object *o, const char *where, const char *key, i
 	return r;
 }
 
-int spec_read_addr(struct json_object *o, const char *where, const char *key, bool required,
-		   const struct ip_prefix *within, const char *within_what, struct ip_addr *ret,
-		   struct cni_err *err)
+int spec_read_addr(cjson_find_fn *find, struct json_object *o, const char *where, const char *key,
+		   bool required, const struct ip_prefix *within, const char *within_what,
+		   struct ip_addr *ret, struct cni_err *err)
 {
 	char pbuf[IP_PREFIX_STRLEN];
 	struct ip_addr a;
 	const char *s = NULL;
 	int r;
 
-	r = spec_read_str(o, where, key, required, &s, err);
+	r = spec_read_str(find, o, where, key, required, &s, err);
 	if (r <= 0)
 		return r;
 	if (!required && !*s)
@@ -133,13 +133,13 @@ int spec_read_addr(struct json_object *o, const char *where, const char *key, bo
 	return 1;
 }
 
-int spec_read_prefix(struct json_object *o, const char *where, const char *key,
+int spec_read_prefix(cjson_find_fn *find, struct json_object *o, const char *where, const char *key,
 		     struct ip_prefix *ret, struct cni_err *err)
 {
 	const char *s = NULL;
 	int r;
 
-	r = spec_read_str(o, where, key, true, &s, err);
+	r = spec_read_str(find, o, where, key, true, &s, err);
 	if (r < 0)
 		return r;
 	if (ip_prefix_parse(s, ret) < 0)
@@ -148,14 +148,14 @@ int spec_read_prefix(struct json_object *o, const char *where, const char *key,
 	return 1;
 }
 
-int spec_read_objects(struct json_object *o, const char *key, struct json_object **ret,
-		      struct cni_err *err)
+int spec_read_objects(cjson_find_fn *find, struct json_object *o, const char *key,
+		      struct json_object **ret, struct cni_err *err)
 {
 	struct json_object *arr = NULL;
 	int r;
 
 	*ret = NULL;
-	r = cjson_get_typed(o, key, json_type_array, &arr, err);
+	r = cjson_find_typed(find, o, key, json_type_array, &arr, err);
 	if (r <= 0)
 		return r;
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
@@ -169,14 +169,14 @@ int spec_read_objects(struct json_object *o, const char *key, struct json_object
 	return 1;
 }
 
-int spec_read_exclusions(struct json_object *o, const struct ip_prefix *within,
+int spec_read_exclusions(cjson_find_fn *find, struct json_object *o, const struct ip_prefix *within,
 			 const char *within_what, const struct spec_span *clip,
 			 struct spec_spans *out, struct cni_err *err)
 {
 	struct json_object *arr;
 	int r;
 
-	r = spec_read_objects(o, "exclusions", &arr, err);
+	r = spec_read_objects(find, o, "exclusions", &arr, err);
 	for (size_t i = 0; r > 0 && i < json_object_array_length(arr); i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
 		char where[48], a[IP_PREFIX_STRLEN], b[IP_PREFIX_STRLEN];
@@ -184,8 +184,10 @@ int spec_read_exclusions(struct json_object *o, const struct ip_prefix *within,
 		ipmath_u128 lo, hi;
 
 		snprintf(where, sizeof(where), "exclusions[%zu]: ", i);
-		if ((r = spec_read_addr(e, where, "startIP", true, within, within_what, &start, err)) < 0 ||
-		    (r = spec_read_addr(e, where, "endIP", true, within, within_what, &end, err)) < 0)
+		if ((r = spec_read_addr(find, e, where, "startIP", true, within, within_what, &start,
+					err)) < 0 ||
+		    (r = spec_read_addr(find, e, where, "endIP", true, within, within_what, &end,
+					err)) < 0)
 			return r;
 		lo = ipmath_from_addr(&start);
 		hi = ipmath_from_addr(&end);
@@ -206,21 +208,22 @@ int spec_read_exclusions(struct json_object *o, const struct ip_prefix *within,
 	return r < 0 ? r : 0;
 }
 
-int spec_read_per_node(struct json_object *o, ipmath_u128 base, ipmath_u128 last_index,
-		       const char *what, struct spec_spans *out, struct cni_err *err)
+int spec_read_per_node(cjson_find_fn *find, struct json_object *o, ipmath_u128 base,
+		       ipmath_u128 last_index, const char *what, struct spec_spans *out,
+		       struct cni_err *err)
 {
 	struct json_object *arr;
 	int r;
 
-	r = spec_read_objects(o, "perNodeExclusions", &arr, err);
+	r = spec_read_objects(find, o, "perNodeExclusions", &arr, err);
 	for (size_t i = 0; r > 0 && i < json_object_array_length(arr); i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
 		int64_t first = 0, last = 0;
 		char where[48];
 
 		snprintf(where, sizeof(where), "perNodeExclusions[%zu]: ", i);
-		if ((r = spec_read_index(e, where, "startIndex", &first, err)) < 0 ||
-		    (r = spec_read_index(e, where, "endIndex", &last, err)) < 0)
+		if ((r = spec_read_index(find, e, where, "startIndex", &first, err)) < 0 ||
+		    (r = spec_read_index(find, e, where, "endIndex", &last, err)) < 0)
 			return r;
 		if (first > last)
 			return cni_err_set(err, CNI_ERR_INVALID_CONFIG, -EINVAL,

@@ -6,10 +6,10 @@
 #include <stdint.h>
 
 #include "common/util/ipaddr.h"
+#include "common/util/json.h"
 #include "ipam/nv-ipam/pool/ipmath.h"
 
 struct cni_err;
-struct json_object;
 
 /*
  * Every reader below records its failure with @where in front ("" or "<item>: ", as
@@ -63,6 +63,7 @@ void spec_spans_free(struct spec_spans *s);
 
 /**
  * spec_read_str() - a string member
+ * @find: the key rule: cjson_get for the node pool file, cjson_member_any for a pool object
  * @o: object
  * @where: "" or "<item>: ", in front of messages
  * @key: member name
@@ -72,11 +73,12 @@ void spec_spans_free(struct spec_spans *s);
  *
  * Return: 1 when present, 0 when absent, negative errno on failure.
  */
-int spec_read_str(struct json_object *o, const char *where, const char *key, bool required,
-		  const char **ret, struct cni_err *err);
+int spec_read_str(cjson_find_fn *find, struct json_object *o, const char *where, const char *key,
+		  bool required, const char **ret, struct cni_err *err);
 
 /**
  * spec_read_index() - a non-negative integer member, required
+ * @find: as spec_read_str()
  * @o: object
  * @where: as spec_read_str()
  * @key: member name
@@ -85,11 +87,12 @@ int spec_read_str(struct json_object *o, const char *where, const char *key, boo
  *
  * Return: 1, or negative errno on failure.
  */
-int spec_read_index(struct json_object *o, const char *where, const char *key, int64_t *ret,
-		    struct cni_err *err);
+int spec_read_index(cjson_find_fn *find, struct json_object *o, const char *where, const char *key,
+		    int64_t *ret, struct cni_err *err);
 
 /**
  * spec_read_addr() - an address member, of the family of @within and inside it
+ * @find: as spec_read_str()
  * @o: object
  * @where: as spec_read_str()
  * @key: member name
@@ -101,12 +104,13 @@ int spec_read_index(struct json_object *o, const char *where, const char *key, i
  *
  * Return: 1 when present, 0 when absent, negative errno on failure.
  */
-int spec_read_addr(struct json_object *o, const char *where, const char *key, bool required,
-		   const struct ip_prefix *within, const char *within_what, struct ip_addr *ret,
-		   struct cni_err *err);
+int spec_read_addr(cjson_find_fn *find, struct json_object *o, const char *where, const char *key,
+		   bool required, const struct ip_prefix *within, const char *within_what,
+		   struct ip_addr *ret, struct cni_err *err);
 
 /**
  * spec_read_prefix() - a CIDR member, required
+ * @find: as spec_read_str()
  * @o: object
  * @where: as spec_read_str()
  * @key: member name
@@ -115,11 +119,12 @@ int spec_read_addr(struct json_object *o, const char *where, const char *key, bo
  *
  * Return: 1, or negative errno on failure.
  */
-int spec_read_prefix(struct json_object *o, const char *where, const char *key,
+int spec_read_prefix(cjson_find_fn *find, struct json_object *o, const char *where, const char *key,
 		     struct ip_prefix *ret, struct cni_err *err);
 
 /**
  * spec_read_objects() - an array member whose elements are all objects
+ * @find: as spec_read_str()
  * @o: object
  * @key: member name
  * @ret: the array, NULL when absent
@@ -127,11 +132,12 @@ int spec_read_prefix(struct json_object *o, const char *where, const char *key,
  *
  * Return: 1 when present, 0 when absent, negative errno on failure.
  */
-int spec_read_objects(struct json_object *o, const char *key, struct json_object **ret,
-		      struct cni_err *err);
+int spec_read_objects(cjson_find_fn *find, struct json_object *o, const char *key,
+		      struct json_object **ret, struct cni_err *err);
 
 /**
  * spec_read_exclusions() - "exclusions": [{"startIP", "endIP"}], inclusive
+ * @find: as spec_read_str()
  * @o: the spec (or the node pool file's entry)
  * @within: the network every address must lie in
  * @within_what: what @within is, for messages
@@ -142,13 +148,14 @@ int spec_read_objects(struct json_object *o, const char *key, struct json_object
  *
  * Return: 0 on success, negative errno on failure.
  */
-int spec_read_exclusions(struct json_object *o, const struct ip_prefix *within,
+int spec_read_exclusions(cjson_find_fn *find, struct json_object *o, const struct ip_prefix *within,
 			 const char *within_what, const struct spec_span *clip,
 			 struct spec_spans *out, struct cni_err *err);
 
 /**
  * spec_read_per_node() - "perNodeExclusions": [{"startIndex", "endIndex"}], inclusive
  *                        indexes counted from a node's block or prefix
+ * @find: as spec_read_str()
  * @o: the spec (or the node pool file's entry)
  * @base: what index 0 is (0 for offsets, the block's first address for addresses)
  * @last_index: the highest index inside the node's block or prefix
@@ -158,5 +165,6 @@ int spec_read_exclusions(struct json_object *o, const struct ip_prefix *within,
  *
  * Return: 0 on success, negative errno on failure.
  */
-int spec_read_per_node(struct json_object *o, ipmath_u128 base, ipmath_u128 last_index,
-		       const char *what, struct spec_spans *out, struct cni_err *err);
+int spec_read_per_node(cjson_find_fn *find, struct json_object *o, ipmath_u128 base,
+		       ipmath_u128 last_index, const char *what, struct spec_spans *out,
+		       struct cni_err *err);

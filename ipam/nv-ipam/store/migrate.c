@@ -10,6 +10,7 @@
 
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/json-go.h"
 #include "common/util/json.h"
 #include "common/util/log.h"
 #include "common/util/rfc3339.h"

@@ -12,7 +12,7 @@
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
 #include "common/util/file.h"
-#include "common/util/json.h"
+#include "common/util/json-exact.h"
 #include "ipam/nv-ipam/carve/nodefile.h"
 #include "ipam/nv-ipam/k8s/k8s.h"
 #include "ipam/nv-ipam/pool/pool.h"
@@ -86,13 +86,15 @@ static void nodes_with_blocks(const struct k8s_objects *objs, char *buf, size_t 
 
 	for (size_t i = 0; i < objs->n_items; i++) {
 		const char *kind = k8s_object_kind(objs->items[i]);
-		struct json_object *allocs = cjson_get(cjson_get(objs->items[i], "status"), "allocations");
+		struct json_object *status = cjson_member_any(objs->items[i], "status");
+		struct json_object *allocs = cjson_member_any(status, "allocations");
 
 		if (!kind || (strcmp(kind, "IPPool") != 0 && strcmp(kind, "CIDRPool") != 0) ||
 		    !json_object_is_type(allocs, json_type_array))
 			continue;
 		for (size_t k = 0; k < json_object_array_length(allocs); k++) {
-			struct json_object *nn = cjson_get(json_object_array_get_idx(allocs, k), "nodeName");
+			struct json_object *e = json_object_array_get_idx(allocs, k);
+			struct json_object *nn = cjson_member_any(e, "nodeName");
 
 			if (!json_object_is_type(nn, json_type_string))
 				continue;
