@@ -173,7 +173,7 @@ ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-dev
 	plugins/loopback/loopback ipam/host-local/host-local \
 	plugins/portmap/portmap plugins/bandwidth/bandwidth plugins/firewall/firewall \
 	plugins/ipvlan/ipvlan plugins/vlan/vlan plugins/vrf/vrf \
-	plugins/bridge/bridge plugins/ptp/ptp \
+	plugins/bridge/bridge plugins/ptp/ptp ipam/dhcp/dhcp \
 	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
 dyn=$out/dyn
 
@@ -280,10 +280,12 @@ done
 # the wrapper).
 BRIDGE_SECTIONS="3 5" vg_start bridge tests/netns/bridge.sh "$dyn/plugins/bridge/bridge" /usr/lib/cni
 vg_start ptp tests/netns/ptp.sh "$dyn/plugins/ptp/ptp" /usr/lib/cni
+# dhcp: the plugin and its daemon (one binary) under valgrind, against dnsmasq.
+vg_start dhcp tests/netns/dhcp.sh "$dyn/ipam/dhcp/dhcp"
 for p in "${vg_pids[@]}"; do wait "$p" || true; done
 unset MACVLAN_BIN TUNING_BIN SBR_BIN NVIPAM_BIN HOSTDEV_BIN NVIPAM_TOOL
 for name in hostile-2 hostile-1-3-6 host-device macvlan ipoib multirail static tuning sbr tap dummy \
-	loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp; do
+	loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp dhcp; do
 	vg_count "$name"
 done
 
