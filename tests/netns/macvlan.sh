@@ -532,6 +532,12 @@ t_netns pod
 t_name COLP "mvq"
 ip link add net1 netns "$pod" type veth peer name "$COLP" netns "$pod" || exit 1
 ip -n "$pod" link set net1 up
+# Its peer is down: the kernel marks net1 NO-CARRIER by itself, up to a second later
+# (linkwatch). The snapshot below waits for that, or the ADD would seem to change it.
+for _ in $(seq 200); do
+	t_link_json "$pod" net1 | jq -e '.flags | index("NO-CARRIER")' >/dev/null && break
+	sleep 0.05
+done
 conf=$(mkconf 1.0.0 collide "{\"ipam\": $(hostlocal 10.94.0.0/24)}")
 host_before=$(t_links)
 pod_before=$(t_links "$pod")
