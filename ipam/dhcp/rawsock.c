@@ -162,26 +162,32 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The UDP payload to port 68 in an IPv4 packet, or NULL: every length checked. */
+/*
+ * The UDP payload to port 68 in an IPv4 packet, or NULL: every length checked. The
+ * headers are copied out: a packet's bytes carry no alignment.
+ */
 static const uint8_t *udp_payload(const uint8_t *pkt, size_t n, size_t *ret_len)
 {
-	const struct iphdr *ip = (const struct iphdr *)pkt;
-	const struct udphdr *udp;
+	struct iphdr ip;
+	struct udphdr udp;
 	size_t ihl, tot, ulen;
 
-	if (n < sizeof(*ip) || ip->version != 4 || ip->protocol != IPPROTO_UDP)
+	if (n < sizeof(ip))
 		return NULL;
-	ihl = (size_t)ip->ihl * 4;
-	tot = ntohs(ip->tot_len);
+	memcpy(&ip, pkt, sizeof(ip));
+	if (ip.version != 4 || ip.protocol != IPPROTO_UDP)
+		return NULL;
+	ihl = (size_t)ip.ihl * 4;
+	tot = ntohs(ip.tot_len);
 	/* A fragment cannot be read alone; DHCP replies are not fragmented in practice. */
-	if (ihl < sizeof(*ip) || tot < ihl + sizeof(*udp) || tot > n || (ntohs(ip->frag_off) & 0x3fff))
+	if (ihl < sizeof(ip) || tot < ihl + sizeof(udp) || tot > n || (ntohs(ip.frag_off) & 0x3fff))
 		return NULL;
-	udp = (const struct udphdr *)(pkt + ihl);
-	ulen = ntohs(udp->len);
-	if (ntohs(udp->dest) != PORT_CLIENT || ulen < sizeof(*udp) || ihl + ulen > tot)
+	memcpy(&udp, pkt + ihl, sizeof(udp));
+	ulen = ntohs(udp.len);
+	if (ntohs(udp.dest) != PORT_CLIENT || ulen < sizeof(udp) || ihl + ulen > tot)
 		return NULL;
-	*ret_len = ulen - sizeof(*udp);
-	return pkt + ihl + sizeof(*udp);
+	*ret_len = ulen - sizeof(udp);
+	return pkt + ihl + sizeof(udp);
 }
 
 int dhcp_sock_recv(const struct dhcp_sock *s, int wake_fd, int timeout_ms, uint8_t *buf,

@@ -523,6 +523,8 @@ if section 2; then
 	path_of() { [[ $1 == */* ]] && echo "\$k | split(\"/\") | map(tonumber? // .)" || echo "\$k | split(\".\") | map(tonumber? // .)"; }
 	for entry in "${STRING_KEYS[@]}"; do
 		IFS='|' read -r plugin key nl_code big_code nul_code <<<"$entry"
+		# HOSTILE_PLUGINS: only the cases of the plugins it names.
+		[[ " $ALL " == *" $plugin "* ]] || continue
 		path=$(path_of "$key")
 		# host-device: the device key names the device only when it is the selector.
 		prep='.'
