@@ -9,6 +9,7 @@
 #include "common/cni/result.h"
 #include "common/util/cleanup.h"
 #include "common/util/error.h"
+#include "common/util/file.h"
 #include "common/util/json-exact.h"
 #include "ipam/dhcp/wire.h"
 
@@ -244,36 +245,5 @@ int dhcp_wire_send(int fd, const char *text)
 
 int dhcp_wire_recv(int fd, char **ret, size_t *ret_len)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nb;
-
-			if (cap >= DHCP_WIRE_MAX)
-				return -EFBIG;
-			cap = cap ? cap * 2 : 8192;
-			nb = realloc(buf, cap + 1);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-		}
-		n = recv(fd, buf + len, cap - len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (!buf && !(buf = malloc(1)))
-		return -ENOMEM;
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
+	return file_read_fd(fd, DHCP_WIRE_MAX, ret, ret_len);
 }
