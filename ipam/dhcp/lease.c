@@ -387,10 +387,14 @@ static void *lease_thread(void *arg)
 		maintain(l);
 	}
 	free(ack);
+	/*
+	 * Ended before the socket is closed: closing a packet socket waits for an RCU grace
+	 * period (17 ms here), which the DEL waiting on this state need not.
+	 */
+	set_state(l, r == 0 ? ENDED : FAILED);
 	if (l->sock.fd >= 0)
 		close(l->sock.fd);
 	l->sock.fd = -1;
-	set_state(l, r == 0 ? ENDED : FAILED);
 	dhcp_lease_unref(l);
 	return NULL;
 }
@@ -425,6 +429,8 @@ int dhcp_lease_start(const struct dhcp_req *req, int netns_fd, const struct dhcp
 	r = -pthread_create(&l->thread, NULL, lease_thread, l);
 	if (r < 0)
 		goto fail;
+	/* Waited for by its state, not joined: it still closes its socket after it ends. */
+	pthread_detach(l->thread);
 	l->thread_started = true;
 	*ret = l;
 	return 0;
@@ -520,15 +526,14 @@ void dhcp_lease_poke(struct dhcp_lease *l)
 
 void dhcp_lease_stop(struct dhcp_lease *l)
 {
-	bool join;
-
 	pthread_mutex_lock(&l->mu);
-	join = l->thread_started && !l->stopping;
 	l->stopping = true;
 	pthread_mutex_unlock(&l->mu);
 	dhcp_lease_poke(l);
-	if (join)
-		pthread_join(l->thread, NULL);
+	pthread_mutex_lock(&l->mu);
+	while (l->thread_started && (l->state == ACQUIRING || l->state == BOUND))
+		pthread_cond_wait(&l->cond, &l->mu);
+	pthread_mutex_unlock(&l->mu);
 }
 
 const char *dhcp_lease_client_id(const struct dhcp_lease *l)

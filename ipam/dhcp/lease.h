@@ -63,7 +63,7 @@ int dhcp_lease_result(struct dhcp_lease *l, int priority, struct cni_result *ret
 /* dhcp_lease_poke() - wake the lease's thread to look at its link (CHECK). */
 void dhcp_lease_poke(struct dhcp_lease *l);
 
-/* dhcp_lease_stop() - end the lease's thread, releasing a bound lease, and wait for it. */
+/* dhcp_lease_stop() - end the lease's thread, releasing a bound lease, and wait until it has. */
 void dhcp_lease_stop(struct dhcp_lease *l);
 
 /* dhcp_lease_client_id() - the key the daemon's table holds the lease by. */
