@@ -3,11 +3,9 @@
 # offline (FROM scratch: nothing is pulled), from the static binaries of one
 # build directory per architecture:
 #
-#   image             slot                          binaries
-#   cni-rdma-plugins  secondaryNetwork.cniPlugins   macvlan host-device tuning sbr
-#                                                   static dummy tap loopback host-local
-#                                                   portmap bandwidth firewall ipvlan vlan vrf
-#                                                   bridge ptp dhcp
+#   image             slot                          binaries (image/plugins.sh)
+#   cni-rdma-plugins  secondaryNetwork.cniPlugins   every plugin of the suite but
+#                                                   ipoib and nv-ipam
 #   cni-rdma-ipoib    secondaryNetwork.ipoib        ipoib
 #
 # each with cni-install as its default command, which installs what the
@@ -46,19 +44,9 @@ push_to=${PUSH_TO:-oci:$out/oci/}
 podman=${PODMAN:-podman}
 
 images=(cni-rdma-plugins cni-rdma-ipoib)
-declare -A binaries=([cni-rdma-plugins]="macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp dhcp"
-	[cni-rdma-ipoib]="ipoib")
+here=$(dirname "$0")
+. "$here/plugins.sh"
 declare -A slot=([cni-rdma-plugins]=secondaryNetwork.cniPlugins [cni-rdma-ipoib]=secondaryNetwork.ipoib)
-# Where a build directory keeps each binary.
-declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
-	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
-	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
-	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
-	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
-	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf
-	[bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp [dhcp]=ipam/dhcp/dhcp
-	[cni-install]=tools/cni-install/cni-install)
 # Per architecture: readelf's name of the machine, the binutils that strip it.
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
 declare -A strip=([amd64]=x86_64-linux-gnu-strip [arm64]=aarch64-linux-gnu-strip)
@@ -71,7 +59,6 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-here=$(dirname "$0")
 # machine FILE ARCH: FILE is for ARCH.
 machine() {
 	local m
@@ -97,7 +84,7 @@ for spec in "$@"; do
 	}
 	command -v "${strip[$arch]}" >/dev/null ||
 		{ echo "error: ${strip[$arch]} not found (tests/install-deps.sh)" >&2; exit 1; }
-	for b in "${built[@]}"; do
+	for b in "${plugin_built[@]}"; do
 		check "$dir/$b" "$arch" || exit 1
 	done
 	dirs+=("$dir") archs+=("$arch")
@@ -127,9 +114,9 @@ for name in "${images[@]}"; do
 		c=$out/context/$name-$arch
 		mkdir -p "$c/opt/bin"
 		# Stripped: debug sections are never loaded, but every node pulls them.
-		install -s --strip-program="${strip[$arch]}" -m 0755 "$dir/${built[cni-install]}" "$c/cni-install"
-		for b in ${binaries[$name]}; do
-			install -s --strip-program="${strip[$arch]}" -m 0755 "$dir/${built[$b]}" "$c/opt/bin/$b"
+		install -s --strip-program="${strip[$arch]}" -m 0755 "$dir/${plugin_built[cni-install]}" "$c/cni-install"
+		for b in ${image_plugins[$name]}; do
+			install -s --strip-program="${strip[$arch]}" -m 0755 "$dir/${plugin_built[$b]}" "$c/opt/bin/$b"
 		done
 		# What the image puts on hosts, as podman will see it.
 		bash "$here/check-static.sh" "$c" || {
@@ -145,7 +132,7 @@ for name in "${images[@]}"; do
 		# No cache: podman 4.3 takes a cached FROM scratch layer for another platform.
 		"$podman" build --no-cache --network none --pull=never --platform "linux/$arch" \
 			--build-arg "VERSION=$version" --build-arg "TITLE=$name" \
-			--build-arg "DESCRIPTION=${slot[$name]} slot: ${binaries[$name]} (static) with cni-install" \
+			--build-arg "DESCRIPTION=${slot[$name]} slot: ${image_plugins[$name]} (static) with cni-install" \
 			-f "$containerfile" -t "$ref" "$c" >/dev/null
 		refs+=("$ref")
 		echo "built $ref ($arch, ${slot[$name]}): $(cd "$c" && du -b cni-install opt/bin/* | awk '{printf "%s%s %d", s, $2, $1; s=", "}')"

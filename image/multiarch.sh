@@ -27,15 +27,10 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null ||
 	exit 1
 fi
 
-targets=(plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device
-	plugins/tuning/tuning plugins/sbr/sbr ipam/static/static plugins/dummy/dummy plugins/tap/tap
-	plugins/loopback/loopback ipam/host-local/host-local plugins/portmap/portmap
-	plugins/bandwidth/bandwidth plugins/firewall/firewall plugins/ipvlan/ipvlan plugins/vlan/vlan
-	plugins/vrf/vrf plugins/bridge/bridge plugins/ptp/ptp ipam/dhcp/dhcp
-	tools/cni-install/cni-install)
+. "$src/image/plugins.sh"
 if [ ! -f "$arm64/build.ninja" ]; then
 	meson setup "$arm64" "$src" --cross-file "$src/image/cross/arm64.ini" "$@" \
 		-Dunit_tests=disabled -Dnetns_tests=disabled -De2e_tests=disabled -Dbench=disabled >/dev/null
 fi
-ninja -C "$arm64" "${targets[@]}"
+ninja -C "$arm64" "${plugin_built[@]}"
 exec "$src/image/build.sh" "$containerfile" "$out" "$version" "$build=amd64" "$arm64=arm64"

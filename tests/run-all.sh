@@ -168,12 +168,8 @@ count "$out/main" testlog-valgrind.json
 section "plugins linked dynamically for valgrind"
 meson setup "$out/dyn" -Dstatic=false -Dunit_tests=disabled -Dnetns_tests=disabled \
 	-De2e_tests=disabled -Dbench=disabled >/dev/null
-ninja -C "$out/dyn" plugins/macvlan/macvlan plugins/ipoib/ipoib plugins/host-device/host-device \
-	plugins/tuning/tuning plugins/sbr/sbr ipam/static/static plugins/dummy/dummy plugins/tap/tap \
-	plugins/loopback/loopback ipam/host-local/host-local \
-	plugins/portmap/portmap plugins/bandwidth/bandwidth plugins/firewall/firewall \
-	plugins/ipvlan/ipvlan plugins/vlan/vlan plugins/vrf/vrf \
-	plugins/bridge/bridge plugins/ptp/ptp ipam/dhcp/dhcp \
+. image/plugins.sh
+ninja -C "$out/dyn" "${plugin_built[@]}" \
 	ipam/nv-ipam/nv-ipam ipam/nv-ipam/tool/nv-ipam-tool tests/store-sums
 dyn=$out/dyn
 

@@ -33,17 +33,11 @@ set -uo pipefail
 
 build=${1:?usage: $0 BUILD_DIR [REFERENCE_CNI_DIR]}
 ref=${2:-/usr/lib/cni}
-declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
-	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
-	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
-	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
-	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
-	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf
-	[bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp [dhcp]=ipam/dhcp/dhcp)
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/image/plugins.sh"
+declare -n built=plugin_built
 # The cniPlugins image's, in cni-install's order.
-ours=(macvlan host-device tuning sbr static dummy tap loopback host-local portmap bandwidth firewall ipvlan vlan vrf bridge ptp dhcp)
+read -r -a ours <<<"${image_plugins[cni-rdma-plugins]}"
 slot_set="${ours[*]}"
 sorted() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
 
@@ -167,8 +161,8 @@ done
 echo "# Debian's dynamic dhcp slipped into a build: the build fails and builds nothing"
 # A copy of the build's binaries where image/build.sh looks for them, Debian's dhcp in
 # place of ours.
-for b in "${!built[@]}" cni-install; do
-	f=${built[$b]:-tools/cni-install/cni-install}
+for b in "${!built[@]}"; do
+	f=${built[$b]}
 	mkdir -p "$tmp/slip-build/${f%/*}"
 	cp "$build/$f" "$tmp/slip-build/$f"
 done

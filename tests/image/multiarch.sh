@@ -24,16 +24,9 @@ set -uo pipefail
 # Absolute: ninja runs the image targets from inside the native build.
 native=$(cd "$1" && pwd) arm64=$(cd "$2" && pwd) || exit 2
 top=$(cd "$(dirname "$0")/../.." && pwd)
-declare -A built=([macvlan]=plugins/macvlan/macvlan [ipoib]=plugins/ipoib/ipoib
-	[host-device]=plugins/host-device/host-device [tuning]=plugins/tuning/tuning
-	[sbr]=plugins/sbr/sbr [static]=ipam/static/static [dummy]=plugins/dummy/dummy
-	[tap]=plugins/tap/tap [loopback]=plugins/loopback/loopback
-	[host-local]=ipam/host-local/host-local [portmap]=plugins/portmap/portmap
-	[bandwidth]=plugins/bandwidth/bandwidth [firewall]=plugins/firewall/firewall
-	[ipvlan]=plugins/ipvlan/ipvlan [vlan]=plugins/vlan/vlan [vrf]=plugins/vrf/vrf [bridge]=plugins/bridge/bridge [ptp]=plugins/ptp/ptp
-	[dhcp]=ipam/dhcp/dhcp [nv-ipam]=ipam/nv-ipam/nv-ipam
-	[nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool [cni-install]=tools/cni-install/cni-install)
-declare -A slot=([cni-rdma-plugins]="bandwidth bridge dhcp dummy firewall host-device host-local ipvlan loopback macvlan portmap ptp sbr static tap tuning vlan vrf" [cni-rdma-ipoib]="ipoib")
+. "$top/image/plugins.sh"
+declare -n built=plugin_built slot=image_plugins
+built+=([nv-ipam]=ipam/nv-ipam/nv-ipam [nv-ipam-tool]=ipam/nv-ipam/tool/nv-ipam-tool)
 declare -A machine=([amd64]="Advanced Micro Devices X86-64" [arm64]=AArch64)
 declare -A strip=([amd64]=x86_64-linux-gnu-strip [arm64]=aarch64-linux-gnu-strip)
 declare -A dir=([amd64]=$native [arm64]=$arm64)
