@@ -224,7 +224,7 @@ static int open_netns(const struct dhcp_req *req, int *ret_fd, struct cni_err *e
 	return 0;
 }
 
-/* A lease out of the table: its thread ended (a bound lease released), the reference dropped. */
+/* A lease out of the table: released by its thread when bound, the reference dropped. */
 static void lease_end(struct dhcp_lease *l)
 {
 	if (!l)

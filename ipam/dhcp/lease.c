@@ -31,8 +31,6 @@ struct dhcp_lease {
 	int refs;
 	enum lease_state state;
 	bool stopping;
-	bool thread_started;
-	pthread_t thread;
 	struct cni_err err;
 	int wake[2];
 
@@ -403,6 +401,7 @@ int dhcp_lease_start(const struct dhcp_req *req, int netns_fd, const struct dhcp
 		     struct dhcp_lease **ret)
 {
 	struct dhcp_lease *l = calloc(1, sizeof(*l));
+	pthread_t thread;
 	size_t n;
 	int r;
 
@@ -426,12 +425,11 @@ int dhcp_lease_start(const struct dhcp_req *req, int netns_fd, const struct dhcp
 		r = -errno;
 		goto fail;
 	}
-	r = -pthread_create(&l->thread, NULL, lease_thread, l);
+	r = -pthread_create(&thread, NULL, lease_thread, l);
 	if (r < 0)
 		goto fail;
 	/* Waited for by its state, not joined: it still closes its socket after it ends. */
-	pthread_detach(l->thread);
-	l->thread_started = true;
+	pthread_detach(thread);
 	*ret = l;
 	return 0;
 fail:
@@ -531,7 +529,7 @@ void dhcp_lease_stop(struct dhcp_lease *l)
 	pthread_mutex_unlock(&l->mu);
 	dhcp_lease_poke(l);
 	pthread_mutex_lock(&l->mu);
-	while (l->thread_started && (l->state == ACQUIRING || l->state == BOUND))
+	while (l->state == ACQUIRING || l->state == BOUND)
 		pthread_cond_wait(&l->cond, &l->mu);
 	pthread_mutex_unlock(&l->mu);
 }
